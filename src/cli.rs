@@ -1,0 +1,217 @@
+//! Command-line definitions only (clap derive). Values stay as text here; `crate::app`
+//! validates them into a configuration and names the flag when one is wrong.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::report::Format;
+
+const ABOUT: &str = "Checks whether a machine's storage meets a vendor's published minimum, with evidence kept over days.";
+
+const AFTER: &str = "\
+Exit codes: 0 pass, 1 fail, 2 error (bad usage or input, the test could not run),
+3 inconclusive (too few runs or days, or not the policy's test), 130/143 interrupted.
+
+Examples:
+  iopscheck run                          the Swimlane check in the current directory
+  iopscheck run --dir /var/lib/data      on the disk that will hold the data
+  iopscheck import fio-output.txt        judge a fio output a customer sent
+  iopscheck report                       the verdict over the last days' runs
+  iopscheck policy show swimlane         the policy, to copy and edit";
+
+#[derive(Debug, Parser)]
+#[command(name = "iopscheck", version = crate::app::VERSION, about = ABOUT, after_help = AFTER)]
+pub struct Cli {
+    /// Print only the result and errors: no progress, no notes.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the policy's test several times on a directory, record each run, judge them.
+    Run(RunArgs),
+    /// Read fio outputs (JSON, json+, text of any version, terse; `-` for stdin) and judge them.
+    Import(ImportArgs),
+    /// Judge what the history holds over a window.
+    Report(ReportArgs),
+    /// The policy library: list, show, check.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+    /// Merge the results of many nodes into one verdict.
+    Fleet(FleetArgs),
+    /// Write a support bundle (.tar.gz) with the history, the policy, reports and the context.
+    Bundle(BundleArgs),
+    /// Print shell completions.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct OutputArgs {
+    /// Output format on stdout (or in --output).
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Write the output to FILE instead of stdout (atomically, by rename).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write FORMAT to FILE; repeatable, e.g. --export json=r.json --export html=r.html.
+    #[arg(long, value_name = "FORMAT=FILE")]
+    pub export: Vec<String>,
+    /// Warn-level rules decide the verdict too.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct HistoryArgs {
+    /// History file (JSON Lines). Default: /var/lib/iopscheck/history.jsonl for root, else
+    /// $XDG_STATE_HOME/iopscheck/history.jsonl.
+    #[arg(long, value_name = "FILE", env = "IOPSCHECK_HISTORY")]
+    pub history: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineChoice {
+    /// The policy's engine; io_uring falls back to posixaio where the kernel refuses it.
+    Auto,
+    Posixaio,
+    #[value(name = "io_uring")]
+    IoUring,
+    Psync,
+    Libaio,
+    /// The installed fio, with the policy's job.
+    Fio,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Policy name or YAML file.
+    #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
+    pub policy: String,
+    /// Directory to test (on the disk the vendor's software will use).
+    #[arg(short, long, default_value = ".", value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Runs in this invocation (default: the policy's).
+    #[arg(short = 'n', long, value_name = "N")]
+    pub runs: Option<String>,
+    /// Wait this long between runs (e.g. 10m).
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<String>,
+    #[arg(short, long, value_enum, default_value = "auto")]
+    pub engine: EngineChoice,
+    /// Test file size, overriding the policy's (e.g. 64m). Smaller files flatter the disk.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Runtime of each run, overriding the policy's (e.g. 10s).
+    #[arg(long, value_name = "DURATION")]
+    pub runtime: Option<String>,
+    /// Do not record the runs in the history.
+    #[arg(long)]
+    pub no_history: bool,
+    /// If another iopscheck run is testing this host, wait for it instead of refusing.
+    #[arg(long)]
+    pub wait: bool,
+    #[command(flatten)]
+    pub history: HistoryArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// fio output files; `-` reads stdin.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
+    pub policy: String,
+    /// Append the imported runs to the history, with the output's own timestamps.
+    #[arg(long)]
+    pub record: bool,
+    /// Whose node the output came from (default: this host).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Directory the output was measured on, when known (recorded with --record).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<String>,
+    #[command(flatten)]
+    pub history: HistoryArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
+    pub policy: String,
+    /// Only runs newer than this: a duration back from now (7d, 36h) or a date (2026-11-28).
+    /// Default: the policy's window.
+    #[arg(long, value_name = "DURATION|DATE")]
+    pub since: Option<String>,
+    /// Host to report on (default: this host); `all` for every host.
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Only runs on this directory.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<String>,
+    /// Only runs of this engine.
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
+    /// List the groups (host, policy, directory, engine) the history holds, with counts.
+    #[arg(long)]
+    pub list: bool,
+    #[command(flatten)]
+    pub history: HistoryArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// The built-in and local policies: name, vendor, what it checks, prescribed or assumed.
+    List,
+    /// Print a policy's YAML, to copy and edit.
+    Show {
+        #[arg(value_name = "NAME|FILE")]
+        name: String,
+    },
+    /// Check a policy file; errors give file:line:column and the key.
+    Check {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    /// JSON results (`--format json`) or history files from the nodes.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
+    pub policy: String,
+    #[arg(long, value_name = "DURATION|DATE")]
+    pub since: Option<String>,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct BundleArgs {
+    /// Where to write the bundle (default: iopscheck-bundle-HOST-DATE.tar.gz here).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
+    pub policy: String,
+    /// Directory whose mount and device to describe (default: from the history, else .).
+    #[arg(short, long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub history: HistoryArgs,
+}

@@ -1,0 +1,393 @@
+//! The history: one JSON record per line, append-only. Writers take an exclusive lock and
+//! fsync; readers skip lines they cannot use, with a warning naming the file and line, and keep
+//! the rest. Nothing here ever rewrites the file.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, FixedOffset};
+use serde::{Deserialize, Serialize};
+
+use crate::job::JobShape;
+
+/// Version of the record layout. Readers skip records from a newer version with a warning.
+pub const SCHEMA_VERSION: u32 = 1;
+/// A line longer than this is not a record (records are a few KiB).
+const MAX_LINE: usize = 1 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// The native engine.
+    Native,
+    /// fio, run by iopscheck (`--engine fio`).
+    Fio,
+    /// A fio output read by `iopscheck import`.
+    Imported,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Native => "native",
+            Source::Fio => "fio",
+            Source::Imported => "imported",
+        }
+    }
+}
+
+/// Where the test ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    pub dir: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filesystem: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount_point: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount_options: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotational: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// RAM of the machine, for the page-cache warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+}
+
+/// One run: a measurement's metrics with their context. One history line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub schema_version: u32,
+    pub timestamp: DateTime<FixedOffset>,
+    pub host: String,
+    pub source: Source,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_file: Option<String>,
+    /// Digest of the imported output, to refuse recording it twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_digest: Option<String>,
+    /// The engine that actually ran (after any fallback).
+    pub engine: String,
+    /// Why the engine differs from the one asked for, when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_note: Option<String>,
+    pub job: JobShape,
+    pub metrics: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub target: Target,
+    pub tool_version: String,
+    pub policy: String,
+    /// Flags that changed the policy's test, e.g. {"size": "64m"}.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub overrides: BTreeMap<String, String>,
+    /// "exact" or "printed": whether bandwidth came from byte counts or a printed figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bw_basis: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_version: Option<String>,
+    /// Groups the runs of one `iopscheck run` invocation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation: Option<String>,
+}
+
+/// A history line that was skipped, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub line: usize,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}: skipped: {}",
+            self.path.display(),
+            self.line,
+            self.reason
+        )
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error("history {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "history {path}: refusing a path that other users can write ({what}); use --history with a private path"
+    )]
+    Unsafe { path: String, what: String },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> HistoryError + '_ {
+    move |source| HistoryError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// The default history path (contract.md): `/var/lib/iopscheck/history.jsonl` for root, else
+/// `$XDG_STATE_HOME/iopscheck/history.jsonl` (`~/.local/state/...` when unset).
+pub fn default_path() -> PathBuf {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return PathBuf::from("/var/lib/iopscheck/history.jsonl");
+    }
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    state.join("iopscheck/history.jsonl")
+}
+
+/// Refuses, as root, a history in a directory others can write without the sticky bit, or a
+/// history file others can write: anyone could plant or alter evidence.
+fn check_trusted(path: &Path) -> Result<(), HistoryError> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(());
+    }
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if m.mode() & 0o002 != 0 {
+            return Err(HistoryError::Unsafe {
+                path: path.display().to_string(),
+                what: format!("the file has mode {:o}", m.mode() & 0o7777),
+            });
+        }
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Ok(m) = std::fs::metadata(dir)
+        && m.mode() & 0o002 != 0
+        && m.mode() & 0o1000 == 0
+    {
+        return Err(HistoryError::Unsafe {
+            path: path.display().to_string(),
+            what: format!("{} is world-writable", dir.display()),
+        });
+    }
+    Ok(())
+}
+
+/// Appends records under an exclusive lock, each as one line, then fsyncs. A torn last line
+/// left by a crash is closed with a newline first, so the new records start on their own line.
+pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    check_trusted(path)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(dir)
+            .map_err(io_err(path))?;
+    }
+    let mut buf = Vec::new();
+    for r in records {
+        serde_json::to_writer(&mut buf, r).expect("records serialise");
+        buf.push(b'\n');
+    }
+    let mut f = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(io_err(path))?;
+    f.lock().map_err(io_err(path))?;
+    let len = f.metadata().map_err(io_err(path))?.len();
+    if len > 0 {
+        let mut last = [0u8; 1];
+        f.seek(SeekFrom::Start(len - 1)).map_err(io_err(path))?;
+        f.read_exact(&mut last).map_err(io_err(path))?;
+        if last[0] != b'\n' {
+            buf.insert(0, b'\n');
+        }
+    }
+    f.write_all(&buf).map_err(io_err(path))?;
+    f.sync_all().map_err(io_err(path))?;
+    f.unlock().map_err(io_err(path))?;
+    Ok(())
+}
+
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+
+/// Reads every usable record. A missing file is an empty history.
+pub fn read(path: &Path) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
+    let f = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((vec![], vec![])),
+        Err(e) => return Err(io_err(path)(e)),
+    };
+    read_from(BufReader::new(f), path)
+}
+
+pub fn read_from(
+    mut reader: impl BufRead,
+    path: &Path,
+) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
+    let mut records = Vec::new();
+    let mut skipped = Vec::new();
+    let mut line = Vec::new();
+    let mut n = 0usize;
+    loop {
+        line.clear();
+        let read = reader
+            .by_ref()
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(io_err(path))?;
+        if read == 0 {
+            break;
+        }
+        n += 1;
+        let skip = |reason: String| Skipped {
+            path: path.to_path_buf(),
+            line: n,
+            reason,
+        };
+        if line.len() > MAX_LINE {
+            skipped.push(skip("line longer than 1 MiB".into()));
+            // discard the rest of this line
+            let mut rest = Vec::new();
+            reader.read_until(b'\n', &mut rest).map_err(io_err(path))?;
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        match parse_line(text) {
+            Ok(r) => records.push(r),
+            Err(reason) => skipped.push(skip(reason)),
+        }
+    }
+    Ok((records, skipped))
+}
+
+fn parse_line(text: &str) -> Result<Record, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("not a JSON record ({e})"))?;
+    let version = value
+        .get("schema_version")
+        .and_then(|v| v.as_u64())
+        .ok_or("no schema_version")?;
+    if version > SCHEMA_VERSION as u64 {
+        return Err(format!(
+            "schema_version {version} is newer than this iopscheck understands ({SCHEMA_VERSION}); upgrade iopscheck to read it"
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| format!("not a valid record ({e})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn record(ts: &str, iops: f64) -> Record {
+        Record {
+            schema_version: SCHEMA_VERSION,
+            timestamp: DateTime::parse_from_rfc3339(ts).unwrap(),
+            host: "node1".into(),
+            source: Source::Native,
+            source_file: None,
+            source_digest: None,
+            engine: "posixaio".into(),
+            engine_note: None,
+            job: JobShape::default(),
+            metrics: [("write_iops".to_string(), iops)].into_iter().collect(),
+            target: Target {
+                dir: "/data".into(),
+                ..Target::default()
+            },
+            tool_version: "0.1.0".into(),
+            policy: "swimlane".into(),
+            overrides: BTreeMap::new(),
+            bw_basis: None,
+            fio_version: None,
+            invocation: None,
+        }
+    }
+
+    #[test]
+    fn append_then_read_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/history.jsonl");
+        append(&p, &[record("2026-11-30T10:00:00+01:00", 3000.0)]).unwrap();
+        append(&p, &[record("2026-11-30T11:00:00Z", 4000.0)]).unwrap();
+        let (r, s) = read(&p).unwrap();
+        assert!(s.is_empty());
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].timestamp.offset().local_minus_utc(), 3600);
+        assert_eq!(r[1].metrics["write_iops"], 4000.0);
+    }
+
+    #[test]
+    fn a_torn_line_is_skipped_and_does_not_break_later_appends() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.jsonl");
+        append(&p, &[record("2026-11-30T10:00:00Z", 1.0)]).unwrap();
+        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(b"{\"schema_version\":1,\"timest").unwrap();
+        drop(f);
+        append(&p, &[record("2026-11-30T12:00:00Z", 2.0)]).unwrap();
+        let (r, s) = read(&p).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].line, 2);
+        assert!(s[0].to_string().contains("h.jsonl:2"));
+    }
+
+    #[test]
+    fn wrong_types_and_newer_versions_are_skipped_with_the_line_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.jsonl");
+        let good = serde_json::to_string(&record("2026-11-30T10:00:00Z", 1.0)).unwrap();
+        let newer = good.replace("\"schema_version\":1", "\"schema_version\":2");
+        let wrong = good.replace("\"host\":\"node1\"", "\"host\":42");
+        std::fs::write(&p, format!("{good}\n{newer}\n{wrong}\n\n[1,2]\n")).unwrap();
+        let (r, s) = read(&p).unwrap();
+        assert_eq!(r.len(), 1);
+        let lines: Vec<_> = s.iter().map(|s| s.line).collect();
+        assert_eq!(lines, vec![2, 3, 5]);
+        assert!(s[0].reason.contains("newer"));
+    }
+
+    #[test]
+    fn concurrent_appends_never_interleave() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.jsonl");
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let p = &p;
+                s.spawn(move || {
+                    for i in 0..25 {
+                        append(p, &[record("2026-11-30T10:00:00Z", (t * 100 + i) as f64)]).unwrap();
+                    }
+                });
+            }
+        });
+        let (r, s) = read(&p).unwrap();
+        assert!(s.is_empty());
+        assert_eq!(r.len(), 200);
+    }
+}

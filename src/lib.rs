@@ -1,0 +1,17 @@
+//! iopscheck: checks, with evidence kept over days, whether a machine's storage meets a
+//! vendor's published minimum. See design.md for the data flow:
+//! policy → job → engine → measurement → record → history → evaluation → report.
+
+pub mod app;
+pub mod cli;
+pub mod engine;
+pub mod evaluate;
+pub mod fio;
+pub mod history;
+pub mod job;
+pub mod measure;
+pub mod metrics;
+pub mod policy;
+pub mod report;
+pub mod system;
+pub mod units;

@@ -1,0 +1,244 @@
+//! The table for people: one row per run, the aggregate row, the thresholds, the verdict,
+//! then the evidence and the warnings.
+
+use std::io::{self, Write};
+
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
+
+use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
+use crate::policy::Level;
+
+/// A figure with as many decimals as its size deserves.
+pub fn fmt_value(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn column_title(r: &RuleResult) -> String {
+    let unit = if r.unit.is_empty() {
+        String::new()
+    } else {
+        format!("\n{}", r.unit)
+    };
+    format!("{}{}", r.metric, unit)
+}
+
+pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io::Result<()> {
+    let paint = |text: &str, code: &str| {
+        if style.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    };
+    let p = &ev.policy;
+    writeln!(out, "policy: {} — {}", p.name, p.description)?;
+    writeln!(
+        out,
+        "source: {} ({}, seen {}; test {})",
+        p.source, p.url, p.seen, p.test
+    )?;
+    if let Some(g) = &ev.group {
+        writeln!(
+            out,
+            "group: host {}, dir {}, engine {}",
+            g.host, g.dir, g.engine
+        )?;
+    }
+    writeln!(out)?;
+
+    // Columns: the run, then each rule's metric once, then runtime and end fsync.
+    let mut metrics: Vec<&RuleResult> = Vec::new();
+    for r in &ev.rules {
+        if !metrics.iter().any(|m| m.metric == r.metric) {
+            metrics.push(r);
+        }
+    }
+    let extra: Vec<(&str, &str)> = [
+        ("write_runtime_ms", "runtime\nms"),
+        ("read_runtime_ms", "runtime\nms"),
+        ("end_fsync_ms", "end fsync\nms"),
+    ]
+    .into_iter()
+    .filter(|(m, _)| ev.runs.iter().any(|r| r.metrics.contains_key(*m)))
+    .filter(|(m, _)| !metrics.iter().any(|r| r.metric == *m))
+    .collect();
+    // read and write runtimes are the same column title; keep one
+    let extra: Vec<(&str, &str)> = extra
+        .iter()
+        .enumerate()
+        .filter(|(i, (_, t))| extra[..*i].iter().all(|(_, u)| u != t))
+        .map(|(_, e)| *e)
+        .collect();
+
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    let mut header = vec![Cell::new("run"), Cell::new("time"), Cell::new("engine")];
+    header.extend(metrics.iter().map(|r| Cell::new(column_title(r))));
+    header.extend(extra.iter().map(|(_, t)| Cell::new(*t)));
+    t.set_header(header);
+
+    for (i, run) in ev.runs.iter().enumerate() {
+        let mut row = vec![
+            Cell::new(i + 1),
+            Cell::new(run.timestamp.format("%Y-%m-%d %H:%M:%S")),
+            Cell::new(&run.engine),
+        ];
+        for r in &metrics {
+            let text = match run.metrics.get(&r.metric) {
+                Some(&v) => {
+                    let mark = match r.level {
+                        Level::Info => "",
+                        _ if r.op.holds(v, r.threshold) => " ✓",
+                        _ => " ✗",
+                    };
+                    format!("{}{}", fmt_value(v), mark)
+                }
+                None => "—".into(),
+            };
+            row.push(Cell::new(text).set_alignment(CellAlignment::Right));
+        }
+        for (m, _) in &extra {
+            let text = run
+                .metrics
+                .get(*m)
+                .map(|v| fmt_value(*v))
+                .unwrap_or("—".into());
+            row.push(Cell::new(text).set_alignment(CellAlignment::Right));
+        }
+        t.add_row(row);
+    }
+
+    let agg = p.aggregate;
+    let mut row = vec![Cell::new(agg.as_str()), Cell::new(""), Cell::new("")];
+    for r in &metrics {
+        row.push(
+            Cell::new(r.value.map(fmt_value).unwrap_or("—".into()))
+                .set_alignment(CellAlignment::Right),
+        );
+    }
+    for (m, _) in &extra {
+        let text = ev
+            .summary
+            .metrics
+            .get(*m)
+            .map(|s| fmt_value(s.aggregate(agg)))
+            .unwrap_or("—".into());
+        row.push(Cell::new(text).set_alignment(CellAlignment::Right));
+    }
+    t.add_row(row);
+
+    if ev.runs.len() > 1 {
+        let mut row = vec![Cell::new("min–max"), Cell::new(""), Cell::new("")];
+        for r in &metrics {
+            let text = ev
+                .summary
+                .metrics
+                .get(&r.metric)
+                .map(|s| format!("{}–{}", fmt_value(s.min), fmt_value(s.max)))
+                .unwrap_or("—".into());
+            row.push(Cell::new(text).set_alignment(CellAlignment::Right));
+        }
+        row.extend(extra.iter().map(|_| Cell::new("")));
+        t.add_row(row);
+        let mut row = vec![Cell::new("stdev"), Cell::new(""), Cell::new("")];
+        for r in &metrics {
+            let text = ev
+                .summary
+                .metrics
+                .get(&r.metric)
+                .map(|s| format!("{} ({:.0}%)", fmt_value(s.stdev), s.cv * 100.0))
+                .unwrap_or("—".into());
+            row.push(Cell::new(text).set_alignment(CellAlignment::Right));
+        }
+        row.extend(extra.iter().map(|_| Cell::new("")));
+        t.add_row(row);
+    }
+
+    let mut row = vec![Cell::new("threshold"), Cell::new(""), Cell::new("")];
+    for r in &metrics {
+        let text = format!(
+            "{} {}{}",
+            r.op,
+            fmt_value(r.threshold),
+            match r.level {
+                Level::Fail => "",
+                Level::Warn => " (warn)",
+                Level::Info => " (shown)",
+            }
+        );
+        row.push(Cell::new(text).set_alignment(CellAlignment::Right));
+    }
+    row.extend(extra.iter().map(|_| Cell::new("")));
+    t.add_row(row);
+
+    writeln!(out, "{t}")?;
+    writeln!(out)?;
+
+    for r in &ev.rules {
+        let status = match (r.passed, r.level) {
+            (None, _) => "not measured".to_string(),
+            (Some(true), _) => "ok".to_string(),
+            (Some(false), Level::Fail) => paint("FAILS", "31"),
+            (Some(false), Level::Warn) => paint("misses the soft limit", "33"),
+            (Some(false), Level::Info) => "misses (shown only)".to_string(),
+        };
+        writeln!(
+            out,
+            "  {:<6} {} {} = {} {} {} {}: {}{}",
+            r.level.as_str(),
+            r.aggregate.as_str(),
+            r.metric,
+            r.value.map(fmt_value).unwrap_or("—".into()),
+            r.op,
+            fmt_value(r.threshold),
+            r.unit,
+            status,
+            if r.marginal { " (marginal)" } else { "" }
+        )?;
+        if let Some(note) = &r.note {
+            writeln!(out, "         {note}")?;
+        }
+    }
+    writeln!(out)?;
+
+    if !ev.days.is_empty() && ev.scope == Scope::Report {
+        writeln!(out, "per day ({}):", ev.primary_metric().unwrap_or(""))?;
+        for d in &ev.days {
+            writeln!(
+                out,
+                "  {}  runs {:>3}  mean {:>10}  min {:>10}  max {:>10}",
+                d.date,
+                d.runs,
+                fmt_value(d.mean),
+                fmt_value(d.min),
+                fmt_value(d.max)
+            )?;
+        }
+        writeln!(out)?;
+    }
+
+    for w in &ev.warnings {
+        writeln!(out, "{} {w}", paint("warning:", "33"))?;
+    }
+    if !ev.warnings.is_empty() {
+        writeln!(out)?;
+    }
+
+    let verdict = match ev.verdict {
+        Verdict::Pass => paint("PASS", "1;32"),
+        Verdict::Fail => paint("FAIL", "1;31"),
+        Verdict::Inconclusive => paint("INCONCLUSIVE", "1;33"),
+    };
+    writeln!(out, "verdict: {verdict} — {}", ev.reason)?;
+    Ok(())
+}
