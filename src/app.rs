@@ -1,16 +1,198 @@
 //! The commands: parse, validate into a configuration, do the work, map the outcome to an
-//! exit code. Errors are printed once, here.
+//! exit code (contract.md). Errors are printed once, here, with their context.
 
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, OutputArgs};
+use crate::commands;
+use crate::evaluate::Evaluation;
+use crate::report::{self, Format, Style};
 
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The version with the commit it was built from (build.rs).
+pub const VERSION: &str = env!("IOPSCHECK_VERSION");
+
+/// Exit codes (contract.md).
+pub mod exit {
+    pub const PASS: u8 = 0;
+    pub const FAIL: u8 = 1;
+    pub const ERROR: u8 = 2;
+    pub const INCONCLUSIVE: u8 = 3;
+    pub const SIGINT: u8 = 130;
+    pub const SIGTERM: u8 = 143;
+}
+
+/// An error a user can act on: printed as it is, exit 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+/// Global settings every command sees.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    pub quiet: bool,
+    pub color: bool,
+}
+
+impl Ctx {
+    /// A note for the person at the terminal (stderr), unless --quiet.
+    pub fn note(&self, msg: impl std::fmt::Display) {
+        if !self.quiet {
+            eprintln!("{msg}");
+        }
+    }
+    pub fn warn(&self, msg: impl std::fmt::Display) {
+        eprintln!("iopscheck: warning: {msg}");
+    }
+}
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let _ = cli.command;
-    ExitCode::from(2)
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::ERROR } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let ctx = Ctx {
+        quiet: cli.quiet,
+        color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            && std::io::stdout().is_terminal(),
+    };
+    match dispatch(cli.command, &ctx) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::from(exit::PASS);
+            }
+            eprintln!("iopscheck: error: {}", chain(&e));
+            ExitCode::from(exit::ERROR)
+        }
+    }
+}
+
+fn chain(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for c in e.chain() {
+        let s = c.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+    }
+    parts.join(": ")
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
+    match cmd {
+        Command::Run(a) => commands::run::run(a, ctx),
+        Command::Import(a) => commands::import::run(a, ctx),
+        Command::Report(a) => commands::report::run(a, ctx),
+        Command::Policy(p) => commands::policy::run(p, ctx),
+        Command::Fleet(a) => commands::fleet::run(a, ctx),
+        Command::Bundle(a) => commands::bundle::run(a, ctx),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "iopscheck", &mut std::io::stdout());
+            Ok(exit::PASS)
+        }
+        Command::Man => {
+            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+            Ok(exit::PASS)
+        }
+    }
+}
+
+/// Parsed `--format`, `-o` and `--export`: where each rendering goes.
+pub struct Outputs {
+    pub stdout: Option<Format>,
+    pub files: Vec<(Format, PathBuf)>,
+}
+
+impl Outputs {
+    pub fn from_args(a: &OutputArgs) -> anyhow::Result<Outputs> {
+        let mut files = Vec::new();
+        for e in &a.export {
+            files.push(report::parse_export(e).map_err(usage)?);
+        }
+        let stdout = match &a.output {
+            Some(path) => {
+                files.insert(0, (a.format, path.clone()));
+                None
+            }
+            None => Some(a.format),
+        };
+        for (_, p) in &files {
+            check_output_path(p)?;
+        }
+        Ok(Outputs { stdout, files })
+    }
+
+    /// Renders the evaluation everywhere it was asked for.
+    pub fn emit(&self, ev: &Evaluation, ctx: &Ctx) -> anyhow::Result<()> {
+        let style = Style { color: ctx.color };
+        if let Some(f) = self.stdout {
+            let mut out = std::io::stdout().lock();
+            let style = if f == Format::Table {
+                style.clone()
+            } else {
+                Style { color: false }
+            };
+            report::render(f, ev, &style, &mut out)?;
+            out.flush()?;
+        }
+        for (f, path) in &self.files {
+            report::write_file(*f, ev, &Style { color: false }, path).map_err(|e| {
+                anyhow::anyhow!("cannot write {} to {}: {e}", f.as_str(), path.display())
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// An output file must not be a device or a directory; it is replaced by rename.
+fn check_output_path(p: &Path) -> anyhow::Result<()> {
+    if let Ok(m) = std::fs::symlink_metadata(p) {
+        if m.is_dir() {
+            return Err(usage(format!(
+                "-o/--export {}: is a directory",
+                p.display()
+            )));
+        }
+        if !m.is_file() && !m.file_type().is_symlink() {
+            return Err(usage(format!(
+                "-o/--export {}: not a regular file; iopscheck writes reports only to files",
+                p.display()
+            )));
+        }
+    }
+    if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(usage(format!(
+            "-o/--export {}: directory {} does not exist",
+            p.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The history path: --history, else the default (contract.md).
+pub fn history_path(arg: &Option<PathBuf>) -> PathBuf {
+    arg.clone().unwrap_or_else(crate::history::default_path)
 }

@@ -183,6 +183,30 @@ fn check_trusted(path: &Path) -> Result<(), HistoryError> {
     Ok(())
 }
 
+/// Checks, before a run starts, that the history can be written: the path is trusted, its
+/// directory exists (created if needed) and the file can be opened for appending. Creates an
+/// empty history if there is none; never changes an existing one.
+pub fn prepare(path: &Path) -> Result<(), HistoryError> {
+    check_trusted(path)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(dir)
+            .map_err(io_err(path))?;
+    }
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(io_err(path))?;
+    Ok(())
+}
+
 /// Appends records under an exclusive lock, each as one line, then fsyncs. A torn last line
 /// left by a crash is closed with a newline first, so the new records start on their own line.
 pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {

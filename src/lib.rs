@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod commands;
 pub mod engine;
 pub mod evaluate;
 pub mod fio;
@@ -14,4 +15,5 @@ pub mod metrics;
 pub mod policy;
 pub mod report;
 pub mod system;
+pub mod testfile;
 pub mod units;

@@ -1,2 +1,228 @@
 //! The machine's context for a record: host name, kernel, memory, and the filesystem and
-//! device under a directory (from /proc/self/mountinfo and /sys/dev/block).
+//! device under a directory (from /proc/self/mountinfo and /sys/dev/block). Best effort:
+//! anything unreadable is left out, never an error.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::history::Target;
+
+/// This machine's host name.
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it or
+    // truncates, and we stop at the first NUL.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc == 0 {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        let name = String::from_utf8_lossy(&buf[..end]).trim().to_string();
+        if !name.is_empty() {
+            return name;
+        }
+    }
+    "localhost".to_string()
+}
+
+/// The running kernel's release, e.g. "6.1.0-18-amd64".
+pub fn kernel() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// Total RAM in bytes.
+pub fn memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// One line of /proc/self/mountinfo.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mount {
+    pub dev: (u32, u32),
+    pub mount_point: PathBuf,
+    pub options: String,
+    pub fstype: String,
+    pub source: String,
+}
+
+/// Parses /proc/self/mountinfo: "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw".
+pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let f: Vec<&str> = left.split(' ').collect();
+            let r: Vec<&str> = right.split(' ').collect();
+            if f.len() < 6 || r.len() < 2 {
+                return None;
+            }
+            let (maj, min) = f[2].split_once(':')?;
+            Some(Mount {
+                dev: (maj.parse().ok()?, min.parse().ok()?),
+                mount_point: PathBuf::from(unescape(f[4])),
+                options: f[5].to_string(),
+                fstype: r[0].to_string(),
+                source: unescape(r[1]),
+            })
+        })
+        .collect()
+}
+
+/// mountinfo escapes space, tab, newline and backslash as octal (\040).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn major_minor(dev: u64) -> (u32, u32) {
+    (libc::major(dev), libc::minor(dev))
+}
+
+/// The mount holding `dir` (canonical): the longest mount point that prefixes it, preferring
+/// entries with the same device number.
+pub fn mount_of(dir: &Path) -> Option<Mount> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mounts = parse_mountinfo(&text);
+    let dev = std::fs::metadata(dir).ok().map(|m| major_minor(m.dev()));
+    let candidates = mounts.iter().filter(|m| dir.starts_with(&m.mount_point));
+    let best = |same_dev: bool| {
+        candidates
+            .clone()
+            .filter(|m| !same_dev || Some(m.dev) == dev)
+            .max_by_key(|m| m.mount_point.as_os_str().len())
+            .cloned()
+    };
+    best(true).or_else(|| best(false))
+}
+
+fn read_trim(p: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The block device behind a device number: name, model, rotational, scheduler, write cache.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Device {
+    pub name: Option<String>,
+    pub model: Option<String>,
+    pub rotational: Option<bool>,
+    pub scheduler: Option<String>,
+    pub write_cache: Option<String>,
+}
+
+pub fn device_of(dev: (u32, u32)) -> Device {
+    let link = PathBuf::from(format!("/sys/dev/block/{}:{}", dev.0, dev.1));
+    let Ok(real) = std::fs::canonicalize(&link) else {
+        return Device::default();
+    };
+    // A partition's queue/ and device/ live in its parent disk's directory.
+    let disk = if real.join("partition").exists() {
+        real.parent().map(Path::to_path_buf).unwrap_or(real.clone())
+    } else {
+        real.clone()
+    };
+    let scheduler = read_trim(disk.join("queue/scheduler")).map(|s| {
+        s.split_whitespace()
+            .find(|w| w.starts_with('['))
+            .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+            .unwrap_or(s)
+    });
+    Device {
+        name: real.file_name().map(|n| n.to_string_lossy().into_owned()),
+        model: read_trim(disk.join("device/model")),
+        rotational: read_trim(disk.join("queue/rotational")).map(|s| s == "1"),
+        scheduler,
+        write_cache: read_trim(disk.join("queue/write_cache")),
+    }
+}
+
+/// Everything a record says about where the test ran.
+pub fn target_of(dir: &Path) -> Target {
+    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mount = mount_of(&canonical);
+    let device = mount.as_ref().map(|m| device_of(m.dev)).unwrap_or_default();
+    Target {
+        dir: canonical.display().to_string(),
+        filesystem: mount.as_ref().map(|m| m.fstype.clone()),
+        device: device
+            .name
+            .clone()
+            .or_else(|| mount.as_ref().map(|m| m.source.clone())),
+        mount_point: mount.as_ref().map(|m| m.mount_point.display().to_string()),
+        mount_options: mount.as_ref().map(|m| m.options.clone()),
+        model: device.model,
+        rotational: device.rotational,
+        scheduler: device.scheduler,
+        kernel: kernel(),
+        memory_bytes: memory_bytes(),
+    }
+}
+
+/// Free space and flags of the filesystem holding `dir`.
+#[derive(Debug, Clone, Copy)]
+pub struct FsSpace {
+    pub available: u64,
+    pub read_only: bool,
+}
+
+pub fn fs_space(dir: &Path) -> std::io::Result<FsSpace> {
+    let c = CString::new(dir.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    // SAFETY: statvfs writes into the zeroed struct; the path is NUL-terminated.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut s) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(FsSpace {
+        available: s.f_bavail as u64 * s.f_frsize as u64,
+        read_only: s.f_flag & libc::ST_RDONLY != 0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_lines_parse_with_escapes_and_optional_fields() {
+        let text = "36 35 98:0 /mnt1 /mnt\\040two rw,noatime master:1 - ext3 /dev/root rw,errors=continue\n\
+                    22 1 0:21 / /dev/shm rw,nosuid,nodev shared:2 - tmpfs tmpfs rw\n\
+                    garbage line\n";
+        let m = parse_mountinfo(text);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].mount_point, PathBuf::from("/mnt two"));
+        assert_eq!(m[0].dev, (98, 0));
+        assert_eq!(m[0].fstype, "ext3");
+        assert_eq!(m[1].fstype, "tmpfs");
+    }
+
+    #[test]
+    fn the_current_directory_has_a_mount_and_a_host_name() {
+        let t = target_of(Path::new("."));
+        assert!(t.filesystem.is_some(), "{t:?}");
+        assert!(t.dir.starts_with('/'));
+        assert!(!hostname().is_empty());
+        assert!(memory_bytes().unwrap() > 0);
+    }
+}

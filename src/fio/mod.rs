@@ -58,8 +58,21 @@ pub enum ParseError {
     TooLarge(usize),
 }
 
+/// Inputs larger than this are refused: fio outputs are far smaller.
+pub const MAX_INPUT: usize = 64 << 20;
+
 /// Reads any fio output, detecting its format.
 pub fn parse(input: &[u8]) -> Result<FioOutput, ParseError> {
     let _ = input;
+    todo!("parser helper")
+}
+
+/// The fio arguments that run `job` on `<dir>/<file_prefix>.<jobnum>` with JSON output.
+pub fn command_line(
+    job: &crate::job::Job,
+    dir: &std::path::Path,
+    file_prefix: &str,
+) -> Vec<String> {
+    let _ = (job, dir, file_prefix);
     todo!("parser helper")
 }

@@ -60,6 +60,21 @@ pub fn render(
     }
 }
 
+/// Parses `--export FORMAT=FILE`.
+pub fn parse_export(s: &str) -> Result<(Format, std::path::PathBuf), String> {
+    use clap::ValueEnum;
+    let (f, path) = s
+        .split_once('=')
+        .filter(|(f, p)| !f.is_empty() && !p.is_empty())
+        .ok_or_else(|| {
+            format!("--export: expected FORMAT=FILE, e.g. json=result.json, not '{s}'")
+        })?;
+    let format = Format::from_str(f, true).map_err(|_| {
+        format!("--export: unknown format '{f}'; use table, json, csv, markdown, prometheus, junit or html")
+    })?;
+    Ok((format, std::path::PathBuf::from(path)))
+}
+
 /// Writes a format to a file atomically: a temporary file in the same directory, fsynced,
 /// then renamed over the target, so readers (node_exporter, CI) never see half a file.
 pub fn write_file(format: Format, ev: &Evaluation, style: &Style, path: &Path) -> io::Result<()> {

@@ -1,0 +1,242 @@
+//! `iopscheck import`: read fio outputs (any version and format), judge them against the
+//! policy as `run` does, and with `--record` add them to the history with their own
+//! timestamps. A job of another shape is never judged silently.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, FixedOffset, Local, Utc};
+
+use crate::app::{Ctx, Outputs, usage};
+use crate::cli::ImportArgs;
+use crate::evaluate::{self, Options, Scope, Warning};
+use crate::fio::{self, FioOutput};
+use crate::history::{self, Record, SCHEMA_VERSION, Source, Target};
+use crate::job::ShapeDifference;
+use crate::metrics;
+use crate::policy;
+
+/// One input, read in bounded memory.
+struct Input {
+    name: String,
+    bytes: Vec<u8>,
+    modified: Option<DateTime<FixedOffset>>,
+}
+
+fn read_input(path: &Path) -> anyhow::Result<Input> {
+    let limit = fio::MAX_INPUT as u64;
+    if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .lock()
+            .take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| usage(format!("stdin: {e}")))?;
+        if bytes.len() as u64 > limit {
+            return Err(usage(format!(
+                "stdin: {}",
+                fio::ParseError::TooLarge(fio::MAX_INPUT)
+            )));
+        }
+        return Ok(Input {
+            name: "-".into(),
+            bytes,
+            modified: None,
+        });
+    }
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| usage(format!("{shown}: {e}")))?;
+    if !meta.is_file() {
+        return Err(usage(format!("{shown}: not a regular file")));
+    }
+    if meta.len() > limit {
+        return Err(usage(format!(
+            "{shown}: {}",
+            fio::ParseError::TooLarge(fio::MAX_INPUT)
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(|e| usage(format!("{shown}: {e}")))?;
+    let modified = meta
+        .modified()
+        .ok()
+        .map(|t| DateTime::<Local>::from(t).fixed_offset());
+    Ok(Input {
+        name: shown,
+        bytes,
+        modified,
+    })
+}
+
+/// FNV-1a, 64 bits: enough to recognise the same output imported twice.
+fn digest(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("fnv1a64:{h:016x}:{}", bytes.len())
+}
+
+pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+    let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
+    let policy = loaded.policy;
+    let outputs = Outputs::from_args(&args.out)?;
+    let host = args.host.clone().unwrap_or_else(crate::system::hostname);
+    if host.trim().is_empty() {
+        return Err(usage("--host: must not be empty"));
+    }
+    let now = Utc::now();
+    let expected = policy.job.shape();
+
+    let mut records: Vec<Record> = Vec::new();
+    let mut notes: Vec<Warning> = Vec::new();
+    let mut differences: Vec<ShapeDifference> = Vec::new();
+    for path in &args.files {
+        let input = read_input(path)?;
+        let parsed: FioOutput =
+            fio::parse(&input.bytes).map_err(|e| usage(format!("{}: {e}", input.name)))?;
+        let base = Path::new(&input.name)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| input.name.clone());
+        for n in &parsed.notes {
+            notes.push(Warning::Note(format!("{base}: {n}")));
+        }
+        let (timestamp, ts_note) = match (parsed.timestamp, input.modified) {
+            (Some(t), _) => (t, None),
+            (None, Some(m)) => (
+                m,
+                Some(format!(
+                    "{base}: the output has no timestamp; the file's modification time was used"
+                )),
+            ),
+            (None, None) => (
+                Local::now().fixed_offset(),
+                Some(format!(
+                    "{base}: the output has no timestamp; the import time was used"
+                )),
+            ),
+        };
+        if let Some(n) = ts_note {
+            notes.push(Warning::Note(n));
+        }
+        let file_digest = digest(&input.bytes);
+        for (i, job) in parsed.jobs.iter().enumerate() {
+            let label = if parsed.jobs.len() > 1 {
+                format!("{base} job {} ({})", i + 1, display_name(&job.name))
+            } else {
+                base.clone()
+            };
+            for mut d in job.shape.shape_differences(&expected) {
+                d.found = format!("{} in {label}", d.found);
+                differences.push(d);
+            }
+            for s in job.shape.scale_differences(&expected) {
+                notes.push(Warning::Note(format!("{label}: judged, but {s}")));
+            }
+            if job.error != 0 {
+                notes.push(Warning::Note(format!(
+                    "{label}: fio reported err={} for this job; its figures may be incomplete",
+                    job.error
+                )));
+            }
+            let mut m = job.measurement.clone();
+            if m.bs.is_none() {
+                m.bs = job.shape.bs;
+            }
+            let printed = [&m.read, &m.write]
+                .into_iter()
+                .flatten()
+                .any(|d| d.bw_basis == crate::measure::BwBasis::Printed);
+            if printed {
+                notes.push(Warning::Note(format!(
+                    "{label}: bandwidth comes from the figures fio printed (3–4 significant digits), as the article reads them, not from exact byte counts"
+                )));
+            }
+            records.push(Record {
+                schema_version: SCHEMA_VERSION,
+                timestamp,
+                host: host.clone(),
+                source: Source::Imported,
+                source_file: Some(base.clone()),
+                source_digest: Some(format!("{file_digest}#{i}")),
+                engine: format!(
+                    "fio/{}",
+                    job.shape
+                        .ioengine
+                        .clone()
+                        .unwrap_or_else(|| "unknown".into())
+                ),
+                engine_note: None,
+                job: job.shape.clone(),
+                metrics: metrics::from_measurement(&m),
+                target: Target {
+                    dir: args.dir.clone().unwrap_or_else(|| "unknown".into()),
+                    ..Target::default()
+                },
+                tool_version: crate::app::VERSION.to_string(),
+                policy: policy.name.clone(),
+                overrides: Default::default(),
+                bw_basis: Some(if printed { "printed" } else { "exact" }.into()),
+                fio_version: parsed.fio_version.clone(),
+                invocation: None,
+            });
+        }
+    }
+
+    if args.record {
+        record(&args.history.history, &records, ctx)?;
+    }
+
+    let mut opts = Options::new(Scope::Import, now);
+    opts.strict = args.out.strict;
+    opts.shape_differences = differences;
+    opts.notes = notes;
+    let ev = evaluate::evaluate(&records, &policy, &opts);
+    outputs.emit(&ev, ctx)?;
+    Ok(ev.verdict.exit_code())
+}
+
+fn display_name(n: &str) -> &str {
+    if n.is_empty() { "\"\"" } else { n }
+}
+
+/// Appends the imported runs, refusing all of them if any is already in the history for the
+/// same host: nothing half-recorded.
+fn record(history: &Option<PathBuf>, records: &[Record], ctx: &Ctx) -> anyhow::Result<()> {
+    let path = crate::app::history_path(history);
+    let (existing, skipped) = history::read(&path).map_err(|e| usage(e.to_string()))?;
+    for s in &skipped {
+        ctx.warn(s);
+    }
+    let dups: Vec<String> = records
+        .iter()
+        .filter(|r| {
+            existing.iter().any(|e| {
+                e.host == r.host && e.source_digest.is_some() && e.source_digest == r.source_digest
+            })
+        })
+        .map(|r| r.source_file.clone().unwrap_or_default())
+        .collect();
+    if !dups.is_empty() {
+        let mut names = dups;
+        names.dedup();
+        return Err(usage(format!(
+            "--record: {} already recorded for host {} in {}; nothing was recorded (remove the duplicate from the command, or use --host for another node)",
+            names.join(", "),
+            records[0].host,
+            path.display()
+        )));
+    }
+    history::append(&path, records).map_err(|e| usage(e.to_string()))?;
+    ctx.note(format!(
+        "recorded {} run{} in {}",
+        records.len(),
+        if records.len() == 1 { "" } else { "s" },
+        path.display()
+    ));
+    Ok(())
+}

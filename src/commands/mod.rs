@@ -1,0 +1,10 @@
+//! One module per command; `crate::app` dispatches to them.
+
+pub mod bundle;
+pub mod fio_runner;
+pub mod fleet;
+pub mod import;
+pub mod lock;
+pub mod policy;
+pub mod report;
+pub mod run;

@@ -1,0 +1,109 @@
+//! `iopscheck policy list | show | check`.
+
+use std::io::Write;
+
+use comfy_table::{ContentArrangement, Table, presets};
+
+use crate::app::{Ctx, exit, usage};
+use crate::cli::PolicyCommand;
+use crate::policy::{self, BUILTIN, Level, SYSTEM_POLICY_DIR};
+
+pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
+    match cmd {
+        PolicyCommand::List => list(ctx),
+        PolicyCommand::Show { name } => {
+            let loaded = policy::resolve(&name).map_err(|e| usage(e.to_string()))?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(loaded.yaml.as_bytes())?;
+            if !loaded.yaml.ends_with('\n') {
+                out.write_all(b"\n")?;
+            }
+            Ok(exit::PASS)
+        }
+        PolicyCommand::Check { file } => {
+            let loaded = policy::load_file(&file).map_err(|e| usage(e.to_string()))?;
+            let p = &loaded.policy;
+            let deciding: Vec<String> = p
+                .deciding_rules()
+                .map(|r| format!("{} {} {}", r.metric, r.op, r.threshold))
+                .collect();
+            ctx.note(format!(
+                "{}: ok — policy {} ({}), {} rule{}, deciding: {}",
+                file.display(),
+                p.name,
+                p.vendor,
+                p.rules.len(),
+                if p.rules.len() == 1 { "" } else { "s" },
+                deciding.join("; ")
+            ));
+            Ok(exit::PASS)
+        }
+    }
+}
+
+fn list(ctx: &Ctx) -> anyhow::Result<u8> {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    t.set_header(vec!["name", "vendor", "checks", "test", "source"]);
+    let mut rows = Vec::new();
+    for (name, yaml) in BUILTIN {
+        let p = policy::parse(yaml, name).map_err(|e| anyhow::anyhow!("built-in {e}"))?;
+        rows.push((p, "built-in".to_string()));
+    }
+    if let Ok(entries) = std::fs::read_dir(SYSTEM_POLICY_DIR) {
+        let mut paths: Vec<_> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+            .collect();
+        paths.sort();
+        for path in paths {
+            match policy::load_file(&path) {
+                Ok(l) => rows.push((l.policy, path.display().to_string())),
+                Err(e) => ctx.warn(format!("skipping {e}")),
+            }
+        }
+    }
+    for (p, origin) in rows {
+        let checks: Vec<String> = p
+            .rules
+            .iter()
+            .filter(|r| r.level != Level::Info)
+            .map(|r| {
+                format!(
+                    "{} {} {}{}",
+                    r.metric,
+                    r.op,
+                    r.threshold,
+                    if r.level == Level::Warn {
+                        " (warn)"
+                    } else {
+                        ""
+                    }
+                )
+            })
+            .collect();
+        let source = if origin == "built-in" {
+            format!("{} (seen {})", p.source.url, p.source.seen)
+        } else {
+            format!("{origin}; {}", p.source.url)
+        };
+        t.add_row(vec![
+            p.name.clone(),
+            p.vendor.clone(),
+            format!(
+                "{} {} {}, {}\n{}",
+                p.job.rw,
+                crate::units::format_size_fio(p.job.bs.0),
+                p.job.ioengine,
+                crate::units::format_size_fio(p.job.size.0),
+                checks.join("\n")
+            ),
+            p.source.test.to_string(),
+            source,
+        ]);
+    }
+    println!("{t}");
+    Ok(exit::PASS)
+}

@@ -1,0 +1,639 @@
+//! `iopscheck run`: the policy's test, several times, on a directory. Each run is recorded in
+//! the history as soon as it completes; the verdict is over this invocation's runs.
+//!
+//! Orchestration only: the engine runs on its own OS thread; a current-thread tokio runtime
+//! waits for it while handling SIGINT/SIGTERM, the progress ticker and the waits between runs.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use chrono::{DateTime, FixedOffset, Local, Utc};
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::app::{Ctx, Outputs, exit, usage};
+use crate::cli::{EngineChoice, RunArgs};
+use crate::engine::{self, Backend, EngineError, Live, Phase};
+use crate::evaluate::{self, Group, Options, Scope, Warning};
+use crate::history::{self, Record, SCHEMA_VERSION, Source, Target};
+use crate::job::{Job, Secs, Size};
+use crate::measure::Measurement;
+use crate::metrics;
+use crate::policy::{self, Policy};
+use crate::testfile::{self, TestFiles};
+use crate::units;
+
+use super::lock::HostLock;
+
+/// How a run is executed.
+#[derive(Debug, Clone)]
+enum Runner {
+    Native(Backend),
+    Fio(PathBuf),
+}
+
+impl Runner {
+    fn name(&self) -> &str {
+        match self {
+            Runner::Native(b) => b.as_str(),
+            Runner::Fio(_) => "fio",
+        }
+    }
+}
+
+/// A signal that ended the invocation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stop {
+    Int,
+    Term,
+}
+
+impl Stop {
+    fn code(self) -> u8 {
+        match self {
+            Stop::Int => exit::SIGINT,
+            Stop::Term => exit::SIGTERM,
+        }
+    }
+}
+
+pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+    let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
+    let mut policy = loaded.policy;
+    let declared = policy.job.clone();
+    let mut overrides: BTreeMap<String, String> = BTreeMap::new();
+
+    if let Some(s) = &args.size {
+        let v = units::parse_size(s).map_err(|e| usage(format!("--size: {e}")))?;
+        if v == 0 {
+            return Err(usage("--size: must be more than 0 bytes (e.g. 64m)"));
+        }
+        policy.job.size = Size(v);
+        overrides.insert("size".into(), units::format_size_fio(v));
+    }
+    if let Some(s) = &args.runtime {
+        let d = units::parse_duration(s).map_err(|e| usage(format!("--runtime: {e}")))?;
+        if d.is_zero() {
+            return Err(usage("--runtime: must be more than 0 seconds (e.g. 10s)"));
+        }
+        policy.job.runtime = Secs(d);
+        overrides.insert("runtime".into(), units::format_duration(d));
+    }
+    let runs = match &args.runs {
+        Some(s) => {
+            let n: u32 = s
+                .trim()
+                .parse()
+                .map_err(|_| usage(format!("--runs: '{s}' is not a whole number of runs")))?;
+            if n == 0 || n > 1000 {
+                return Err(usage("--runs: must be 1 to 1000"));
+            }
+            n
+        }
+        None => policy.runs,
+    };
+    let interval = match &args.interval {
+        Some(s) => units::parse_duration(s).map_err(|e| usage(format!("--interval: {e}")))?,
+        None => Duration::ZERO,
+    };
+    if let Err(e) = policy.job.validate() {
+        let crate::job::JobError::Invalid { field, msg } = &e;
+        let flag = match *field {
+            "size" if args.size.is_some() => "--size",
+            "runtime" if args.runtime.is_some() => "--runtime",
+            _ => return Err(usage(format!("policy {}: job.{e}", policy.name))),
+        };
+        return Err(usage(format!("{flag}: {msg}")));
+    }
+    let outputs = Outputs::from_args(&args.out)?;
+
+    // Decide the engine before anything touches the disk.
+    let mut notes: Vec<Warning> = Vec::new();
+    let mut engine_note: Option<String> = None;
+    let runner = choose_runner(args.engine, &policy, &mut engine_note)?;
+    if let Some(n) = &engine_note {
+        ctx.warn(n);
+        notes.push(Warning::Note(n.clone()));
+    }
+    if args.engine != EngineChoice::Auto && runner.name() != declared.ioengine.as_str() {
+        let n = format!(
+            "engine {} instead of the policy's {}: engines give different numbers on the same disk, so this is not the vendor's test",
+            runner.name(),
+            declared.ioengine
+        );
+        notes.push(Warning::Note(n));
+        overrides.insert("engine".into(), runner.name().to_string());
+    }
+    for s in policy.job.shape().scale_differences(&declared.shape()) {
+        notes.push(Warning::Note(format!(
+            "this test differs from the policy's: {s}"
+        )));
+    }
+
+    let history_path = (!args.no_history).then(|| crate::app::history_path(&args.history.history));
+    if let Some(p) = &history_path {
+        history::prepare(p).map_err(|e| usage(e.to_string()))?;
+    }
+
+    let total_bytes = policy.job.size.0 * u64::from(policy.job.numjobs);
+    let dir = testfile::preflight(&args.dir, total_bytes).map_err(|e| usage(e.to_string()))?;
+
+    let _lock = HostLock::acquire(args.wait, ctx)?;
+
+    for s in testfile::remove_stale(&dir) {
+        ctx.warn(format!(
+            "removed a test file left by an interrupted run: {} ({})",
+            s.path.display(),
+            units::format_size(s.bytes)
+        ));
+    }
+
+    let target = crate::system::target_of(&dir);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    let plan = Plan {
+        job: policy.job.clone(),
+        runner,
+        runs,
+        interval,
+        dir: dir.clone(),
+        target,
+        engine_note,
+        overrides,
+        policy_name: policy.name.clone(),
+        history: history_path.clone(),
+        invocation: invocation_id(),
+    };
+    let outcome = rt.block_on(execute(&plan, ctx))?;
+    let records = match outcome {
+        Outcome::Done(r) => r,
+        Outcome::Stopped(stop, done) => {
+            eprintln!(
+                "iopscheck: interrupted: the test file was removed; {} completed run{} kept in the history",
+                done,
+                if done == 1 { "" } else { "s" }
+            );
+            return Ok(stop.code());
+        }
+    };
+
+    let now = Utc::now();
+    let mut opts = Options::new(Scope::Run, now);
+    opts.notes = notes;
+    let mut ev = evaluate::evaluate(&records, &policy, &opts);
+    ev.group = records.first().map(Group::of);
+
+    // Where the history stands against the evidence rule, for this node and test.
+    if let Some(p) = &history_path {
+        match history::read(p) {
+            Ok((all, _)) => {
+                let group = ev.group.clone();
+                let since = evaluate::window_start(now, policy.evidence.window.0);
+                let in_group: Vec<Record> = all
+                    .into_iter()
+                    .filter(|r| Some(Group::of(r)) == group && evaluate::in_window(r, since))
+                    .collect();
+                let h = evaluate::evaluate(&in_group, &policy, &Options::new(Scope::Report, now));
+                ev.evidence = h.evidence;
+            }
+            Err(e) => ctx.warn(e),
+        }
+    }
+    outputs.emit(&ev, ctx)?;
+    Ok(ev.verdict.exit_code())
+}
+
+/// Everything decided before the first byte is written.
+struct Plan {
+    job: Job,
+    runner: Runner,
+    runs: u32,
+    interval: Duration,
+    dir: PathBuf,
+    target: Target,
+    engine_note: Option<String>,
+    overrides: BTreeMap<String, String>,
+    policy_name: String,
+    history: Option<PathBuf>,
+    invocation: String,
+}
+
+enum Outcome {
+    Done(Vec<Record>),
+    Stopped(Stop, usize),
+}
+
+fn choose_runner(
+    choice: EngineChoice,
+    policy: &Policy,
+    note: &mut Option<String>,
+) -> anyhow::Result<Runner> {
+    let backend = match choice {
+        EngineChoice::Fio => return find_fio().map(Runner::Fio),
+        EngineChoice::Posixaio => Backend::Posixaio,
+        EngineChoice::Psync => Backend::Psync,
+        EngineChoice::Libaio => Backend::Libaio,
+        EngineChoice::IoUring => {
+            engine::probe_io_uring()
+                .map_err(|reason| usage(format!("--engine io_uring: {reason}")))?;
+            Backend::IoUring
+        }
+        EngineChoice::Auto => {
+            let Some(b) = Backend::for_engine(&policy.job.ioengine) else {
+                return Err(usage(format!(
+                    "policy {}: ioengine {} is not one iopscheck runs itself; use --engine fio to run it with fio",
+                    policy.name, policy.job.ioengine
+                )));
+            };
+            if b == Backend::IoUring
+                && let Err(reason) = engine::probe_io_uring()
+            {
+                *note = Some(format!(
+                    "io_uring is not usable here ({reason}); fell back to posixaio"
+                ));
+                Backend::Posixaio
+            } else {
+                b
+            }
+        }
+    };
+    Ok(Runner::Native(backend))
+}
+
+/// The installed fio: $IOPSCHECK_FIO, else `fio` on PATH.
+fn find_fio() -> anyhow::Result<PathBuf> {
+    if let Some(p) = std::env::var_os("IOPSCHECK_FIO").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let p = dir.join("fio");
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    Err(usage(
+        "--engine fio: fio is not installed (apt-get install fio, dnf install fio); or use the built-in engine with --engine auto",
+    ))
+}
+
+fn invocation_id() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!("{:x}-{:x}", t.as_secs(), std::process::id())
+}
+
+async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
+    let mut sigint = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
+    let mut sigterm = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let live = Arc::new(Live::default());
+    let progress = Progress::new(ctx, plan);
+
+    let files =
+        TestFiles::create(&plan.dir, plan.job.numjobs).map_err(|e| create_error(&plan.dir, e))?;
+
+    // Layout once per invocation; its runs reuse the files.
+    let handles = files.handles()?;
+    let layout = {
+        let (job, live, cancel) = (plan.job.clone(), live.clone(), cancel.clone());
+        move || -> Result<(), EngineError> {
+            for f in &handles {
+                engine::layout(f, &job, &live, &cancel)?;
+            }
+            Ok(())
+        }
+    };
+    progress.start(0, "laying out");
+    match drive(
+        spawn_engine(layout),
+        &live,
+        &cancel,
+        &progress,
+        &mut sigint,
+        &mut sigterm,
+        0,
+    )
+    .await
+    {
+        Driven::Done(Ok(())) => {}
+        Driven::Done(Err(e)) => return Err(engine_error(e, &plan.dir)),
+        Driven::Stopped(s) => return Ok(Outcome::Stopped(s, 0)),
+    }
+
+    let mut records = Vec::new();
+    for i in 0..plan.runs {
+        if i > 0 && !plan.interval.is_zero() {
+            progress.waiting(plan.interval);
+            tokio::select! {
+                _ = tokio::time::sleep(plan.interval) => {}
+                _ = sigint.recv() => return Ok(Outcome::Stopped(Stop::Int, records.len())),
+                _ = sigterm.recv() => return Ok(Outcome::Stopped(Stop::Term, records.len())),
+            }
+        }
+        let started: DateTime<FixedOffset> = Local::now().fixed_offset();
+        live.ios.store(0, Ordering::Relaxed);
+        live.set_phase(Phase::Idle);
+        progress.start(i + 1, "running");
+        let result = match &plan.runner {
+            Runner::Native(backend) => {
+                let (job, live2, cancel2, handles, backend) = (
+                    plan.job.clone(),
+                    live.clone(),
+                    cancel.clone(),
+                    files.handles()?,
+                    *backend,
+                );
+                let work = move || engine::run(&job, &handles, backend, &live2, &cancel2);
+                match drive(
+                    spawn_engine(work),
+                    &live,
+                    &cancel,
+                    &progress,
+                    &mut sigint,
+                    &mut sigterm,
+                    i + 1,
+                )
+                .await
+                {
+                    Driven::Done(r) => r.map(|m| (m, None)).map_err(|e| engine_error(e, &plan.dir)),
+                    Driven::Stopped(s) => return Ok(Outcome::Stopped(s, records.len())),
+                }
+            }
+            Runner::Fio(fio) => {
+                match super::fio_runner::run_fio(
+                    fio,
+                    &plan.job,
+                    &files,
+                    &mut sigint,
+                    &mut sigterm,
+                    &progress,
+                )
+                .await
+                {
+                    Ok(super::fio_runner::FioRun::Done(m, version)) => Ok((m, version)),
+                    Ok(super::fio_runner::FioRun::Stopped(int)) => {
+                        let s = if int { Stop::Int } else { Stop::Term };
+                        return Ok(Outcome::Stopped(s, records.len()));
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        progress.clear();
+        let (measurement, fio_version) = result?;
+        let record = make_record(plan, started, &measurement, fio_version);
+        if let Some(p) = &plan.history {
+            history::append(p, std::slice::from_ref(&record))
+                .with_context(|| "the run completed but could not be recorded")?;
+        }
+        if let Some(line) = run_line(i + 1, plan.runs, &record) {
+            ctx.note(line);
+        }
+        records.push(record);
+    }
+    files.remove().context("cannot remove the test file")?;
+    Ok(Outcome::Done(records))
+}
+
+fn run_line(i: u32, n: u32, r: &Record) -> Option<String> {
+    let m = &r.metrics;
+    let (dir, iops) = if let Some(v) = m.get("write_iops") {
+        ("write", *v)
+    } else {
+        ("read", *m.get("read_iops")?)
+    };
+    let mbs = m.get(&format!("{dir}_bw_mb_s")).copied().unwrap_or(0.0);
+    let rt = m.get(&format!("{dir}_runtime_ms")).copied().unwrap_or(0.0);
+    Some(format!(
+        "run {i}/{n}: {dir} {iops:.0} IOPS, {mbs:.1} MB/s over {:.1} s ({})",
+        rt / 1000.0,
+        r.engine
+    ))
+}
+
+fn make_record(
+    plan: &Plan,
+    started: DateTime<FixedOffset>,
+    m: &Measurement,
+    fio_version: Option<String>,
+) -> Record {
+    let (source, engine) = match &plan.runner {
+        Runner::Native(b) => (Source::Native, b.as_str().to_string()),
+        Runner::Fio(_) => (Source::Fio, format!("fio/{}", plan.job.ioengine)),
+    };
+    Record {
+        schema_version: SCHEMA_VERSION,
+        timestamp: started,
+        host: crate::system::hostname(),
+        source,
+        source_file: None,
+        source_digest: None,
+        engine,
+        engine_note: plan.engine_note.clone(),
+        job: plan.job.shape(),
+        metrics: metrics::from_measurement(m),
+        target: plan.target.clone(),
+        tool_version: crate::app::VERSION.to_string(),
+        policy: plan.policy_name.clone(),
+        overrides: plan.overrides.clone(),
+        bw_basis: Some("exact".into()),
+        fio_version,
+        invocation: Some(plan.invocation.clone()),
+    }
+}
+
+fn create_error(dir: &Path, e: std::io::Error) -> anyhow::Error {
+    let d = dir.display();
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => usage(format!(
+            "--dir {d}: permission denied creating the test file"
+        )),
+        Some(libc::EROFS) => usage(format!("--dir {d}: read-only filesystem")),
+        Some(libc::ENOSPC) => usage(format!("--dir {d}: no space left for the test file")),
+        _ => usage(format!("--dir {d}: cannot create the test file: {e}")),
+    }
+}
+
+fn engine_error(e: EngineError, dir: &Path) -> anyhow::Error {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => usage(format!(
+            "disk full: {e} in {}: the filesystem ran out of space during the test (another process may be filling it); the test file was removed, nothing was recorded for this run",
+            dir.display()
+        )),
+        _ => usage(format!("the test could not run in {}: {e}", dir.display())),
+    }
+}
+
+type EngineResult<T> = Result<T, EngineError>;
+
+fn spawn_engine<T: Send + 'static>(
+    work: impl FnOnce() -> EngineResult<T> + Send + 'static,
+) -> tokio::sync::oneshot::Receiver<EngineResult<T>> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("iopscheck-io".into())
+        .spawn(move || {
+            let _ = tx.send(work());
+        })
+        .expect("cannot start the I/O thread");
+    rx
+}
+
+enum Driven<T> {
+    Done(EngineResult<T>),
+    Stopped(Stop),
+}
+
+/// Waits for the engine thread, updating progress and answering signals: on a signal the test
+/// files are removed at once, the engine is told to stop, and we give it a moment to drain.
+async fn drive<T>(
+    mut rx: tokio::sync::oneshot::Receiver<EngineResult<T>>,
+    live: &Live,
+    cancel: &AtomicBool,
+    progress: &Progress,
+    sigint: &mut tokio::signal::unix::Signal,
+    sigterm: &mut tokio::signal::unix::Signal,
+    run: u32,
+) -> Driven<T> {
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let started = Instant::now();
+    loop {
+        let stop = tokio::select! {
+            r = &mut rx => return Driven::Done(r.unwrap_or(Err(EngineError::Interrupted))),
+            _ = tick.tick() => { progress.update(run, live, started); continue; }
+            _ = sigint.recv() => Stop::Int,
+            _ = sigterm.recv() => Stop::Term,
+        };
+        cancel.store(true, Ordering::SeqCst);
+        testfile::remove_registered();
+        progress.clear();
+        let _ = tokio::time::timeout(Duration::from_secs(2), rx).await;
+        return Driven::Stopped(stop);
+    }
+}
+
+/// The progress line on stderr: phase, elapsed and remaining time, live IOPS. Hidden when
+/// stderr is not a terminal or with --quiet.
+pub struct Progress {
+    show: bool,
+    bar: std::sync::Mutex<Option<indicatif::ProgressBar>>,
+    runtime: Duration,
+    runs: u32,
+    last: std::sync::Mutex<(Instant, u64)>,
+}
+
+impl Progress {
+    fn new(ctx: &Ctx, plan: &Plan) -> Progress {
+        Progress {
+            show: !ctx.quiet && std::io::stderr().is_terminal(),
+            bar: std::sync::Mutex::new(None),
+            runtime: plan.job.runtime.0,
+            runs: plan.runs,
+            last: std::sync::Mutex::new((Instant::now(), 0)),
+        }
+    }
+
+    fn start(&self, run: u32, what: &str) {
+        if let Ok(mut l) = self.last.lock() {
+            *l = (Instant::now(), 0);
+        }
+        if !self.show {
+            return;
+        }
+        let b = indicatif::ProgressBar::new_spinner();
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg}").expect("valid template"),
+        );
+        b.set_message(if run == 0 {
+            what.to_string()
+        } else {
+            format!("run {run}/{}: {what}", self.runs)
+        });
+        b.enable_steady_tick(Duration::from_millis(120));
+        if let Ok(mut slot) = self.bar.lock()
+            && let Some(old) = slot.replace(b)
+        {
+            old.finish_and_clear();
+        }
+    }
+
+    pub fn set(&self, msg: String) {
+        if let Ok(slot) = self.bar.lock()
+            && let Some(b) = slot.as_ref()
+        {
+            b.set_message(msg);
+        }
+    }
+
+    fn waiting(&self, d: Duration) {
+        self.start(
+            0,
+            &format!("waiting {} before the next run", units::format_duration(d)),
+        );
+    }
+
+    fn update(&self, run: u32, live: &Live, started: Instant) {
+        if !self.show {
+            return;
+        }
+        let phase = live.phase();
+        if phase == Phase::LayingOut {
+            let (done, total) = (
+                live.layout_done.load(Ordering::Relaxed),
+                live.layout_total.load(Ordering::Relaxed),
+            );
+            self.set(format!(
+                "laying out the test file: {} of {}",
+                units::format_size(done),
+                units::format_size(total)
+            ));
+            return;
+        }
+        let elapsed = started.elapsed();
+        let ios = live.ios.load(Ordering::Relaxed);
+        let rate = match self.last.lock() {
+            Ok(mut l) => {
+                let dt = l.0.elapsed().as_secs_f64();
+                let r = if dt > 0.0 {
+                    ios.saturating_sub(l.1) as f64 / dt
+                } else {
+                    0.0
+                };
+                *l = (Instant::now(), ios);
+                r
+            }
+            Err(_) => 0.0,
+        };
+        let head = format!("run {run}/{}", self.runs);
+        self.set(match phase {
+            Phase::Running => format!(
+                "{head}: running · {}s elapsed, {}s left · {:.0} IOPS",
+                elapsed.as_secs(),
+                self.runtime.saturating_sub(elapsed).as_secs(),
+                rate
+            ),
+            Phase::Draining => format!("{head}: draining in-flight I/O"),
+            Phase::FinalFsync => format!(
+                "{head}: final fsync (flushing the page cache) · {}s elapsed",
+                elapsed.as_secs()
+            ),
+            other => format!("{head}: {}", other.label()),
+        });
+    }
+
+    fn clear(&self) {
+        if let Ok(mut slot) = self.bar.lock()
+            && let Some(b) = slot.take()
+        {
+            b.finish_and_clear();
+        }
+    }
+}

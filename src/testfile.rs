@@ -1,0 +1,487 @@
+//! The test files: safe by construction (design.md decision 2). Each is created by us with
+//! O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, under a recognisable name, relative to a directory
+//! descriptor opened once; held under an exclusive flock while in use; marked with an xattr
+//! where the filesystem allows; and removed on drop, on error and on signals. We never open a
+//! file we did not create, and never a device.
+//!
+//! A file left by a killed run keeps its name and marker but loses its lock: the next run
+//! recognises it as stale and removes it.
+
+use std::ffi::{CStr, CString};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::units::format_size;
+
+/// Every test file's name starts with this.
+pub const PREFIX: &str = "iopscheck-testfile.";
+const MARKER: &CStr = c"user.iopscheck";
+const MARKER_VALUE: &[u8] = b"test file; safe to delete when no iopscheck runs";
+
+/// Why the directory cannot take the test.
+#[derive(Debug, thiserror::Error)]
+pub enum PreflightError {
+    #[error("--dir {0}: no such directory; create it first, or choose another --dir")]
+    Missing(String),
+    #[error("--dir {0}: is a file, not a directory")]
+    NotDir(String),
+    #[error(
+        "--dir {0}: is a device; iopscheck tests a directory on a filesystem and never writes to devices"
+    )]
+    Device(String),
+    #[error("--dir {0}: read-only filesystem; choose a directory on a writable filesystem")]
+    ReadOnly(String),
+    #[error(
+        "--dir {dir}: permission denied: {user} cannot create files there; run as a user who can, or choose another --dir"
+    )]
+    Permission { dir: String, user: String },
+    #[error(
+        "--dir {dir}: not enough free space: the test needs {needed} ({size} test file + {margin} margin), {free} is free; free some space, or lower --size (a smaller file flatters the result)"
+    )]
+    Space {
+        dir: String,
+        needed: String,
+        size: String,
+        margin: String,
+        free: String,
+    },
+    #[error("--dir {dir}: {source}")]
+    Io { dir: String, source: io::Error },
+}
+
+/// Space kept free beyond the test files: 64 MiB plus 5% of the files.
+pub fn margin(bytes: u64) -> u64 {
+    (64 << 20) + bytes / 20
+}
+
+/// Checks the directory before anything is written: it exists, is a directory, is writable,
+/// and has room for `bytes` of test files plus a margin. Returns its canonical path.
+pub fn preflight(dir: &Path, bytes: u64) -> Result<PathBuf, PreflightError> {
+    use std::os::unix::fs::FileTypeExt;
+    let shown = dir.display().to_string();
+    let meta = match std::fs::metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(PreflightError::Missing(shown));
+        }
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(PreflightError::Permission {
+                dir: shown,
+                user: current_user(),
+            });
+        }
+        Err(source) => return Err(PreflightError::Io { dir: shown, source }),
+    };
+    let ft = meta.file_type();
+    if ft.is_block_device() || ft.is_char_device() {
+        return Err(PreflightError::Device(shown));
+    }
+    if !meta.is_dir() {
+        return Err(PreflightError::NotDir(shown));
+    }
+    let canonical = std::fs::canonicalize(dir).map_err(|source| PreflightError::Io {
+        dir: shown.clone(),
+        source,
+    })?;
+    let space = crate::system::fs_space(&canonical).map_err(|source| PreflightError::Io {
+        dir: shown.clone(),
+        source,
+    })?;
+    if space.read_only {
+        return Err(PreflightError::ReadOnly(shown));
+    }
+    let c = CString::new(canonical.as_os_str().as_bytes()).expect("paths have no NUL");
+    // SAFETY: the path is NUL-terminated.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        let e = io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::EROFS) => PreflightError::ReadOnly(shown),
+            _ => PreflightError::Permission {
+                dir: shown,
+                user: current_user(),
+            },
+        });
+    }
+    let m = margin(bytes);
+    // A stale file from a killed run will be removed; its space counts as free.
+    let reclaim: u64 = stale_files(&canonical).iter().map(|s| s.bytes).sum();
+    if space.available + reclaim < bytes + m {
+        return Err(PreflightError::Space {
+            dir: shown,
+            needed: format_size(bytes + m),
+            size: format_size(bytes),
+            margin: format_size(m),
+            free: format_size(space.available + reclaim),
+        });
+    }
+    Ok(canonical)
+}
+
+fn current_user() -> String {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .map(|u| format!("user {u} (uid {uid})"))
+        .unwrap_or_else(|| format!("uid {uid}"))
+}
+
+/// A directory opened once; files are created and removed relative to it.
+#[derive(Debug)]
+struct Dir {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+impl Dir {
+    fn open(path: &Path) -> io::Result<Dir> {
+        let c = CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
+        // SAFETY: NUL-terminated path; the returned fd is owned below.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Dir {
+            // SAFETY: fd is a fresh descriptor we own.
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+/// Files registered for removal by the signal path, which cannot wait for drops.
+static REGISTRY: Mutex<Vec<(PathBuf, u64, u64)>> = Mutex::new(Vec::new());
+
+/// The test files of one invocation, one per job. Removed when dropped.
+#[derive(Debug)]
+pub struct TestFiles {
+    dir: Dir,
+    files: Vec<(CString, File)>,
+}
+
+impl TestFiles {
+    /// Creates `count` new, empty test files in `dir` (exclusively, 0600, never through a
+    /// symlink), each under an exclusive lock and marked.
+    pub fn create(dir: &Path, count: u32) -> io::Result<TestFiles> {
+        let dir = Dir::open(dir)?;
+        let mut out = TestFiles {
+            dir,
+            files: Vec::new(),
+        };
+        let tag = unique_tag();
+        for job in 0..count {
+            let name = CString::new(format!("{PREFIX}{}.{tag}.{job}", std::process::id()))
+                .expect("no NUL");
+            // SAFETY: dir fd is open; name is NUL-terminated; the fd is owned below.
+            let fd = unsafe {
+                libc::openat(
+                    out.dir.fd.as_raw_fd(),
+                    name.as_ptr(),
+                    libc::O_RDWR
+                        | libc::O_CREAT
+                        | libc::O_EXCL
+                        | libc::O_NOFOLLOW
+                        | libc::O_CLOEXEC,
+                    0o600 as libc::c_uint,
+                )
+            };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: fd is fresh and ours.
+            let file = unsafe { File::from_raw_fd(fd) };
+            let meta = file.metadata()?;
+            register(&out.dir.path.join(name.to_str().unwrap_or("")), &meta);
+            out.files.push((name, file));
+            // SAFETY: valid fd; flock has no memory arguments.
+            if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // Best effort: tmpfs before 6.6 and some filesystems have no user xattrs.
+            // SAFETY: valid fd, name and value pointers with their lengths.
+            unsafe {
+                libc::fsetxattr(
+                    fd,
+                    MARKER.as_ptr(),
+                    MARKER_VALUE.as_ptr().cast(),
+                    MARKER_VALUE.len(),
+                    0,
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn files(&self) -> Vec<&File> {
+        self.files.iter().map(|(_, f)| f).collect()
+    }
+
+    /// The files as a slice of owned handles, for the engine.
+    pub fn handles(&self) -> io::Result<Vec<File>> {
+        self.files.iter().map(|(_, f)| f.try_clone()).collect()
+    }
+
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.files
+            .iter()
+            .map(|(n, _)| self.dir.path.join(n.to_str().unwrap_or("")))
+            .collect()
+    }
+
+    /// Removes the files now (also done on drop).
+    pub fn remove(mut self) -> io::Result<()> {
+        self.remove_all()
+    }
+
+    fn remove_all(&mut self) -> io::Result<()> {
+        let mut first_err = None;
+        for (name, file) in self.files.drain(..) {
+            if let Err(e) = unlink_if_same(self.dir.fd.as_raw_fd(), &name, &file) {
+                first_err.get_or_insert(e);
+            }
+            if let Ok(m) = file.metadata() {
+                unregister(m.dev(), m.ino());
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for TestFiles {
+    fn drop(&mut self) {
+        let _ = self.remove_all();
+    }
+}
+
+fn unique_tag() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("{:08x}", t ^ (std::process::id().rotate_left(16)))
+}
+
+fn register(path: &Path, meta: &std::fs::Metadata) {
+    if let Ok(mut r) = REGISTRY.lock() {
+        r.push((path.to_path_buf(), meta.dev(), meta.ino()));
+    }
+}
+
+fn unregister(dev: u64, ino: u64) {
+    if let Ok(mut r) = REGISTRY.lock() {
+        r.retain(|(_, d, i)| !(*d == dev && *i == ino));
+    }
+}
+
+/// Removes every test file this process still has, at once: for SIGINT/SIGTERM, while the
+/// engine may still be writing (the space is freed when its descriptors close).
+pub fn remove_registered() {
+    let Ok(mut r) = REGISTRY.lock() else { return };
+    for (path, dev, ino) in r.drain(..) {
+        if let Ok(m) = std::fs::symlink_metadata(&path)
+            && m.dev() == dev
+            && m.ino() == ino
+        {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// Unlinks `name` in `dir` only if it is still the file we hold.
+fn unlink_if_same(dir: RawFd, name: &CStr, file: &File) -> io::Result<()> {
+    let ours = file.metadata()?;
+    // SAFETY: zeroed stat buffer filled by fstatat; NUL-terminated name.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::NotFound {
+            Ok(())
+        } else {
+            Err(e)
+        };
+    }
+    if st.st_dev as u64 != ours.dev() || st.st_ino as u64 != ours.ino() {
+        return Ok(()); // someone replaced it: not ours to delete
+    }
+    // SAFETY: valid dir fd and NUL-terminated name.
+    if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A test file left behind by a run that was killed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stale {
+    pub path: PathBuf,
+    pub bytes: u64,
+}
+
+/// Finds stale test files in `dir`: our name, a regular file owned by us with mode 0600, our
+/// marker where the filesystem keeps xattrs, and no process holding its lock.
+pub fn stale_files(dir: &Path) -> Vec<Stale> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return vec![];
+    };
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if !name.as_bytes().starts_with(PREFIX.as_bytes()) {
+            continue;
+        }
+        let path = e.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.file_type().is_file() || meta.uid() != uid || meta.mode() & 0o777 != 0o600 {
+            continue;
+        }
+        let c = CString::new(path.as_os_str().as_bytes()).expect("no NUL");
+        // SAFETY: NUL-terminated path; the fd is owned right after.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            continue;
+        }
+        // SAFETY: fd is fresh and ours.
+        let f = unsafe { File::from_raw_fd(fd) };
+        if !has_marker(&f) {
+            continue;
+        }
+        // SAFETY: valid fd.
+        let free = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        if free {
+            out.push(Stale {
+                path,
+                bytes: meta.blocks() * 512,
+            });
+        }
+    }
+    out
+}
+
+/// True when the marker is present, or when the filesystem keeps no user xattrs (then the
+/// name, owner, mode and lock decide).
+fn has_marker(f: &File) -> bool {
+    let mut buf = [0u8; 64];
+    // SAFETY: valid fd, name, and buffer with its length.
+    let n = unsafe {
+        libc::fgetxattr(
+            f.as_raw_fd(),
+            MARKER.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if n >= 0 {
+        return true;
+    }
+    !matches!(
+        io::Error::last_os_error().raw_os_error(),
+        Some(libc::ENODATA)
+    )
+}
+
+/// Removes stale test files; returns what was removed.
+pub fn remove_stale(dir: &Path) -> Vec<Stale> {
+    stale_files(dir)
+        .into_iter()
+        .filter(|s| std::fs::remove_file(&s.path).is_ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn files_are_created_exclusively_0600_and_removed_on_drop() {
+        let d = tempfile::tempdir().unwrap();
+        let files = TestFiles::create(d.path(), 2).unwrap();
+        let paths = files.paths();
+        assert_eq!(paths.len(), 2);
+        for p in &paths {
+            let m = std::fs::symlink_metadata(p).unwrap();
+            assert_eq!(m.permissions().mode() & 0o777, 0o600);
+            assert!(p.file_name().unwrap().to_str().unwrap().starts_with(PREFIX));
+        }
+        // in use: not stale
+        assert!(stale_files(d.path()).is_empty());
+        drop(files);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_file_left_without_its_lock_is_stale_and_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let files = TestFiles::create(d.path(), 1).unwrap();
+        let p = files.paths()[0].clone();
+        let fd = files.files[0].1.as_raw_fd();
+        // Simulate SIGKILL: no drop runs; the lock goes with the descriptor.
+        std::mem::forget(files);
+        // SAFETY: the forgotten File owned this fd and will never close it.
+        unsafe { libc::close(fd) };
+        let stale = stale_files(d.path());
+        assert_eq!(stale.len(), 1);
+        assert_eq!(remove_stale(d.path()).len(), 1);
+        assert!(!p.exists());
+    }
+
+    #[test]
+    fn other_files_with_our_prefix_are_left_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join(format!("{PREFIX}123.x.0"));
+        std::fs::write(&p, b"user data").unwrap();
+        // mode 0644, not ours
+        assert!(stale_files(d.path()).is_empty());
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // right mode, but no marker where xattrs work: still left alone
+        let f = File::open(&p).unwrap();
+        if !has_marker(&f) {
+            assert!(stale_files(d.path()).is_empty());
+        }
+        assert!(p.exists());
+    }
+
+    #[test]
+    fn preflight_names_what_is_wrong() {
+        let d = tempfile::tempdir().unwrap();
+        let missing = d.path().join("nope");
+        assert!(matches!(
+            preflight(&missing, 1 << 20),
+            Err(PreflightError::Missing(_))
+        ));
+        let file = d.path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        assert!(matches!(
+            preflight(&file, 1 << 20),
+            Err(PreflightError::NotDir(_))
+        ));
+        assert!(matches!(
+            preflight(Path::new("/dev/null"), 1 << 20),
+            Err(PreflightError::Device(_))
+        ));
+        let e = preflight(d.path(), u64::MAX / 4).unwrap_err().to_string();
+        assert!(e.contains("not enough free space"), "{e}");
+        assert!(preflight(d.path(), 1 << 20).is_ok());
+    }
+}

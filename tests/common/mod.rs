@@ -1,0 +1,95 @@
+//! Helpers for the integration tests: the real binary, a private temp dir with its own
+//! history and run lock, and readers for what the binary leaves behind.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+pub struct Env {
+    pub tmp: tempfile::TempDir,
+    pub dir: PathBuf,
+    pub history: PathBuf,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("data");
+        std::fs::create_dir(&dir).unwrap();
+        let history = tmp.path().join("history.jsonl");
+        Env { tmp, dir, history }
+    }
+
+    /// `iopscheck` with this env's history and lock file.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"));
+        c.env("IOPSCHECK_HISTORY", &self.history)
+            .env("IOPSCHECK_LOCK_FILE", self.tmp.path().join("run.lock"))
+            .env("NO_COLOR", "1")
+            .env_remove("IOPSCHECK_FIO");
+        c
+    }
+
+    /// `iopscheck run` on this env's directory with a small, quick test.
+    pub fn small_run(&self, engine: &str) -> Command {
+        let mut c = self.cmd();
+        c.args(["run", "--dir"]).arg(&self.dir).args([
+            "--size",
+            "32m",
+            "--runtime",
+            "1",
+            "--runs",
+            "1",
+            "--engine",
+            engine,
+        ]);
+        c
+    }
+
+    pub fn history_lines(&self) -> Vec<serde_json::Value> {
+        match std::fs::read_to_string(&self.history) {
+            Ok(t) => t
+                .lines()
+                .map(|l| serde_json::from_str(l).expect("every history line is JSON"))
+                .collect(),
+            Err(_) => vec![],
+        }
+    }
+
+    pub fn dir_listing(&self) -> Vec<String> {
+        listing(&self.dir)
+    }
+}
+
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/fio-outputs")
+        .join(name)
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+pub fn have_fio() -> bool {
+    std::process::Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Prints why a test is skipped, so the skip is visible in the test output.
+pub fn skip(why: &str) {
+    eprintln!("skipped: {why}");
+}

@@ -1,0 +1,330 @@
+//! `iopscheck run`, end to end: the real binary doing real I/O on small files in temp dirs.
+
+mod common;
+
+use common::{Env, is_root, skip};
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out).expect("stdout is one JSON object")
+}
+
+/// The figures of one run are consistent with each other, as fio's would be.
+fn assert_consistent(run: &Value, runtime_s: f64) {
+    let m = &run["metrics"];
+    let iops = m["write_iops"].as_f64().unwrap();
+    let bw = m["write_bw_bytes"].as_f64().unwrap();
+    let ios = m["write_ios"].as_f64().unwrap();
+    let runtime = m["write_runtime_ms"].as_f64().unwrap();
+    assert!(iops > 0.0, "{m}");
+    // bw = bytes × 1000 / runtime (integer), iops = ios × 1000 / runtime: bw ≈ iops × 4096
+    assert!(
+        (bw - iops * 4096.0).abs() <= 4096.0,
+        "bw {bw} vs iops {iops} × 4096"
+    );
+    assert!((iops - ios * 1000.0 / runtime).abs() < 1e-6 * iops.max(1.0));
+    assert!(
+        runtime >= runtime_s * 1000.0,
+        "runtime {runtime} ms < requested"
+    );
+    let mb_s = m["write_bw_mb_s"].as_f64().unwrap();
+    assert!((mb_s - bw / 1e6).abs() < 1e-9);
+    let formula = m["write_iops_formula"].as_f64().unwrap();
+    assert!((formula - mb_s / 4.0 * 1024.0).abs() < 1e-6);
+    assert!(m["end_fsync_ms"].as_f64().is_some(), "{m}");
+    for p in ["p50", "p90", "p99", "p99_9", "max"] {
+        assert!(
+            m[format!("write_clat_{p}_us")].as_f64().is_some(),
+            "no clat {p}: {m}"
+        );
+    }
+    assert!(m["write_clat_p50_us"].as_f64() <= m["write_clat_p99_us"].as_f64());
+    assert!(m["cpu_usr_pct"].as_f64().is_some() && m["cpu_sys_pct"].as_f64().is_some());
+}
+
+fn run_backend(engine: &str) -> Option<Value> {
+    let env = Env::new();
+    let before = env.dir_listing();
+    let out = env
+        .small_run(engine)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    if engine == "io_uring" && out.status.code() == Some(2) {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--engine io_uring"), "{err}");
+        skip(&format!("io_uring refused here: {err}"));
+        return None;
+    }
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = json_of(&out.stdout);
+    assert_eq!(j["runs"].as_array().unwrap().len(), 1);
+    let run = &j["runs"][0];
+    assert_eq!(run["engine"], engine);
+    assert_eq!(run["source"], "native");
+    assert_consistent(run, 1.0);
+    assert_eq!(env.dir_listing(), before, "the directory is left as it was");
+    assert_eq!(env.history_lines().len(), 1);
+    Some(j)
+}
+
+#[test]
+fn posixaio_completes_a_run_with_consistent_figures() {
+    run_backend("posixaio");
+}
+
+#[test]
+fn psync_completes_a_run_with_consistent_figures() {
+    run_backend("psync");
+}
+
+#[test]
+fn io_uring_completes_a_run_or_skips_with_the_reason() {
+    run_backend("io_uring");
+}
+
+#[test]
+fn libaio_completes_a_run_with_consistent_figures() {
+    run_backend("libaio");
+}
+
+#[test]
+fn two_runs_print_the_table_and_verdict_and_add_two_valid_records() {
+    let env = Env::new();
+    std::fs::write(env.dir.join("existing.dat"), b"keep me").unwrap();
+    let before = env.dir_listing();
+    let out = env
+        .cmd()
+        .args(["run", "--dir"])
+        .arg(&env.dir)
+        .args(["--size", "64m", "--runtime", "2", "--runs", "2"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(1)),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("write_iops_formula"), "{stdout}");
+    assert!(stdout.contains("threshold"), "{stdout}");
+    assert!(stdout.contains("verdict: "), "{stdout}");
+    // the small test is flagged as not the policy's
+    assert!(stdout.contains("64 MiB instead of 4 GiB"), "{stdout}");
+    assert!(
+        stdout.contains("history: 2 of 6 runs over 1 of 2 days"),
+        "{stdout}"
+    );
+    assert_eq!(env.dir_listing(), before);
+    assert_eq!(
+        std::fs::read(env.dir.join("existing.dat")).unwrap(),
+        b"keep me"
+    );
+
+    let lines = env.history_lines();
+    assert_eq!(lines.len(), 2);
+    for r in &lines {
+        for key in [
+            "schema_version",
+            "timestamp",
+            "host",
+            "source",
+            "engine",
+            "job",
+            "metrics",
+            "target",
+            "tool_version",
+            "policy",
+        ] {
+            assert!(r.get(key).is_some(), "record lacks {key}: {r}");
+        }
+        chrono::DateTime::parse_from_rfc3339(r["timestamp"].as_str().unwrap()).unwrap();
+        assert_eq!(r["policy"], "swimlane");
+        assert_eq!(r["overrides"]["size"], "64m");
+        assert_eq!(r["job"]["size"], 64 << 20);
+        assert!(r["target"]["filesystem"].is_string());
+        assert_consistent(r, 2.0);
+    }
+}
+
+#[test]
+fn json_output_carries_the_contract_keys() {
+    let env = Env::new();
+    let out = env
+        .small_run("psync")
+        .args(["--format", "json", "--no-history"])
+        .output()
+        .unwrap();
+    let j = json_of(&out.stdout);
+    for key in [
+        "schema_version",
+        "tool",
+        "policy",
+        "verdict",
+        "runs",
+        "summary",
+        "rules",
+        "warnings",
+    ] {
+        assert!(j.get(key).is_some(), "no {key}");
+    }
+    assert_eq!(j["tool"]["name"], "iopscheck");
+    let s = &j["summary"]["metrics"]["write_iops_formula"];
+    for key in [
+        "mean",
+        "median",
+        "min",
+        "max",
+        "stdev",
+        "cv",
+        "ci95_low",
+        "ci95_high",
+    ] {
+        assert!(s.get(key).is_some(), "summary lacks {key}");
+    }
+    let rule = &j["rules"][0];
+    for key in ["metric", "op", "threshold", "level", "value", "passed"] {
+        assert!(rule.get(key).is_some(), "rule lacks {key}");
+    }
+    assert_eq!(rule["metric"], "write_iops_formula");
+    assert_eq!(rule["op"], ">=");
+    assert!(!env.history.exists(), "--no-history writes nothing");
+}
+
+#[test]
+fn an_unreachable_threshold_fails_with_exit_1() {
+    let env = Env::new();
+    let yaml = env
+        .cmd()
+        .args(["policy", "show", "swimlane"])
+        .output()
+        .unwrap()
+        .stdout;
+    let yaml =
+        String::from_utf8(yaml)
+            .unwrap()
+            .replacen("threshold: 3000", "threshold: 1000000000000", 1);
+    let p = env.tmp.path().join("impossible.yaml");
+    std::fs::write(&p, yaml).unwrap();
+    env.small_run("psync")
+        .arg("--policy")
+        .arg(&p)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("FAIL"));
+    assert_eq!(
+        env.history_lines().len(),
+        1,
+        "a failing run is still evidence"
+    );
+}
+
+#[test]
+fn a_missing_directory_is_exit_2_with_nothing_written() {
+    let env = Env::new();
+    env.cmd()
+        .args(["run", "--dir"])
+        .arg(env.tmp.path().join("nope"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no such directory"));
+    assert!(env.history_lines().is_empty());
+}
+
+#[test]
+fn too_little_free_space_is_exit_2_before_anything_is_written() {
+    let env = Env::new();
+    env.cmd()
+        .args(["run", "--dir"])
+        .arg(&env.dir)
+        .args(["--size", "900t", "--runtime", "1", "--runs", "1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not enough free space"));
+    assert!(env.dir_listing().is_empty());
+    assert!(env.history_lines().is_empty());
+}
+
+#[test]
+fn bad_flags_name_the_flag_and_exit_2() {
+    let env = Env::new();
+    for (args, flag) in [
+        (vec!["--size", "0"], "--size"),
+        (vec!["--size", "-1"], "--size"),
+        (vec!["--size", "abc"], "--size"),
+        (vec!["--size", "2k"], "--size"),
+        (vec!["--runtime", "0"], "--runtime"),
+        (vec!["--runtime", "soon"], "--runtime"),
+        (vec!["--runs", "0"], "--runs"),
+        (vec!["--runs", "many"], "--runs"),
+        (vec!["--interval", "x"], "--interval"),
+        (vec!["--export", "json"], "--export"),
+        (vec!["--export", "pdf=x.pdf"], "--export"),
+    ] {
+        env.cmd()
+            .args(["run", "--dir"])
+            .arg(&env.dir)
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(flag));
+    }
+    assert!(env.dir_listing().is_empty());
+    assert!(env.history_lines().is_empty());
+}
+
+#[test]
+fn a_second_run_on_the_host_refuses_while_one_holds_the_lock() {
+    let env = Env::new();
+    let lock = env.tmp.path().join("run.lock");
+    let f = std::fs::File::create(&lock).unwrap();
+    f.lock().unwrap();
+    env.small_run("psync")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("another iopscheck run"));
+    drop(f);
+    assert!(env.history_lines().is_empty());
+}
+
+#[test]
+fn a_file_instead_of_a_directory_and_a_device_are_refused() {
+    let env = Env::new();
+    let file = env.tmp.path().join("plain");
+    std::fs::write(&file, b"data").unwrap();
+    env.cmd()
+        .args(["run", "--dir"])
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a directory"));
+    assert_eq!(std::fs::read(&file).unwrap(), b"data");
+    env.cmd()
+        .args(["run", "--dir", "/dev/null"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("device"));
+}
+
+#[test]
+fn a_read_only_directory_is_refused_for_non_root_users() {
+    if is_root() {
+        skip(
+            "root ignores directory permissions; the read-only filesystem case is in tests/faults.rs",
+        );
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    std::fs::set_permissions(&env.dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    env.small_run("psync")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("permission denied"));
+}
