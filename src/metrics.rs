@@ -96,6 +96,12 @@ pub static KNOWN: &[Info] = &[
         "(MB/s ÷ block size in KiB) × 1024",
     ),
     m(
+        "total_iops",
+        "IOPS",
+        None,
+        "reads and writes per second together (mixed jobs)",
+    ),
+    m(
         "write_runtime_ms",
         "ms",
         W,
@@ -297,6 +303,9 @@ pub fn from_measurement(m: &Measurement) -> BTreeMap<String, f64> {
         if let Some(d) = dir {
             direction(&mut out, prefix, d, bs);
         }
+    }
+    if let (Some(r), Some(w)) = (&m.read, &m.write) {
+        out.insert("total_iops".into(), r.iops + w.iops);
     }
     if let Some(s) = &m.sync {
         latency(&mut out, "sync", s);

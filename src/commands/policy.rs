@@ -45,7 +45,7 @@ fn list(ctx: &Ctx) -> anyhow::Result<u8> {
     let mut t = Table::new();
     t.load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_header(vec!["name", "vendor", "checks", "test", "source"]);
+    t.set_header(vec!["name", "vendor", "test job", "checks", "test"]);
     let mut rows = Vec::new();
     for (name, yaml) in BUILTIN {
         let p = policy::parse(yaml, name).map_err(|e| anyhow::anyhow!("built-in {e}"))?;
@@ -72,10 +72,11 @@ fn list(ctx: &Ctx) -> anyhow::Result<u8> {
             .filter(|r| r.level != Level::Info)
             .map(|r| {
                 format!(
-                    "{} {} {}{}",
+                    "{} {} {} {}{}",
                     r.metric,
                     r.op,
                     r.threshold,
+                    crate::metrics::unit(&r.metric),
                     if r.level == Level::Warn {
                         " (warn)"
                     } else {
@@ -84,24 +85,31 @@ fn list(ctx: &Ctx) -> anyhow::Result<u8> {
                 )
             })
             .collect();
-        let source = if origin == "built-in" {
-            format!("{} (seen {})", p.source.url, p.source.seen)
-        } else {
-            format!("{origin}; {}", p.source.url)
-        };
+        let j = &p.job;
+        let mut job = format!(
+            "{} {} {}",
+            j.rw,
+            crate::units::format_size_fio(j.bs.0),
+            j.ioengine
+        );
+        if j.iodepth > 1 {
+            job.push_str(&format!(" qd{}", j.iodepth));
+        }
+        if j.direct {
+            job.push_str(" direct");
+        }
+        if j.fdatasync > 0 {
+            job.push_str(" fdatasync");
+        }
+        if origin != "built-in" {
+            job.push_str(&format!("\n({origin})"));
+        }
         t.add_row(vec![
             p.name.clone(),
             p.vendor.clone(),
-            format!(
-                "{} {} {}, {}\n{}",
-                p.job.rw,
-                crate::units::format_size_fio(p.job.bs.0),
-                p.job.ioengine,
-                crate::units::format_size_fio(p.job.size.0),
-                checks.join("\n")
-            ),
+            job,
+            checks.join("\n"),
             p.source.test.to_string(),
-            source,
         ]);
     }
     println!("{t}");

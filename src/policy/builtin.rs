@@ -1,7 +1,60 @@
 //! The policies shipped inside the binary, from `policies/*.yaml`.
 
 /// (name, YAML), in the order `policy list` shows them.
-pub const BUILTIN: &[(&str, &str)] = &[("swimlane", include_str!("../../policies/swimlane.yaml"))];
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("swimlane", include_str!("../../policies/swimlane.yaml")),
+    ("etcd", include_str!("../../policies/etcd.yaml")),
+    (
+        "openshift-etcd",
+        include_str!("../../policies/openshift-etcd.yaml"),
+    ),
+    (
+        "gravity-etcd",
+        include_str!("../../policies/gravity-etcd.yaml"),
+    ),
+    (
+        "gitlab-gitaly",
+        include_str!("../../policies/gitlab-gitaly.yaml"),
+    ),
+    ("consul", include_str!("../../policies/consul.yaml")),
+    (
+        "consul-throughput",
+        include_str!("../../policies/consul-throughput.yaml"),
+    ),
+    (
+        "vault-small",
+        include_str!("../../policies/vault-small.yaml"),
+    ),
+    (
+        "vault-small-throughput",
+        include_str!("../../policies/vault-small-throughput.yaml"),
+    ),
+    (
+        "vault-large",
+        include_str!("../../policies/vault-large.yaml"),
+    ),
+    (
+        "vault-large-throughput",
+        include_str!("../../policies/vault-large-throughput.yaml"),
+    ),
+    (
+        "splunk-indexer",
+        include_str!("../../policies/splunk-indexer.yaml"),
+    ),
+    (
+        "ibm-db2-warehouse-cache",
+        include_str!("../../policies/ibm-db2-warehouse-cache.yaml"),
+    ),
+    (
+        "ibm-satellite-host",
+        include_str!("../../policies/ibm-satellite-host.yaml"),
+    ),
+    ("infrahub", include_str!("../../policies/infrahub.yaml")),
+    (
+        "commvault-index-cache",
+        include_str!("../../policies/commvault-index-cache.yaml"),
+    ),
+];
 
 pub fn builtin_yaml(name: &str) -> Option<&'static str> {
     BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, y)| *y)

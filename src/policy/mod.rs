@@ -70,10 +70,12 @@ impl fmt::Display for TestOrigin {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "RuleRaw")]
 pub struct Rule {
     pub metric: String,
     pub op: Op,
+    /// In the metric's unit. The YAML may give it with a unit of the same kind ("10ms" for a
+    /// latency in µs, "250MB/s", "7.5k" IOPS); it is converted and checked on load.
     pub threshold: f64,
     /// `fail` decides the verdict; `warn` is a soft limit (changes the exit code only with
     /// `--strict`); `info` is shown beside the others and never decides.
@@ -81,6 +83,114 @@ pub struct Rule {
     pub level: Level,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// A rule as written in YAML, before its threshold is converted to the metric's unit.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleRaw {
+    metric: String,
+    op: Op,
+    threshold: RawThreshold,
+    #[serde(default)]
+    level: Level,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawThreshold {
+    Number(f64),
+    Text(String),
+}
+
+impl TryFrom<RuleRaw> for Rule {
+    type Error = String;
+    fn try_from(r: RuleRaw) -> Result<Rule, String> {
+        let Some(info) = metrics::lookup(&r.metric) else {
+            return Err(format!(
+                "unknown metric '{}'; known metrics: {}",
+                r.metric,
+                metrics::known_names().join(", ")
+            ));
+        };
+        let threshold = match r.threshold {
+            RawThreshold::Number(n) => n,
+            RawThreshold::Text(t) => convert_threshold(&t, info.unit)
+                .map_err(|e| format!("threshold of {}: {e}", r.metric))?,
+        };
+        Ok(Rule {
+            metric: r.metric,
+            op: r.op,
+            threshold,
+            level: r.level,
+            note: r.note,
+        })
+    }
+}
+
+/// Converts "10ms", "250MB/s", "7.5k" into the unit of a metric, refusing a unit of another
+/// kind (a duration for an IOPS metric, say).
+pub fn convert_threshold(text: &str, unit: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number with a unit"))?;
+    let suffix = suffix.trim();
+    let wrong = |kind: &str| Err(format!("'{text}' is {kind}, but the metric is in {unit}"));
+    let rate = |s: &str| -> Option<f64> {
+        // bytes per second for a rate suffix
+        Some(match s {
+            "B/s" => 1.0,
+            "kB/s" | "KB/s" => 1e3,
+            "MB/s" => 1e6,
+            "GB/s" => 1e9,
+            "KiB/s" => 1024.0,
+            "MiB/s" => 1_048_576.0,
+            "GiB/s" => 1_073_741_824.0,
+            _ => return None,
+        })
+    };
+    match unit {
+        "µs" | "ms" => {
+            let d = crate::units::parse_duration(t).map_err(|e| e.to_string())?;
+            if suffix.is_empty() {
+                return Ok(v);
+            }
+            let us = d.as_secs_f64() * 1e6;
+            Ok(if unit == "ms" { us / 1000.0 } else { us })
+        }
+        "MB/s" | "MiB/s" | "B/s" => {
+            if suffix.is_empty() {
+                return Ok(v);
+            }
+            let Some(bps) = rate(suffix) else {
+                return wrong("not a rate such as 250MB/s");
+            };
+            let per = match unit {
+                "MB/s" => 1e6,
+                "MiB/s" => 1_048_576.0,
+                _ => 1.0,
+            };
+            Ok(v * bps / per)
+        }
+        "IOPS" | "I/Os" | "%" => match suffix {
+            "" => Ok(v),
+            "k" | "K" if unit != "%" => Ok(v * 1000.0),
+            "M" if unit != "%" => Ok(v * 1e6),
+            s if rate(s).is_some() => wrong("a rate"),
+            _ if crate::units::parse_duration(t).is_ok() => wrong("a duration"),
+            _ => Err(format!(
+                "'{text}': unknown unit '{suffix}' for a metric in {unit}"
+            )),
+        },
+        _ => Err(format!("'{text}': give a plain number in {unit}")),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -347,7 +457,20 @@ pub fn parse(yaml: &str, path: &str) -> Result<Policy, PolicyError> {
             .location()
             .map(|l| (l.line(), l.column()))
             .unwrap_or((0, 0));
-        let msg = clean_message(&e.to_string());
+        let mut msg = clean_message(&e.to_string());
+        if let Some(key) = key_path_at(yaml, line as usize)
+            && !msg.starts_with("missing field")
+        {
+            // An unknown key is reported at the key itself: name the mapping it is in.
+            let key = if msg.starts_with("unknown field") {
+                key.rsplit_once('.').map(|(p, _)| p.to_string())
+            } else {
+                Some(key)
+            };
+            if let Some(k) = key {
+                msg = format!("{k}: {msg}");
+            }
+        }
         if line == 0 {
             PolicyError::Invalid {
                 path: path.into(),
@@ -371,11 +494,68 @@ pub fn parse(yaml: &str, path: &str) -> Result<Policy, PolicyError> {
 
 /// serde-saphyr appends its own location to messages; ours goes in front instead.
 fn clean_message(msg: &str) -> String {
-    let first = msg.lines().next().unwrap_or(msg);
-    match first.rfind(" at line ") {
-        Some(i) => first[..i].to_string(),
-        None => first.to_string(),
+    let mut m = msg.lines().next().unwrap_or(msg).trim();
+    m = m.strip_prefix("error: ").unwrap_or(m);
+    // "line 38 column 5: …"
+    if let Some(rest) = m.strip_prefix("line ")
+        && let Some((_, after)) = rest.split_once(": ")
+    {
+        m = after;
     }
+    let m = match m.rfind(" at line ") {
+        Some(i) => &m[..i],
+        None => m,
+    };
+    match m {
+        "invalid u32" | "invalid u64" | "invalid u8" => "expected a whole number".to_string(),
+        "invalid f64" => "expected a number".to_string(),
+        "externally tagged enum expected scalar or mapping" => {
+            "expected a single value, not a list".to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The dotted key path of the mapping key on a 1-based line ("job.numjobs", "rules[].op"),
+/// found from indentation: enough to tell a policy author which key is wrong.
+fn key_path_at(yaml: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = yaml.lines().collect();
+    let key_of = |l: &str| -> Option<(usize, String, bool)> {
+        let indent = l.len() - l.trim_start().len();
+        let t = l.trim_start();
+        let (item, t) = match t.strip_prefix("- ") {
+            Some(rest) => (true, rest),
+            None => (false, t),
+        };
+        if t.starts_with('#') {
+            return None;
+        }
+        let (k, _) = t.split_once(':')?;
+        let k = k.trim();
+        (!k.is_empty() && !k.contains(' '))
+            .then(|| (indent + if item { 2 } else { 0 }, k.to_string(), item))
+    };
+    let (mut indent, key, mut item) = key_of(lines.get(line.checked_sub(1)?)?)?;
+    let mut path = vec![key];
+    for l in lines[..line - 1].iter().rev() {
+        if let Some((i, k, it)) = key_of(l) {
+            if i < indent {
+                let k = if item { format!("{k}[]") } else { k };
+                path.push(k);
+                indent = i;
+                item = it;
+            } else if i == indent && it && !item {
+                item = true;
+            }
+        }
+        if indent == 0 {
+            break;
+        }
+    }
+    path.reverse();
+    let mut msg = path.join(".");
+    msg = msg.replace(".[", "[");
+    Some(msg)
 }
 
 /// Checks what the YAML schema alone cannot: each message names the key.
@@ -501,6 +681,23 @@ mod tests {
     }
 
     #[test]
+    fn a_wrong_type_names_the_key_path() {
+        let yaml = builtin_yaml("swimlane")
+            .unwrap()
+            .replace("numjobs: 1", "numjobs: many");
+        let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
+        assert!(e.contains("job.numjobs: expected a whole number"), "{e}");
+        let yaml = builtin_yaml("swimlane")
+            .unwrap()
+            .replacen("op: \">=\"", "op: \"=>\"", 1);
+        let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
+        assert!(
+            e.contains("rules[].op:") && e.contains("expected one of"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn a_bad_size_names_the_value() {
         let yaml = builtin_yaml("swimlane")
             .unwrap()
@@ -510,13 +707,40 @@ mod tests {
     }
 
     #[test]
+    fn thresholds_with_units_are_converted_and_checked() {
+        assert_eq!(convert_threshold("10ms", "µs"), Ok(10_000.0));
+        assert_eq!(convert_threshold("500us", "µs"), Ok(500.0));
+        assert_eq!(convert_threshold("250MB/s", "MB/s"), Ok(250.0));
+        assert!((convert_threshold("100MiB/s", "MB/s").unwrap() - 104.857_6).abs() < 1e-9);
+        assert_eq!(convert_threshold("7.5k", "IOPS"), Ok(7500.0));
+        assert!(
+            convert_threshold("10ms", "IOPS")
+                .unwrap_err()
+                .contains("duration")
+        );
+        assert!(
+            convert_threshold("5MB/s", "IOPS")
+                .unwrap_err()
+                .contains("rate")
+        );
+        assert!(convert_threshold("10ms", "MB/s").is_err());
+        let yaml =
+            builtin_yaml("swimlane")
+                .unwrap()
+                .replacen("threshold: 3000", "threshold: 3s", 1);
+        let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
+        assert!(e.contains("duration") && e.contains("IOPS"), "{e}");
+    }
+
+    #[test]
     fn an_unknown_metric_is_named() {
         let yaml = builtin_yaml("swimlane")
             .unwrap()
             .replace("metric: write_iops_formula", "metric: write_ipos");
         let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
         assert!(
-            e.contains("rules[0].metric") && e.contains("write_ipos"),
+            e.starts_with("p.yaml:38:")
+                && e.contains("rules[].metric: unknown metric 'write_ipos'"),
             "{e}"
         );
     }
