@@ -1,15 +1,29 @@
 //! Output formats. Every format renders the same [`Evaluation`]; adding one is one file here
-//! and one arm in [`render`].
+//! and one arm in [`render`]. Helpers that several formats share (which columns a run has,
+//! which host/dir/engine the evaluation describes, numbers for machines) live here too.
+//!
+//! The warnings travel in every format, each once: table and Markdown as a list, JSON as
+//! `warnings[]`, CSV as the `warnings` column of the first row, Prometheus as `# warning:`
+//! comments plus the `iopscheck_warnings` count, JUnit in the suite's `<system-out>`, HTML as
+//! a list. Each format's file says how it maps the rest.
 
+mod csv;
+mod html;
 mod json;
+mod junit;
+mod markdown;
+mod prometheus;
 mod table;
+mod xml;
 
+use std::collections::BTreeSet;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::evaluate::Evaluation;
 
 pub use json::to_json;
+pub use table::fmt_value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -23,6 +37,16 @@ pub enum Format {
 }
 
 impl Format {
+    pub const ALL: [Format; 7] = [
+        Format::Table,
+        Format::Json,
+        Format::Csv,
+        Format::Markdown,
+        Format::Prometheus,
+        Format::Junit,
+        Format::Html,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Table => "table",
@@ -53,26 +77,124 @@ pub fn render(
     match format {
         Format::Table => table::render(ev, style, out),
         Format::Json => json::render(ev, out),
-        other => Err(io::Error::other(format!(
-            "the {} format is not available yet",
-            other.as_str()
-        ))),
+        Format::Csv => csv::render(ev, out),
+        Format::Markdown => markdown::render(ev, out),
+        Format::Prometheus => prometheus::render(ev, out),
+        Format::Junit => junit::render(ev, out),
+        Format::Html => html::render(ev, out),
     }
 }
 
-/// Parses `--export FORMAT=FILE`.
-pub fn parse_export(s: &str) -> Result<(Format, std::path::PathBuf), String> {
-    use clap::ValueEnum;
-    let (f, path) = s
-        .split_once('=')
-        .filter(|(f, p)| !f.is_empty() && !p.is_empty())
-        .ok_or_else(|| {
-            format!("--export: expected FORMAT=FILE, e.g. json=result.json, not '{s}'")
-        })?;
-    let format = Format::from_str(f, true).map_err(|_| {
-        format!("--export: unknown format '{f}'; use table, json, csv, markdown, prometheus, junit or html")
+/// Parses one `--export FORMAT=FILE` value. The file name may itself contain `=`: only the
+/// first one separates.
+pub fn parse_export(s: &str) -> Result<(Format, PathBuf), String> {
+    const HINT: &str = "--export: expected FORMAT=FILE, e.g. json=result.json";
+    let Some((name, file)) = s.split_once('=') else {
+        return Err(format!("{HINT} (got '{s}')"));
+    };
+    let format = <Format as clap::ValueEnum>::from_str(name.trim(), true).map_err(|_| {
+        let names: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
+        format!(
+            "--export: unknown format '{name}' in '{s}'; use one of {}",
+            names.join(", ")
+        )
     })?;
-    Ok((format, std::path::PathBuf::from(path)))
+    if file.is_empty() {
+        return Err(format!("--export: no file after '=' in '{s}'; {HINT}"));
+    }
+    Ok((format, PathBuf::from(file)))
+}
+
+/// The metric columns of a runs table: the rules' metrics first, in the policy's order, then
+/// every other metric any run has, sorted by name.
+pub fn metric_columns(ev: &Evaluation) -> Vec<String> {
+    let mut cols: Vec<String> = Vec::new();
+    for r in &ev.rules {
+        if !cols.contains(&r.metric) {
+            cols.push(r.metric.clone());
+        }
+    }
+    let rest: BTreeSet<&String> = ev
+        .runs
+        .iter()
+        .flat_map(|r| r.metrics.keys())
+        .filter(|m| !cols.contains(m))
+        .collect();
+    cols.extend(rest.into_iter().cloned());
+    cols
+}
+
+/// What the evaluation describes: policy, host, directory and engine. A report's group says it
+/// directly; for a run or an import it is read from the runs, several values joined by ",".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub policy: String,
+    pub host: String,
+    pub dir: String,
+    pub engine: String,
+}
+
+pub fn identity(ev: &Evaluation) -> Identity {
+    if let Some(g) = &ev.group {
+        return Identity {
+            policy: g.policy.clone(),
+            host: g.host.clone(),
+            dir: g.dir.clone(),
+            engine: g.engine.clone(),
+        };
+    }
+    let join = |f: &dyn Fn(&crate::history::Record) -> &str| {
+        let set: BTreeSet<&str> = ev.runs.iter().map(f).collect();
+        set.into_iter().collect::<Vec<_>>().join(",")
+    };
+    Identity {
+        policy: ev.policy.name.clone(),
+        host: join(&|r| r.host.as_str()),
+        dir: join(&|r| r.target.dir.as_str()),
+        engine: join(&|r| r.engine.as_str()),
+    }
+}
+
+/// A number for machines: the shortest text that reads back as the same f64.
+pub fn fmt_exact(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        }
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A number for messages: up to two decimals (four significant digits below 1), trailing
+/// zeros dropped, so 2995.2 stays 2995.2 where the table would round it to 2995.
+pub fn fmt_precise(v: f64) -> String {
+    if !v.is_finite() {
+        return fmt_exact(v);
+    }
+    let decimals = if v.abs() >= 1.0 || v == 0.0 {
+        2
+    } else {
+        (3 - v.abs().log10().floor() as i32).clamp(2, 12) as usize
+    };
+    let s = format!("{v:.decimals$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &s
+    };
+    if s == "-0" { "0".into() } else { s.to_string() }
+}
+
+/// The policy's source address, if it is one a browser may follow (no `javascript:` and the
+/// like: policy files come from users).
+pub fn safe_url(url: &str) -> Option<&str> {
+    let lower = url.trim().to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://")).then_some(url.trim())
 }
 
 /// Writes a format to a file atomically: a temporary file in the same directory, fsynced,
@@ -112,4 +234,44 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_values_name_the_flag_when_wrong() {
+        assert_eq!(
+            parse_export("json=result.json").unwrap(),
+            (Format::Json, PathBuf::from("result.json"))
+        );
+        assert_eq!(
+            parse_export("JUnit=out/a=b.xml").unwrap(),
+            (Format::Junit, PathBuf::from("out/a=b.xml"))
+        );
+        let e = parse_export("result.json").unwrap_err();
+        assert!(
+            e.starts_with("--export: expected FORMAT=FILE, e.g. json=result.json"),
+            "{e}"
+        );
+        let e = parse_export("xml=r.xml").unwrap_err();
+        assert!(
+            e.contains("unknown format 'xml'") && e.contains("junit"),
+            "{e}"
+        );
+        let e = parse_export("csv=").unwrap_err();
+        assert!(e.starts_with("--export: no file"), "{e}");
+    }
+
+    #[test]
+    fn precise_numbers_keep_what_matters() {
+        assert_eq!(fmt_precise(2995.2), "2995.2");
+        assert_eq!(fmt_precise(3000.0), "3000");
+        assert_eq!(fmt_precise(11.71875), "11.72");
+        assert_eq!(fmt_precise(0.012345), "0.01235");
+        assert_eq!(fmt_precise(-0.0), "0");
+        assert_eq!(fmt_exact(f64::INFINITY), "+Inf");
+        assert_eq!(fmt_exact(4198.4), "4198.4");
+    }
 }

@@ -1,5 +1,8 @@
-//! The table for people: one row per run, the aggregate row, the thresholds, the verdict,
-//! then the evidence and the warnings.
+//! The table for people: the policy and what was tested, one row per run, the aggregate,
+//! spread and threshold rows, the rules, the per-day figures (report), the evidence, the
+//! warnings, and the verdict last, where the eye lands. Kept within 100 columns where it can:
+//! the engine column appears only when runs differ, seconds only when two runs share a
+//! minute, and prose is word-wrapped with a hanging indent.
 
 use std::io::{self, Write};
 
@@ -31,6 +34,36 @@ fn column_title(r: &RuleResult) -> String {
     format!("{}{}", r.metric, unit)
 }
 
+/// The width the text and the table keep to where they can: readable in a 100-column terminal
+/// and in a ticket without horizontal scrolling.
+pub const WIDTH: usize = 100;
+
+/// Word-wraps `text` after `first` (e.g. "warning: ") to [`WIDTH`] columns, continuation lines
+/// indented under the text. A word longer than a line (a URL) stays whole on its own line.
+pub fn wrap(first: &str, text: &str) -> String {
+    let indent = first.chars().count();
+    let mut out = String::from(first);
+    let mut col = indent;
+    let mut at_start = true;
+    for word in text.split_whitespace() {
+        let len = word.chars().count();
+        if !at_start && col + 1 + len > WIDTH {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+            col = indent;
+            at_start = true;
+        }
+        if !at_start {
+            out.push(' ');
+            col += 1;
+        }
+        out.push_str(word);
+        col += len;
+        at_start = false;
+    }
+    out
+}
+
 pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io::Result<()> {
     let paint = |text: &str, code: &str| {
         if style.color {
@@ -40,17 +73,33 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         }
     };
     let p = &ev.policy;
-    writeln!(out, "policy: {} — {}", p.name, p.description)?;
     writeln!(
         out,
-        "source: {} ({}, seen {}; test {})",
-        p.source, p.url, p.seen, p.test
+        "{}",
+        wrap("policy: ", &format!("{} — {}", p.name, p.description))
     )?;
-    if let Some(g) = &ev.group {
+    writeln!(out, "{}", wrap("source: ", &p.source))?;
+    writeln!(
+        out,
+        "{}",
+        wrap(
+            "        ",
+            &format!("{} (seen {}; test {})", p.url, p.seen, p.test)
+        )
+    )?;
+    let id = super::identity(ev);
+    if !ev.runs.is_empty() || ev.group.is_some() {
         writeln!(
             out,
-            "group: host {}, dir {}, engine {}",
-            g.host, g.dir, g.engine
+            "{}",
+            wrap(
+                if ev.group.is_some() {
+                    "group: "
+                } else {
+                    "target: "
+                },
+                &format!("host {}, dir {}, engine {}", id.host, id.dir, id.engine)
+            )
         )?;
     }
     writeln!(out)?;
@@ -79,20 +128,42 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         .map(|(_, e)| *e)
         .collect();
 
+    // The engine is in the line above unless the runs differ; seconds only when two runs
+    // share a minute: both keep the table within 100 columns for the usual three rules.
+    let engines: std::collections::BTreeSet<&str> =
+        ev.runs.iter().map(|r| r.engine.as_str()).collect();
+    let engine_col = engines.len() > 1;
+    let minutes: std::collections::BTreeSet<String> = ev
+        .runs
+        .iter()
+        .map(|r| r.timestamp.format("%Y-%m-%d %H:%M").to_string())
+        .collect();
+    let time_fmt = if minutes.len() < ev.runs.len() {
+        "%Y-%m-%d %H:%M:%S"
+    } else {
+        "%Y-%m-%d %H:%M"
+    };
+    let blank = |n: usize| (0..n).map(|_| Cell::new("")).collect::<Vec<_>>();
+    let lead = 1 + usize::from(engine_col);
+
     let mut t = Table::new();
+    // Dynamic with a fixed width: columns are wrapped only when they would not fit anyway.
     t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled);
-    let mut header = vec![Cell::new("run"), Cell::new("time"), Cell::new("engine")];
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(WIDTH as u16);
+    let mut header = vec![Cell::new("run"), Cell::new("time")];
+    if engine_col {
+        header.push(Cell::new("engine"));
+    }
     header.extend(metrics.iter().map(|r| Cell::new(column_title(r))));
     header.extend(extra.iter().map(|(_, t)| Cell::new(*t)));
     t.set_header(header);
 
     for (i, run) in ev.runs.iter().enumerate() {
-        let mut row = vec![
-            Cell::new(i + 1),
-            Cell::new(run.timestamp.format("%Y-%m-%d %H:%M:%S")),
-            Cell::new(&run.engine),
-        ];
+        let mut row = vec![Cell::new(i + 1), Cell::new(run.timestamp.format(time_fmt))];
+        if engine_col {
+            row.push(Cell::new(&run.engine));
+        }
         for r in &metrics {
             let text = match run.metrics.get(&r.metric) {
                 Some(&v) => {
@@ -119,7 +190,8 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     }
 
     let agg = p.aggregate;
-    let mut row = vec![Cell::new(agg.as_str()), Cell::new(""), Cell::new("")];
+    let mut row = vec![Cell::new(agg.as_str())];
+    row.extend(blank(lead));
     for r in &metrics {
         row.push(
             Cell::new(r.value.map(fmt_value).unwrap_or("—".into()))
@@ -138,7 +210,8 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     t.add_row(row);
 
     if ev.runs.len() > 1 {
-        let mut row = vec![Cell::new("min–max"), Cell::new(""), Cell::new("")];
+        let mut row = vec![Cell::new("min–max")];
+        row.extend(blank(lead));
         for r in &metrics {
             let text = ev
                 .summary
@@ -150,7 +223,8 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         }
         row.extend(extra.iter().map(|_| Cell::new("")));
         t.add_row(row);
-        let mut row = vec![Cell::new("stdev"), Cell::new(""), Cell::new("")];
+        let mut row = vec![Cell::new("stdev")];
+        row.extend(blank(lead));
         for r in &metrics {
             let text = ev
                 .summary
@@ -164,7 +238,8 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         t.add_row(row);
     }
 
-    let mut row = vec![Cell::new("threshold"), Cell::new(""), Cell::new("")];
+    let mut row = vec![Cell::new("threshold")];
+    row.extend(blank(lead));
     for r in &metrics {
         let text = format!(
             "{} {}{}",
@@ -181,7 +256,11 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     row.extend(extra.iter().map(|_| Cell::new("")));
     t.add_row(row);
 
-    writeln!(out, "{t}")?;
+    if ev.runs.is_empty() {
+        writeln!(out, "no runs")?;
+    } else {
+        writeln!(out, "{t}")?;
+    }
     writeln!(out)?;
 
     for r in &ev.rules {
@@ -206,7 +285,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
             if r.marginal { " (marginal)" } else { "" }
         )?;
         if let Some(note) = &r.note {
-            writeln!(out, "         {note}")?;
+            writeln!(out, "{}", wrap("         ", note))?;
         }
     }
     writeln!(out)?;
@@ -227,8 +306,22 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         writeln!(out)?;
     }
 
+    let applied = if ev.scope == Scope::Report {
+        ""
+    } else {
+        " (a report over the history applies this rule)"
+    };
+    writeln!(
+        out,
+        "{}",
+        wrap("evidence: ", &format!("{}{applied}", ev.evidence.advice()))
+    )?;
+    writeln!(out)?;
+
     for w in &ev.warnings {
-        writeln!(out, "{} {w}", paint("warning:", "33"))?;
+        let text = wrap("warning: ", &w.to_string());
+        let text = text.replacen("warning:", &paint("warning:", "33"), 1);
+        writeln!(out, "{text}")?;
     }
     if !ev.warnings.is_empty() {
         writeln!(out)?;
@@ -239,6 +332,9 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         Verdict::Fail => paint("FAIL", "1;31"),
         Verdict::Inconclusive => paint("INCONCLUSIVE", "1;33"),
     };
-    writeln!(out, "verdict: {verdict} — {}", ev.reason)?;
+    // Wrapped on the plain word, painted after, so colour codes do not count as columns.
+    let plain = ev.verdict.as_str().to_uppercase();
+    let line = wrap("verdict: ", &format!("{plain} — {}", ev.reason));
+    writeln!(out, "{}", line.replacen(&plain, &verdict, 1))?;
     Ok(())
 }

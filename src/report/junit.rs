@@ -1,0 +1,252 @@
+//! JUnit XML for CI pipelines: one test suite for the policy, one test case per rule (and,
+//! for a report, one for the evidence rule), so a pipeline shows which limit a node missed.
+//!
+//! How outcomes map, chosen so the failure count is non-zero exactly when the verdict is fail
+//! and the suite is never red for something that does not decide the verdict:
+//!
+//! | rule | outcome |
+//! | --- | --- |
+//! | deciding (fail level, or warn level with `--strict`), met | passed |
+//! | deciding, missed, verdict fail | `<failure message="mean M is X IOPS, threshold ≥ Y IOPS">` |
+//! | deciding, verdict inconclusive (too little evidence, not the policy's test, not measured) | `<skipped message="inconclusive: …">` with the value so far |
+//! | warn level without `--strict`, missed | `<skipped message="soft limit missed: …">`: visible, but not a failure |
+//! | info level, missed | `<skipped message="shown only: …">` |
+//! | warn or info level, met | passed |
+//! | not measured by any run | `<skipped message="not measured: …">` |
+//!
+//! The verdict, its reason and the evidence are suite properties; the warnings, each once, are
+//! the suite's `<system-out>`, with the verdict line after them.
+
+use std::io::{self, Write};
+
+use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
+use crate::policy::Level;
+
+use super::fmt_precise;
+use super::xml::{attr, text};
+
+enum Outcome {
+    Passed,
+    Failure { message: String, detail: String },
+    Skipped { message: String },
+}
+
+struct Case {
+    name: String,
+    outcome: Outcome,
+    out: String,
+}
+
+fn describe(r: &RuleResult) -> String {
+    match r.value {
+        Some(v) => format!(
+            "{} {} is {}{u}, threshold {} {}{u}",
+            r.aggregate.as_str(),
+            r.metric,
+            fmt_precise(v),
+            r.op,
+            fmt_precise(r.threshold),
+            u = unit(r.unit),
+        ),
+        None => format!(
+            "no run measures {}, threshold {} {}{}",
+            r.metric,
+            r.op,
+            fmt_precise(r.threshold),
+            unit(r.unit)
+        ),
+    }
+}
+
+fn unit(u: &str) -> String {
+    if u.is_empty() {
+        String::new()
+    } else {
+        format!(" {u}")
+    }
+}
+
+fn rule_case(ev: &Evaluation, r: &RuleResult) -> Case {
+    let deciding = r.level == Level::Fail || (ev.strict && r.level == Level::Warn);
+    let what = describe(r);
+    let outcome = match r.passed {
+        None => Outcome::Skipped {
+            message: format!("not measured: {what}"),
+        },
+        Some(_) if deciding && ev.verdict == Verdict::Inconclusive => Outcome::Skipped {
+            message: format!("inconclusive: {} ({what})", ev.reason),
+        },
+        Some(true) => Outcome::Passed,
+        Some(false) if deciding => Outcome::Failure {
+            message: what.clone(),
+            detail: failure_detail(ev, r),
+        },
+        Some(false) if r.level == Level::Warn => Outcome::Skipped {
+            message: format!("soft limit missed: {what}; it decides only with --strict"),
+        },
+        Some(false) => Outcome::Skipped {
+            message: format!("shown only, never decides: {what}"),
+        },
+    };
+    let mut out = format!("{} ({} level", what, r.level.as_str());
+    if r.marginal {
+        out.push_str("; marginal: the 95% interval of the mean straddles the threshold");
+    }
+    out.push(')');
+    if let Some(note) = &r.note {
+        out.push_str("\nnote: ");
+        out.push_str(note);
+    }
+    Case {
+        name: format!(
+            "{} {} {}",
+            r.metric,
+            r.op.as_str(),
+            fmt_precise(r.threshold)
+        ),
+        outcome,
+        out,
+    }
+}
+
+/// Each run's value of the rule's metric, so a CI log shows which runs missed.
+fn failure_detail(ev: &Evaluation, r: &RuleResult) -> String {
+    let mut s = String::new();
+    for (i, run) in ev.runs.iter().enumerate() {
+        let v = run
+            .metrics
+            .get(&r.metric)
+            .map(|&v| {
+                let mark = if r.op.holds(v, r.threshold) {
+                    "meets"
+                } else {
+                    "misses"
+                };
+                format!("{}{} ({mark})", fmt_precise(v), unit(r.unit))
+            })
+            .unwrap_or_else(|| "not measured".into());
+        s.push_str(&format!(
+            "run {} at {}: {}\n",
+            i + 1,
+            run.timestamp.to_rfc3339(),
+            v
+        ));
+    }
+    if r.marginal {
+        s.push_str("marginal: the 95% interval of the mean straddles the threshold; more runs could change the verdict\n");
+    }
+    s
+}
+
+fn evidence_case(ev: &Evaluation) -> Case {
+    let e = &ev.evidence;
+    let advice = e.advice();
+    Case {
+        name: format!(
+            "evidence >= {} runs over >= {} days",
+            e.min_runs, e.min_days
+        ),
+        outcome: if e.enough {
+            Outcome::Passed
+        } else {
+            Outcome::Skipped {
+                message: format!("inconclusive: {advice}"),
+            }
+        },
+        out: format!("{advice} (window {})", e.window),
+    }
+}
+
+pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
+    let mut cases: Vec<Case> = ev.rules.iter().map(|r| rule_case(ev, r)).collect();
+    if ev.scope == Scope::Report {
+        cases.push(evidence_case(ev));
+    }
+    let failures = cases
+        .iter()
+        .filter(|c| matches!(c.outcome, Outcome::Failure { .. }))
+        .count();
+    let skipped = cases
+        .iter()
+        .filter(|c| matches!(c.outcome, Outcome::Skipped { .. }))
+        .count();
+    let id = super::identity(ev);
+    let policy = &ev.policy.name;
+    let counts = format!(
+        "tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"0\"",
+        cases.len()
+    );
+
+    let mut s = String::new();
+    s.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    s.push_str(&format!("<testsuites name=\"iopscheck\" {counts}>\n"));
+    s.push_str(&format!(
+        "  <testsuite name=\"{}\" {counts} timestamp=\"{}\" hostname=\"{}\">\n",
+        attr(&format!("iopscheck {policy}")),
+        ev.generated.format("%Y-%m-%dT%H:%M:%S"),
+        attr(&id.host)
+    ));
+    s.push_str("    <properties>\n");
+    let mut props: Vec<(&str, String)> = vec![
+        ("verdict", ev.verdict.as_str().to_string()),
+        ("reason", ev.reason.clone()),
+        ("policy", policy.clone()),
+        ("policy.source", ev.policy.source.clone()),
+        ("policy.url", ev.policy.url.clone()),
+        ("host", id.host.clone()),
+        ("dir", id.dir.clone()),
+        ("engine", id.engine.clone()),
+        ("scope", format!("{:?}", ev.scope).to_lowercase()),
+        ("strict", ev.strict.to_string()),
+        ("runs", ev.evidence.runs.to_string()),
+        ("days", ev.evidence.days.to_string()),
+        ("evidence", ev.evidence.advice()),
+        ("warnings", ev.warnings.len().to_string()),
+    ];
+    props.extend(ev.differences.iter().map(|d| ("difference", d.to_string())));
+    for (k, v) in props {
+        s.push_str(&format!(
+            "      <property name=\"{}\" value=\"{}\"/>\n",
+            attr(k),
+            attr(&v)
+        ));
+    }
+    s.push_str("    </properties>\n");
+
+    let classname = attr(&format!("iopscheck.{policy}"));
+    for c in &cases {
+        s.push_str(&format!(
+            "    <testcase classname=\"{classname}\" name=\"{}\" time=\"0\">\n",
+            attr(&c.name)
+        ));
+        match &c.outcome {
+            Outcome::Passed => {}
+            Outcome::Failure { message, detail } => s.push_str(&format!(
+                "      <failure message=\"{}\" type=\"threshold\">{}</failure>\n",
+                attr(message),
+                text(detail)
+            )),
+            Outcome::Skipped { message } => {
+                s.push_str(&format!("      <skipped message=\"{}\"/>\n", attr(message)))
+            }
+        }
+        s.push_str(&format!(
+            "      <system-out>{}</system-out>\n",
+            text(&c.out)
+        ));
+        s.push_str("    </testcase>\n");
+    }
+
+    let mut log = String::new();
+    for w in &ev.warnings {
+        log.push_str(&format!("warning: {w}\n"));
+    }
+    log.push_str(&format!(
+        "verdict: {} — {}\n",
+        ev.verdict.as_str().to_uppercase(),
+        ev.reason
+    ));
+    s.push_str(&format!("    <system-out>{}</system-out>\n", text(&log)));
+    s.push_str("  </testsuite>\n</testsuites>\n");
+    out.write_all(s.as_bytes())
+}

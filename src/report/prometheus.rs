@@ -1,0 +1,272 @@
+//! Prometheus text exposition (format 0.0.4) for node_exporter's textfile collector: write it
+//! with `--export prometheus=/var/lib/node_exporter/textfile/iopscheck.prom`; the file is
+//! replaced atomically by rename (`super::write_file`), so the collector never reads half of
+//! it. Samples carry no timestamps, as the textfile collector requires.
+//!
+//! Every series has the labels `policy`, `host`, `dir` and `engine` (what was judged);
+//! the rule series add `metric` (a contract.md metric name, whose suffix gives the unit),
+//! `op` (`>=`, `>`, `<=`, `<`) and `level` (`fail`, `warn`, `info`).
+//!
+//! | metric | meaning |
+//! | --- | --- |
+//! | `iopscheck_verdict` | 1 pass, 0 fail, NaN inconclusive |
+//! | `iopscheck_verdict_state{verdict}` | 1 for the current verdict, 0 for the other two |
+//! | `iopscheck_rule_value` | the rule's aggregate (mean or median) across runs; absent when no run measured it |
+//! | `iopscheck_rule_threshold` | the rule's threshold |
+//! | `iopscheck_rule_passed` | 1 met, 0 missed; absent when not measured |
+//! | `iopscheck_rule_marginal` | 1 when the 95% interval of the mean straddles the threshold |
+//! | `iopscheck_runs`, `iopscheck_run_dates` | runs judged; distinct calendar dates they ran on |
+//! | `iopscheck_runs_required`, `iopscheck_run_dates_required` | the policy's evidence rule |
+//! | `iopscheck_evidence_sufficient` | 1 when the runs and days meet the evidence rule |
+//! | `iopscheck_last_run_timestamp_seconds` | Unix time of the latest run judged |
+//! | `iopscheck_warnings` | number of warnings; their text follows as `# warning:` comments |
+//!
+//! All are gauges: each describes the latest evaluation, none counts up. Days are counted as
+//! `run_dates`, not `days`: a count of dates is not a duration, and promtool's lint reads a
+//! `days` suffix as a time unit that should be seconds.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use crate::evaluate::{Evaluation, Verdict};
+
+/// Label pairs in a fixed order; values are escaped when rendered.
+struct Labels(Vec<(&'static str, String)>);
+
+impl Labels {
+    fn with(&self, name: &'static str, value: &str) -> Labels {
+        let mut v = self.0.clone();
+        v.push((name, value.to_string()));
+        Labels(v)
+    }
+    fn render(&self) -> String {
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|(k, v)| format!("{k}=\"{}\"", label_value(v)))
+            .collect();
+        format!("{{{}}}", parts.join(","))
+    }
+}
+
+/// One metric family: HELP and TYPE, then its samples, kept together as the format requires.
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    samples: Vec<(String, f64)>,
+}
+
+impl Family {
+    fn new(name: &'static str, help: &'static str) -> Family {
+        Family {
+            name,
+            help,
+            samples: vec![],
+        }
+    }
+    fn push(&mut self, labels: &Labels, value: f64) {
+        self.samples.push((labels.render(), value));
+    }
+    fn write(&self, s: &mut String) {
+        if self.samples.is_empty() {
+            return;
+        }
+        let _ = writeln!(s, "# HELP {} {}", self.name, help_text(self.help));
+        let _ = writeln!(s, "# TYPE {} gauge", self.name);
+        for (labels, v) in &self.samples {
+            let _ = writeln!(s, "{}{} {}", self.name, labels, super::fmt_exact(*v));
+        }
+    }
+}
+
+fn bool_value(b: bool) -> f64 {
+    if b { 1.0 } else { 0.0 }
+}
+
+pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
+    let id = super::identity(ev);
+    let base = Labels(vec![
+        ("policy", id.policy),
+        ("host", id.host),
+        ("dir", id.dir),
+        ("engine", id.engine),
+    ]);
+
+    let mut verdict = Family::new(
+        "iopscheck_verdict",
+        "Verdict of the latest evaluation: 1 pass, 0 fail, NaN inconclusive (see iopscheck_verdict_state).",
+    );
+    verdict.push(
+        &base,
+        match ev.verdict {
+            Verdict::Pass => 1.0,
+            Verdict::Fail => 0.0,
+            Verdict::Inconclusive => f64::NAN,
+        },
+    );
+    let mut state = Family::new(
+        "iopscheck_verdict_state",
+        "1 for the verdict of the latest evaluation (pass, fail or inconclusive), 0 for the others.",
+    );
+    for v in [Verdict::Pass, Verdict::Fail, Verdict::Inconclusive] {
+        state.push(
+            &base.with("verdict", v.as_str()),
+            bool_value(ev.verdict == v),
+        );
+    }
+
+    let mut value = Family::new(
+        "iopscheck_rule_value",
+        "Aggregate (mean or median) of the rule's metric across the runs, in the metric's own unit.",
+    );
+    let mut threshold = Family::new(
+        "iopscheck_rule_threshold",
+        "Threshold of the rule, in the metric's own unit.",
+    );
+    let mut passed = Family::new(
+        "iopscheck_rule_passed",
+        "1 when the aggregate meets the rule's threshold, 0 when it misses it.",
+    );
+    let mut marginal = Family::new(
+        "iopscheck_rule_marginal",
+        "1 when the 95% confidence interval of the mean straddles the threshold: more runs could change the result.",
+    );
+    let mut seen: Vec<(String, &str, &str)> = Vec::new();
+    let mut duplicates = Vec::new();
+    for r in &ev.rules {
+        // Two rules with the same metric, operator and level would be the same series; the
+        // first one is exported and the others named in a comment.
+        let key = (r.metric.clone(), r.op.as_str(), r.level.as_str());
+        if seen.contains(&key) {
+            duplicates.push(format!("{} {} {}", r.metric, r.op.as_str(), r.threshold));
+            continue;
+        }
+        seen.push(key);
+        let l = base
+            .with("metric", &r.metric)
+            .with("op", r.op.as_str())
+            .with("level", r.level.as_str());
+        threshold.push(&l, r.threshold);
+        if let Some(v) = r.value {
+            value.push(&l, v);
+        }
+        if let Some(p) = r.passed {
+            passed.push(&l, bool_value(p));
+        }
+        marginal.push(&l, bool_value(r.marginal));
+    }
+
+    let mut runs = Family::new("iopscheck_runs", "Number of runs judged.");
+    runs.push(&base, ev.evidence.runs as f64);
+    // Not "_days": a count of calendar dates, not a duration (promtool would ask for seconds).
+    let mut days = Family::new(
+        "iopscheck_run_dates",
+        "Number of distinct calendar dates (each run's local date) with judged runs.",
+    );
+    days.push(&base, ev.evidence.days as f64);
+    let mut runs_required = Family::new(
+        "iopscheck_runs_required",
+        "Runs the policy's evidence rule asks for before a report gives a verdict.",
+    );
+    runs_required.push(&base, f64::from(ev.evidence.min_runs));
+    let mut days_required = Family::new(
+        "iopscheck_run_dates_required",
+        "Distinct calendar dates with runs the policy's evidence rule asks for before a report gives a verdict.",
+    );
+    days_required.push(&base, f64::from(ev.evidence.min_days));
+    let mut enough = Family::new(
+        "iopscheck_evidence_sufficient",
+        "1 when the runs and days meet the policy's evidence rule.",
+    );
+    enough.push(&base, bool_value(ev.evidence.enough));
+    let mut last = Family::new(
+        "iopscheck_last_run_timestamp_seconds",
+        "Unix time of the latest run judged.",
+    );
+    if let Some(t) = ev.runs.iter().map(|r| r.timestamp).max() {
+        last.push(&base, t.timestamp_millis() as f64 / 1000.0);
+    }
+    let mut warnings = Family::new(
+        "iopscheck_warnings",
+        "Number of warnings about the evidence; their text is in the comments of this file.",
+    );
+    warnings.push(&base, ev.warnings.len() as f64);
+
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# iopscheck {}: policy {}, verdict {}: {}",
+        env!("CARGO_PKG_VERSION"),
+        comment_text(&ev.policy.name),
+        ev.verdict,
+        comment_text(&ev.reason)
+    );
+    for w in &ev.warnings {
+        let _ = writeln!(s, "# warning: {}", comment_text(&w.to_string()));
+    }
+    for d in &duplicates {
+        let _ = writeln!(
+            s,
+            "# not exported: rule {} repeats the metric, operator and level of an earlier rule",
+            comment_text(d)
+        );
+    }
+    for f in [
+        &verdict,
+        &state,
+        &value,
+        &threshold,
+        &passed,
+        &marginal,
+        &runs,
+        &days,
+        &runs_required,
+        &days_required,
+        &enough,
+        &last,
+        &warnings,
+    ] {
+        f.write(&mut s);
+    }
+    out.write_all(s.as_bytes())
+}
+
+/// A label value: backslash, double quote and line feed escaped, as the format requires.
+fn label_value(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// HELP text: backslash and line feed escaped.
+fn help_text(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('\n', "\\n")
+}
+
+/// A comment line must stay one line; a comment that began "# HELP" or "# TYPE" would be read
+/// as metadata, which cannot happen here since every comment starts with fixed text.
+fn comment_text(s: &str) -> String {
+    s.chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_escape_backslash_quote_and_newline() {
+        assert_eq!(label_value(r#"C:\a"b"#), r#"C:\\a\"b"#);
+        assert_eq!(label_value("a\nb"), "a\\nb");
+        assert_eq!(help_text("a\\b\nc"), "a\\\\b\\nc");
+        assert_eq!(comment_text("x\ny"), "x y");
+    }
+}
