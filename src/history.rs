@@ -162,13 +162,13 @@ fn check_trusted(path: &Path) -> Result<(), HistoryError> {
     if unsafe { libc::geteuid() } != 0 {
         return Ok(());
     }
-    if let Ok(m) = std::fs::symlink_metadata(path) {
-        if m.mode() & 0o002 != 0 {
-            return Err(HistoryError::Unsafe {
-                path: path.display().to_string(),
-                what: format!("the file has mode {:o}", m.mode() & 0o7777),
-            });
-        }
+    if let Ok(m) = std::fs::symlink_metadata(path)
+        && m.mode() & 0o002 != 0
+    {
+        return Err(HistoryError::Unsafe {
+            path: path.display().to_string(),
+            what: format!("the file has mode {:o}", m.mode() & 0o7777),
+        });
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
         && let Ok(m) = std::fs::metadata(dir)

@@ -191,7 +191,7 @@ impl<'de> Deserialize<'de> for Secs {
         }
         match Raw::deserialize(d)? {
             Raw::N(n) => Ok(Secs(Duration::from_secs(n))),
-            Raw::F(f) if f.is_finite() && f >= 0.0 && f < 1e12 => {
+            Raw::F(f) if f.is_finite() && (0.0..1e12).contains(&f) => {
                 Ok(Secs(Duration::from_secs_f64(f)))
             }
             Raw::F(f) => Err(serde::de::Error::custom(format!(
@@ -314,7 +314,7 @@ impl Job {
         if self.rwmixread > 100 {
             return Err(invalid("rwmixread", "is a percentage, 0 to 100"));
         }
-        if self.direct && self.bs.0 % 512 != 0 {
+        if self.direct && !self.bs.0.is_multiple_of(512) {
             return Err(invalid(
                 "bs",
                 "direct I/O needs a block size that is a multiple of 512 bytes",

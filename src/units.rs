@@ -115,7 +115,7 @@ pub fn format_size(bytes: u64) -> String {
     ];
     for (name, unit) in UNITS {
         if bytes >= unit {
-            if bytes % unit == 0 {
+            if bytes.is_multiple_of(unit) {
                 return format!("{} {}", bytes / unit, name);
             }
             return format!("{:.1} {}", bytes as f64 / unit as f64, name);
@@ -132,7 +132,7 @@ pub fn format_size_fio(bytes: u64) -> String {
         ("m", 1 << 20),
         ("k", 1 << 10),
     ] {
-        if bytes >= unit && bytes % unit == 0 {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
             return format!("{}{}", bytes / unit, suffix);
         }
     }
@@ -145,7 +145,7 @@ pub fn format_duration(d: Duration) -> String {
     if ms < 1000 {
         return format!("{ms}ms");
     }
-    if ms % 1000 != 0 {
+    if !ms.is_multiple_of(1000) {
         return format!("{:.1}s", d.as_secs_f64());
     }
     let s = d.as_secs();

@@ -44,7 +44,10 @@ fn wait_for_test_file(dir: &Path, child: &mut Child) {
         if let Ok(Some(status)) = child.try_wait() {
             panic!("run ended early: {status}");
         }
-        assert!(t.elapsed() < Duration::from_secs(20), "no test file appeared");
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no test file appeared"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -61,7 +64,12 @@ fn wait_code(mut child: Child) -> (Option<i32>, Duration, String) {
         if let Some(status) = child.try_wait().unwrap() {
             let mut err = String::new();
             use std::io::Read;
-            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
             return (status.code(), t.elapsed(), err);
         }
         if t.elapsed() > Duration::from_secs(30) {
@@ -73,7 +81,11 @@ fn wait_code(mut child: Child) -> (Option<i32>, Duration, String) {
 }
 
 fn write_policy(env: &Env, name: &str, edit: impl Fn(String) -> String) -> PathBuf {
-    let out = env.cmd().args(["policy", "show", "swimlane"]).output().unwrap();
+    let out = env
+        .cmd()
+        .args(["policy", "show", "swimlane"])
+        .output()
+        .unwrap();
     let yaml = edit(String::from_utf8(out.stdout).unwrap());
     let p = env.tmp.path().join(name);
     std::fs::write(&p, yaml).unwrap();
@@ -86,7 +98,16 @@ fn sigint_while_writing_removes_the_file_records_nothing_and_exits_130() {
     let mut child = spawn_run(
         &env,
         &env.dir,
-        &["--size", "64m", "--runtime", "30", "--runs", "1", "--engine", "psync"],
+        &[
+            "--size",
+            "64m",
+            "--runtime",
+            "30",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+        ],
     );
     wait_for_test_file(&env.dir, &mut child);
     std::thread::sleep(Duration::from_millis(500));
@@ -96,7 +117,10 @@ fn sigint_while_writing_removes_the_file_records_nothing_and_exits_130() {
     assert!(took < Duration::from_secs(3), "took {took:?}");
     assert!(err.contains("interrupted"), "{err}");
     assert!(test_files(&env.dir).is_empty());
-    assert!(env.history_lines().is_empty(), "an interrupted run is not a result");
+    assert!(
+        env.history_lines().is_empty(),
+        "an interrupted run is not a result"
+    );
 }
 
 #[test]
@@ -105,7 +129,16 @@ fn sigterm_while_writing_exits_143_and_cleans_up() {
     let mut child = spawn_run(
         &env,
         &env.dir,
-        &["--size", "64m", "--runtime", "30", "--runs", "1", "--engine", "posixaio"],
+        &[
+            "--size",
+            "64m",
+            "--runtime",
+            "30",
+            "--runs",
+            "1",
+            "--engine",
+            "posixaio",
+        ],
     );
     wait_for_test_file(&env.dir, &mut child);
     std::thread::sleep(Duration::from_millis(500));
@@ -160,7 +193,16 @@ fn sigint_during_the_final_fsync_removes_the_file_promptly() {
     let mut child = spawn_run(
         &env,
         &env.dir,
-        &["--size", "512m", "--runtime", "1", "--runs", "1", "--engine", "psync"],
+        &[
+            "--size",
+            "512m",
+            "--runtime",
+            "1",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+        ],
     );
     wait_for_test_file(&env.dir, &mut child);
     std::thread::sleep(Duration::from_millis(1100));
@@ -183,13 +225,24 @@ fn sigint_while_waiting_between_runs_keeps_the_completed_run() {
         &env,
         &env.dir,
         &[
-            "--size", "32m", "--runtime", "1", "--runs", "2", "--interval", "60s", "--engine",
+            "--size",
+            "32m",
+            "--runtime",
+            "1",
+            "--runs",
+            "2",
+            "--interval",
+            "60s",
+            "--engine",
             "psync",
         ],
     );
     let t = Instant::now();
     while env.history_lines().is_empty() {
-        assert!(t.elapsed() < Duration::from_secs(30), "first run never recorded");
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "first run never recorded"
+        );
         if let Ok(Some(s)) = child.try_wait() {
             panic!("ended early: {s}");
         }
@@ -211,7 +264,16 @@ fn a_file_left_by_a_killed_run_is_recognised_and_removed_by_the_next_run() {
     let mut child = spawn_run(
         &env,
         &env.dir,
-        &["--size", "32m", "--runtime", "30", "--runs", "1", "--engine", "psync"],
+        &[
+            "--size",
+            "32m",
+            "--runtime",
+            "30",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+        ],
     );
     wait_for_test_file(&env.dir, &mut child);
     child.kill().unwrap(); // SIGKILL: no cleanup runs
@@ -220,7 +282,9 @@ fn a_file_left_by_a_killed_run_is_recognised_and_removed_by_the_next_run() {
     assert_eq!(left.len(), 1, "SIGKILL leaves the file behind");
     env.small_run("psync")
         .assert()
-        .stderr(predicate::str::contains("removed a test file left by an interrupted run"))
+        .stderr(predicate::str::contains(
+            "removed a test file left by an interrupted run",
+        ))
         .stderr(predicate::str::contains(left[0].as_str()));
     assert!(test_files(&env.dir).is_empty());
 }
@@ -231,8 +295,12 @@ fn a_torn_history_line_is_skipped_with_its_line_number_and_later_appends_work() 
     env.small_run("psync").assert().success();
     // a crash in the middle of an append
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().append(true).open(&env.history).unwrap();
-    f.write_all(b"{\"schema_version\":1,\"timestamp\":\"2026-").unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&env.history)
+        .unwrap();
+    f.write_all(b"{\"schema_version\":1,\"timestamp\":\"2026-")
+        .unwrap();
     drop(f);
     env.small_run("psync").assert().success();
     env.cmd()
@@ -255,7 +323,9 @@ impl Mount {
             .arg(at)
             .status()
             .is_ok_and(|s| s.success());
-        ok.then(|| Mount { dir: at.to_path_buf() })
+        ok.then(|| Mount {
+            dir: at.to_path_buf(),
+        })
     }
 }
 
@@ -314,7 +384,16 @@ fn a_disk_filling_up_during_the_run_stops_it_removes_the_file_and_explains() {
     let mut child = spawn_run(
         &env,
         &at,
-        &["--size", "100m", "--runtime", "20", "--runs", "1", "--engine", "psync"],
+        &[
+            "--size",
+            "100m",
+            "--runtime",
+            "20",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+        ],
     );
     wait_for_test_file(&at, &mut child);
     // fill the rest of the filesystem
@@ -356,7 +435,11 @@ fn permission_denied_for_another_user_is_a_clear_error() {
     if !is_root() {
         return skip("switching to another user needs root");
     }
-    if StdCommand::new("setpriv").arg("--version").output().is_err() {
+    if StdCommand::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         return skip("setpriv (util-linux) is not installed");
     }
     let env = Env::new();
@@ -369,16 +452,30 @@ fn permission_denied_for_another_user_is_a_clear_error() {
     let out = StdCommand::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(bin())
-        .args(["run", "--no-history", "--size", "32m", "--runtime", "1", "--dir"])
+        .args([
+            "run",
+            "--no-history",
+            "--size",
+            "32m",
+            "--runtime",
+            "1",
+            "--dir",
+        ])
         .arg(&dir)
-        .env("IOPSCHECK_LOCK_FILE", format!("/tmp/iopscheck-perm-{}.lock", std::process::id()))
+        .env(
+            "IOPSCHECK_LOCK_FILE",
+            format!("/tmp/iopscheck-perm-{}.lock", std::process::id()),
+        )
         .env("IOPSCHECK_HISTORY", &hist)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(format!("/tmp/iopscheck-perm-{}.lock", std::process::id()));
-    if err.contains("Permission denied") && err.contains("iopscheck") && out.status.code() != Some(2) {
+    if err.contains("Permission denied")
+        && err.contains("iopscheck")
+        && out.status.code() != Some(2)
+    {
         return skip("the test binary is not reachable by user nobody here");
     }
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -418,7 +515,16 @@ fn a_symlink_to_a_directory_is_followed_and_recorded_as_its_target() {
     env.cmd()
         .args(["run", "--dir"])
         .arg(&link)
-        .args(["--size", "32m", "--runtime", "1", "--runs", "1", "--engine", "psync"])
+        .args([
+            "--size",
+            "32m",
+            "--runtime",
+            "1",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+        ])
         .assert()
         .success();
     let r = &env.history_lines()[0];
@@ -433,7 +539,16 @@ fn wait_queues_behind_a_running_check() {
     let mut first = spawn_run(
         &env,
         &env.dir,
-        &["--size", "32m", "--runtime", "2", "--runs", "1", "--engine", "psync"],
+        &[
+            "--size",
+            "32m",
+            "--runtime",
+            "2",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+        ],
     );
     wait_for_test_file(&env.dir, &mut first);
     let second_dir = env.tmp.path().join("second");
@@ -442,10 +557,21 @@ fn wait_queues_behind_a_running_check() {
     env.cmd()
         .args(["run", "--wait", "--dir"])
         .arg(&second_dir)
-        .args(["--size", "32m", "--runtime", "1", "--runs", "1", "--engine", "psync"])
+        .args([
+            "--size",
+            "32m",
+            "--runtime",
+            "1",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+        ])
         .assert()
         .success()
-        .stderr(predicate::str::contains("waiting for another iopscheck run"));
+        .stderr(predicate::str::contains(
+            "waiting for another iopscheck run",
+        ));
     let status = first.wait().unwrap();
     assert!(status.success());
     assert!(t.elapsed() >= Duration::from_secs(1));
@@ -478,7 +604,16 @@ fn the_history_is_created_with_sane_permissions_and_test_files_are_private() {
     let mut child = spawn_run(
         &env,
         &env.dir,
-        &["--size", "32m", "--runtime", "2", "--runs", "1", "--engine", "psync"],
+        &[
+            "--size",
+            "32m",
+            "--runtime",
+            "2",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+        ],
     );
     wait_for_test_file(&env.dir, &mut child);
     for name in test_files(&env.dir) {

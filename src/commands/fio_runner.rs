@@ -18,7 +18,7 @@ use crate::testfile::TestFiles;
 
 pub enum FioRun {
     /// The measurement and fio's version.
-    Done(Measurement, Option<String>),
+    Done(Box<Measurement>, Option<String>),
     /// Stopped by a signal; true for SIGINT.
     Stopped(bool),
 }
@@ -121,5 +121,5 @@ pub async fn run_fio(
     }
     let mut m = fio_job.measurement;
     m.bs = Some(job.bs.0);
-    Ok(FioRun::Done(m, parsed.fio_version))
+    Ok(FioRun::Done(Box::new(m), parsed.fio_version))
 }

@@ -378,7 +378,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
                 )
                 .await
                 {
-                    Ok(super::fio_runner::FioRun::Done(m, version)) => Ok((m, version)),
+                    Ok(super::fio_runner::FioRun::Done(m, version)) => Ok((*m, version)),
                     Ok(super::fio_runner::FioRun::Stopped(int)) => {
                         let s = if int { Stop::Int } else { Stop::Term };
                         return Ok(Outcome::Stopped(s, records.len()));
