@@ -1,10 +1,27 @@
 //! fio's outputs and command line: parsers for every format fio has written since 2.1 (JSON,
 //! json+, normal text in the old and new layouts, terse), format detection, and the command
-//! line that runs a [`Job`] with the installed fio.
+//! line that runs a [`Job`](crate::job::Job) with the installed fio.
+//!
+//! What each format yields (see [`crate::measure::BwBasis`]):
+//!
+//! | format | bandwidth | IOPS | I/O count |
+//! |---|---|---|---|
+//! | JSON ≥ 2.21, json+ | exact: `bw_bytes`, or `io_bytes` × 1000 / runtime as fio computes it | fio's float | `total_ios`, exact |
+//! | JSON ≤ 2.20 | from `io_bytes` in KiB: exact when the block size is a whole number of KiB, else `Printed` | fio's value | `total_ios`; fio 2.1 has none: bytes ÷ bs or IOPS × runtime |
+//! | text | `Printed`: the binary `BW=` figure; `bw_mb_s_printed` = the decimal one in parentheses | as printed (`69.5k`) | the `issued` line when present, else IOPS × runtime (estimate) |
+//! | terse | `Printed`: fio's truncated KiB/s integer × 1024 | truncated integer | IOPS × runtime (estimate) |
+
+mod cmdline;
+mod json;
+mod num;
+mod terse;
+mod text;
 
 use chrono::{DateTime, FixedOffset};
 
-use crate::job::JobShape;
+pub use cmdline::{command_line, created_files};
+
+use crate::job::{JobShape, Rw};
 use crate::measure::Measurement;
 
 /// The format an output was recognised as.
@@ -58,21 +75,246 @@ pub enum ParseError {
     TooLarge(usize),
 }
 
-/// Inputs larger than this are refused: fio outputs are far smaller.
+/// The largest input [`parse`] reads (64 MiB). fio outputs are kilobytes; a caller reading a
+/// file or stdin should stop at `MAX_INPUT + 1` bytes and pass what it has, so that the
+/// refusal costs bounded memory.
 pub const MAX_INPUT: usize = 64 << 20;
 
-/// Reads any fio output, detecting its format.
+/// Reads any fio output, detecting its format: JSON or json+ (fio 2.1 → 3.4x, noise before and
+/// after allowed), normal text (old and new layouts, also when its line breaks were lost) or
+/// terse (v2–v5). Never panics; every failure is a [`ParseError`].
 pub fn parse(input: &[u8]) -> Result<FioOutput, ParseError> {
-    let _ = input;
-    todo!("parser helper")
+    if input.len() > MAX_INPUT {
+        return Err(ParseError::TooLarge(MAX_INPUT));
+    }
+    let text = unquote(decode(input)?);
+    if text.trim().is_empty() {
+        return Err(ParseError::Empty);
+    }
+
+    let mut json_error = None;
+    if let Some(start) = json::find_start(&text, 0) {
+        match json::parse(&text, start) {
+            Ok(Some(out)) => return Ok(out),
+            Ok(None) => {}
+            Err(e) => {
+                let rest = &text[start..];
+                if rest.contains("\"jobs\"") || rest.contains("\"fio version\"") {
+                    json_error = Some(e);
+                }
+            }
+        }
+    }
+    if let Some(out) = text::parse(&text)? {
+        return Ok(out);
+    }
+    if let Some(out) = terse::parse(&text)? {
+        return Ok(out);
+    }
+    Err(json_error.unwrap_or_else(|| {
+        ParseError::NotFio(
+            "no fio job results found; expected fio's JSON, text or terse output".into(),
+        )
+    }))
 }
 
-/// The fio arguments that run `job` on `<dir>/<file_prefix>.<jobnum>` with JSON output.
-pub fn command_line(
-    job: &crate::job::Job,
-    dir: &std::path::Path,
-    file_prefix: &str,
-) -> Vec<String> {
-    let _ = (job, dir, file_prefix);
-    todo!("parser helper")
+/// Bytes to text: UTF-8 (a BOM is dropped, invalid bytes replaced), or UTF-16 as Windows
+/// PowerShell writes redirected output. NUL bytes or mostly non-text bytes: [`ParseError::Binary`].
+fn decode(input: &[u8]) -> Result<String, ParseError> {
+    if input.is_empty() {
+        return Err(ParseError::Empty);
+    }
+    if let Some(units) = utf16_units(input) {
+        let text: String = char::decode_utf16(units)
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect();
+        if text.contains('\0') {
+            return Err(ParseError::Binary);
+        }
+        return Ok(plain_spaces(text));
+    }
+    if input.contains(&0) {
+        return Err(ParseError::Binary);
+    }
+    let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
+    let text = String::from_utf8_lossy(input);
+    let odd = text
+        .chars()
+        .filter(|&c| {
+            c == char::REPLACEMENT_CHARACTER
+                || (c.is_control() && !matches!(c, '\n' | '\r' | '\t' | '\x0c' | '\x1b'))
+        })
+        .count();
+    if odd * 10 > text.chars().count() {
+        return Err(ParseError::Binary);
+    }
+    Ok(plain_spaces(text.into_owned()))
+}
+
+/// Text copied from a web page or a ticket carries no-break and other Unicode spaces where
+/// fio wrote plain ones, and sometimes zero-width characters: back to fio's ASCII spacing.
+fn plain_spaces(text: String) -> String {
+    let odd_space = |c: char| {
+        matches!(
+            c,
+            '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{3000}'
+        )
+    };
+    let invisible = |c: char| matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}');
+    if !text.chars().any(|c| odd_space(c) || invisible(c)) {
+        return text;
+    }
+    text.chars()
+        .filter(|&c| !invisible(c))
+        .map(|c| if odd_space(c) { ' ' } else { c })
+        .collect()
+}
+
+/// UTF-16 code units when the input is UTF-16 (a BOM, or ASCII text with every other byte 0).
+fn utf16_units(input: &[u8]) -> Option<impl Iterator<Item = u16> + '_> {
+    let (le, body) = if let Some(b) = input.strip_prefix(b"\xFF\xFE") {
+        (true, b)
+    } else if let Some(b) = input.strip_prefix(b"\xFE\xFF") {
+        (false, b)
+    } else {
+        if input.len() < 16 || input.len() % 2 != 0 {
+            return None;
+        }
+        let sample = &input[..input.len().min(4096)];
+        let pairs = sample.len() / 2;
+        let zero_hi = sample
+            .chunks_exact(2)
+            .filter(|p| p[1] == 0 && p[0] != 0)
+            .count();
+        let zero_lo = sample
+            .chunks_exact(2)
+            .filter(|p| p[0] == 0 && p[1] != 0)
+            .count();
+        if zero_hi * 10 >= pairs * 9 {
+            (true, input)
+        } else if zero_lo * 10 >= pairs * 9 {
+            (false, input)
+        } else {
+            return None;
+        }
+    };
+    Some(body.chunks_exact(2).map(move |p| {
+        if le {
+            u16::from_le_bytes([p[0], p[1]])
+        } else {
+            u16::from_be_bytes([p[0], p[1]])
+        }
+    }))
+}
+
+/// An output quoted in an e-mail reply (`> ` before every line) without the quote marks, when
+/// nearly every non-empty line has one.
+fn unquote(text: String) -> String {
+    let (mut lines, mut quoted) = (0usize, 0usize);
+    for l in text.lines().filter(|l| !l.trim().is_empty()) {
+        lines += 1;
+        quoted += usize::from(l.trim_start().starts_with('>'));
+    }
+    if quoted == 0 || quoted * 10 < lines * 8 {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for l in text.split_inclusive('\n') {
+        let t = l.trim_start();
+        match t.strip_prefix('>') {
+            Some(rest) => {
+                // nested quotes (`> > `) and the one space after the mark
+                let mut rest = rest;
+                while let Some(r) = rest.strip_prefix(" >").or_else(|| rest.strip_prefix('>')) {
+                    rest = r;
+                }
+                out.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+            }
+            None => out.push_str(l),
+        }
+    }
+    out
+}
+
+/// Newlines before a position: the line number of what follows, less one.
+fn count_lines(s: &str) -> usize {
+    s.bytes().filter(|&b| b == b'\n').count()
+}
+
+/// The block size that matters for a job: the write size for a write job, the read size for
+/// a read job, and for a mixed job (or an unknown rw) the size both share.
+fn choose_bs(rw: Option<Rw>, read: Option<u64>, write: Option<u64>) -> Option<u64> {
+    match rw {
+        Some(rw) if rw.writes() && !rw.reads() => write,
+        Some(rw) if rw.reads() && !rw.writes() => read,
+        _ => (read == write).then_some(read).flatten(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_blank_inputs_are_empty() {
+        assert_eq!(parse(b""), Err(ParseError::Empty));
+        assert_eq!(parse(b" \n\t\r\n"), Err(ParseError::Empty));
+    }
+
+    #[test]
+    fn nul_bytes_are_binary() {
+        assert_eq!(parse(b"\x7fELF\x02\x01\x01\0\0\0"), Err(ParseError::Binary));
+        assert_eq!(
+            parse(&[0xff, 0xd8, 0xff, 0xe0, 0x10, 0x4a]),
+            Err(ParseError::Binary)
+        );
+    }
+
+    #[test]
+    fn too_large_inputs_are_refused_before_reading() {
+        let big = vec![b' '; MAX_INPUT + 1];
+        assert_eq!(parse(&big), Err(ParseError::TooLarge(MAX_INPUT)));
+    }
+
+    #[test]
+    fn prose_is_not_fio() {
+        let e = parse(b"Hello, the disk is slow; please check {it}.\n").unwrap_err();
+        assert!(matches!(e, ParseError::NotFio(_)), "{e:?}");
+    }
+
+    #[test]
+    fn utf16_text_from_powershell_is_read() {
+        let text = "t: (groupid=0, jobs=1): err= 0: pid=1: Mon Nov 30 08:12:48 2026\r\n  write: IOPS=3994, BW=15.6MiB/s (16.4MB/s)(2449MiB/156935msec)\r\n";
+        let mut bytes = vec![0xff, 0xfe];
+        for u in text.encode_utf16() {
+            bytes.extend_from_slice(&u.to_le_bytes());
+        }
+        let out = parse(&bytes).unwrap();
+        assert_eq!(out.jobs[0].measurement.write.as_ref().unwrap().iops, 3994.0);
+        // and without the BOM
+        let out = parse(&bytes[2..]).unwrap();
+        assert_eq!(out.jobs.len(), 1);
+    }
+
+    #[test]
+    fn quoted_replies_are_unquoted() {
+        let q = "> {\n>   \"a\" : 1\n> }\n> > nested\n";
+        assert_eq!(unquote(q.into()), "{\n  \"a\" : 1\n}\nnested\n");
+        let not = "x > y\nplain\nmore\n> one\n";
+        assert_eq!(unquote(not.into()), not);
+    }
+
+    #[test]
+    fn the_block_size_follows_the_direction() {
+        assert_eq!(
+            choose_bs(Some(Rw::RandWrite), Some(8192), Some(4096)),
+            Some(4096)
+        );
+        assert_eq!(
+            choose_bs(Some(Rw::Read), Some(8192), Some(4096)),
+            Some(8192)
+        );
+        assert_eq!(choose_bs(Some(Rw::RandRw), Some(8192), Some(4096)), None);
+        assert_eq!(choose_bs(None, Some(4096), Some(4096)), Some(4096));
+    }
 }

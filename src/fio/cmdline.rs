@@ -1,0 +1,194 @@
+//! The fio command line that runs a [`Job`] with the installed fio and writes JSON.
+
+use std::path::{Path, PathBuf};
+
+use crate::job::{Job, Rw, SyncMode};
+
+/// fio's arguments (without the program name) for `job`, JSON output on stdout.
+///
+/// Files: each of the `numjobs` clones writes its own file, `<dir>/<prefix>.<jobnum>` for
+/// jobnum 0..numjobs ([`created_files`] lists them so the caller can remove them). A single
+/// `--filename` would make every clone share one file; `--directory` with
+/// `--filename_format=<prefix>.$jobnum` avoids that. `file_prefix` is reduced to letters,
+/// digits, `.`, `-` and `_` (others become `_`) so that fio sees no keyword or path in it.
+///
+/// Sizes are plain bytes: with fio's default `kb_base=1024`, `4KiB` would mean 4000 bytes.
+/// The runtime is whole seconds, or milliseconds (`1500ms`) when it has a fraction.
+/// `--group_reporting` is passed when numjobs > 1 and the job asks for it, so that the JSON has
+/// one entry for the job.
+pub fn command_line(job: &Job, dir: &Path, file_prefix: &str) -> Vec<String> {
+    let mut a = vec![
+        format!("--name={}", job.name),
+        format!("--directory={}", escape_colons(&dir.to_string_lossy())),
+        format!("--filename_format={}.$jobnum", safe_prefix(file_prefix)),
+        format!("--rw={}", job.rw.as_str()),
+        format!("--bs={}", job.bs.0),
+        format!("--size={}", job.size.0),
+        format!("--ioengine={}", job.ioengine.as_str()),
+        format!("--iodepth={}", job.iodepth),
+        format!("--numjobs={}", job.numjobs),
+    ];
+    let ms = job.runtime.0.as_millis();
+    a.push(if ms % 1000 == 0 {
+        format!("--runtime={}", ms / 1000)
+    } else {
+        format!("--runtime={ms}ms")
+    });
+    if job.time_based {
+        a.push("--time_based".into());
+    }
+    if job.end_fsync {
+        a.push("--end_fsync=1".into());
+    }
+    if job.direct {
+        a.push("--direct=1".into());
+    }
+    if job.fsync > 0 {
+        a.push(format!("--fsync={}", job.fsync));
+    }
+    if job.fdatasync > 0 {
+        a.push(format!("--fdatasync={}", job.fdatasync));
+    }
+    match job.sync {
+        SyncMode::None => {}
+        // `sync=1` is understood by every fio version; `dsync` needs fio ≥ 3.25.
+        SyncMode::Sync => a.push("--sync=1".into()),
+        SyncMode::Dsync => a.push("--sync=dsync".into()),
+    }
+    if matches!(job.rw, Rw::Rw | Rw::RandRw) {
+        a.push(format!("--rwmixread={}", job.rwmixread));
+    }
+    if job.numjobs > 1 && job.group_reporting {
+        a.push("--group_reporting".into());
+    }
+    a.push("--output-format=json".into());
+    a
+}
+
+/// The files fio creates for [`command_line`]`(job, dir, file_prefix)`: `<dir>/<prefix>.<n>`
+/// for n in 0..numjobs.
+pub fn created_files(job: &Job, dir: &Path, file_prefix: &str) -> Vec<PathBuf> {
+    let prefix = safe_prefix(file_prefix);
+    (0..job.numjobs.max(1))
+        .map(|n| dir.join(format!("{prefix}.{n}")))
+        .collect()
+}
+
+fn safe_prefix(p: &str) -> String {
+    let s: String = p
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s.chars().all(|c| c == '.') {
+        "iopscheck".into()
+    } else {
+        s
+    }
+}
+
+/// fio splits `directory=` on `:` (several directories); `\:` is a literal colon.
+fn escape_colons(s: &str) -> String {
+    s.replace(':', "\\:")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::job::{IoEngine, Secs, Size};
+
+    fn swimlane() -> Job {
+        Job {
+            name: "random-write".into(),
+            rw: Rw::RandWrite,
+            bs: Size(4096),
+            size: Size(4 << 30),
+            ioengine: IoEngine::Posixaio,
+            iodepth: 1,
+            numjobs: 1,
+            runtime: Secs(Duration::from_secs(60)),
+            time_based: true,
+            end_fsync: true,
+            direct: false,
+            fsync: 0,
+            fdatasync: 0,
+            sync: SyncMode::None,
+            rwmixread: 50,
+            group_reporting: true,
+        }
+    }
+
+    #[test]
+    fn the_swimlane_job() {
+        let a = command_line(&swimlane(), Path::new("/data/t"), "iopscheck-1234");
+        assert_eq!(
+            a,
+            [
+                "--name=random-write",
+                "--directory=/data/t",
+                "--filename_format=iopscheck-1234.$jobnum",
+                "--rw=randwrite",
+                "--bs=4096",
+                "--size=4294967296",
+                "--ioengine=posixaio",
+                "--iodepth=1",
+                "--numjobs=1",
+                "--runtime=60",
+                "--time_based",
+                "--end_fsync=1",
+                "--output-format=json",
+            ]
+        );
+        assert_eq!(
+            created_files(&swimlane(), Path::new("/data/t"), "iopscheck-1234"),
+            [PathBuf::from("/data/t/iopscheck-1234.0")]
+        );
+    }
+
+    #[test]
+    fn options_appear_only_when_set() {
+        let mut j = swimlane();
+        j.rw = Rw::RandRw;
+        j.rwmixread = 70;
+        j.numjobs = 4;
+        j.direct = true;
+        j.fsync = 8;
+        j.fdatasync = 2;
+        j.sync = SyncMode::Dsync;
+        j.time_based = false;
+        j.end_fsync = false;
+        j.runtime = Secs(Duration::from_millis(1500));
+        let a = command_line(&j, Path::new("/mnt/a:b"), "we/ird $x");
+        for want in [
+            "--directory=/mnt/a\\:b",
+            "--filename_format=we_ird__x.$jobnum",
+            "--rw=randrw",
+            "--rwmixread=70",
+            "--numjobs=4",
+            "--direct=1",
+            "--fsync=8",
+            "--fdatasync=2",
+            "--sync=dsync",
+            "--runtime=1500ms",
+            "--group_reporting",
+        ] {
+            assert!(a.iter().any(|x| x == want), "{want} missing from {a:?}");
+        }
+        assert!(
+            !a.iter()
+                .any(|x| x == "--time_based" || x.starts_with("--end_fsync"))
+        );
+        assert_eq!(created_files(&j, Path::new("/d"), "p").len(), 4);
+        assert_eq!(
+            created_files(&j, Path::new("/d"), "p")[3],
+            PathBuf::from("/d/p.3")
+        );
+    }
+}

@@ -1,0 +1,536 @@
+//! fio's JSON and json+ outputs, fio 2.1 → 3.4x.
+//!
+//! Units by version (fio-semantics.md §6): `io_bytes` is KiB when there is no `io_kbytes` key
+//! (≤ 2.20); `bw` is KiB/s and `bw_bytes` (≥ 3.2) B/s; `iops` is a float; `runtime` is ms;
+//! latencies are `clat`/`lat`/`slat` in µs up to 2.x and `*_ns` in ns from 3.0.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, FixedOffset};
+use serde_json::{Map, Value};
+
+use super::num::{fio_option_bool, fio_option_int, fio_option_size};
+use super::{FioJob, FioOutput, Format, ParseError, choose_bs, count_lines};
+use crate::job::{IoEngine, JobShape, Rw, SyncMode};
+use crate::measure::{BwBasis, Direction, Latency, Measurement};
+
+/// Where the JSON starts: the first `{` followed by a key (`{ "fio version"…`), so that braces
+/// in noise before it (`${HOME}` in a prompt) are passed over.
+pub(super) fn find_start(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = from;
+    while let Some(off) = text.get(i..)?.find('{') {
+        let at = i + off;
+        let next = bytes[at + 1..]
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .copied();
+        if next == Some(b'"') {
+            return Some(at);
+        }
+        i = at + 1;
+    }
+    None
+}
+
+/// Reads the JSON report(s) starting at `start`. `Ok(None)`: valid JSON, but not fio's.
+pub(super) fn parse(text: &str, start: usize) -> Result<Option<FioOutput>, ParseError> {
+    let mut notes = Vec::new();
+    let mut reports: Vec<Value> = Vec::new();
+    let mut first_error: Option<ParseError> = None;
+    let mut pos = start;
+    let mut end = start;
+    // `--status-interval` writes one report after another; the last complete one is the
+    // result. A `{"` in the noise before the report fails to parse and the next one is tried.
+    // The attempts are bounded so that a hostile input cannot keep the parser busy.
+    let mut failures = 0;
+    let mut report_at = start;
+    for _ in 0..1000 {
+        let slice = &text[pos..];
+        let mut stream = serde_json::Deserializer::from_str(slice).into_iter::<Value>();
+        let next_from = match stream.next() {
+            Some(Ok(v)) => {
+                end = pos + stream.byte_offset();
+                if is_fio_report(&v) {
+                    if reports.is_empty() {
+                        report_at = pos;
+                    }
+                    reports.push(v);
+                }
+                end
+            }
+            Some(Err(e)) => {
+                let line = count_lines(&text[..pos]) + e.line();
+                if !reports.is_empty() {
+                    notes.push(format!(
+                        "a later JSON report is incomplete or damaged (line {line}); the last complete one was used"
+                    ));
+                    break;
+                }
+                failures += 1;
+                first_error.get_or_insert(if e.is_eof() {
+                    ParseError::Truncated(format!(
+                        "the JSON output ends before it is complete, at line {line}"
+                    ))
+                } else {
+                    ParseError::NotFio(format!(
+                        "the JSON output is damaged at line {line}, column {}: {e}",
+                        e.column()
+                    ))
+                });
+                if e.is_eof() || failures >= 20 {
+                    break;
+                }
+                pos + 1
+            }
+            None => break,
+        };
+        match find_start(text, next_from) {
+            Some(next) => pos = next,
+            None => break,
+        }
+    }
+    if reports.is_empty()
+        && let Some(e) = first_error
+    {
+        return Err(e);
+    }
+    let Some(report) = reports.pop() else {
+        return Ok(None);
+    };
+    if !reports.is_empty() {
+        notes.push(format!(
+            "{} JSON reports found (fio --status-interval?); the last one was used",
+            reports.len() + 1
+        ));
+    }
+
+    let before = &text[..report_at];
+    let noise = before.lines().filter(|l| !l.trim().is_empty()).count();
+    if noise > 0 {
+        notes.push(format!(
+            "skipped {noise} line{} of noise before the JSON",
+            if noise == 1 { "" } else { "s" }
+        ));
+    }
+    let after = text.get(end..).unwrap_or("");
+    let trailing = after.lines().filter(|l| !l.trim().is_empty()).count();
+    if trailing > 0 {
+        notes.push(format!(
+            "ignored {trailing} line{} after the JSON",
+            if trailing == 1 { "" } else { "s" }
+        ));
+    }
+    if text.contains("terminating on signal") {
+        notes.push("interrupted run (fio: terminating on signal): the figures cover the time until the interruption".into());
+    }
+
+    Ok(Some(read_report(&report, notes)))
+}
+
+fn is_fio_report(v: &Value) -> bool {
+    v.get("jobs").is_some_and(Value::is_array) || v.get("client_stats").is_some_and(Value::is_array)
+}
+
+fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
+    let fio_version = report
+        .get("fio version")
+        .and_then(Value::as_str)
+        .map(|v| v.trim().trim_start_matches("fio-").to_string());
+    let timestamp = report
+        .get("timestamp")
+        .and_then(as_u64)
+        .and_then(|s| i64::try_from(s).ok())
+        .and_then(|s| DateTime::from_timestamp(s, 0))
+        .map(|t| t.with_timezone(&FixedOffset::east_opt(0).expect("UTC is a valid offset")));
+
+    let global = options(report.get("global options"));
+    let entries = report
+        .get("jobs")
+        .or_else(|| report.get("client_stats"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+
+    let mut plus = false;
+    let mut kib_io = false;
+    let mut no_bw_bytes = false;
+    let mut jobs = Vec::new();
+    for j in entries {
+        let Some(obj) = j.as_object() else { continue };
+        let name = obj
+            .get("jobname")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if report.get("jobs").is_none() && name == "All clients" {
+            continue;
+        }
+        let mut opts = global.clone();
+        opts.extend(options(obj.get("job options")));
+        let shape = shape_from_options(&opts);
+
+        let mut m = Measurement {
+            bs: shape.bs,
+            cpu_usr_pct: obj.get("usr_cpu").and_then(Value::as_f64),
+            cpu_sys_pct: obj.get("sys_cpu").and_then(Value::as_f64),
+            ..Measurement::default()
+        };
+        for (key, slot) in [("read", &mut m.read), ("write", &mut m.write)] {
+            if let Some(d) = obj.get(key).and_then(Value::as_object) {
+                plus |= has_bins(d);
+                kib_io |= d.contains_key("io_bytes") && !d.contains_key("io_kbytes");
+                if let Some(dir) = direction(d, shape.bs) {
+                    no_bw_bytes |= !d.contains_key("bw_bytes");
+                    *slot = Some(dir);
+                }
+            }
+        }
+        // unified_rw_reporting: one "mixed" direction. It is a write or read figure only when
+        // the job does one direction.
+        if let Some(d) = obj.get("mixed").and_then(Value::as_object)
+            && let Some(dir) = direction(d, shape.bs)
+        {
+            match shape.rw {
+                Some(rw) if rw.writes() && !rw.reads() && m.write.is_none() => m.write = Some(dir),
+                Some(rw) if rw.reads() && !rw.writes() && m.read.is_none() => m.read = Some(dir),
+                _ => notes.push(format!(
+                    "job '{name}': unified_rw_reporting mixes reads and writes into one figure; it was not used"
+                )),
+            }
+        }
+        if let Some(sync) = obj.get("sync").and_then(Value::as_object) {
+            let total = sync.get("total_ios").and_then(as_u64).unwrap_or(0);
+            if total > 0 {
+                m.sync = latency(sync, "lat_ns", "lat", total);
+            }
+        }
+        jobs.push(FioJob {
+            name,
+            groupid: obj
+                .get("groupid")
+                .and_then(as_u64)
+                .and_then(|g| u32::try_from(g).ok())
+                .unwrap_or(0),
+            shape,
+            measurement: m,
+            error: obj
+                .get("error")
+                .and_then(Value::as_i64)
+                .and_then(|e| i32::try_from(e).ok())
+                .unwrap_or(0),
+        });
+    }
+
+    if kib_io {
+        notes.push(
+            "fio ≤ 2.20 JSON: io_bytes is in KiB; bytes and bandwidth were computed from it".into(),
+        );
+    } else if no_bw_bytes {
+        notes.push("no bw_bytes in this fio version (added in 3.2): bandwidth was computed from io_bytes and runtime as fio does".into());
+    }
+
+    FioOutput {
+        format: if plus { Format::JsonPlus } else { Format::Json },
+        fio_version,
+        timestamp,
+        jobs,
+        notes,
+    }
+}
+
+fn has_bins(d: &Map<String, Value>) -> bool {
+    ["clat_ns", "lat_ns", "slat_ns"]
+        .iter()
+        .any(|k| d.get(*k).and_then(|l| l.get("bins")).is_some())
+}
+
+/// Options as strings (fio writes them as strings; numbers are tolerated).
+fn options(v: Option<&Value>) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    if let Some(map) = v.and_then(Value::as_object) {
+        for (k, v) in map {
+            let s = match v {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => u8::from(*b).to_string(),
+                _ => continue,
+            };
+            out.insert(k.to_ascii_lowercase(), s);
+        }
+    }
+    out
+}
+
+/// The job's shape as its options say; fio's defaults are not filled in.
+pub(super) fn shape_from_options(o: &HashMap<String, String>) -> JobShape {
+    let get = |keys: &[&str]| keys.iter().find_map(|k| o.get(*k)).map(String::as_str);
+    let kb_base = get(&["kb_base"])
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .filter(|&b| b == 1000)
+        .unwrap_or(1024);
+    let rw = get(&["rw", "readwrite"])
+        .and_then(|s| s.split(':').next())
+        .and_then(|s| s.parse::<Rw>().ok());
+    let bs = get(&["bs", "blocksize"]).and_then(|s| {
+        let parts: Vec<Option<u64>> = s.split(',').map(|p| fio_option_size(p, kb_base)).collect();
+        let read = parts.first().copied().flatten();
+        // bs=r,w: a missing write size is the read size
+        let write = match parts.get(1) {
+            Some(w) if !s.split(',').nth(1).unwrap_or("").trim().is_empty() => *w,
+            _ => read,
+        };
+        choose_bs(rw, read, write)
+    });
+    let rwmixread = get(&["rwmixread"])
+        .and_then(fio_option_int)
+        .or_else(|| {
+            get(&["rwmixwrite"])
+                .and_then(fio_option_int)
+                .map(|w| 100u64.saturating_sub(w))
+        })
+        .and_then(|v| u8::try_from(v).ok())
+        .filter(|&v| v <= 100);
+    let positive = |key: &str| {
+        get(&[key])
+            .and_then(fio_option_int)
+            .and_then(|v| u32::try_from(v).ok())
+            .filter(|&v| v > 0)
+    };
+    JobShape {
+        rw,
+        bs,
+        size: get(&["size"]).and_then(|s| fio_option_size(s, kb_base)),
+        iodepth: positive("iodepth"),
+        numjobs: positive("numjobs"),
+        ioengine: get(&["ioengine"])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| IoEngine::from(s).as_str().to_string()),
+        runtime_s: get(&["runtime", "timeout"])
+            .and_then(|s| crate::units::parse_duration(s).ok())
+            .map(|d| d.as_secs_f64()),
+        direct: get(&["direct"]).and_then(fio_option_bool),
+        time_based: get(&["time_based"]).and_then(fio_option_bool),
+        end_fsync: get(&["end_fsync"]).and_then(fio_option_bool),
+        fsync: positive("fsync"),
+        fdatasync: positive("fdatasync"),
+        sync: get(&["sync"]).and_then(|s| match s.trim().to_ascii_lowercase().as_str() {
+            "1" | "sync" | "true" | "" => Some(SyncMode::Sync),
+            "dsync" => Some(SyncMode::Dsync),
+            _ => None,
+        }),
+        rwmixread,
+    }
+}
+
+fn as_u64(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.is_finite() && *f >= 0.0)
+            .map(|f| f as u64)
+    })
+}
+
+/// One direction; None when it did no I/O (fio prints zeros for idle directions).
+fn direction(d: &Map<String, Value>, bs: Option<u64>) -> Option<Direction> {
+    let num = |k: &str| d.get(k).and_then(as_u64);
+    let io = num("io_bytes").unwrap_or(0);
+    let runtime_ms = num("runtime").unwrap_or(0);
+    let total_ios = num("total_ios");
+    if io == 0 && runtime_ms == 0 && total_ios.unwrap_or(0) == 0 {
+        return None;
+    }
+    let kib = !d.contains_key("io_kbytes");
+    let bytes = if kib { io.saturating_mul(1024) } else { io };
+    let iops = d.get("iops").and_then(Value::as_f64).unwrap_or(0.0);
+    let bw_bytes = match d.get("bw_bytes").and_then(Value::as_f64) {
+        Some(b) => b,
+        None if runtime_ms > 0 => ((bytes as u128 * 1000) / runtime_ms as u128) as f64,
+        None => num("bw").unwrap_or(0) as f64 * 1024.0,
+    };
+    // Without total_ios (fio 2.1) the count follows from the bytes when the block size is
+    // fixed, else from IOPS × runtime.
+    let ios = total_ios.unwrap_or_else(|| match bs {
+        Some(bs) if bs > 0 => bytes / bs,
+        _ => {
+            // an integer IOPS (fio 2.1) was truncated: N means N to N + 1
+            let half = if d.get("iops").is_some_and(Value::is_u64) {
+                0.5
+            } else {
+                0.0
+            };
+            ((iops + half) * runtime_ms as f64 / 1000.0).round() as u64
+        }
+    });
+    // KiB counts are exact bytes only when every I/O is a whole number of KiB.
+    let exact = !kib || d.contains_key("bw_bytes") || bs.is_some_and(|b| b > 0 && b % 1024 == 0);
+    Some(Direction {
+        ios,
+        bytes,
+        runtime_ms,
+        iops,
+        bw_bytes,
+        bw_mb_s_printed: None,
+        bw_basis: if exact {
+            BwBasis::Exact
+        } else {
+            BwBasis::Printed
+        },
+        clat: latency(d, "clat_ns", "clat", ios),
+        lat: latency(d, "lat_ns", "lat", ios),
+        slat: latency(d, "slat_ns", "slat", ios),
+    })
+}
+
+/// A latency object: `*_ns` in ns (≥ 3.0) or the older µs object. None when it holds no
+/// samples (`N` = 0, or all zeros as with `gtod_reduce` or a sync engine's slat).
+fn latency(d: &Map<String, Value>, ns_key: &str, us_key: &str, ios: u64) -> Option<Latency> {
+    let (obj, mult) = match d.get(ns_key).and_then(Value::as_object) {
+        Some(o) => (o, 1.0),
+        None => (d.get(us_key).and_then(Value::as_object)?, 1000.0),
+    };
+    let f = |k: &str| obj.get(k).and_then(Value::as_f64).unwrap_or(0.0) * mult;
+    let n = obj.get("N").and_then(as_u64);
+    let (min, max, mean) = (f("min"), f("max"), f("mean"));
+    if n == Some(0) || (min == 0.0 && max == 0.0 && mean == 0.0) {
+        return None;
+    }
+    let mut percentiles: Vec<(f64, f64)> = obj
+        .get("percentile")
+        .and_then(Value::as_object)
+        .map(|p| {
+            p.iter()
+                .filter_map(|(k, v)| {
+                    let q: f64 = k.trim().parse().ok()?;
+                    let v = v.as_f64()?;
+                    // fio 2.x pads the object with "0.00": 0 entries
+                    (q > 0.0 && q <= 100.0).then_some((q, v * mult))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    percentiles.sort_by(|a, b| a.0.total_cmp(&b.0));
+    percentiles.dedup_by(|a, b| (a.0 - b.0).abs() < 1e-9);
+    Some(Latency {
+        n: n.unwrap_or(ios),
+        min_ns: min,
+        max_ns: max,
+        mean_ns: mean,
+        stddev_ns: f("stddev"),
+        percentiles,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn shapes_from_options() {
+        let s = shape_from_options(&opts(&[
+            ("rw", "randwrite"),
+            ("bs", "4k,8k"),
+            ("size", "4KiB"),
+            ("ioengine", "libaio"),
+            ("iodepth", "32"),
+            ("numjobs", "4"),
+            ("runtime", "1m"),
+            ("time_based", ""),
+            ("end_fsync", "1"),
+            ("fdatasync", "8"),
+            ("sync", "dsync"),
+        ]));
+        assert_eq!(s.rw, Some(Rw::RandWrite));
+        assert_eq!(
+            s.bs,
+            Some(8192),
+            "bs=read,write: the write size for a write job"
+        );
+        assert_eq!(
+            s.size,
+            Some(4000),
+            "fio reads KiB as 1000 with kb_base=1024"
+        );
+        assert_eq!((s.iodepth, s.numjobs), (Some(32), Some(4)));
+        assert_eq!(s.runtime_s, Some(60.0));
+        assert_eq!((s.time_based, s.end_fsync), (Some(true), Some(true)));
+        assert_eq!((s.fsync, s.fdatasync), (None, Some(8)));
+        assert_eq!(s.sync, Some(SyncMode::Dsync));
+
+        let s = shape_from_options(&opts(&[
+            ("readwrite", "randrw:8"),
+            ("blocksize", "4k-64k"),
+            ("rwmixwrite", "30"),
+            ("kb_base", "1000"),
+            ("size", "4KiB"),
+            ("direct", "0"),
+        ]));
+        assert_eq!(s.rw, Some(Rw::RandRw));
+        assert_eq!(s.bs, None, "a range is not a single size");
+        assert_eq!(s.rwmixread, Some(70));
+        assert_eq!(s.size, Some(4096));
+        assert_eq!(s.direct, Some(false));
+        assert_eq!(s.numjobs, None);
+    }
+
+    const CLIENT: &str = r#"{
+      "fio version" : "fio-3.33",
+      "client_stats" : [
+        { "jobname" : "w", "groupid" : 0, "error" : 0, "hostname" : "a",
+          "job options" : { "rw" : "randwrite", "bs" : "4k" },
+          "write" : { "io_bytes" : 4096000, "io_kbytes" : 4000, "bw_bytes" : 409600,
+                      "bw" : 400, "iops" : 100.0, "runtime" : 10000, "total_ios" : 1000 },
+          "read" : { "io_bytes" : 0, "io_kbytes" : 0, "bw_bytes" : 0, "bw" : 0, "iops" : 0.0,
+                     "runtime" : 0, "total_ios" : 0 },
+          "sync" : { "total_ios" : 125, "lat_ns" : { "min" : 1000, "max" : 9000,
+                     "mean" : 2000.0, "stddev" : 10.0, "N" : 125,
+                     "percentile" : { "99.000000" : 8960 } } } },
+        { "jobname" : "All clients", "groupid" : 0, "error" : 0,
+          "write" : { "io_bytes" : 4096000, "io_kbytes" : 4000, "iops" : 100.0, "runtime" : 10000 } }
+      ]
+    }"#;
+
+    #[test]
+    fn client_server_reports_and_sync_latency() {
+        let out = parse(CLIENT, 0).unwrap().unwrap();
+        assert_eq!(out.jobs.len(), 1, "the 'All clients' sum is not a job");
+        let m = &out.jobs[0].measurement;
+        assert!(m.read.is_none());
+        let w = m.write.as_ref().unwrap();
+        assert_eq!((w.ios, w.bytes, w.bw_bytes), (1000, 4_096_000, 409_600.0));
+        let sync = m.sync.as_ref().unwrap();
+        assert_eq!(sync.n, 125);
+        assert_eq!(sync.percentile(99.0), Some(8960.0));
+    }
+
+    #[test]
+    fn unified_mixed_figures_go_to_the_only_direction() {
+        let json = r#"{ "fio version" : "fio-3.33", "jobs" : [ { "jobname" : "m", "groupid" : 0,
+            "job options" : { "rw" : "randwrite", "unified_rw_reporting" : "1" },
+            "mixed" : { "io_bytes" : 8192, "io_kbytes" : 8, "bw_bytes" : 8192, "iops" : 2.0,
+                        "runtime" : 1000, "total_ios" : 2 } } ] }"#;
+        let out = parse(json, 0).unwrap().unwrap();
+        assert_eq!(out.jobs[0].measurement.write.as_ref().unwrap().ios, 2);
+        let json = json.replace("randwrite", "randrw");
+        let out = parse(&json, 0).unwrap().unwrap();
+        assert!(out.jobs[0].measurement.write.is_none());
+        assert!(out.notes.iter().any(|n| n.contains("unified_rw_reporting")));
+    }
+
+    #[test]
+    fn json_without_jobs_is_not_fio() {
+        assert_eq!(parse(r#"{"a": 1}"#, 0), Ok(None));
+        assert!(matches!(
+            parse(r#"{"jobs": [ {"jobname": "x""#, 0),
+            Err(ParseError::Truncated(_))
+        ));
+    }
+}
