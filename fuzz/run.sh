@@ -8,4 +8,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PROPTEST_CASES="${CASES:-20000}"
-cargo test --release --test fuzz_inputs --test fio_fuzz -- --test-threads=2
+cargo test --release --test fuzz_inputs --test fio_fixtures -- --test-threads=2

@@ -649,7 +649,7 @@ fn pathological_inputs_stay_linear() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn parse_never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
@@ -663,7 +663,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(96), ..ProptestConfig::default() })]
 
     #[test]
     fn parse_never_panics_on_mangled_fixtures(
@@ -722,4 +722,12 @@ random-write: (groupid=0, jobs=1): err= 0: pid=1873: Tue Jun  2 14:14:32 2020
     assert_eq!(w.bw_bytes, 15_980.0 * 1024.0);
     assert_eq!(w.bw_mb_s_printed, None);
     assert_eq!(w.runtime_ms, 156_935);
+}
+
+/// Cases per property: PROPTEST_CASES when set (fuzz/run.sh), else the default given.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }

@@ -29,7 +29,7 @@ pub fn command_line(job: &Job, dir: &Path, file_prefix: &str) -> Vec<String> {
         format!("--numjobs={}", job.numjobs),
     ];
     let ms = job.runtime.0.as_millis();
-    a.push(if ms % 1000 == 0 {
+    a.push(if ms.is_multiple_of(1000) {
         format!("--runtime={}", ms / 1000)
     } else {
         format!("--runtime={ms}ms")

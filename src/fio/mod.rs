@@ -177,7 +177,7 @@ fn utf16_units(input: &[u8]) -> Option<impl Iterator<Item = u16> + '_> {
     } else if let Some(b) = input.strip_prefix(b"\xFE\xFF") {
         (false, b)
     } else {
-        if input.len() < 16 || input.len() % 2 != 0 {
+        if input.len() < 16 || !input.len().is_multiple_of(2) {
             return None;
         }
         let sample = &input[..input.len().min(4096)];
