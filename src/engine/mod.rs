@@ -5,12 +5,34 @@
 //! The caller owns the test files (created exclusively, removed at the end: see
 //! `crate::testfile`). The engine lays them out ([`layout`]) and opens its own descriptors on
 //! them through `/proc/self/fd`, so it never resolves a path that someone could have swapped.
+//!
+//! Files: `timed.rs` (the shared loop), `offsets.rs` (fio's offsets), `buffers.rs` (buffers and
+//! scramble), `psync.rs`, `posixaio.rs`, `uring.rs`, `libaio.rs` (back ends), `sys.rs`
+//! (system-call wrappers).
+
+mod buffers;
+mod libaio;
+pub mod offsets;
+mod posixaio;
+mod psync;
+mod sys;
+mod timed;
+mod uring;
+
+#[cfg(test)]
+mod tests;
 
 use std::fs::File;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::time::Instant;
 
 use crate::job::{IoEngine, Job};
-use crate::measure::Measurement;
+use crate::measure::histogram::Histogram;
+use crate::measure::{Direction, Measurement};
+
+use timed::{Ctx, JobResult};
 
 /// The back ends iopscheck implements itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,6 +66,25 @@ impl Backend {
             IoEngine::Libaio => Some(Backend::Libaio),
             IoEngine::Other(_) => None,
         }
+    }
+
+    /// One line for the user: how this back end does its I/O.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Backend::Posixaio => {
+                "glibc POSIX AIO (aio_write/aio_suspend; one helper thread per file, as fio's posixaio)"
+            }
+            Backend::IoUring => {
+                "io_uring (IORING_OP_WRITE/READ, one submit per I/O, as fio's io_uring)"
+            }
+            Backend::Psync => "pwrite/pread in the job's thread (as fio's psync)",
+            Backend::Libaio => "Linux native AIO (io_submit/io_getevents, as fio's libaio)",
+        }
+    }
+
+    /// Whether the back end reports submission latency (slat), as fio's async engines do.
+    pub fn is_async(self) -> bool {
+        !matches!(self, Backend::Psync)
     }
 }
 
@@ -137,18 +178,62 @@ impl EngineError {
 }
 
 /// Checks that io_uring can be used here (kernel support, `kernel.io_uring_disabled`,
-/// seccomp in containers). Err carries the reason in one sentence.
+/// seccomp in containers). Err carries the reason in one sentence. The answer is cached.
 pub fn probe_io_uring() -> Result<(), String> {
-    todo!("engine helper")
+    uring::probe()
 }
+
+/// Size of each write while laying out a file that the job reads.
+const LAYOUT_CHUNK: usize = 1 << 20;
 
 /// Prepares a freshly created, empty test file for the job, outside the timed interval:
 /// fallocate to `job.size` and fadvise(DONTNEED) for write jobs (fio writes no data); for
 /// jobs that read, writes the whole file with incompressible data first and fsyncs it, as fio
 /// lays out files for reads. Updates `live.layout_*`; stops early when `cancel` is raised.
 pub fn layout(file: &File, job: &Job, live: &Live, cancel: &AtomicBool) -> Result<(), EngineError> {
-    let _ = (file, job, live, cancel);
-    todo!("engine helper")
+    let size = job.size.0;
+    live.set_phase(Phase::LayingOut);
+    live.layout_total.store(size, Ordering::Relaxed);
+    live.layout_done.store(0, Ordering::Relaxed);
+    if cancel.load(Ordering::Relaxed) {
+        return Err(EngineError::Interrupted);
+    }
+    // Our own write-only descriptor: the caller's may be read-only or positioned.
+    let fd = sys::reopen(file, libc::O_WRONLY)?;
+    let raw = fd.as_raw_fd();
+    // fio's `fallocate=native` (§1.2); it also finds a full disk before anything is written.
+    sys::fallocate(raw, size)?;
+    if job.rw.reads() {
+        // fio's new_layout for jobs that read: the whole file, pseudo-random, then fsync.
+        let chunk = LAYOUT_CHUNK.max(job.bs.0 as usize);
+        let mut bufs = buffers::Buffers::new(1, chunk, 0xbb67_ae85_84ca_a73b);
+        let mut off = 0u64;
+        let mut stamp = 0u64;
+        while off < size {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(EngineError::Interrupted);
+            }
+            let len = (size - off).min(chunk as u64) as usize;
+            stamp += 1;
+            // SAFETY: the buffer is ours and not in any I/O.
+            unsafe { buffers::scramble(bufs.ptr(0), len, off, stamp) };
+            sys::pwrite_all(raw, &bufs.slice_mut(0)[..len], off).map_err(|e| EngineError::Io {
+                op: format!("write at offset {off} while laying out the file"),
+                source: e,
+            })?;
+            off += len as u64;
+            live.layout_done.store(off, Ordering::Relaxed);
+        }
+        sys::fsync(raw, false).map_err(|e| EngineError::Io {
+            op: "fsync after laying out the file".into(),
+            source: e,
+        })?;
+    } else {
+        live.layout_done.store(size, Ordering::Relaxed);
+    }
+    // Drop the file's pages so the run starts cold (fio's __file_invalidate_cache).
+    sys::fadvise(raw, size, libc::POSIX_FADV_DONTNEED);
+    Ok(())
 }
 
 /// Runs the job's timed phase on `files` (one per `numjobs`, already laid out) and returns
@@ -161,6 +246,217 @@ pub fn run(
     live: &Live,
     cancel: &AtomicBool,
 ) -> Result<Measurement, EngineError> {
-    let _ = (job, files, backend, live, cancel);
-    todo!("engine helper")
+    if files.len() != job.numjobs as usize {
+        return Err(EngineError::Unsupported(format!(
+            "the job has numjobs={} but {} test file(s) were prepared",
+            job.numjobs,
+            files.len()
+        )));
+    }
+    if backend == Backend::IoUring {
+        probe_io_uring().map_err(EngineError::Unsupported)?;
+    }
+    live.set_phase(Phase::Idle);
+    let abort = AtomicBool::new(false);
+    let (usr0, sys0) = sys::cpu_times();
+    let wall0 = Instant::now();
+    let results: Vec<Result<JobResult, EngineError>> = if files.len() == 1 {
+        let barrier = Barrier::new(1);
+        vec![run_worker(
+            job, 0, &files[0], backend, live, cancel, &abort, &barrier,
+        )]
+    } else {
+        // One thread per job, started together (fio starts a group's jobs at once).
+        let barrier = Barrier::new(files.len());
+        std::thread::scope(|s| {
+            let handles: Vec<_> = files
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let (abort, barrier) = (&abort, &barrier);
+                    std::thread::Builder::new()
+                        .name(format!("iopscheck-job{i}"))
+                        .spawn_scoped(s, move || {
+                            let r = run_worker(job, i, f, backend, live, cancel, abort, barrier);
+                            if r.is_err() {
+                                abort.store(true, Ordering::Relaxed);
+                            }
+                            r
+                        })
+                        .expect("spawn a job thread")
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    };
+    let wall = wall0.elapsed();
+    let (usr1, sys1) = sys::cpu_times();
+
+    // The first real failure wins over the "stopped because another job failed" of the rest.
+    let mut ok = Vec::with_capacity(results.len());
+    let mut interrupted = false;
+    let mut first_err = None;
+    for r in results {
+        match r {
+            Ok(j) => ok.push(j),
+            Err(EngineError::Interrupted) => interrupted = true,
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    if interrupted || cancel.load(Ordering::Relaxed) {
+        return Err(EngineError::Interrupted);
+    }
+    let mut m = combine(job, backend, &ok);
+    let secs = wall.as_secs_f64();
+    if secs > 0.0 {
+        m.cpu_usr_pct = Some(usr1.saturating_sub(usr0).as_secs_f64() / secs * 100.0);
+        m.cpu_sys_pct = Some(sys1.saturating_sub(sys0).as_secs_f64() / secs * 100.0);
+    }
+    live.set_phase(Phase::Done);
+    Ok(m)
+}
+
+/// The back end of one job, chosen at run time; each arm runs a monomorphised timed loop.
+enum AnyPath {
+    Psync(psync::Psync),
+    Posixaio(posixaio::PosixAio),
+    Libaio(libaio::Libaio),
+    IoUring(Box<uring::Uring>),
+}
+
+impl AnyPath {
+    /// Sets up the back end on the calling thread (io_uring wants its single issuer there).
+    fn new(backend: Backend, fd: RawFd, job: &Job) -> Result<AnyPath, EngineError> {
+        let depth = job.iodepth as usize;
+        Ok(match backend {
+            Backend::Psync => AnyPath::Psync(psync::Psync::new(fd)),
+            Backend::Posixaio => AnyPath::Posixaio(posixaio::PosixAio::new(fd, depth)),
+            Backend::Libaio => AnyPath::Libaio(libaio::Libaio::new(fd, depth).map_err(|e| {
+                match e.raw_os_error() {
+                    Some(libc::ENOSYS) => EngineError::Unsupported(
+                        "the kernel has no native AIO (CONFIG_AIO is off); use another ioengine"
+                            .into(),
+                    ),
+                    _ => EngineError::Io {
+                        op: format!("io_setup({depth}) for libaio"),
+                        source: e,
+                    },
+                }
+            })?),
+            Backend::IoUring => AnyPath::IoUring(Box::new(
+                uring::Uring::new(fd, job.iodepth)
+                    .map_err(|e| EngineError::Unsupported(uring::setup_reason(&e)))?,
+            )),
+        })
+    }
+
+    fn run(&mut self, ctx: &Ctx<'_>) -> Result<JobResult, EngineError> {
+        match self {
+            AnyPath::Psync(b) => timed::run_job(ctx, b),
+            AnyPath::Posixaio(b) => timed::run_job(ctx, b),
+            AnyPath::Libaio(b) => timed::run_job(ctx, b),
+            AnyPath::IoUring(b) => timed::run_job(ctx, &mut **b),
+        }
+    }
+}
+
+/// One job of the group, on the current thread: open, set up the back end, wait for the
+/// others, run the timed loop.
+#[allow(clippy::too_many_arguments)]
+fn run_worker(
+    job: &Job,
+    index: usize,
+    file: &File,
+    backend: Backend,
+    live: &Live,
+    cancel: &AtomicBool,
+    abort: &AtomicBool,
+    barrier: &Barrier,
+) -> Result<JobResult, EngineError> {
+    let setup = sys::reopen(file, sys::job_open_flags(job)).and_then(|fd| {
+        let raw = fd.as_raw_fd();
+        // fio's td_io_open_file: invalidate the cache, then the access-pattern hint.
+        sys::fadvise(raw, job.size.0, libc::POSIX_FADV_DONTNEED);
+        let hint = if job.rw.random() {
+            libc::POSIX_FADV_RANDOM
+        } else {
+            libc::POSIX_FADV_SEQUENTIAL
+        };
+        sys::fadvise(raw, job.size.0, hint);
+        let path = AnyPath::new(backend, raw, job)?;
+        Ok((fd, path))
+    });
+    // Every job reaches the barrier, even one whose setup failed, so none waits forever.
+    barrier.wait();
+    // `path` is declared after `fd`, so it is dropped (and drained) before the fd is closed.
+    let (fd, mut path) = setup?;
+    let ctx = Ctx {
+        job,
+        index,
+        fd: fd.as_raw_fd(),
+        live,
+        cancel,
+        abort,
+    };
+    path.run(&ctx)
+}
+
+/// Adds up the jobs of a group as fio's group_reporting does (§8): I/Os and bytes summed,
+/// runtime the longest, histograms merged.
+fn combine(job: &Job, backend: Backend, jobs: &[JobResult]) -> Measurement {
+    let dir = |d: usize| -> Direction {
+        let (mut ios, mut bytes, mut runtime_ms) = (0u64, 0u64, 0u64);
+        let (mut clat, mut lat, mut slat) = (
+            Histogram::default(),
+            Histogram::default(),
+            Histogram::default(),
+        );
+        for j in jobs {
+            let s = &j.dirs[d];
+            ios += s.ios;
+            bytes += s.bytes;
+            // fio's update_runtime: only for a direction that moved bytes; ms rounded up.
+            if s.bytes > 0 {
+                runtime_ms = runtime_ms.max(j.elapsed_us.div_ceil(1000));
+            }
+            clat.merge(&s.clat);
+            lat.merge(&s.lat);
+            slat.merge(&s.slat);
+        }
+        let mut out = Direction::from_counts(ios, bytes, runtime_ms);
+        let some = |h: &Histogram| (!h.is_empty()).then(|| h.summary());
+        out.clat = some(&clat);
+        out.lat = some(&lat);
+        if backend.is_async() {
+            out.slat = some(&slat);
+        }
+        out
+    };
+    let mut sync = Histogram::default();
+    for j in jobs {
+        sync.merge(&j.sync);
+    }
+    let end_fsync_ms = jobs
+        .iter()
+        .filter_map(|j| j.end_fsync)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .reduce(f64::max);
+    Measurement {
+        read: job.rw.reads().then(|| dir(timed::Dir::Read as usize)),
+        write: job.rw.writes().then(|| dir(timed::Dir::Write as usize)),
+        sync: (!sync.is_empty()).then(|| sync.summary()),
+        end_fsync_ms,
+        layout_ms: None,
+        cpu_usr_pct: None,
+        cpu_sys_pct: None,
+        bs: Some(job.bs.0),
+    }
 }

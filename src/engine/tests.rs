@@ -1,0 +1,629 @@
+//! Engine tests with real I/O on small files in temporary directories: every back end, reads,
+//! mixes, numjobs, fsync every N, O_DIRECT refusal, cancellation and a full disk. Runtimes are
+//! a few hundred ms so the whole set stays within seconds.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::job::{Rw, Secs, Size, SyncMode};
+
+const RUNTIME_MS: u64 = 300;
+
+fn job(rw: Rw, size: u64, bs: u64) -> Job {
+    Job {
+        name: "engine-test".into(),
+        rw,
+        bs: Size(bs),
+        size: Size(size),
+        ioengine: IoEngine::Psync,
+        iodepth: 1,
+        numjobs: 1,
+        runtime: Secs(Duration::from_millis(RUNTIME_MS)),
+        time_based: true,
+        end_fsync: true,
+        direct: false,
+        fsync: 0,
+        fdatasync: 0,
+        sync: SyncMode::None,
+        rwmixread: 50,
+        group_reporting: true,
+    }
+}
+
+fn new_file(dir: &Path, i: usize) -> File {
+    File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(dir.join(format!("engine-test.{i}.0")))
+        .expect("create a test file")
+}
+
+/// Lays out `numjobs` files in `dir` and runs the job on them.
+fn run_in(dir: &Path, j: &Job, backend: Backend) -> Result<Measurement, EngineError> {
+    let live = Live::default();
+    let cancel = AtomicBool::new(false);
+    let files: Vec<File> = (0..j.numjobs as usize).map(|i| new_file(dir, i)).collect();
+    for f in &files {
+        layout(f, j, &live, &cancel)?;
+    }
+    let m = run(j, &files, backend, &live, &cancel)?;
+    let total = m.read.as_ref().map_or(0, |d| d.ios) + m.write.as_ref().map_or(0, |d| d.ios);
+    assert_eq!(live.ios.load(Ordering::Relaxed), total, "live counter");
+    assert_eq!(live.phase(), Phase::Done);
+    Ok(m)
+}
+
+fn run_tmp(j: &Job, backend: Backend) -> Result<Measurement, EngineError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    run_in(dir.path(), j, backend)
+}
+
+/// A temp dir on tmpfs when there is one, for tests whose point is not the disk: their speed
+/// then does not depend on what else is using the disk.
+fn fast_tempdir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if is_tmpfs(shm) {
+        if let Ok(d) = tempfile::tempdir_in(shm) {
+            return d;
+        }
+    }
+    tempfile::tempdir().expect("tempdir")
+}
+
+fn run_fast(j: &Job, backend: Backend) -> Result<Measurement, EngineError> {
+    let dir = fast_tempdir();
+    run_in(dir.path(), j, backend)
+}
+
+fn uring_ok() -> bool {
+    match probe_io_uring() {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("skipped: io_uring is not usable here: {why}");
+            false
+        }
+    }
+}
+
+/// The figures of one direction agree with each other as fio's would.
+fn check_dir(d: &Direction, bs: u64, min_runtime_ms: u64, async_engine: bool) {
+    assert!(d.ios > 0, "no I/O done");
+    assert_eq!(d.bytes, d.ios * bs, "bytes == ios × bs");
+    assert!(
+        d.runtime_ms >= min_runtime_ms,
+        "runtime {} < {min_runtime_ms}",
+        d.runtime_ms
+    );
+    let iops = d.ios as f64 * 1000.0 / d.runtime_ms as f64;
+    assert!((d.iops - iops).abs() < 1e-6);
+    assert!(
+        (d.bw_bytes - d.iops * bs as f64).abs() <= 1.0,
+        "bw {} vs iops×bs {}",
+        d.bw_bytes,
+        d.iops * bs as f64
+    );
+    let clat = d.clat.as_ref().expect("clat");
+    let lat = d.lat.as_ref().expect("lat");
+    assert_eq!(clat.n, d.ios);
+    assert_eq!(lat.n, d.ios);
+    assert!(lat.mean_ns >= clat.mean_ns);
+    assert_eq!(d.slat.is_some(), async_engine);
+    if let Some(s) = &d.slat {
+        assert_eq!(s.n, d.ios);
+    }
+}
+
+fn check_randwrite(backend: Backend, depth: u32) {
+    let mut j = job(Rw::RandWrite, 4 << 20, 4096);
+    j.iodepth = depth;
+    let m = run_tmp(&j, backend).unwrap_or_else(|e| panic!("{backend} depth {depth}: {e}"));
+    assert!(m.read.is_none());
+    check_dir(
+        m.write.as_ref().expect("write"),
+        4096,
+        RUNTIME_MS,
+        backend.is_async(),
+    );
+    assert!(m.end_fsync_ms.is_some(), "end fsync timed");
+    assert!(m.sync.is_none(), "the end fsync is not a sync sample");
+    assert_eq!(m.bs, Some(4096));
+    assert!(m.cpu_usr_pct.is_some() && m.cpu_sys_pct.is_some());
+}
+
+#[test]
+fn psync_randwrite() {
+    check_randwrite(Backend::Psync, 1);
+}
+
+#[test]
+fn posixaio_randwrite() {
+    check_randwrite(Backend::Posixaio, 1);
+    check_randwrite(Backend::Posixaio, 4);
+}
+
+#[test]
+fn libaio_randwrite() {
+    check_randwrite(Backend::Libaio, 1);
+    check_randwrite(Backend::Libaio, 8);
+}
+
+#[test]
+fn io_uring_randwrite() {
+    if !uring_ok() {
+        return;
+    }
+    check_randwrite(Backend::IoUring, 1);
+    check_randwrite(Backend::IoUring, 8);
+}
+
+#[test]
+fn reads_read_the_laid_out_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = job(Rw::RandRead, 2 << 20, 4096);
+    j.end_fsync = true; // ignored: a read job never fsyncs
+    let f = new_file(dir.path(), 0);
+    let live = Live::default();
+    let cancel = AtomicBool::new(false);
+    layout(&f, &j, &live, &cancel).unwrap();
+    assert_eq!(live.layout_done.load(Ordering::Relaxed), 2 << 20);
+    let data = std::fs::read(dir.path().join("engine-test.0.0")).unwrap();
+    assert_eq!(data.len(), 2 << 20);
+    let zeros = data.iter().filter(|&&b| b == 0).count();
+    assert!(
+        zeros < data.len() / 100,
+        "layout wrote data, not zeros: {zeros} {:?}",
+        &data[..64]
+    );
+    assert_ne!(&data[..4096], &data[1 << 20..(1 << 20) + 4096]);
+    let backends: &[Backend] = if uring_ok() {
+        &[
+            Backend::Psync,
+            Backend::Posixaio,
+            Backend::IoUring,
+            Backend::Libaio,
+        ]
+    } else {
+        &[Backend::Psync, Backend::Posixaio, Backend::Libaio]
+    };
+    for &b in backends {
+        j.runtime = Secs(Duration::from_millis(150));
+        let m = run(&j, std::slice::from_ref(&f), b, &live, &cancel)
+            .unwrap_or_else(|e| panic!("{b}: {e}"));
+        assert!(m.write.is_none());
+        check_dir(m.read.as_ref().unwrap(), 4096, 150, b.is_async());
+        assert!(m.end_fsync_ms.is_none(), "{b}: no fsync for a read job");
+    }
+}
+
+#[test]
+fn randrw_splits_by_rwmixread() {
+    // One pass of 1024 blocks, so the split does not depend on the machine's speed.
+    let mut j = job(Rw::RandRw, 4 << 20, 4096);
+    j.rwmixread = 70;
+    j.time_based = false;
+    j.runtime = Secs(Duration::from_secs(30));
+    let m = run_fast(&j, Backend::Psync).unwrap();
+    let (r, w) = (m.read.unwrap(), m.write.unwrap());
+    assert_eq!(r.ios + w.ios, 1024);
+    let share = r.ios as f64 / (r.ios + w.ios) as f64;
+    assert!((share - 0.7).abs() < 0.05, "read share {share}");
+    assert_eq!(r.runtime_ms, w.runtime_ms);
+    assert!(m.end_fsync_ms.is_some());
+}
+
+#[test]
+fn sequential_rw_keeps_a_position_per_direction() {
+    let mut j = job(Rw::Rw, 1 << 20, 4096);
+    j.time_based = false;
+    j.runtime = Secs(Duration::from_secs(20));
+    let t = Instant::now();
+    let m = run_fast(&j, Backend::Psync).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(10));
+    // One pass: size bytes in all, split between the directions.
+    let (r, w) = (m.read.unwrap(), m.write.unwrap());
+    assert_eq!(r.bytes + w.bytes, 1 << 20);
+}
+
+#[test]
+fn without_time_based_one_pass_is_done() {
+    for rw in [Rw::RandWrite, Rw::Write] {
+        let mut j = job(rw, 1 << 20, 4096);
+        j.time_based = false;
+        j.runtime = Secs(Duration::from_secs(20));
+        let m = run_fast(&j, Backend::Posixaio).unwrap();
+        let w = m.write.unwrap();
+        assert_eq!(w.ios, 256, "{rw}: exactly the N blocks of one pass");
+    }
+}
+
+#[test]
+fn numjobs_two_are_summed() {
+    let mut j = job(Rw::RandWrite, 2 << 20, 4096);
+    j.numjobs = 2;
+    j.fsync = 16;
+    let m = run_fast(&j, Backend::Posixaio).unwrap();
+    let w = m.write.as_ref().unwrap();
+    check_dir(w, 4096, RUNTIME_MS, true);
+    let s = m.sync.as_ref().expect("syncs of both jobs");
+    // Each job syncs after every 16 of its writes: floor(w_i/16) or one less per job.
+    let most = w.ios / 16;
+    assert!(
+        s.n <= most && s.n + 2 >= most,
+        "{} syncs for {} writes",
+        s.n,
+        w.ios
+    );
+}
+
+#[test]
+fn combine_sums_ios_and_takes_the_longest_runtime() {
+    let mk = |ios: u64, us: u64, lat: u64| {
+        let mut r = JobResult::default();
+        let d = &mut r.dirs[timed::Dir::Write as usize];
+        d.ios = ios;
+        d.bytes = ios * 4096;
+        for _ in 0..ios {
+            d.clat.record(lat);
+            d.lat.record(lat + 10);
+            d.slat.record(10);
+        }
+        r.elapsed_us = us;
+        r.end_fsync = Some(Duration::from_millis(us / 2000));
+        r
+    };
+    let j = job(Rw::RandWrite, 1 << 20, 4096);
+    let m = combine(
+        &j,
+        Backend::Posixaio,
+        &[mk(100, 1_000_001, 1000), mk(300, 999_000, 3000)],
+    );
+    let w = m.write.unwrap();
+    assert_eq!(w.ios, 400);
+    assert_eq!(w.bytes, 400 * 4096);
+    assert_eq!(w.runtime_ms, 1001, "max over jobs, rounded up");
+    assert_eq!(w.bw_bytes, (400u64 * 4096 * 1000 / 1001) as f64);
+    let clat = w.clat.unwrap();
+    assert_eq!(clat.n, 400);
+    assert!((clat.mean_ns - 2500.0).abs() < 1e-6);
+    assert_eq!(m.end_fsync_ms, Some(500.0));
+    assert!(m.read.is_none());
+}
+
+#[test]
+fn fsync_every_n_gives_sync_latencies() {
+    let backends: &[Backend] = if uring_ok() {
+        &[Backend::Psync, Backend::IoUring, Backend::Libaio]
+    } else {
+        &[Backend::Psync, Backend::Libaio]
+    };
+    for &b in backends {
+        let mut j = job(Rw::RandWrite, 4 << 20, 4096);
+        j.runtime = Secs(Duration::from_millis(200));
+        j.fsync = 8;
+        let m = run_tmp(&j, b).unwrap();
+        let w = m.write.unwrap();
+        let s = m.sync.expect("sync histogram");
+        let most = w.ios / 8;
+        assert!(
+            s.n == most || s.n + 1 == most,
+            "{b}: {} syncs for {} writes",
+            s.n,
+            w.ios
+        );
+        // fdatasync=N is a separate option with the same accounting.
+        let mut j2 = j.clone();
+        j2.fsync = 0;
+        j2.fdatasync = 4;
+        let m = run_tmp(&j2, b).unwrap();
+        let (w, s) = (m.write.unwrap(), m.sync.unwrap());
+        assert!(s.n == w.ios / 4 || s.n + 1 == w.ios / 4, "{b}: fdatasync");
+    }
+}
+
+#[test]
+fn sync_and_dsync_open_flags_work() {
+    for mode in [SyncMode::Sync, SyncMode::Dsync] {
+        let mut j = job(Rw::RandWrite, 1 << 20, 4096);
+        j.sync = mode;
+        j.runtime = Secs(Duration::from_millis(100));
+        let m = run_tmp(&j, Backend::Psync).unwrap();
+        check_dir(m.write.as_ref().unwrap(), 4096, 100, false);
+    }
+}
+
+fn is_tmpfs(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    unsafe { libc::statfs(c.as_ptr(), &mut st) == 0 && st.f_type as i64 == 0x0102_1994 }
+}
+
+#[test]
+fn direct_io_on_tmpfs_is_unsupported_or_works() {
+    let shm = Path::new("/dev/shm");
+    if !is_tmpfs(shm) {
+        eprintln!("skipped: /dev/shm is not a tmpfs here");
+        return;
+    }
+    let dir = tempfile::tempdir_in(shm).unwrap();
+    let mut j = job(Rw::RandWrite, 1 << 20, 4096);
+    j.direct = true;
+    j.runtime = Secs(Duration::from_millis(100));
+    match run_in(dir.path(), &j, Backend::Psync) {
+        Err(EngineError::Unsupported(why)) => {
+            assert!(
+                why.starts_with("direct I/O (O_DIRECT) is not supported"),
+                "{why}"
+            );
+        }
+        Ok(m) => {
+            // Linux ≥ 6.6 gives tmpfs O_DIRECT; then the run must simply work.
+            eprintln!("skipped: this kernel's tmpfs accepts O_DIRECT (Linux >= 6.6)");
+            check_dir(m.write.as_ref().unwrap(), 4096, 100, false);
+        }
+        Err(e) => panic!("unexpected: {e}"),
+    }
+}
+
+#[test]
+fn the_direct_io_sentence_is_clear() {
+    let e = sys::direct_unsupported("open", libc::EINVAL).to_string();
+    assert!(e.starts_with("direct I/O (O_DIRECT) is not supported by this filesystem (open: "));
+    assert!(e.contains("direct=0"));
+}
+
+#[test]
+fn direct_io_on_the_temp_dir() {
+    // The usual temp dir is on a real filesystem here; O_DIRECT with aligned buffers works.
+    let mut j = job(Rw::RandWrite, 1 << 20, 4096);
+    j.direct = true;
+    j.runtime = Secs(Duration::from_millis(100));
+    let backends: &[Backend] = if uring_ok() {
+        &[
+            Backend::Psync,
+            Backend::IoUring,
+            Backend::Libaio,
+            Backend::Posixaio,
+        ]
+    } else {
+        &[Backend::Psync, Backend::Libaio, Backend::Posixaio]
+    };
+    for &b in backends {
+        j.iodepth = if b == Backend::Psync { 1 } else { 4 };
+        match run_tmp(&j, b) {
+            Ok(m) => check_dir(m.write.as_ref().unwrap(), 4096, 100, b.is_async()),
+            Err(EngineError::Unsupported(why)) => {
+                eprintln!("skipped: {b}: the temp dir refuses O_DIRECT: {why}");
+                return;
+            }
+            Err(e) => panic!("{b}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn cancel_interrupts_quickly() {
+    for b in [Backend::Psync, Backend::Posixaio] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = job(Rw::RandWrite, 4 << 20, 4096);
+        j.runtime = Secs(Duration::from_secs(30));
+        let f = new_file(dir.path(), 0);
+        let live = Live::default();
+        let cancel = AtomicBool::new(false);
+        layout(&f, &j, &live, &cancel).unwrap();
+        let t = Instant::now();
+        let r = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(100));
+                cancel.store(true, Ordering::Relaxed);
+            });
+            run(&j, std::slice::from_ref(&f), b, &live, &cancel)
+        });
+        assert!(matches!(r, Err(EngineError::Interrupted)), "{b}: {r:?}");
+        assert!(
+            t.elapsed() < Duration::from_secs(3),
+            "{b}: {:?}",
+            t.elapsed()
+        );
+    }
+}
+
+#[test]
+fn cancel_stops_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(Rw::Read, 8 << 20, 4096);
+    let f = new_file(dir.path(), 0);
+    let live = Live::default();
+    let cancel = AtomicBool::new(true);
+    assert!(matches!(
+        layout(&f, &j, &live, &cancel),
+        Err(EngineError::Interrupted)
+    ));
+}
+
+#[test]
+fn wrong_number_of_files_is_an_error() {
+    let mut j = job(Rw::RandWrite, 1 << 20, 4096);
+    j.numjobs = 2;
+    let dir = tempfile::tempdir().unwrap();
+    let f = new_file(dir.path(), 0);
+    let r = run(
+        &j,
+        std::slice::from_ref(&f),
+        Backend::Psync,
+        &Live::default(),
+        &AtomicBool::new(false),
+    );
+    assert!(matches!(r, Err(EngineError::Unsupported(_))));
+}
+
+/// A small tmpfs mounted for one test, unmounted when dropped.
+struct SmallTmpfs(tempfile::TempDir);
+
+impl SmallTmpfs {
+    fn mount(size: &str) -> Result<SmallTmpfs, String> {
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("not root".into());
+        }
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let c = |s: &str| std::ffi::CString::new(s).unwrap();
+        let target = c(dir.path().to_str().unwrap());
+        let opts = c(&format!("size={size}"));
+        let r = unsafe {
+            libc::mount(
+                c("tmpfs").as_ptr(),
+                target.as_ptr(),
+                c("tmpfs").as_ptr(),
+                0,
+                opts.as_ptr().cast(),
+            )
+        };
+        if r != 0 {
+            return Err(format!("mount: {}", std::io::Error::last_os_error()));
+        }
+        Ok(SmallTmpfs(dir))
+    }
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let c = std::ffi::CString::new(self.0.path().to_str().unwrap()).unwrap();
+        unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+    }
+}
+
+#[test]
+fn a_full_disk_is_enospc() {
+    let fs = match SmallTmpfs::mount("8m") {
+        Ok(fs) => fs,
+        Err(why) => {
+            eprintln!("skipped: cannot mount a small tmpfs ({why})");
+            return;
+        }
+    };
+    let live = Live::default();
+    let cancel = AtomicBool::new(false);
+    // Layout of a file larger than the filesystem: fallocate says ENOSPC, for both layouts.
+    for rw in [Rw::RandWrite, Rw::RandRead] {
+        let j = job(rw, 16 << 20, 4096);
+        let f = File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(fs.path().join(format!("big-{rw}")))
+            .unwrap();
+        let e = layout(&f, &j, &live, &cancel).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{rw}: {e}");
+        assert!(e.to_string().starts_with("fallocate"), "{e}");
+        drop(f);
+        std::fs::remove_file(fs.path().join(format!("big-{rw}"))).unwrap();
+    }
+
+    // A write that finds no space during the run: lay out, punch the blocks out, fill the
+    // filesystem with something else, then run (iodepth 4: several writes fail in one batch,
+    // and the drain after the first error must still end).
+    let mut j = job(Rw::RandWrite, 2 << 20, 4096);
+    j.iodepth = 4;
+    let f = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(fs.path().join("test"))
+        .unwrap();
+    layout(&f, &j, &live, &cancel).unwrap();
+    let punch = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+    assert_eq!(
+        unsafe { libc::fallocate(f.as_raw_fd(), punch, 0, 2 << 20) },
+        0
+    );
+    let filler = File::create(fs.path().join("filler")).unwrap();
+    let mut len = 0u64;
+    while unsafe { libc::fallocate(filler.as_raw_fd(), 0, len as i64, 1 << 16) } == 0 {
+        len += 1 << 16;
+    }
+    let mut backends = vec![Backend::Psync, Backend::Posixaio, Backend::Libaio];
+    if uring_ok() {
+        backends.push(Backend::IoUring);
+    }
+    for b in backends {
+        let e = run(&j, std::slice::from_ref(&f), b, &live, &cancel).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{b}: {e}");
+        assert!(e.to_string().starts_with("write at offset "), "{b}: {e}");
+    }
+}
+
+/// A manual benchmark against fio, not run by default:
+/// `IOPSCHECK_BENCH_DIR=/dev/shm IOPSCHECK_BENCH=posixaio,randwrite,256m,5,1 \
+///  cargo test --release --lib engine::tests::bench -- --ignored --nocapture`
+/// (engine, rw, size, runtime seconds, iodepth[, numjobs]). Prints fio-like figures.
+#[test]
+#[ignore]
+fn bench() {
+    let dir = std::env::var("IOPSCHECK_BENCH_DIR").unwrap_or_else(|_| "/dev/shm".into());
+    let spec =
+        std::env::var("IOPSCHECK_BENCH").unwrap_or_else(|_| "posixaio,randwrite,256m,5,1".into());
+    let p: Vec<&str> = spec.split(',').collect();
+    let backend = Backend::for_engine(&IoEngine::from(p[0])).expect("engine");
+    let rw: Rw = p[1].parse().unwrap();
+    let size = crate::units::parse_size(p[2]).unwrap();
+    let mut j = job(rw, size, 4096);
+    j.runtime = Secs(Duration::from_secs_f64(p[3].parse().unwrap()));
+    j.iodepth = p[4].parse().unwrap();
+    j.numjobs = p.get(5).map_or(1, |v| v.parse().unwrap());
+    let d = tempfile::tempdir_in(dir).unwrap();
+    let live = Live::default();
+    let cancel = AtomicBool::new(false);
+    let files: Vec<File> = (0..j.numjobs as usize)
+        .map(|i| new_file(d.path(), i))
+        .collect();
+    let t = Instant::now();
+    for f in &files {
+        layout(f, &j, &live, &cancel).unwrap();
+    }
+    eprintln!("layout {:?}", t.elapsed());
+    let ru0 = sys::cpu_times();
+    let m = run(&j, &files, backend, &live, &cancel).unwrap();
+    let ru1 = sys::cpu_times();
+    for (name, d) in [("read", &m.read), ("write", &m.write)] {
+        if let Some(d) = d {
+            eprintln!(
+                "{name}: ios={} IOPS={:.0} bw={:.1}MiB/s runtime={}ms",
+                d.ios,
+                d.iops,
+                d.bw_bytes / 1048576.0,
+                d.runtime_ms
+            );
+            for (k, l) in [("slat", &d.slat), ("clat", &d.clat), ("lat", &d.lat)] {
+                if let Some(l) = l {
+                    eprintln!(
+                        "  {k}: avg={:.0}ns min={} max={} p50={} p99={}",
+                        l.mean_ns,
+                        l.min_ns,
+                        l.max_ns,
+                        l.percentile(50.0).unwrap(),
+                        l.percentile(99.0).unwrap()
+                    );
+                }
+            }
+            let cpu = (ru1.0 - ru0.0 + ru1.1 - ru0.1).as_nanos() as f64;
+            eprintln!("  cpu per I/O: {:.0} ns", cpu / d.ios as f64);
+        }
+    }
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    eprintln!(
+        "end_fsync={:?}ms usr={:.1}% sys={:.1}% sync={:?} maxrss={}KiB",
+        m.end_fsync_ms,
+        m.cpu_usr_pct.unwrap_or(0.0),
+        m.cpu_sys_pct.unwrap_or(0.0),
+        m.sync.as_ref().map(|s| s.n),
+        ru.ru_maxrss
+    );
+}

@@ -1,0 +1,500 @@
+//! The timed loop every back end shares (fio's `do_io`, fio-semantics.md §3 and §11 rules
+//! 5–8): pick the direction and offset, scramble the buffer, hand the I/O to the back end,
+//! reap when the queue is full, stop issuing at the deadline, drain, end fsync, stop the clock.
+//! A back end ([`IoPath`]) only submits and reaps.
+//!
+//! The hot path allocates nothing, takes no lock and reads the clock two (sync engines) or
+//! three (async engines) times per I/O; progress counters are Relaxed atomics updated in
+//! batches.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::buffers::{self, Buffers};
+use super::offsets::{MixPicker, Pick, RandomBlocks, SeqBlocks};
+use super::sys;
+use super::{EngineError, Live, Phase};
+use crate::job::Job;
+use crate::measure::histogram::Histogram;
+
+/// Direction of one I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    Read = 0,
+    Write = 1,
+}
+
+impl Dir {
+    fn name(self) -> &'static str {
+        match self {
+            Dir::Read => "read",
+            Dir::Write => "write",
+        }
+    }
+}
+
+/// What a sync request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncKind {
+    Fsync,
+    Fdatasync,
+}
+
+/// One I/O handed to a back end. `tag` comes back with its completion.
+#[derive(Debug, Clone, Copy)]
+pub struct Req {
+    pub tag: u32,
+    pub dir: Dir,
+    pub buf: *mut u8,
+    pub len: u32,
+    pub offset: u64,
+}
+
+/// A back end: submits and reaps, nothing else.
+pub trait IoPath {
+    /// Async back ends report submission latency (slat); sync ones complete inside `submit`.
+    const ASYNC: bool;
+
+    /// Hands one I/O over. `Ok(Some(res))` when it completed inline (sync engines; `res` is
+    /// bytes transferred, or −errno); `Ok(None)` once queued. `Err(EAGAIN)` means "busy: reap
+    /// and try again"; any other `Err` is a failed submission.
+    fn submit(&mut self, req: &Req) -> io::Result<Option<i64>>;
+
+    /// Waits until at least `min` queued I/Os have completed and appends each as (tag, res).
+    fn reap(&mut self, min: usize, out: &mut Vec<(u32, i64)>) -> io::Result<()>;
+
+    /// A sync through the back end, with nothing else in flight; blocks until done.
+    fn sync(&mut self, kind: SyncKind) -> io::Result<()>;
+}
+
+/// Counters and latencies of one direction of one job.
+#[derive(Debug, Default)]
+pub struct DirStats {
+    pub ios: u64,
+    pub bytes: u64,
+    pub clat: Histogram,
+    pub lat: Histogram,
+    pub slat: Histogram,
+}
+
+/// What one job (one of numjobs) measured.
+#[derive(Debug, Default)]
+pub struct JobResult {
+    pub dirs: [DirStats; 2],
+    pub sync: Histogram,
+    /// t1 − t0 in µs: first I/O to the end of the end fsync.
+    pub elapsed_us: u64,
+    pub end_fsync: Option<Duration>,
+}
+
+/// Everything a worker needs besides its back end.
+pub struct Ctx<'a> {
+    pub job: &'a Job,
+    pub index: usize,
+    pub fd: RawFd,
+    pub live: &'a Live,
+    /// The user's cancel flag.
+    pub cancel: &'a AtomicBool,
+    /// Raised when another job of the group failed: stop quietly.
+    pub abort: &'a AtomicBool,
+}
+
+/// Where the next offsets come from.
+enum Offsets {
+    Random(RandomBlocks),
+    /// Sequential, one position per direction (fio keeps `last_pos` per direction).
+    Seq([SeqBlocks; 2]),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    dir: Dir,
+    offset: u64,
+    len: u32,
+    /// Bytes already done by earlier parts of a short I/O.
+    done: u32,
+    start: Instant,
+    issue: Instant,
+}
+
+/// Flush the progress counter after this many completions.
+const LIVE_BATCH: u64 = 64;
+
+struct Loop<'a, 'b, B: IoPath> {
+    ctx: &'b Ctx<'a>,
+    be: &'b mut B,
+    bufs: &'b Buffers,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    done: Vec<(u32, i64)>,
+    inflight: usize,
+    res: JobResult,
+    live_pending: u64,
+}
+
+/// Runs one job's timed phase on `fd` through back end `be`. On every exit, I/O still in
+/// flight is reaped before the buffers are released.
+pub fn run_job<B: IoPath>(ctx: &Ctx<'_>, be: &mut B) -> Result<JobResult, EngineError> {
+    let job = ctx.job;
+    let depth = job.iodepth as usize;
+    let bufs = Buffers::new(
+        depth,
+        job.bs.0 as usize,
+        0x6a09_e667_f3bc_c908 ^ ctx.index as u64,
+    );
+    let now = Instant::now();
+    let idle = Slot {
+        dir: Dir::Write,
+        offset: 0,
+        len: 0,
+        done: 0,
+        start: now,
+        issue: now,
+    };
+    let mut l = Loop {
+        ctx,
+        be,
+        bufs: &bufs,
+        slots: vec![idle; depth],
+        free: (0..depth as u32).rev().collect(),
+        done: Vec::with_capacity(depth),
+        inflight: 0,
+        res: JobResult::default(),
+        live_pending: 0,
+    };
+    let r = l.run();
+    let clean = r.is_ok() || l.drain_quietly();
+    l.flush_live();
+    let res = std::mem::take(&mut l.res);
+    drop(l);
+    if !clean {
+        // Something may still be writing into the buffers: leaking them is the safe choice.
+        std::mem::forget(bufs);
+    }
+    r.map(|()| res)
+}
+
+impl<B: IoPath> Loop<'_, '_, B> {
+    fn run(&mut self) -> Result<(), EngineError> {
+        let job = self.ctx.job;
+        let bs = job.bs.0;
+        let size = job.size.0;
+        let nblocks = job.blocks();
+        let runtime = job.runtime.0;
+        let wrap = job.time_based;
+        let direct = job.direct;
+        let fd = self.ctx.fd;
+        let (reads, writes) = (job.rw.reads(), job.rw.writes());
+        let mut mix = (reads && writes).then(|| MixPicker::new(job.rwmixread, self.ctx.index));
+        let mut offsets = if job.rw.random() {
+            Offsets::Random(RandomBlocks::for_job(nblocks, self.ctx.index))
+        } else {
+            Offsets::Seq([SeqBlocks::new(nblocks), SeqBlocks::new(nblocks)])
+        };
+        let sync_every = [
+            (job.fsync as u64, SyncKind::Fsync),
+            (job.fdatasync as u64, SyncKind::Fdatasync),
+        ];
+        let mut sync_due: Option<SyncKind> = None;
+        let mut last_was_sync = false;
+        let mut writes_issued = 0u64;
+        let mut bytes_issued = 0u64;
+        let mut stamp = (self.ctx.index as u64) << 48;
+
+        self.ctx.live.set_phase(Phase::Running);
+        // t0: just before the first I/O (rule 7).
+        let t0 = Instant::now();
+        let mut now = t0;
+        let mut interrupted = false;
+        'run: loop {
+            while self.inflight < self.slots.len() {
+                if now.duration_since(t0) >= runtime {
+                    break 'run;
+                }
+                if self.ctx.cancel.load(Ordering::Relaxed) || self.ctx.abort.load(Ordering::Relaxed)
+                {
+                    interrupted = true;
+                    break 'run;
+                }
+                if !wrap && bytes_issued >= size {
+                    break 'run;
+                }
+                if let Some(kind) = sync_due.take() {
+                    // fio queues the sync after the Nth write; we let the writes it covers
+                    // complete first, so it syncs them (identical at iodepth=1, and for
+                    // posixaio, which runs one request per file at a time anyway).
+                    self.drain()?;
+                    let s = Instant::now();
+                    self.be.sync(kind).map_err(|e| {
+                        let op = match kind {
+                            SyncKind::Fsync => "fsync",
+                            SyncKind::Fdatasync => "fdatasync",
+                        };
+                        EngineError::Io {
+                            op: op.into(),
+                            source: e,
+                        }
+                    })?;
+                    now = Instant::now();
+                    self.res
+                        .sync
+                        .record(now.duration_since(s).as_nanos() as u64);
+                    last_was_sync = true;
+                    continue;
+                }
+                let dir = match &mut mix {
+                    Some(m) => {
+                        if m.is_read() {
+                            Dir::Read
+                        } else {
+                            Dir::Write
+                        }
+                    }
+                    None if writes => Dir::Write,
+                    None => Dir::Read,
+                };
+                let pick = match &mut offsets {
+                    Offsets::Random(r) => r.next(wrap),
+                    Offsets::Seq(s) => s[dir as usize].next(wrap),
+                };
+                let block = match pick {
+                    Pick::Block(b) => b,
+                    Pick::NewPass(b) => {
+                        // fio's loop_cache_invalidate: drop the file's pages (this starts
+                        // writeback of the dirty ones), inside the timed interval.
+                        if !direct {
+                            sys::fadvise(fd, size, libc::POSIX_FADV_DONTNEED);
+                        }
+                        b
+                    }
+                    Pick::Done => break 'run,
+                };
+                let offset = block * bs;
+                let tag = self
+                    .free
+                    .pop()
+                    .expect("a free slot when the queue is not full");
+                let buf = self.bufs.ptr(tag as usize);
+                if dir == Dir::Write {
+                    stamp += 1;
+                    // SAFETY: this slot's buffer is not in flight.
+                    unsafe { buffers::scramble(buf, bs as usize, offset, stamp) };
+                    writes_issued += 1;
+                }
+                bytes_issued += bs;
+                let start = Instant::now();
+                self.slots[tag as usize] = Slot {
+                    dir,
+                    offset,
+                    len: bs as u32,
+                    done: 0,
+                    start,
+                    issue: start,
+                };
+                now = self.issue(tag)?;
+                last_was_sync = false;
+                if dir == Dir::Write {
+                    for (n, kind) in sync_every {
+                        if n > 0 && writes_issued % n == 0 {
+                            sync_due = Some(kind);
+                            break;
+                        }
+                    }
+                }
+            }
+            // The queue is full: wait for at least one completion.
+            now = self.reap(1)?;
+        }
+
+        if self.inflight > 0 {
+            self.ctx.live.set_phase(Phase::Draining);
+            self.drain()?;
+        }
+        if interrupted {
+            return Err(EngineError::Interrupted);
+        }
+        // fio: `should_fsync` is false right after a sync, and read-only jobs never fsync.
+        if job.end_fsync && writes && !last_was_sync {
+            self.ctx.live.set_phase(Phase::FinalFsync);
+            let s = Instant::now();
+            self.be.sync(SyncKind::Fsync).map_err(|e| EngineError::Io {
+                op: "fsync at the end of the job".into(),
+                source: e,
+            })?;
+            self.res.end_fsync = Some(s.elapsed());
+        }
+        // t1: after the drain and the end fsync (§3.1 step 6).
+        self.res.elapsed_us = t0.elapsed().as_micros() as u64;
+        Ok(())
+    }
+
+    /// Submits slot `tag` (a new I/O, or the rest of a short one). Returns the latest
+    /// timestamp taken, for the next deadline check.
+    #[inline]
+    fn issue(&mut self, tag: u32) -> Result<Instant, EngineError> {
+        loop {
+            let s = self.slots[tag as usize];
+            let req = Req {
+                tag,
+                dir: s.dir,
+                // SAFETY: done < len, so still inside this slot's buffer.
+                buf: unsafe { self.bufs.ptr(tag as usize).add(s.done as usize) },
+                len: s.len - s.done,
+                offset: s.offset + s.done as u64,
+            };
+            match self.be.submit(&req) {
+                Ok(None) => {
+                    let issue = Instant::now();
+                    let slot = &mut self.slots[tag as usize];
+                    if s.done == 0 {
+                        slot.issue = issue;
+                    }
+                    self.inflight += 1;
+                    return Ok(issue);
+                }
+                Ok(Some(res)) => {
+                    // Completed inline (sync engine): issue time = start (§5.1).
+                    let end = Instant::now();
+                    self.inflight += 1;
+                    if self.complete(tag, res, end)? {
+                        return Ok(end);
+                    }
+                    // Short: the rest is re-issued by the next turn of this loop.
+                    self.inflight -= 1;
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
+                    // Out of resources for a moment (glibc could not queue the request).
+                    // Not reaping here keeps `issue` usable from inside `reap`.
+                    std::thread::yield_now();
+                }
+                Err(e) => return Err(self.io_error(&s, e.raw_os_error().unwrap_or(libc::EIO))),
+            }
+        }
+    }
+
+    /// Reaps at least `min` completions; returns the completion timestamp.
+    fn reap(&mut self, min: usize) -> Result<Instant, EngineError> {
+        self.done.clear();
+        if let Err(e) = self.be.reap(min, &mut self.done) {
+            return Err(sys::io_err(
+                "waiting for I/O completions",
+                e.raw_os_error().unwrap_or(libc::EIO),
+            ));
+        }
+        // One timestamp per reaped batch, as fio's init_icd().
+        let end = Instant::now();
+        // Every completion of the batch is accounted, even after an error, so that the count
+        // of I/Os in flight stays true for the drain that follows an error.
+        let mut first_err = None;
+        for i in 0..self.done.len() {
+            let (tag, res) = self.done[i];
+            match self.complete(tag, res, end) {
+                Ok(true) => {}
+                Ok(false) => {
+                    // Short I/O: submit the rest; it stays in flight.
+                    self.inflight -= 1;
+                    if first_err.is_none() {
+                        if let Err(e) = self.issue(tag) {
+                            first_err = Some(e);
+                        }
+                    }
+                }
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match first_err {
+            None => Ok(end),
+            Some(e) => Err(e),
+        }
+    }
+
+    /// Accounts one completion. Returns false when the I/O was short and must be continued.
+    #[inline]
+    fn complete(&mut self, tag: u32, res: i64, end: Instant) -> Result<bool, EngineError> {
+        let s = self.slots[tag as usize];
+        if res < 0 {
+            self.inflight -= 1;
+            self.free.push(tag);
+            return Err(self.io_error(&s, (-res) as i32));
+        }
+        let got = res as u32;
+        if got == 0 && s.len > s.done {
+            self.inflight -= 1;
+            self.free.push(tag);
+            // A read at the end of the file, or a write the kernel refused to advance.
+            let e = if s.dir == Dir::Read {
+                libc::ENODATA
+            } else {
+                libc::EIO
+            };
+            return Err(self.io_error(&s, e));
+        }
+        if s.done + got < s.len {
+            self.slots[tag as usize].done += got;
+            return Ok(false);
+        }
+        self.inflight -= 1;
+        self.free.push(tag);
+        let d = &mut self.res.dirs[s.dir as usize];
+        d.ios += 1;
+        d.bytes += s.len as u64;
+        d.clat.record(end.duration_since(s.issue).as_nanos() as u64);
+        d.lat.record(end.duration_since(s.start).as_nanos() as u64);
+        if B::ASYNC {
+            d.slat
+                .record(s.issue.duration_since(s.start).as_nanos() as u64);
+        }
+        self.live_pending += 1;
+        if self.live_pending >= LIVE_BATCH {
+            self.flush_live();
+        }
+        Ok(true)
+    }
+
+    fn flush_live(&mut self) {
+        if self.live_pending > 0 {
+            self.ctx
+                .live
+                .ios
+                .fetch_add(self.live_pending, Ordering::Relaxed);
+            self.live_pending = 0;
+        }
+    }
+
+    fn drain(&mut self) -> Result<(), EngineError> {
+        while self.inflight > 0 {
+            self.reap(self.inflight)?;
+        }
+        Ok(())
+    }
+
+    /// After an error: wait for whatever is still in flight (the kernel or glibc may still be
+    /// using the buffers), ignoring further errors.
+    /// Returns false when that failed too.
+    fn drain_quietly(&mut self) -> bool {
+        while self.inflight > 0 {
+            self.done.clear();
+            if self.be.reap(1, &mut self.done).is_err() {
+                return false;
+            }
+            if self.done.is_empty() {
+                // The back end has nothing left in flight.
+                break;
+            }
+            self.inflight = self.inflight.saturating_sub(self.done.len());
+        }
+        true
+    }
+
+    fn io_error(&self, s: &Slot, errno: i32) -> EngineError {
+        let op = format!("{} at offset {}", s.dir.name(), s.offset);
+        if errno == libc::EINVAL && self.ctx.job.direct {
+            return sys::direct_unsupported(&op, errno);
+        }
+        sys::io_err(op, errno)
+    }
+}
