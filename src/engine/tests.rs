@@ -66,11 +66,10 @@ fn run_tmp(j: &Job, backend: Backend) -> Result<Measurement, EngineError> {
 /// then does not depend on what else is using the disk.
 fn fast_tempdir() -> tempfile::TempDir {
     let shm = Path::new("/dev/shm");
-    if is_tmpfs(shm) {
-        if let Ok(d) = tempfile::tempdir_in(shm) {
+    if is_tmpfs(shm)
+        && let Ok(d) = tempfile::tempdir_in(shm) {
             return d;
         }
-    }
     tempfile::tempdir().expect("tempdir")
 }
 

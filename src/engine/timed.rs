@@ -297,7 +297,7 @@ impl<B: IoPath> Loop<'_, '_, B> {
                 last_was_sync = false;
                 if dir == Dir::Write {
                     for (n, kind) in sync_every {
-                        if n > 0 && writes_issued % n == 0 {
+                        if n > 0 && writes_issued.is_multiple_of(n) {
                             sync_due = Some(kind);
                             break;
                         }
@@ -395,11 +395,10 @@ impl<B: IoPath> Loop<'_, '_, B> {
                 Ok(false) => {
                     // Short I/O: submit the rest; it stays in flight.
                     self.inflight -= 1;
-                    if first_err.is_none() {
-                        if let Err(e) = self.issue(tag) {
+                    if first_err.is_none()
+                        && let Err(e) = self.issue(tag) {
                             first_err = Some(e);
                         }
-                    }
                 }
                 Err(e) => {
                     first_err.get_or_insert(e);
