@@ -100,18 +100,18 @@ pub struct RunArgs {
     #[arg(short, long, default_value = ".", value_name = "DIR")]
     pub dir: PathBuf,
     /// Runs in this invocation (default: the policy's).
-    #[arg(short = 'n', long, value_name = "N")]
+    #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true)]
     pub runs: Option<String>,
     /// Wait this long between runs (e.g. 10m).
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub interval: Option<String>,
     #[arg(short, long, value_enum, default_value = "auto")]
     pub engine: EngineChoice,
     /// Test file size, overriding the policy's (e.g. 64m). Smaller files flatter the disk.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: Option<String>,
     /// Runtime of each run, overriding the policy's (e.g. 10s).
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub runtime: Option<String>,
     /// Do not record the runs in the history.
     #[arg(long)]

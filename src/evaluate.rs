@@ -619,15 +619,17 @@ fn decide(
     let marginal = rules.iter().filter(deciding).any(|r| r.marginal);
     let describe = |r: &RuleResult| {
         format!(
-            "{} {} {} {} (threshold {})",
+            "{} {} is {} {}, {} {} {}",
             r.aggregate.as_str(),
             r.metric,
-            if r.passed == Some(true) {
-                "meets"
-            } else {
-                "misses"
-            },
             r.value.map(short).unwrap_or_default(),
+            r.unit,
+            if r.passed == Some(true) {
+                "meeting"
+            } else {
+                "missing"
+            },
+            r.op,
             short(r.threshold),
         )
     };

@@ -298,6 +298,33 @@ pub fn remove_registered() {
     }
 }
 
+/// Lets this process exit at once after a signal, although the test file may still have
+/// pages under writeback. Whoever closes the last descriptor of an unlinked file waits for
+/// that writeback (seconds on a busy disk), so a child inherits every descriptor and holds
+/// them until this process is gone; the wait then happens in the orphaned child, not here.
+pub fn detach_descriptors() {
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the child calls only async-signal-safe functions (prctl, getppid, pause, _exit).
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: as above.
+        unsafe {
+            // Not the terminal or the pipes: a reader waiting for EOF must not wait for us.
+            for fd in 0..3 {
+                libc::close(fd);
+            }
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != parent {
+                libc::_exit(0);
+            }
+            loop {
+                libc::pause();
+            }
+        }
+    }
+}
+
 /// Unlinks `name` in `dir` only if it is still the file we hold.
 fn unlink_if_same(dir: RawFd, name: &CStr, file: &File) -> io::Result<()> {
     let ours = file.metadata()?;

@@ -367,9 +367,16 @@ fn a_disk_filling_up_during_the_run_stops_it_removes_the_file_and_explains() {
     // ext2 has no fallocate, so the test file stays sparse and every write needs new space:
     // another process filling the disk makes the run's writes fail with ENOSPC.
     let env = Env::new();
-    let img = env.tmp.path().join("fs.img");
+    // The image lives in RAM where possible: the filler writes a gigabyte into it.
+    let shm = Path::new("/dev/shm");
+    let img_dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm).unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    };
+    let img = img_dir.path().join("fs.img");
     let f = std::fs::File::create(&img).unwrap();
-    f.set_len(256 << 20).unwrap();
+    f.set_len(2 << 30).unwrap();
     drop(f);
     let mk = StdCommand::new("mkfs.ext2")
         .args(["-q", "-F", "-m", "0"])
@@ -381,22 +388,30 @@ fn a_disk_filling_up_during_the_run_stops_it_removes_the_file_and_explains() {
     let Some(_m) = Mount::new(&at, &["-o", "loop", img.to_str().unwrap()]) else {
         return skip("mount -o loop failed (no loop devices?)");
     };
+    // A file large enough that the filler takes the free space long before the run has
+    // written every block of it.
     let mut child = spawn_run(
         &env,
         &at,
         &[
             "--size",
-            "100m",
+            "1g",
             "--runtime",
-            "20",
+            "30",
             "--runs",
             "1",
             "--engine",
             "psync",
         ],
     );
-    wait_for_test_file(&at, &mut child);
-    // fill the rest of the filesystem
+    let t = Instant::now();
+    while test_files(&at).is_empty() {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no test file appeared"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
     let filler = at.join("filler");
     let _ = StdCommand::new("dd")
         .args(["if=/dev/zero", "bs=1M", "status=none"])

@@ -1107,7 +1107,12 @@ fn table_shows_runs_rules_evidence_warnings_and_verdict_within_100_columns() {
             .unwrap();
         assert!(lines[at].starts_with(&format!("verdict: {} — ", name.to_uppercase())));
         assert!(lines[at + 1..].iter().all(|l| l.starts_with("         ")));
-        assert!(text.contains("evidence:"), "{name}");
+        let label = if ev.scope == Scope::Run {
+            "history:"
+        } else {
+            "evidence:"
+        };
+        assert!(text.contains(label), "{name}");
         let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
         for w in warning_texts(&ev) {
             let w = w.split_whitespace().collect::<Vec<_>>().join(" ");

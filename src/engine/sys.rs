@@ -103,6 +103,74 @@ pub fn fadvise(fd: RawFd, len: u64, advice: i32) {
     }
 }
 
+/// Closes every descriptor except `keep`, with only async-signal-safe calls (for a child
+/// between fork and _exit).
+///
+/// # Safety
+/// Only for a freshly forked child: descriptors owned by Rust objects are closed under them.
+pub unsafe fn close_all_but(keep: RawFd) {
+    let close_range = |first: u32, last: u32| -> bool {
+        // SAFETY: plain syscall; the range may be empty.
+        unsafe { libc::syscall(libc::SYS_close_range, first, last, 0) == 0 }
+    };
+    let keep = keep as u32;
+    let ok = (keep == 0 || close_range(0, keep - 1)) && close_range(keep + 1, u32::MAX);
+    if !ok {
+        // Linux before 5.9: close what a process like ours can have open.
+        for fd in 0..65_536 {
+            if fd != keep as i32 {
+                // SAFETY: closing a descriptor number; EBADF is harmless here.
+                unsafe { libc::close(fd) };
+            }
+        }
+    }
+}
+
+/// The end fsync, done by a forked child that this thread waits for. The kernel does the same
+/// work as an fsync on this thread (vfs_fsync of the same file, timed the same way, to within
+/// the fork's fraction of a millisecond), but a flush of gigabytes can take minutes in
+/// uninterruptible sleep, and a process cannot exit while one of its threads is in it. With
+/// the flush in a child, SIGINT during the final fsync ends iopscheck at once; the orphaned
+/// child finishes the flush of the already unlinked file and exits.
+pub fn fsync_in_child(fd: RawFd) -> io::Result<()> {
+    // SAFETY: the child calls only async-signal-safe functions (fsync, _exit) before exiting.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        // SAFETY: child: close, fsync and _exit only; errno values fit in an exit status.
+        unsafe {
+            // Keep nothing but the file: an orphaned child must not hold the parent's
+            // stdout pipe (a `| tee` would wait for the flush) or its run lock.
+            close_all_but(fd);
+            let code = if libc::fsync(fd) == 0 {
+                0
+            } else {
+                *libc::__errno_location() & 0xff
+            };
+            libc::_exit(code);
+        }
+    }
+    let mut status = 0;
+    loop {
+        // SAFETY: waiting for our own child.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+    match (libc::WIFEXITED(status), libc::WEXITSTATUS(status)) {
+        (true, 0) => Ok(()),
+        (true, code) => Err(io::Error::from_raw_os_error(code)),
+        _ => Err(io::Error::other("the fsync child ended abnormally")),
+    }
+}
+
 pub fn fsync(fd: RawFd, data_only: bool) -> io::Result<()> {
     loop {
         // SAFETY: plain syscall on a descriptor we own.

@@ -67,9 +67,10 @@ fn run_tmp(j: &Job, backend: Backend) -> Result<Measurement, EngineError> {
 fn fast_tempdir() -> tempfile::TempDir {
     let shm = Path::new("/dev/shm");
     if is_tmpfs(shm)
-        && let Ok(d) = tempfile::tempdir_in(shm) {
-            return d;
-        }
+        && let Ok(d) = tempfile::tempdir_in(shm)
+    {
+        return d;
+    }
     tempfile::tempdir().expect("tempdir")
 }
 

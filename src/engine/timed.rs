@@ -319,7 +319,8 @@ impl<B: IoPath> Loop<'_, '_, B> {
         if job.end_fsync && writes && !last_was_sync {
             self.ctx.live.set_phase(Phase::FinalFsync);
             let s = Instant::now();
-            self.be.sync(SyncKind::Fsync).map_err(|e| EngineError::Io {
+            // In a child process rather than through the back end: see sys::fsync_in_child.
+            super::sys::fsync_in_child(self.ctx.fd).map_err(|e| EngineError::Io {
                 op: "fsync at the end of the job".into(),
                 source: e,
             })?;
@@ -396,9 +397,10 @@ impl<B: IoPath> Loop<'_, '_, B> {
                     // Short I/O: submit the rest; it stays in flight.
                     self.inflight -= 1;
                     if first_err.is_none()
-                        && let Err(e) = self.issue(tag) {
-                            first_err = Some(e);
-                        }
+                        && let Err(e) = self.issue(tag)
+                    {
+                        first_err = Some(e);
+                    }
                 }
                 Err(e) => {
                     first_err.get_or_insert(e);

@@ -6,6 +6,7 @@
 
 use std::io::{self, Write};
 
+use chrono::Datelike;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 
 use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
@@ -138,19 +139,22 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         .iter()
         .map(|r| r.timestamp.format("%Y-%m-%d %H:%M").to_string())
         .collect();
-    let time_fmt = if minutes.len() < ev.runs.len() {
-        "%Y-%m-%d %H:%M:%S"
-    } else {
-        "%Y-%m-%d %H:%M"
+    // The year only when the runs span more than one.
+    let years: std::collections::BTreeSet<i32> =
+        ev.runs.iter().map(|r| r.timestamp.year()).collect();
+    let time_fmt = match (years.len() > 1, minutes.len() < ev.runs.len()) {
+        (true, true) => "%Y-%m-%d %H:%M:%S",
+        (true, false) => "%Y-%m-%d %H:%M",
+        (false, true) => "%m-%d %H:%M:%S",
+        (false, false) => "%m-%d %H:%M",
     };
     let blank = |n: usize| (0..n).map(|_| Cell::new("")).collect::<Vec<_>>();
     let lead = 1 + usize::from(engine_col);
 
     let mut t = Table::new();
-    // Dynamic with a fixed width: columns are wrapped only when they would not fit anyway.
+    // Cells are never wrapped: a figure split over two lines is misread.
     t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(WIDTH as u16);
+        .set_content_arrangement(ContentArrangement::Disabled);
     let mut header = vec![Cell::new("run"), Cell::new("time")];
     if engine_col {
         header.push(Cell::new("engine"));
@@ -306,16 +310,13 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         writeln!(out)?;
     }
 
-    let applied = if ev.scope == Scope::Report {
-        ""
+    // After a run, where this node's history stands; in a report, the rule being applied.
+    let label = if ev.scope == Scope::Run {
+        "history: "
     } else {
-        " (a report over the history applies this rule)"
+        "evidence: "
     };
-    writeln!(
-        out,
-        "{}",
-        wrap("evidence: ", &format!("{}{applied}", ev.evidence.advice()))
-    )?;
+    writeln!(out, "{}", wrap(label, &ev.evidence.advice()))?;
     writeln!(out)?;
 
     for w in &ev.warnings {
