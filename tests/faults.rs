@@ -390,7 +390,7 @@ fn a_disk_filling_up_during_the_run_stops_it_removes_the_file_and_explains() {
     };
     // A file large enough that the filler takes the free space long before the run has
     // written every block of it.
-    let mut child = spawn_run(
+    let child = spawn_run(
         &env,
         &at,
         &[
