@@ -151,9 +151,20 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 .into_iter()
                 .flatten()
                 .any(|d| d.bw_basis == crate::measure::BwBasis::Printed);
-            if printed {
+            // An output that does not state its runtime still shows how long the job ran.
+            if job.shape.runtime_s.is_none()
+                && let Some(want) = expected.runtime_s
+                && let Some(ran) = [&m.read, &m.write]
+                    .into_iter()
+                    .flatten()
+                    .map(|d| d.runtime_ms)
+                    .max()
+                && (ran as f64) < want * 1000.0
+            {
                 notes.push(Warning::Note(format!(
-                    "{label}: bandwidth comes from the figures fio printed (3–4 significant digits), as the article reads them, not from exact byte counts"
+                    "{label}: judged, but the job ran for {:.1} s where the policy's runs {:.0} s: a shorter run leaves less dirty data to flush and may never exhaust burst credits",
+                    ran as f64 / 1000.0,
+                    want
                 )));
             }
             records.push(Record {

@@ -1,0 +1,291 @@
+//! `iopscheck report` over histories built with `import --record` from real fio outputs placed
+//! at chosen times: per-day figures, the evidence rule, verdicts and exit codes 0, 1 and 3.
+
+mod common;
+
+use chrono::{Duration, TimeZone, Utc};
+use common::{Env, fixture};
+use predicates::prelude::*;
+use serde_json::Value;
+
+/// Records fio-3.33-sample.json (212 MB/s: far above Swimlane's minimum) as run on `host`
+/// at each of `times` (seconds since the epoch), as a customer's outputs would arrive.
+fn record_at(env: &Env, host: &str, times: &[i64]) {
+    let base: Value =
+        serde_json::from_slice(&std::fs::read(fixture("fio-3.33-sample.json")).unwrap()).unwrap();
+    for (i, t) in times.iter().enumerate() {
+        let mut v = base.clone();
+        v["timestamp"] = (*t).into();
+        v["timestamp_ms"] = (*t * 1000).into();
+        let p = env.tmp.path().join(format!("{host}-{i}.json"));
+        std::fs::write(&p, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+        env.cmd()
+            .args(["import", "--record", "--dir", "/data", "--host", host])
+            .arg(&p)
+            .assert()
+            .success();
+    }
+}
+
+/// Noon UTC `days_ago` days back, plus `hour` hours.
+fn at(days_ago: i64, hour: i64) -> i64 {
+    let today = Utc::now().date_naive();
+    let noon = Utc
+        .from_utc_datetime(&today.and_hms_opt(12, 0, 0).unwrap())
+        .timestamp();
+    noon - days_ago * 86400 + hour * 3600
+        - if Utc::now().timestamp() < noon {
+            86400
+        } else {
+            0
+        }
+}
+
+fn report(env: &Env, args: &[&str]) -> assert_cmd::assert::Assert {
+    env.cmd().arg("report").args(args).assert()
+}
+
+#[test]
+fn six_runs_over_two_days_pass_with_the_per_day_table() {
+    let env = Env::new();
+    record_at(
+        &env,
+        "node1",
+        &[at(2, 0), at(2, 1), at(2, 2), at(1, 0), at(1, 1), at(1, 2)],
+    );
+    let out = report(&env, &["--host", "node1"])
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("per day"), "{text}");
+    let day = |d: i64| {
+        chrono::DateTime::from_timestamp(at(d, 0), 0)
+            .unwrap()
+            .date_naive()
+            .to_string()
+    };
+    for d in [day(2), day(1)] {
+        let line = text
+            .lines()
+            .find(|l| l.contains(&d))
+            .unwrap_or_else(|| panic!("{d}: {text}"));
+        assert!(
+            line.contains("runs   3") || line.contains("runs 3"),
+            "{line}"
+        );
+    }
+    assert!(text.contains("6 of 6 runs over 2 of 2 days"), "{text}");
+    assert!(text.contains("verdict: PASS"), "{text}");
+}
+
+#[test]
+fn one_day_of_runs_is_inconclusive_and_says_what_is_missing() {
+    let env = Env::new();
+    record_at(&env, "node1", &[at(1, 0), at(1, 1), at(1, 2)]);
+    report(&env, &["--host", "node1"])
+        .code(3)
+        .stdout(predicate::str::contains("3 of 6 runs over 1 of 2 days"))
+        .stdout(predicate::str::contains(
+            "3 more runs, at least one of them tomorrow",
+        ))
+        .stdout(predicate::str::contains("INCONCLUSIVE"));
+}
+
+#[test]
+fn the_same_evidence_against_a_stricter_policy_fails() {
+    let env = Env::new();
+    record_at(
+        &env,
+        "node1",
+        &[at(2, 0), at(2, 1), at(2, 2), at(1, 0), at(1, 1), at(1, 2)],
+    );
+    let yaml = String::from_utf8(
+        env.cmd()
+            .args(["policy", "show", "swimlane"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .replacen("threshold: 3000", "threshold: 1000000", 1);
+    let p = env.tmp.path().join("strict.yaml");
+    std::fs::write(&p, yaml).unwrap();
+    let out = env
+        .cmd()
+        .args(["report", "--host", "node1", "--format", "json", "--policy"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["verdict"], "fail");
+    let s = &j["summary"];
+    assert_eq!(s["n"], 6);
+    assert_eq!(s["days"], 2);
+    let f = &s["metrics"]["write_iops_formula"];
+    for k in [
+        "mean",
+        "median",
+        "min",
+        "max",
+        "stdev",
+        "cv",
+        "ci95_low",
+        "ci95_high",
+    ] {
+        assert!(f[k].is_number(), "{k}: {f}");
+    }
+    assert_eq!(j["rules"][0]["passed"], false);
+}
+
+#[test]
+fn the_window_and_hosts_select_runs_and_groups_are_never_mixed() {
+    let env = Env::new();
+    record_at(&env, "node1", &[at(20, 0), at(2, 0), at(1, 0)]);
+    record_at(&env, "node2", &[at(1, 0)]);
+    // default window (7 days): the 20-day-old run is out
+    let out = env
+        .cmd()
+        .args(["report", "--host", "node1", "--format", "json"])
+        .output()
+        .unwrap();
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["summary"]["n"], 2);
+    assert_eq!(j["group"]["host"], "node1");
+    // a wider window takes it in
+    let out = env
+        .cmd()
+        .args([
+            "report", "--host", "node1", "--since", "30d", "--format", "json",
+        ])
+        .output()
+        .unwrap();
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["summary"]["n"], 3);
+    // every host: one evaluation each
+    let out = env
+        .cmd()
+        .args(["report", "--host", "all"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("verdict: ").count(), 2, "{text}");
+    // but one JSON object cannot hold two groups: say how to choose
+    env.cmd()
+        .args(["report", "--host", "all", "--format", "json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("2 groups match"));
+    // the list of what the history holds
+    report(&env, &["--list"])
+        .code(0)
+        .stdout(predicate::str::contains("node1"))
+        .stdout(predicate::str::contains("node2"))
+        .stdout(predicate::str::contains("fio/posixaio"));
+}
+
+#[test]
+fn a_report_goes_to_every_format_in_one_call() {
+    let env = Env::new();
+    record_at(
+        &env,
+        "node1",
+        &[at(2, 0), at(2, 1), at(2, 2), at(1, 0), at(1, 1), at(1, 2)],
+    );
+    let d = env.tmp.path();
+    let (csv, junit, html, prom, md) = (
+        d.join("r.csv"),
+        d.join("r.xml"),
+        d.join("r.html"),
+        d.join("r.prom"),
+        d.join("r.md"),
+    );
+    env.cmd()
+        .args(["report", "--host", "node1", "--format", "json"])
+        .arg("--export")
+        .arg(format!("csv={}", csv.display()))
+        .arg("--export")
+        .arg(format!("junit={}", junit.display()))
+        .arg("--export")
+        .arg(format!("html={}", html.display()))
+        .arg("--export")
+        .arg(format!("prometheus={}", prom.display()))
+        .arg("--export")
+        .arg(format!("markdown={}", md.display()))
+        .assert()
+        .code(0);
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(csv.lines().filter(|l| l.contains("node1")).count(), 6);
+    assert!(
+        std::fs::read_to_string(&junit)
+            .unwrap()
+            .contains("failures=\"0\"")
+    );
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(html.matches("class=\"run\"").count(), 6);
+    assert!(html.contains("class=\"threshold\""));
+    let prom = std::fs::read_to_string(&prom).unwrap();
+    assert!(prom.contains("iopscheck_verdict{"), "{prom}");
+    assert!(
+        std::fs::read_to_string(&md)
+            .unwrap()
+            .contains("**Verdict: ✅ PASS**")
+    );
+    // nothing but the five reports and the inputs: no temporary files left
+    let left: Vec<String> = common::listing(d)
+        .into_iter()
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_history_line_of_another_type_or_a_newer_schema_is_skipped_with_a_warning() {
+    let env = Env::new();
+    record_at(&env, "node1", &[at(1, 0)]);
+    let good = std::fs::read_to_string(&env.history).unwrap();
+    let newer = good.replace("\"schema_version\":1", "\"schema_version\":9");
+    let wrong = good.replace("\"host\":\"node1\"", "\"host\":[1]");
+    std::fs::write(&env.history, format!("{good}{newer}{wrong}")).unwrap();
+    let before = std::fs::read(&env.history).unwrap();
+    report(&env, &["--host", "node1"])
+        .stderr(predicate::str::contains("history.jsonl:2: skipped"))
+        .stderr(predicate::str::contains("newer"))
+        .stderr(predicate::str::contains("history.jsonl:3: skipped"));
+    assert_eq!(
+        std::fs::read(&env.history).unwrap(),
+        before,
+        "the history is never rewritten"
+    );
+}
+
+#[test]
+fn run_waits_between_runs_when_asked() {
+    let env = Env::new();
+    let t = std::time::Instant::now();
+    env.cmd()
+        .args([
+            "run",
+            "--size",
+            "16m",
+            "--runtime",
+            "1",
+            "--runs",
+            "2",
+            "--interval",
+            "2s",
+        ])
+        .args(["--engine", "psync", "--dir"])
+        .arg(&env.dir)
+        .assert()
+        .success();
+    assert!(t.elapsed() >= std::time::Duration::from_secs(4));
+    let lines = env.history_lines();
+    assert_eq!(lines.len(), 2);
+    let ts = |i: usize| {
+        chrono::DateTime::parse_from_rfc3339(lines[i]["timestamp"].as_str().unwrap()).unwrap()
+    };
+    assert!(ts(1) - ts(0) >= Duration::seconds(3));
+}
