@@ -654,7 +654,18 @@ fn decide(
             .find(deciding)
             .map(describe)
             .unwrap_or_default();
-        (Verdict::Pass, format!("{first}{marg}"))
+        // Soft limits missed do not change the verdict (without --strict), but the line says so.
+        let soft: Vec<String> = rules
+            .iter()
+            .filter(|r| r.level == Level::Warn && r.passed == Some(false))
+            .map(describe)
+            .collect();
+        let soft = if soft.is_empty() {
+            String::new()
+        } else {
+            format!("; soft limit missed: {}", soft.join("; "))
+        };
+        (Verdict::Pass, format!("{first}{soft}{marg}"))
     } else {
         let d: Vec<String> = failed.iter().map(|r| describe(r)).collect();
         (Verdict::Fail, format!("{}{marg}", d.join("; ")))

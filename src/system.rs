@@ -184,6 +184,8 @@ pub fn target_of(dir: &Path) -> Target {
 pub struct FsSpace {
     pub available: u64,
     pub read_only: bool,
+    /// False for filesystems that report no capacity at all (ramfs, some FUSE mounts).
+    pub sized: bool,
 }
 
 pub fn fs_space(dir: &Path) -> std::io::Result<FsSpace> {
@@ -197,6 +199,7 @@ pub fn fs_space(dir: &Path) -> std::io::Result<FsSpace> {
     Ok(FsSpace {
         available: s.f_bavail as u64 * s.f_frsize as u64,
         read_only: s.f_flag & libc::ST_RDONLY != 0,
+        sized: s.f_blocks > 0,
     })
 }
 

@@ -110,7 +110,7 @@ pub fn preflight(dir: &Path, bytes: u64) -> Result<PathBuf, PreflightError> {
     let m = margin(bytes);
     // A stale file from a killed run will be removed; its space counts as free.
     let reclaim: u64 = stale_files(&canonical).iter().map(|s| s.bytes).sum();
-    if space.available + reclaim < bytes + m {
+    if space.sized && space.available + reclaim < bytes + m {
         return Err(PreflightError::Space {
             dir: shown,
             needed: format_size(bytes + m),

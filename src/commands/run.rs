@@ -185,6 +185,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     let now = Utc::now();
     let mut opts = Options::new(Scope::Run, now);
+    opts.strict = args.out.strict;
     opts.notes = notes;
     let mut ev = evaluate::evaluate(&records, &policy, &opts);
     ev.group = records.first().map(Group::of);
@@ -302,6 +303,9 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
 
     // Layout once per invocation; its runs reuse the files.
     let handles = files.handles()?;
+    for f in &handles {
+        engine::check_open_flags(f, &plan.job).map_err(|e| engine_error(e, &plan.dir))?;
+    }
     let layout = {
         let (job, live, cancel) = (plan.job.clone(), live.clone(), cancel.clone());
         move || -> Result<(), EngineError> {

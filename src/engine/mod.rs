@@ -177,6 +177,16 @@ impl EngineError {
     }
 }
 
+/// Checks, before any layout, that the filesystem accepts the job's open flags (O_DIRECT is
+/// refused by some, e.g. ramfs or tmpfs before Linux 6.6), so a 4 GiB layout is not written
+/// for a job that cannot run.
+pub fn check_open_flags(file: &File, job: &Job) -> Result<(), EngineError> {
+    if job.direct {
+        sys::reopen(file, libc::O_RDWR | libc::O_DIRECT).map(drop)?;
+    }
+    Ok(())
+}
+
 /// Checks that io_uring can be used here (kernel support, `kernel.io_uring_disabled`,
 /// seccomp in containers). Err carries the reason in one sentence. The answer is cached.
 pub fn probe_io_uring() -> Result<(), String> {

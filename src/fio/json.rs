@@ -200,7 +200,15 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
             }
         }
         if let Some(sync) = obj.get("sync").and_then(Value::as_object) {
-            let total = sync.get("total_ios").and_then(as_u64).unwrap_or(0);
+            // fio 3.x leaves sync.total_ios at 0 although it counted the syncs: the
+            // latency object's N says how many there were.
+            let n = sync
+                .get("lat_ns")
+                .and_then(Value::as_object)
+                .and_then(|l| l.get("N"))
+                .and_then(as_u64)
+                .unwrap_or(0);
+            let total = sync.get("total_ios").and_then(as_u64).unwrap_or(0).max(n);
             if total > 0 {
                 m.sync = latency(sync, "lat_ns", "lat", total);
             }
