@@ -453,23 +453,21 @@ pub fn day_of(r: &Record) -> NaiveDate {
 }
 
 /// Judges records against a policy.
-pub fn evaluate(records: &[Record], policy: &Policy, opts: &Options) -> Evaluation {
-    let mut runs: Vec<Record> = records.to_vec();
+pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options) -> Evaluation {
+    let mut runs: Vec<Record> = records.into();
     runs.sort_by_key(|r| r.timestamp);
     let agg = policy.evidence.aggregate;
 
-    // Statistics of every metric present in any run.
-    let names: BTreeSet<&String> = runs.iter().flat_map(|r| r.metrics.keys()).collect();
-    let metrics: BTreeMap<String, Stats> = names
+    // Statistics of every metric present in any run, gathered in one pass over the runs.
+    let mut columns: std::collections::HashMap<&str, Vec<f64>> = Default::default();
+    for r in &runs {
+        for (k, &v) in &r.metrics {
+            columns.entry(k.as_str()).or_default().push(v);
+        }
+    }
+    let metrics: BTreeMap<String, Stats> = columns
         .into_iter()
-        .filter_map(|m| {
-            let v: Vec<f64> = runs
-                .iter()
-                .filter_map(|r| r.metrics.get(m))
-                .copied()
-                .collect();
-            Stats::of(&v).map(|s| (m.clone(), s))
-        })
+        .filter_map(|(m, v)| Stats::of(&v).map(|s| (m.to_string(), s)))
         .collect();
     let day_set: BTreeSet<NaiveDate> = runs.iter().map(day_of).collect();
 
@@ -1033,7 +1031,7 @@ mod tests {
             .map(|i| rec(&format!("2026-12-01T0{i}:00:00Z"), 16.0))
             .collect();
         let o = Options::new(Scope::Report, now());
-        let e = evaluate(&recs, &p, &o);
+        let e = evaluate(recs.as_slice(), &p, &o);
         assert_eq!(e.verdict, Verdict::Inconclusive);
         assert_eq!((e.evidence.runs, e.evidence.days), (6, 1));
         assert_eq!(e.evidence.more_days, 1);
@@ -1044,7 +1042,7 @@ mod tests {
         );
         let mut two_days = recs.clone();
         two_days[5] = rec("2026-12-02T09:00:00Z", 16.0);
-        let e = evaluate(&two_days, &p, &o);
+        let e = evaluate(two_days.as_slice(), &p, &o);
         assert_eq!(e.verdict, Verdict::Pass);
         assert_eq!(e.days.len(), 2);
         assert_eq!(e.days[0].runs, 5);
@@ -1150,7 +1148,7 @@ mod tests {
         }
         let mut o = Options::new(Scope::Report, now());
         o.other_engines.insert("psync".into(), 3);
-        let e = evaluate(&recs, &policy(), &o);
+        let e = evaluate(recs.as_slice(), &policy(), &o);
         let n_small = e
             .warnings
             .iter()
@@ -1194,8 +1192,8 @@ mod tests {
         });
         let recs = [rec("2026-12-01T10:00:00Z", 16.0)];
         let mut o = Options::new(Scope::Run, now());
-        assert_eq!(evaluate(&recs, &p, &o).verdict, Verdict::Pass);
+        assert_eq!(evaluate(recs.as_slice(), &p, &o).verdict, Verdict::Pass);
         o.strict = true;
-        assert_eq!(evaluate(&recs, &p, &o).verdict, Verdict::Fail);
+        assert_eq!(evaluate(recs.as_slice(), &p, &o).verdict, Verdict::Fail);
     }
 }

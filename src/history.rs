@@ -254,19 +254,48 @@ pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {
 
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
+/// The fields a reader filters on, parsed without building the rest of a record: reading a
+/// year of history for one week's report parses one week of records in full.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Head {
+    pub schema_version: u32,
+    pub timestamp: DateTime<FixedOffset>,
+    pub host: String,
+    pub policy: String,
+    #[serde(default)]
+    pub engine: String,
+}
+
 /// Reads every usable record. A missing file is an empty history.
 pub fn read(path: &Path) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
+    read_where(path, |_| true)
+}
+
+/// Reads the records whose head passes `keep`; lines that cannot be read are skipped with
+/// the reason. A line `keep` rejects is not parsed further.
+pub fn read_where(
+    path: &Path,
+    keep: impl Fn(&Head) -> bool,
+) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
     let f = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((vec![], vec![])),
         Err(e) => return Err(io_err(path)(e)),
     };
-    read_from(BufReader::new(f), path)
+    read_from_where(BufReader::with_capacity(1 << 16, f), path, keep)
 }
 
 pub fn read_from(
+    reader: impl BufRead,
+    path: &Path,
+) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
+    read_from_where(reader, path, |_| true)
+}
+
+pub fn read_from_where(
     mut reader: impl BufRead,
     path: &Path,
+    keep: impl Fn(&Head) -> bool,
 ) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
     let mut records = Vec::new();
     let mut skipped = Vec::new();
@@ -290,37 +319,77 @@ pub fn read_from(
         };
         if line.len() > MAX_LINE {
             skipped.push(skip("line longer than 1 MiB".into()));
-            // discard the rest of this line
-            let mut rest = Vec::new();
-            reader.read_until(b'\n', &mut rest).map_err(io_err(path))?;
+            skip_rest_of_line(&mut reader).map_err(io_err(path))?;
             continue;
         }
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim();
+        let text = line.trim_ascii();
         if text.is_empty() {
             continue;
         }
-        match parse_line(text) {
-            Ok(r) => records.push(r),
+        match parse_line(text, &keep) {
+            Ok(Some(r)) => records.push(r),
+            Ok(None) => {}
             Err(reason) => skipped.push(skip(reason)),
         }
     }
     Ok((records, skipped))
 }
 
-fn parse_line(text: &str) -> Result<Record, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("not a JSON record ({e})"))?;
-    let version = value
-        .get("schema_version")
-        .and_then(|v| v.as_u64())
-        .ok_or("no schema_version")?;
-    if version > SCHEMA_VERSION as u64 {
+/// Discards input up to and including the next newline, in bounded memory.
+fn skip_rest_of_line(reader: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                reader.consume(i + 1);
+                return Ok(());
+            }
+            None => {
+                let n = buf.len();
+                reader.consume(n);
+            }
+        }
+    }
+}
+
+fn parse_line(text: &[u8], keep: &impl Fn(&Head) -> bool) -> Result<Option<Record>, String> {
+    let head: Head = match serde_json::from_slice(text) {
+        Ok(h) => h,
+        Err(_) => return Err(diagnose(text)),
+    };
+    if head.schema_version > SCHEMA_VERSION {
         return Err(format!(
-            "schema_version {version} is newer than this iopscheck understands ({SCHEMA_VERSION}); upgrade iopscheck to read it"
+            "schema_version {} is newer than this iopscheck understands ({SCHEMA_VERSION}); upgrade iopscheck to read it",
+            head.schema_version
         ));
     }
-    serde_json::from_value(value).map_err(|e| format!("not a valid record ({e})"))
+    if !keep(&head) {
+        return Ok(None);
+    }
+    serde_json::from_slice(text)
+        .map(Some)
+        .map_err(|e| format!("not a valid record ({e})"))
+}
+
+/// Why a line is not a record, for the warning (the slow path, for bad lines only).
+fn diagnose(text: &[u8]) -> String {
+    let value: serde_json::Value = match serde_json::from_slice(text) {
+        Ok(v) => v,
+        Err(e) => return format!("not a JSON record ({e})"),
+    };
+    match value.get("schema_version").and_then(|v| v.as_u64()) {
+        None => "no schema_version".into(),
+        Some(v) if v > SCHEMA_VERSION as u64 => format!(
+            "schema_version {v} is newer than this iopscheck understands ({SCHEMA_VERSION}); upgrade iopscheck to read it"
+        ),
+        Some(_) => match serde_json::from_value::<Record>(value) {
+            Err(e) => format!("not a valid record ({e})"),
+            Ok(_) => "not a valid record".into(),
+        },
+    }
 }
 
 #[cfg(test)]

@@ -96,7 +96,7 @@ fn pass_eval() -> Evaluation {
         .collect();
     let mut o = Options::new(Scope::Report, at("2026-12-02T18:00:00Z"));
     o.notes.push(Warning::Note(NOTE.into()));
-    let mut ev = evaluate(&recs, &policy(), &o);
+    let mut ev = evaluate(recs.as_slice(), &policy(), &o);
     ev.group = Some(Group {
         host: "node1".into(),
         policy: "swimlane".into(),
@@ -127,7 +127,7 @@ fn fail_eval() -> Evaluation {
     })
     .collect();
     let ev = evaluate(
-        &recs,
+        recs.as_slice(),
         &policy(),
         &Options::new(Scope::Run, at("2026-12-01T10:11:00Z")),
     );
@@ -144,7 +144,7 @@ fn inconclusive_eval() -> Evaluation {
         .collect();
     let mut o = Options::new(Scope::Report, at("2026-12-01T12:00:00Z"));
     o.other_engines.insert("psync".into(), 2);
-    let ev = evaluate(&recs, &policy(), &o);
+    let ev = evaluate(recs.as_slice(), &policy(), &o);
     assert_eq!(ev.verdict, Verdict::Inconclusive, "{}", ev.reason);
     assert!(!ev.warnings.is_empty());
     ev
@@ -796,7 +796,7 @@ fn junit_a_missed_soft_limit_fails_only_under_strict() {
     let mut o = Options::new(Scope::Run, at("2026-12-01T18:00:00Z"));
     for strict in [false, true] {
         o.strict = strict;
-        let ev = evaluate(&recs, &p, &o);
+        let ev = evaluate(recs.as_slice(), &p, &o);
         let text = out(Format::Junit, &ev);
         let doc = xml(&text);
         let case = elements(&doc, "testcase")
@@ -974,7 +974,7 @@ fn html_chart_handles_one_run_equal_runs_and_many_runs() {
         })
         .collect();
     let ev = evaluate(
-        &recs,
+        recs.as_slice(),
         &policy(),
         &Options::new(Scope::Report, at("2026-11-28T23:00:00Z")),
     );

@@ -206,7 +206,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     opts.strict = args.out.strict;
     opts.shape_differences = differences;
     opts.notes = notes;
-    let ev = evaluate::evaluate(&records, &policy, &opts);
+    let ev = evaluate::evaluate(records, &policy, &opts);
     outputs.emit(&ev, ctx)?;
     Ok(ev.verdict.exit_code())
 }

@@ -52,34 +52,52 @@ impl Filter {
     }
 }
 
-/// Evaluates every group of records that passes the filter.
+/// Evaluates every group of records that passes the filter. Takes the records by value: a
+/// year of history is moved into its groups, not copied.
 pub fn evaluate_groups(
-    records: &[Record],
+    records: Vec<Record>,
     policy: &Policy,
     filter: &Filter,
     now: DateTime<Utc>,
     strict: bool,
 ) -> Vec<Evaluation> {
+    // Engines used on each node, test and directory in the window, for the mixed-engine
+    // warning; then the groups themselves.
+    let mut engines: BTreeMap<(String, String, String), BTreeMap<String, usize>> = BTreeMap::new();
     let mut groups: BTreeMap<Group, Vec<Record>> = BTreeMap::new();
-    for r in records.iter().filter(|r| filter.keeps(r)) {
-        groups.entry(Group::of(r)).or_default().push(r.clone());
+    let all_engines = Filter {
+        engine: None,
+        host: filter.host.clone(),
+        dir: filter.dir.clone(),
+        policy: filter.policy.clone(),
+        since: filter.since,
+    };
+    for r in records {
+        if !all_engines.keeps(&r) {
+            continue;
+        }
+        *engines
+            .entry((r.host.clone(), r.policy.clone(), r.target.dir.clone()))
+            .or_default()
+            .entry(r.engine.clone())
+            .or_default() += 1;
+        if filter.keeps(&r) {
+            groups.entry(Group::of(&r)).or_default().push(r);
+        }
     }
     groups
         .into_iter()
         .map(|(g, recs)| {
             let mut opts = Options::new(Scope::Report, now);
             opts.strict = strict;
-            // Other engines used on the same node, test and directory in the window.
-            for r in records.iter().filter(|r| {
-                r.host == g.host
-                    && r.policy == g.policy
-                    && r.target.dir == g.dir
-                    && r.engine != g.engine
-                    && evaluate::in_window(r, filter.since)
-            }) {
-                *opts.other_engines.entry(r.engine.clone()).or_default() += 1;
+            if let Some(e) = engines.get(&(g.host.clone(), g.policy.clone(), g.dir.clone())) {
+                opts.other_engines = e
+                    .iter()
+                    .filter(|(name, _)| **name != g.engine)
+                    .map(|(k, v)| (k.clone(), *v))
+                    .collect();
             }
-            let mut ev = evaluate::evaluate(&recs, policy, &opts);
+            let mut ev = evaluate::evaluate(recs, policy, &opts);
             ev.group = Some(g);
             ev
         })
@@ -102,13 +120,13 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let policy = loaded.policy;
     let outputs = Outputs::from_args(&args.out)?;
     let path = crate::app::history_path(&args.history.history);
-    let (records, skipped) = history::read(&path).map_err(|e| usage(e.to_string()))?;
-    for s in &skipped {
-        ctx.warn(s);
-    }
     let now = Utc::now();
 
     if args.list {
+        let (records, skipped) = history::read(&path).map_err(|e| usage(e.to_string()))?;
+        for s in &skipped {
+            ctx.warn(s);
+        }
         return list(&records);
     }
 
@@ -133,7 +151,18 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         policy: policy.name.clone(),
         since,
     };
-    let mut evs = evaluate_groups(&records, &policy, &filter, now, args.out.strict);
+    // Only the policy's, the host's and the window's records are parsed in full; other
+    // engines stay in, for the mixed-engine warning.
+    let (records, skipped) = history::read_where(&path, |h| {
+        h.policy == filter.policy
+            && filter.host.as_ref().is_none_or(|x| &h.host == x)
+            && h.timestamp.with_timezone(&Utc) >= since
+    })
+    .map_err(|e| usage(e.to_string()))?;
+    for s in &skipped {
+        ctx.warn(s);
+    }
+    let mut evs = evaluate_groups(records, &policy, &filter, now, args.out.strict);
     if evs.is_empty() {
         // Say so in the chosen format: an evaluation of nothing is inconclusive.
         let mut opts = Options::new(Scope::Report, now);

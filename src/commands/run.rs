@@ -187,20 +187,27 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let mut opts = Options::new(Scope::Run, now);
     opts.strict = args.out.strict;
     opts.notes = notes;
-    let mut ev = evaluate::evaluate(&records, &policy, &opts);
-    ev.group = records.first().map(Group::of);
+    let mut ev = evaluate::evaluate(records, &policy, &opts);
+    ev.group = ev.runs.first().map(Group::of);
 
     // Where the history stands against the evidence rule, for this node and test.
     if let Some(p) = &history_path {
-        match history::read(p) {
+        let since = evaluate::window_start(now, policy.evidence.window.0);
+        let group = ev.group.clone();
+        let read = history::read_where(p, |h| {
+            h.policy == policy.name
+                && group
+                    .as_ref()
+                    .is_some_and(|g| g.host == h.host && g.engine == h.engine)
+                && h.timestamp.with_timezone(&Utc) >= since
+        });
+        match read {
             Ok((all, _)) => {
-                let group = ev.group.clone();
-                let since = evaluate::window_start(now, policy.evidence.window.0);
                 let in_group: Vec<Record> = all
                     .into_iter()
-                    .filter(|r| Some(Group::of(r)) == group && evaluate::in_window(r, since))
+                    .filter(|r| Some(Group::of(r)) == group)
                     .collect();
-                let h = evaluate::evaluate(&in_group, &policy, &Options::new(Scope::Report, now));
+                let h = evaluate::evaluate(in_group, &policy, &Options::new(Scope::Report, now));
                 ev.evidence = h.evidence;
             }
             Err(e) => ctx.warn(e),

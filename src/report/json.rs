@@ -1,34 +1,72 @@
 //! contract.md's JSON: schema_version, tool, policy, verdict, runs[], summary, rules[],
-//! warnings[], plus the evidence, per-day figures and the reason.
+//! warnings[], plus the evidence, per-day figures and the reason. Serialised straight from
+//! the evaluation (no intermediate value tree: a year of runs is a large document).
 
 use std::io::{self, Write};
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::evaluate::Evaluation;
 
-pub fn to_json(ev: &Evaluation) -> Value {
-    json!({
-        "schema_version": 1,
-        "tool": { "name": "iopscheck", "version": env!("CARGO_PKG_VERSION") },
-        "scope": ev.scope,
-        "policy": ev.policy,
-        "verdict": ev.verdict,
-        "reason": ev.reason,
-        "runs": ev.runs,
-        "summary": ev.summary,
-        "rules": ev.rules,
-        "warnings": ev.warnings,
-        "evidence": ev.evidence,
-        "days": ev.days,
-        "group": ev.group,
-        "differences": ev.differences,
-        "strict": ev.strict,
-        "generated": ev.generated,
-    })
+#[derive(Serialize)]
+struct Tool {
+    name: &'static str,
+    version: &'static str,
 }
 
-pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &to_json(ev))?;
-    out.write_all(b"\n")
+/// The output object, in contract.md's key order, borrowing from the evaluation.
+#[derive(Serialize)]
+struct Out<'a> {
+    schema_version: u32,
+    tool: Tool,
+    scope: &'a crate::evaluate::Scope,
+    policy: &'a crate::evaluate::PolicyInfo,
+    verdict: &'a crate::evaluate::Verdict,
+    reason: &'a str,
+    runs: &'a [crate::history::Record],
+    summary: &'a crate::evaluate::Summary,
+    rules: &'a [crate::evaluate::RuleResult],
+    warnings: &'a [crate::evaluate::Warning],
+    evidence: &'a crate::evaluate::EvidenceStatus,
+    days: &'a [crate::evaluate::Day],
+    group: &'a Option<crate::evaluate::Group>,
+    differences: &'a [crate::job::ShapeDifference],
+    strict: bool,
+    generated: &'a chrono::DateTime<chrono::Utc>,
+}
+
+fn out(ev: &Evaluation) -> Out<'_> {
+    Out {
+        schema_version: 1,
+        tool: Tool {
+            name: "iopscheck",
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        scope: &ev.scope,
+        policy: &ev.policy,
+        verdict: &ev.verdict,
+        reason: &ev.reason,
+        runs: &ev.runs,
+        summary: &ev.summary,
+        rules: &ev.rules,
+        warnings: &ev.warnings,
+        evidence: &ev.evidence,
+        days: &ev.days,
+        group: &ev.group,
+        differences: &ev.differences,
+        strict: ev.strict,
+        generated: &ev.generated,
+    }
+}
+
+pub fn to_json(ev: &Evaluation) -> Value {
+    serde_json::to_value(out(ev)).expect("an evaluation serialises")
+}
+
+pub fn render(ev: &Evaluation, w: &mut dyn Write) -> io::Result<()> {
+    let mut buf = io::BufWriter::with_capacity(1 << 16, w);
+    serde_json::to_writer_pretty(&mut buf, &out(ev))?;
+    buf.write_all(b"\n")?;
+    buf.flush()
 }
