@@ -37,7 +37,14 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         .to_string();
     let base = format!("iopscheck-bundle-{}-{stamp}", safe_name(&host));
     let dest = match &args.output {
-        Some(p) if p.as_os_str() == "-" => None,
+        Some(p) if p.as_os_str() == "-" => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                return Err(usage(
+                    "bundle: -o -: standard output is a terminal; redirect it to a file or a pipe",
+                ));
+            }
+            None
+        }
         Some(p) => Some(p.clone()),
         None => Some(PathBuf::from(format!("{base}.tar.gz"))),
     };
