@@ -190,28 +190,59 @@ pub enum PolicyCommand {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Each file is a node's `--format json` output (of run, report or import), whose verdict is taken
+as the node gave it, or a history file (JSON Lines), judged here per host, directory and engine
+over the window. Every node must pass: exit 0 when all pass, 1 when any fails, 3 when none
+fails but some are inconclusive or missing, 2 when a file cannot be read.
+
+Examples:
+  iopscheck fleet results/*.json                     the nodes' results of `iopscheck run`
+  iopscheck fleet --since 7d histories/*.jsonl       the nodes' histories over a week
+  iopscheck fleet --expect node1,node2,node3 *.json  a node without a file is inconclusive")]
 pub struct FleetArgs {
     /// JSON results (`--format json`) or history files from the nodes.
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "expect", value_name = "FILE")]
     pub files: Vec<PathBuf>,
     #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
     pub policy: String,
+    /// Judge history files over runs newer than this: a duration back from now (7d, 36h) or a
+    /// date. Results older than it are stale. Default: the policy's window.
     #[arg(long, value_name = "DURATION|DATE")]
     pub since: Option<String>,
+    /// Hosts that must be in the fleet (repeatable or comma-separated): one without a file is
+    /// an inconclusive row, so a node that did not report cannot pass unseen.
+    #[arg(long, value_name = "HOST,...", value_delimiter = ',')]
+    pub expect: Vec<String>,
     #[command(flatten)]
     pub out: OutputArgs,
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "\
+The bundle holds README.txt (what is inside and how to read it), history.jsonl (this host's
+history lines, verbatim), policy.yaml, report.json and report.html (the verdict over the
+window), context.json (OS, kernel, CPU, memory, the target's mount, options and device) and
+version.txt. No environment variables, no other hosts' records. It is never written over an
+existing file. Exit 0 when the bundle is written, whatever the verdict; 2 on an error.")]
 pub struct BundleArgs {
-    /// Where to write the bundle (default: iopscheck-bundle-HOST-DATE.tar.gz here).
+    /// Where to write the bundle (default: iopscheck-bundle-HOST-DATE.tar.gz here); `-` for
+    /// stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
     pub policy: String,
-    /// Directory whose mount and device to describe (default: from the history, else .).
+    /// Directory whose mount and device to describe, and whose runs the report judges
+    /// (default: the directories in this host's history, else .).
     #[arg(short, long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Whose records to include and judge (default: this host).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// The report's window: a duration back from now (7d, 36h) or a date. Default: the
+    /// policy's window.
+    #[arg(long, value_name = "DURATION|DATE")]
+    pub since: Option<String>,
     #[command(flatten)]
     pub history: HistoryArgs,
 }

@@ -1,8 +1,674 @@
-//! `iopscheck bundle`: one .tar.gz for support.
+//! `iopscheck bundle`: one .tar.gz for support. It holds this host's history lines verbatim,
+//! the policy, the report over the window as JSON and HTML, the host's and the target's
+//! context and the tool's version, so a support engineer can run `iopscheck report` on it
+//! elsewhere and see what the node saw. Nothing secret goes in: no environment, no other
+//! hosts' records. The bundle is never written over an existing file, and never half-written.
 
-use crate::app::{Ctx, usage};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Local, Utc};
+use serde_json::{Value, json};
+
+use crate::app::{Ctx, VERSION, exit, usage};
 use crate::cli::BundleArgs;
+use crate::commands::report::{Filter, evaluate_groups, parse_since};
+use crate::evaluate::{self, Evaluation, Options, Scope};
+use crate::history::{self, Record};
+use crate::policy;
+use crate::report::{self, Format, Style};
+use crate::system;
 
-pub fn run(_args: BundleArgs, _ctx: &Ctx) -> anyhow::Result<u8> {
-    Err(usage("bundle: not available in this build yet"))
+/// Directories whose mounts and devices the context describes, at most.
+const MAX_TARGETS: usize = 8;
+
+pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+    let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
+    let now = Utc::now();
+    let host = args.host.clone().unwrap_or_else(system::hostname);
+    let since = match &args.since {
+        Some(s) => parse_since(s, now).map_err(usage)?,
+        None => evaluate::window_start(now, loaded.policy.evidence.window.0),
+    };
+    let stamp = now
+        .with_timezone(&Local)
+        .format("%Y%m%dT%H%M%S")
+        .to_string();
+    let base = format!("iopscheck-bundle-{}-{stamp}", safe_name(&host));
+    let dest = match &args.output {
+        Some(p) if p.as_os_str() == "-" => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                return Err(usage(
+                    "bundle: -o -: standard output is a terminal; redirect it to a file or a pipe",
+                ));
+            }
+            None
+        }
+        Some(p) => Some(p.clone()),
+        None => Some(PathBuf::from(format!("{base}.tar.gz"))),
+    };
+    if let Some(p) = &dest {
+        check_destination(p)?;
+    }
+
+    let history_path = crate::app::history_path(&args.history.history);
+    let raw = match std::fs::read(&history_path) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(usage(format!(
+                "history {}: cannot read: {e}",
+                history_path.display()
+            )));
+        }
+    };
+    let kept = keep_host_lines(raw.as_deref().unwrap_or_default(), &host);
+    let (records, skipped) = history::read_from(kept.bytes.as_slice(), &history_path)
+        .map_err(|e| usage(e.to_string()))?;
+
+    let dir = args.dir.as_ref().map(|d| {
+        std::fs::canonicalize(d)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| d.display().to_string())
+    });
+    let filter = Filter {
+        host: Some(host.clone()),
+        dir: dir.clone(),
+        engine: None,
+        policy: loaded.policy.name.clone(),
+        since,
+    };
+    let mut evs = evaluate_groups(&records, &loaded.policy, &filter, now, false);
+    // The group of the latest run first: that is the one the node's schedule feeds.
+    evs.sort_by_key(|e| std::cmp::Reverse(e.runs.iter().map(|r| r.timestamp).max()));
+    if evs.is_empty() {
+        let mut ev = evaluate::evaluate(&[], &loaded.policy, &Options::new(Scope::Report, now));
+        ev.reason = format!(
+            "no runs of policy {} on host {host}{} in {} since {}",
+            loaded.policy.name,
+            dir.as_ref().map(|d| format!(" in {d}")).unwrap_or_default(),
+            history_path.display(),
+            since.with_timezone(&Local).format("%Y-%m-%d %H:%M")
+        );
+        evs.push(ev);
+    }
+
+    let targets: Vec<String> = match &dir {
+        Some(d) => vec![d.clone()],
+        None => target_dirs(&records),
+    };
+    let context = context(
+        &host,
+        &targets,
+        &history_path,
+        &kept,
+        &skipped,
+        &loaded,
+        now,
+    );
+
+    let mut members: Vec<(String, Vec<u8>)> = Vec::new();
+    members.push((
+        "README.txt".into(),
+        readme(
+            &host,
+            &base,
+            &history_path,
+            &kept,
+            &evs,
+            &loaded,
+            since,
+            now,
+        )
+        .into_bytes(),
+    ));
+    members.push(("history.jsonl".into(), kept.bytes.clone()));
+    members.push(("policy.yaml".into(), loaded.yaml.clone().into_bytes()));
+    for (i, ev) in evs.iter().enumerate() {
+        let name = if i == 0 {
+            "report".to_string()
+        } else {
+            format!("reports/{}", group_slug(i, ev))
+        };
+        members.push((format!("{name}.json"), rendered(Format::Json, ev)?));
+        members.push((format!("{name}.html"), rendered(Format::Html, ev)?));
+    }
+    members.push((
+        "context.json".into(),
+        serde_json::to_vec_pretty(&context)?
+            .into_iter()
+            .chain(*b"\n")
+            .collect(),
+    ));
+    members.push((
+        "version.txt".into(),
+        format!(
+            "iopscheck {VERSION}\n{}-{}\n",
+            std::env::consts::ARCH,
+            std::env::consts::OS
+        )
+        .into_bytes(),
+    ));
+
+    let archive = archive(&base, &members, now)?;
+    match &dest {
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&archive)?;
+            out.flush()?;
+        }
+        Some(p) => {
+            publish(p, &archive).map_err(|e| match e {
+                Published::Exists => usage(format!(
+                    "bundle: {} already exists; remove it or choose another name with -o",
+                    p.display()
+                )),
+                Published::Io(e) => usage(format!("bundle: cannot write {}: {e}", p.display())),
+            })?;
+            println!("{}", p.display());
+        }
+    }
+    ctx.note(format!(
+        "bundle{}: {} run{} of {host} ({} of the history's lines), policy {}, verdict {}, {} KiB",
+        dest.as_ref()
+            .map(|p| format!(" {}", p.display()))
+            .unwrap_or_default(),
+        records.len(),
+        if records.len() == 1 { "" } else { "s" },
+        kept.kept,
+        loaded.policy.name,
+        evs[0].verdict,
+        archive.len().div_ceil(1024)
+    ));
+    Ok(exit::PASS)
+}
+
+/// The host name as it may appear in a file name.
+fn safe_name(s: &str) -> String {
+    let s: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let s = s.trim_start_matches('.');
+    if s.is_empty() {
+        "host".into()
+    } else {
+        s.into()
+    }
+}
+
+fn group_slug(i: usize, ev: &Evaluation) -> String {
+    match &ev.group {
+        Some(g) => format!("{}-{}-{}", i + 1, g.engine, safe_name(&g.dir)),
+        None => format!("{}", i + 1),
+    }
+}
+
+fn check_destination(p: &Path) -> anyhow::Result<()> {
+    if std::fs::symlink_metadata(p).is_ok() {
+        return Err(usage(format!(
+            "bundle: {} already exists; remove it or choose another name with -o",
+            p.display()
+        )));
+    }
+    if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(usage(format!(
+            "bundle: -o {}: directory {} does not exist",
+            p.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// This host's lines of the history, byte for byte; the others are left out and counted.
+#[derive(Debug, Default)]
+pub struct Kept {
+    pub bytes: Vec<u8>,
+    pub kept: usize,
+    /// Records of other hosts (imported for them with `import --record --host`).
+    pub other_hosts: usize,
+    /// Lines that are not JSON with a host, so whose they are cannot be told.
+    pub unreadable: usize,
+}
+
+pub fn keep_host_lines(raw: &[u8], host: &str) -> Kept {
+    let mut k = Kept::default();
+    for line in raw.split(|&b| b == b'\n') {
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        let owner = serde_json::from_slice::<Value>(line)
+            .ok()
+            .and_then(|v| v.get("host").and_then(|h| h.as_str()).map(str::to_string));
+        match owner {
+            Some(h) if h == host => {
+                k.bytes.extend_from_slice(line);
+                k.bytes.push(b'\n');
+                k.kept += 1;
+            }
+            Some(_) => k.other_hosts += 1,
+            None => k.unreadable += 1,
+        }
+    }
+    k
+}
+
+/// The directories this host's runs tested, latest first.
+fn target_dirs(records: &[Record]) -> Vec<String> {
+    let mut by_time: Vec<&Record> = records.iter().collect();
+    by_time.sort_by_key(|r| std::cmp::Reverse(r.timestamp));
+    let mut seen = BTreeSet::new();
+    let mut dirs = Vec::new();
+    for r in by_time {
+        if seen.insert(r.target.dir.clone()) {
+            dirs.push(r.target.dir.clone());
+        }
+        if dirs.len() == MAX_TARGETS {
+            break;
+        }
+    }
+    if dirs.is_empty() {
+        dirs.push(
+            std::fs::canonicalize(".")
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| ".".into()),
+        );
+    }
+    dirs
+}
+
+fn rendered(f: Format, ev: &Evaluation) -> anyhow::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    report::render(f, ev, &Style { color: false }, &mut buf)?;
+    Ok(buf)
+}
+
+/// Keys of /etc/os-release worth a support engineer's time; the rest (URLs, codenames for
+/// other tools) is left out.
+const OS_RELEASE_KEYS: [&str; 6] = [
+    "NAME",
+    "VERSION",
+    "ID",
+    "ID_LIKE",
+    "VERSION_ID",
+    "PRETTY_NAME",
+];
+
+fn os_release() -> Value {
+    let text = std::fs::read_to_string("/etc/os-release")
+        .or_else(|_| std::fs::read_to_string("/usr/lib/os-release"))
+        .unwrap_or_default();
+    let mut m = serde_json::Map::new();
+    for line in text.lines() {
+        if let Some((k, v)) = line.split_once('=')
+            && OS_RELEASE_KEYS.contains(&k.trim())
+        {
+            let v = v.trim().trim_matches('"').trim_matches('\'');
+            m.insert(k.trim().to_ascii_lowercase(), Value::from(v));
+        }
+    }
+    Value::Object(m)
+}
+
+/// CPU model and the number of logical CPUs, from /proc/cpuinfo.
+fn cpu() -> Value {
+    let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = text
+        .lines()
+        .find(|l| l.starts_with("model name") || l.starts_with("Model") || l.starts_with("cpu\t"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string());
+    let count = text.lines().filter(|l| l.starts_with("processor")).count();
+    let count = if count > 0 {
+        Some(count)
+    } else {
+        std::thread::available_parallelism().ok().map(|n| n.get())
+    };
+    json!({ "model": model, "count": count })
+}
+
+/// The mount, options and device under a directory: what decides its numbers.
+fn target_context(dir: &str) -> Value {
+    let path = Path::new(dir);
+    let mount = system::mount_of(path);
+    let device = mount
+        .as_ref()
+        .map(|m| system::device_of(m.dev))
+        .unwrap_or_default();
+    let space = system::fs_space(path).ok();
+    json!({
+        "dir": dir,
+        "exists": path.is_dir(),
+        "mount_point": mount.as_ref().map(|m| m.mount_point.display().to_string()),
+        "filesystem": mount.as_ref().map(|m| m.fstype.clone()),
+        "mount_source": mount.as_ref().map(|m| m.source.clone()),
+        "mount_options": mount.as_ref().map(|m| m.options.clone()),
+        "device": device.name,
+        "model": device.model,
+        "rotational": device.rotational,
+        "scheduler": device.scheduler,
+        "write_cache": device.write_cache,
+        "free_bytes": space.map(|s| s.available),
+        "read_only": space.map(|s| s.read_only),
+    })
+}
+
+/// `fio --version`, if fio is installed (for `--engine fio`).
+fn fio_version() -> Option<String> {
+    let out = std::process::Command::new("fio")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+fn context(
+    host: &str,
+    targets: &[String],
+    history_path: &Path,
+    kept: &Kept,
+    skipped: &[history::Skipped],
+    loaded: &policy::Loaded,
+    now: DateTime<Utc>,
+) -> Value {
+    json!({
+        "schema_version": 1,
+        "tool": { "name": "iopscheck", "version": VERSION },
+        "generated": now,
+        "host": host,
+        "os": os_release(),
+        "kernel": system::kernel(),
+        "arch": std::env::consts::ARCH,
+        "cpu": cpu(),
+        "memory_bytes": system::memory_bytes(),
+        "targets": targets.iter().map(|d| target_context(d)).collect::<Vec<_>>(),
+        "history": {
+            "path": history_path.display().to_string(),
+            "lines_kept": kept.kept,
+            "lines_of_other_hosts_left_out": kept.other_hosts,
+            "unreadable_lines_left_out": kept.unreadable,
+            "skipped": skipped.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        },
+        "policy": { "name": loaded.policy.name, "origin": loaded.origin.to_string() },
+        "fio": fio_version(),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn readme(
+    host: &str,
+    base: &str,
+    history_path: &Path,
+    kept: &Kept,
+    evs: &[Evaluation],
+    loaded: &policy::Loaded,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> String {
+    let ev = &evs[0];
+    let mut reproduce = format!(
+        "iopscheck report --history history.jsonl --policy policy.yaml --host {} --since {}",
+        shell_word(host),
+        since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    );
+    if let Some(g) = &ev.group {
+        reproduce.push_str(&format!(
+            " --dir {} --engine {}",
+            shell_word(&g.dir),
+            shell_word(&g.engine)
+        ));
+    }
+    let mut left_out = String::new();
+    if kept.other_hosts > 0 {
+        left_out.push_str(&format!(
+            "\n{} line(s) recording other hosts were left out: this bundle speaks for {host} only.",
+            kept.other_hosts
+        ));
+    }
+    if kept.unreadable > 0 {
+        left_out.push_str(&format!(
+            "\n{} line(s) that were not JSON records were left out (a torn write or another file's text).",
+            kept.unreadable
+        ));
+    }
+    if !left_out.is_empty() {
+        left_out.push('\n');
+    }
+    let mut others = String::new();
+    for (i, e) in evs.iter().enumerate().skip(1) {
+        if let Some(g) = &e.group {
+            others.push_str(&format!(
+                "  reports/{}.json/.html  the same for {} with engine {}: {}\n",
+                group_slug(i, e),
+                g.dir,
+                g.engine,
+                e.verdict
+            ));
+        }
+    }
+    format!(
+        "iopscheck support bundle for {host}
+Made {made} by iopscheck {VERSION}.
+
+Verdict: {verdict} — {reason}
+
+Contents ({base}/):
+  README.txt      this file
+  history.jsonl   this host's lines of {history}, verbatim ({kept} line(s)): one JSON record per run
+  policy.yaml     the policy the report judges by: {policy} ({origin})
+  report.json     the report over the window (since {since_local}) in iopscheck's --format json
+  report.html     the same as a self-contained page
+{others}  context.json    OS, kernel, CPU, memory; each tested directory's mount, mount options and
+                  device (model, rotational, I/O scheduler, write cache); the history's path
+  version.txt     the iopscheck version and commit that made this bundle
+{left_out}
+To judge the history again on another machine, from this directory:
+
+  {reproduce}
+
+(The window is given as a date, so the result does not move with the clock.) Every format is
+there too: add --format table|json|csv|markdown|prometheus|junit|html.
+
+The bundle holds no environment variables, no credentials and no other hosts' records.
+",
+        made = now.with_timezone(&Local).format("%Y-%m-%d %H:%M:%S %:z"),
+        verdict = ev.verdict.as_str().to_uppercase(),
+        reason = ev.reason,
+        history = history_path.display(),
+        kept = kept.kept,
+        policy = loaded.policy.name,
+        origin = loaded.origin,
+        since_local = since.with_timezone(&Local).format("%Y-%m-%d %H:%M %:z"),
+    )
+}
+
+/// A word as the shell reads it: quoted when it holds anything but plain characters.
+fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/' | ':' | '+'))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The members as a gzip-compressed tar under one top directory, owned by root, mode 0644.
+fn archive(
+    base: &str,
+    members: &[(String, Vec<u8>)],
+    now: DateTime<Utc>,
+) -> anyhow::Result<Vec<u8>> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    let mtime = now.timestamp().max(0) as u64;
+    let mut dirs: BTreeSet<String> = BTreeSet::new();
+    let mut add_dir = |tar: &mut tar::Builder<_>, path: &str| -> std::io::Result<()> {
+        if dirs.insert(path.to_string()) {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::Directory);
+            h.set_path(format!("{path}/"))?;
+            h.set_mode(0o755);
+            h.set_size(0);
+            h.set_mtime(mtime);
+            h.set_uid(0);
+            h.set_gid(0);
+            h.set_cksum();
+            tar.append(&h, std::io::empty())?;
+        }
+        Ok(())
+    };
+    add_dir(&mut tar, base)?;
+    for (name, data) in members {
+        if let Some((sub, _)) = name.rsplit_once('/') {
+            add_dir(&mut tar, &format!("{base}/{sub}"))?;
+        }
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_path(format!("{base}/{name}"))?;
+        h.set_mode(0o644);
+        h.set_size(data.len() as u64);
+        h.set_mtime(mtime);
+        h.set_uid(0);
+        h.set_gid(0);
+        h.set_cksum();
+        tar.append(&h, data.as_slice())?;
+    }
+    let gz = tar.into_inner()?;
+    Ok(gz.finish()?)
+}
+
+enum Published {
+    Exists,
+    Io(std::io::Error),
+}
+
+/// Writes `bytes` to `path` all at once or not at all, and never over an existing file: the
+/// data goes to an unnamed temporary file (O_TMPFILE) that is linked in under its name when
+/// complete, so an interruption leaves nothing behind. Where the filesystem has no O_TMPFILE,
+/// a named temporary file is hard-linked in, then removed.
+fn publish(path: &Path, bytes: &[u8]) -> Result<(), Published> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let exists = |e: &std::io::Error| e.kind() == std::io::ErrorKind::AlreadyExists;
+
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .write(true)
+        .mode(0o644)
+        .custom_flags(libc::O_TMPFILE)
+        .open(dir)
+    {
+        f.write_all(bytes).map_err(Published::Io)?;
+        f.sync_all().map_err(Published::Io)?;
+        let from = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))
+            .expect("no NUL in a number");
+        let to = std::ffi::CString::new(path.as_os_str().as_bytes())
+            .map_err(|e| Published::Io(std::io::Error::other(e)))?;
+        // SAFETY: both paths are NUL-terminated C strings that outlive the call.
+        let rc = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if exists(&e) {
+            return Err(Published::Exists);
+        }
+        // No /proc, say: fall back to a named temporary file.
+    }
+
+    let name = path
+        .file_name()
+        .ok_or_else(|| Published::Io(std::io::Error::other("not a file name")))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .map_err(Published::Io)?;
+        f.write_all(bytes).map_err(Published::Io)?;
+        f.sync_all().map_err(Published::Io)?;
+        match std::fs::hard_link(&tmp, path) {
+            Ok(()) => Ok(()),
+            Err(e) if exists(&e) => Err(Published::Exists),
+            // A filesystem without hard links: rename, having checked the name is free.
+            Err(_) if std::fs::symlink_metadata(path).is_ok() => Err(Published::Exists),
+            Err(_) => std::fs::rename(&tmp, path).map_err(Published::Io),
+        }
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_this_hosts_lines_are_kept_verbatim() {
+        let raw =
+            b"{\"host\":\"a\",\"x\":1}\n{\"host\":\"b\"}\n\n{torn\n{\"host\":\"a\", \"y\" : 2}";
+        let k = keep_host_lines(raw, "a");
+        assert_eq!(
+            String::from_utf8(k.bytes).unwrap(),
+            "{\"host\":\"a\",\"x\":1}\n{\"host\":\"a\", \"y\" : 2}\n"
+        );
+        assert_eq!((k.kept, k.other_hosts, k.unreadable), (2, 1, 1));
+    }
+
+    #[test]
+    fn names_and_words_are_made_safe() {
+        assert_eq!(safe_name("node-1.example.com"), "node-1.example.com");
+        assert_eq!(safe_name("../x y"), "_x_y");
+        assert_eq!(safe_name(""), "host");
+        assert_eq!(shell_word("/data/x"), "/data/x");
+        assert_eq!(shell_word("my dir's"), "'my dir'\\''s'");
+    }
+
+    #[test]
+    fn publishing_never_replaces_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.tar.gz");
+        publish(&p, b"one").ok().unwrap();
+        assert!(matches!(publish(&p, b"two"), Err(Published::Exists)));
+        assert_eq!(std::fs::read(&p).unwrap(), b"one");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temporary file is left behind");
+    }
 }

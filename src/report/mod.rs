@@ -8,6 +8,7 @@
 //! a list. Each format's file says how it maps the rest.
 
 mod csv;
+pub mod fleet;
 mod html;
 mod json;
 mod junit;

@@ -1,0 +1,330 @@
+#!/usr/bin/env bash
+# Packaging checks for CI, on a clean Debian machine as root with Rust installed:
+#
+#   1. packages: builds the .deb (cargo-deb) and the .rpm (cargo-generate-rpm, where it
+#      installs), checks their contents lists, conffiles, and that the packaged binary, man
+#      page, completions and policies work;
+#   2. schedule: `systemd-analyze verify` on the units (where systemd-analyze exists), and the
+#      scheduled-check script run end to end;
+#   3. ansible: the playbook against localhost (ansible-core from PyPI in a venv), ending with
+#      the fleet table;
+#   4. kubernetes: the manifests parse and have the expected kinds; the image's COPY sources
+#      exist; the alerting rules pass `promtool check rules` where promtool exists.
+#
+# usage: packaging/check.sh [--no-rpm]
+# Installs what is missing: cargo-deb and cargo-generate-rpm (cargo install, unoptimised to
+# save build time), rpm and python3-venv (apt-get), ansible-core (pip, in a venv kept at
+# $IOPSCHECK_CI_VENV, default /var/tmp/iopscheck-ci-venv). Ends with "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}
+CARGO_DEB_VERSION=3.8.0
+CARGO_GENERATE_RPM_VERSION=0.21.1
+venv=${IOPSCHECK_CI_VENV:-/var/tmp/iopscheck-ci-venv}
+want_rpm=yes
+[ "${1:-}" = "--no-rpm" ] && want_rpm=no
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export NO_COLOR=1
+# Keep our runs away from any real run lock or history on this machine.
+export IOPSCHECK_LOCK_FILE=$work/run.lock
+unset IOPSCHECK_HISTORY
+
+passed=0
+failed=0
+skipped=0
+t0=$SECONDS
+step() { printf '\n== %s (at %ds)\n' "$*" $((SECONDS - t0)); }
+pass() { echo "ok: $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+skip() { echo "skipped: $*"; skipped=$((skipped + 1)); }
+# check DESCRIPTION COMMAND...: runs the command quietly, shows its output on failure.
+check() {
+    local what=$1
+    shift
+    local out
+    if out=$("$@" 2>&1); then
+        pass "$what"
+    else
+        fail "$what"
+        printf '%s\n' "$out" | tail -30
+    fi
+}
+
+apt_updated=no
+apt_install() {
+    command -v apt-get >/dev/null || return 1
+    if [ "$apt_updated" = no ]; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || return 1
+        apt_updated=yes
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null 2>&1
+}
+
+cargo_tool() { # cargo_tool CRATE VERSION: installs a cargo subcommand unless present
+    if command -v "$1" >/dev/null; then return 0; fi
+    echo "installing $1 $2 (cargo install, a few minutes)"
+    # Unoptimised, without debug info: the tools run for seconds, their builds would take long.
+    CARGO_PROFILE_DEV_DEBUG=0 cargo install --quiet --locked --debug "$1@$2"
+}
+
+# ---- 1. packages ---------------------------------------------------------------------------
+step "1. packages"
+bin=
+deb=
+rpmfile=
+if cargo_tool cargo-deb "$CARGO_DEB_VERSION"; then
+    rpm_arg=--no-rpm
+    if [ "$want_rpm" = yes ]; then
+        if cargo_tool cargo-generate-rpm "$CARGO_GENERATE_RPM_VERSION"; then
+            rpm_arg=
+        else
+            skip "cargo-generate-rpm did not install: no .rpm"
+        fi
+    fi
+    if built=$(packaging/build.sh $rpm_arg); then
+        deb=$(printf '%s\n' "$built" | grep '\.deb$' | head -1)
+        rpmfile=$(printf '%s\n' "$built" | grep '\.rpm$' | head -1)
+        pass "packaging/build.sh built: $(printf '%s ' $built)"
+    else
+        fail "packaging/build.sh"
+    fi
+else
+    fail "cargo-deb did not install"
+fi
+
+# What both packages must hold, and nothing else.
+expected_files() {
+    local zsh=$1
+    printf '%s\n' \
+        /etc/cron.d/iopscheck \
+        /etc/iopscheck/iopscheck.env \
+        /etc/iopscheck/policies/README \
+        /usr/bin/iopscheck \
+        /usr/lib/iopscheck/iopscheck-scheduled \
+        /usr/lib/systemd/system/iopscheck.service \
+        /usr/lib/systemd/system/iopscheck.timer \
+        /usr/share/bash-completion/completions/iopscheck \
+        /usr/share/doc/iopscheck/CHANGELOG.md \
+        /usr/share/doc/iopscheck/README.md \
+        /usr/share/fish/vendor_completions.d/iopscheck.fish \
+        /usr/share/man/man1/iopscheck.1.gz \
+        "$zsh"
+    for p in policies/*.yaml; do echo "/usr/share/iopscheck/policies/$(basename "$p")"; done
+}
+
+if [ -n "$deb" ]; then
+    dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\.||' | sort > "$work/deb.list"
+    { expected_files /usr/share/zsh/vendor-completions/_iopscheck; echo /usr/share/doc/iopscheck/copyright; } \
+        | sort > "$work/deb.expected"
+    check "the .deb holds exactly the expected files" diff -u "$work/deb.expected" "$work/deb.list"
+    dpkg-deb -f "$deb" Package Depends > "$work/deb.control"
+    check "the .deb's control names the package and its dependencies" \
+        grep -qx 'Package: iopscheck' "$work/deb.control"
+    dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles > "$work/conffiles" 2>/dev/null
+    check "the .deb's conffiles are the files in /etc" diff -u \
+        <(printf '%s\n' /etc/cron.d/iopscheck /etc/iopscheck/iopscheck.env /etc/iopscheck/policies/README) \
+        <(sort "$work/conffiles")
+    check "the .deb's postinst neither enables nor starts the timer" \
+        bash -c "dpkg-deb --ctrl-tarfile '$deb' | tar -xO ./postinst | { ! grep -q 'deb-systemd-invoke start'; }"
+
+    dpkg-deb -x "$deb" "$work/deb"
+    bin=$work/deb/usr/bin/iopscheck
+    check "the packaged binary shows its version and commit" \
+        bash -c "'$bin' --version | grep -Eq '^iopscheck [0-9.]+ \\(commit [0-9a-f]+\\)$'"
+    if head=$(git rev-parse --short=12 HEAD 2>/dev/null); then
+        check "the packaged binary was built from this checkout's commit ($head)" \
+            bash -c "'$bin' --version | grep -q '(commit $head)'"
+    fi
+    ok_policies=yes
+    for p in "$work"/deb/usr/share/iopscheck/policies/*.yaml; do
+        "$bin" policy check "$p" >/dev/null 2>&1 || { ok_policies=no; echo "policy check $p failed"; }
+    done
+    [ "$ok_policies" = yes ] && pass "every packaged policy passes iopscheck policy check" || fail "packaged policies"
+    check "the man page is roff with the program's name" \
+        bash -c "gzip -dc '$work/deb/usr/share/man/man1/iopscheck.1.gz' | grep -q '^\\.TH iopscheck'"
+    check "the bash completion parses" bash -n "$work/deb/usr/share/bash-completion/completions/iopscheck"
+    check "the scheduled-check script parses" sh -n "$work/deb/usr/lib/iopscheck/iopscheck-scheduled"
+fi
+
+if [ -n "$rpmfile" ]; then
+    if command -v rpm >/dev/null || apt_install rpm; then
+        rpm -qlp "$rpmfile" 2>/dev/null | sort > "$work/rpm.list"
+        expected_files /usr/share/zsh/site-functions/_iopscheck | sort > "$work/rpm.expected"
+        check "the .rpm holds exactly the expected files" diff -u "$work/rpm.expected" "$work/rpm.list"
+        check "the .rpm's config files are the files in /etc" diff -u \
+            <(printf '%s\n' /etc/cron.d/iopscheck /etc/iopscheck/iopscheck.env /etc/iopscheck/policies/README) \
+            <(rpm -qp --configfiles "$rpmfile" 2>/dev/null | sort)
+    else
+        skip "rpm is not installable here: the .rpm was built but its contents not listed"
+    fi
+fi
+
+# ---- 2. schedule ----------------------------------------------------------------------------
+step "2. schedule"
+if [ -z "$bin" ]; then
+    skip "no packaged binary to check the schedule with"
+else
+    if command -v systemd-analyze >/dev/null; then
+        # The units as installed, pointing at the extracted package.
+        mkdir -p "$work/units"
+        sed "s|/usr/lib/iopscheck/|$work/deb/usr/lib/iopscheck/|" packaging/systemd/iopscheck.service \
+            > "$work/units/iopscheck.service"
+        cp packaging/systemd/iopscheck.timer "$work/units/"
+        man_opt=--man=no
+        command -v man >/dev/null && man_opt=--man=yes
+        check "systemd-analyze verify the service and the timer" \
+            env MANPATH="$work/deb/usr/share/man" systemd-analyze verify "$man_opt" \
+            "$work/units/iopscheck.service" "$work/units/iopscheck.timer"
+    else
+        skip "systemd-analyze is not installed: units not verified"
+    fi
+
+    sched=$work/deb/usr/lib/iopscheck/iopscheck-scheduled
+    check "the scheduled check refuses to run without IOPSCHECK_DIR" \
+        bash -c "env -u IOPSCHECK_DIR IOPSCHECK_BIN='$bin' '$sched' 2>&1; [ \$? -eq 2 ]"
+    # End to end: a small run (where the engine works) and the window's verdict exported.
+    mkdir -p "$work/sched/data" "$work/sched/textfile"
+    env IOPSCHECK_BIN="$bin" IOPSCHECK_DIR="$work/sched/data" IOPSCHECK_STATE_DIR="$work/sched/state" \
+        IOPSCHECK_HISTORY="$work/sched/history.jsonl" IOPSCHECK_TEXTFILE="$work/sched/textfile/iopscheck.prom" \
+        IOPSCHECK_RUN_ARGS="--size 32m --runtime 1 --runs 1" "$sched" > "$work/sched.log" 2>&1
+    rc=$?
+    echo "scheduled check exit code: $rc (0 pass, 1 fail, 3 inconclusive, 2 the run could not run)"
+    check "the scheduled check wrote the window's report" test -s "$work/sched/state/report.json"
+    check "the scheduled check wrote the Prometheus textfile" \
+        grep -q '^iopscheck_verdict' "$work/sched/textfile/iopscheck.prom"
+    if command -v promtool >/dev/null; then
+        check "promtool check metrics on the textfile" \
+            bash -c "promtool check metrics < '$work/sched/textfile/iopscheck.prom'"
+    fi
+fi
+
+# ---- 3. ansible -----------------------------------------------------------------------------
+step "3. ansible"
+python=
+if [ -x "$venv/bin/ansible-playbook" ]; then
+    python=$venv/bin/python3
+else
+    sys_python=$(command -v python3 || true)
+    if [ -z "$sys_python" ] || ! "$sys_python" -c 'import venv, ensurepip' 2>/dev/null; then
+        apt_install python3 python3-venv || true
+        sys_python=$(command -v python3 || true)
+    fi
+    if [ -n "$sys_python" ] && "$sys_python" -m venv "$venv" \
+        && "$venv/bin/pip" install --quiet --disable-pip-version-check 'ansible-core>=2.15'; then
+        python=$venv/bin/python3
+    fi
+fi
+if [ -z "$python" ]; then
+    fail "ansible-core could not be installed (python3, python3-venv, pip)"
+elif [ -z "$bin" ]; then
+    skip "no packaged binary for the playbook"
+else
+    a=$work/ansible
+    mkdir -p "$a/data" "$a/remote"
+    printf 'localhost ansible_connection=local ansible_python_interpreter=%s\n' "$python" > "$a/inventory.ini"
+    # Run for real where the engine works; else judge a seeded history.
+    "$bin" run --quiet --no-history --dir "$a/data" --size 4m --runtime 1 --runs 1 --format json \
+        >/dev/null 2>&1
+    case $? in
+        0|1|3) action=run ;;
+        *) action=report ;;
+    esac
+    if [ "$action" = run ]; then
+        echo "the playbook runs the check for real (a small, quick run)"
+    else
+        echo "the engine cannot run here: the playbook reports on a seeded history instead"
+        "$python" packaging/ci/seed-history.py "$a/history.jsonl" "$(uname -n)" \
+            "$(cd "$a/data" && pwd -P)" 16.4 2 3
+    fi
+    cat > "$a/vars.json" <<EOF
+{"iopscheck_dir": "$a/data", "iopscheck_binary": "$bin", "iopscheck_bin_dir": "$a/remote",
+ "iopscheck_action": "$action", "iopscheck_history": "$a/history.jsonl",
+ "iopscheck_run_args": ["--size", "32m", "--runtime", "1", "--runs", "2"],
+ "iopscheck_become": false, "iopscheck_results": "$a/results",
+ "iopscheck_controller_bin": "$bin"}
+EOF
+    export ANSIBLE_NOCOLOR=1 ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_INVENTORY_UNPARSED_WARNING=false
+    check "ansible-playbook --syntax-check" "$venv/bin/ansible-playbook" --syntax-check \
+        -i "$a/inventory.ini" packaging/ansible/iopscheck.yml
+    "$venv/bin/ansible-playbook" -i "$a/inventory.ini" packaging/ansible/iopscheck.yml \
+        -e "@$a/vars.json" > "$a/play.log" 2>&1
+    rc=$?
+    # The fleet table, as the playbook printed it.
+    sed -n '/TASK \[The fleet\]/,/^$/p' "$a/play.log" | sed -n 's/^ *"\(.*\)",\{0,1\}$/\1/p'
+    if [ $rc -eq 0 ]; then
+        pass "the playbook ran against localhost ($action)"
+    else
+        fail "the playbook ran against localhost ($action), exit $rc"
+        tail -40 "$a/play.log"
+    fi
+    check "the playbook fetched the host's result" test -s "$a/results/localhost.json"
+    check "the playbook ended with a fleet table and verdict" grep -q 'verdict: ' "$a/play.log"
+    check "the fleet's JSON names this host" \
+        "$python" -c "import json,sys; f=json.load(open('$a/results/fleet.json')); \
+assert f['kind']=='fleet' and [h['host'] for h in f['hosts']]==['$(uname -n)'], f"
+fi
+
+# ---- 4. kubernetes --------------------------------------------------------------------------
+step "4. kubernetes"
+k8s_python=${python:-$(command -v python3 || true)}
+if [ -z "$k8s_python" ] || ! "$k8s_python" -c 'import yaml' 2>/dev/null; then
+    fail "no python3 with PyYAML to parse the manifests"
+else
+    check "the manifests parse and have the expected kinds" "$k8s_python" - <<'EOF'
+import pathlib, sys, yaml
+k8s = pathlib.Path("packaging/kubernetes")
+expected = {
+    "namespace.yaml": ["Namespace"],
+    "daemonset.yaml": ["DaemonSet"],
+    "job.yaml": ["Job"],
+    "prometheus-rule.yaml": ["PrometheusRule"],
+    "kustomization.yaml": ["Kustomization"],
+}
+found = {p.name: [d["kind"] for d in yaml.safe_load_all(p.read_text()) if d]
+         for p in sorted(k8s.glob("*.yaml"))}
+assert found == expected, f"kinds: {found}"
+for name in ["daemonset.yaml", "job.yaml"]:
+    doc = yaml.safe_load((k8s / name).read_text())
+    pod = doc["spec"]["template"]["spec"]
+    assert pod["hostNetwork"] is True, f"{name}: records must carry the node's name"
+    mounts = {m["name"]: m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
+    paths = {v["name"]: v.get("hostPath", {}).get("path") for v in pod["volumes"]}
+    for vol in ["data", "state"]:
+        assert mounts[vol] == paths[vol], f"{name}: {vol} must be mounted at its host path"
+    c = pod["containers"][0]
+    assert "limits" not in c.get("resources", {}), f"{name}: a memory limit caps the page cache"
+ds = yaml.safe_load((k8s / "daemonset.yaml").read_text())["spec"]["template"]["spec"]
+env = {e["name"]: e["value"] for e in ds["containers"][0]["env"]}
+textfile_dir = str(pathlib.PurePosixPath(env["IOPSCHECK_TEXTFILE"]).parent)
+assert textfile_dir in {m["mountPath"] for m in ds["containers"][0]["volumeMounts"]}, "textfile dir"
+kust = yaml.safe_load((k8s / "kustomization.yaml").read_text())
+for r in kust["resources"]:
+    assert (k8s / r).is_file(), r
+rules = yaml.safe_load((k8s / "prometheus-rule.yaml").read_text())["spec"]
+for g in rules["groups"]:
+    for r in g["rules"]:
+        assert r["alert"] and r["expr"], r
+# Every COPY source of the image exists in the repository.
+for line in (k8s / "Containerfile").read_text().splitlines():
+    w = line.split()
+    if w[:1] == ["COPY"] and not w[1].startswith("--from"):
+        for src in w[1:-1]:
+            assert pathlib.Path(src).exists(), f"Containerfile: COPY {src}: no such path"
+EOF
+    if command -v promtool >/dev/null; then
+        "$k8s_python" -c "import yaml,sys; yaml.safe_dump(yaml.safe_load(open('packaging/kubernetes/prometheus-rule.yaml'))['spec'], open('$work/rules.yml','w'))"
+        check "promtool check rules on the alerting rules" promtool check rules "$work/rules.yml"
+    else
+        skip "promtool is not installed: alerting rules not checked by promtool"
+    fi
+    if command -v kubectl >/dev/null; then
+        check "kubectl kustomize builds the manifests" kubectl kustomize packaging/kubernetes
+    fi
+fi
+
+printf '\npackaging checks took %ds\n' $((SECONDS - t0))
+echo "packaging: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

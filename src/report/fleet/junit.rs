@@ -1,0 +1,127 @@
+//! The fleet as JUnit XML for CI pipelines: one test suite, one test case per node, so a
+//! pipeline lists the nodes and shows which failed. A failing node is a `<failure>` with its
+//! reason; an inconclusive one is `<skipped>` (not a failure, but visible); a passing one
+//! passes. The failure count is non-zero exactly when the fleet's verdict is fail. The fleet's
+//! verdict, reason and counts are suite properties; every warning is in the suite's
+//! `<system-out>`, with the verdict line last.
+
+use std::io::{self, Write};
+
+use crate::evaluate::Verdict;
+
+use super::super::xml::{attr, text};
+use super::{Fleet, threshold_text};
+use crate::report::fmt_precise;
+
+pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
+    let c = fleet.counts();
+    let policy = &fleet.policy.name;
+    let counts = format!(
+        "tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"0\"",
+        c.total(),
+        c.fail,
+        c.inconclusive
+    );
+    let mut s = String::new();
+    s.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    s.push_str(&format!("<testsuites name=\"iopscheck fleet\" {counts}>\n"));
+    s.push_str(&format!(
+        "  <testsuite name=\"{}\" {counts} timestamp=\"{}\">\n",
+        attr(&format!("iopscheck fleet {policy}")),
+        fleet.generated.format("%Y-%m-%dT%H:%M:%S")
+    ));
+    s.push_str("    <properties>\n");
+    let props: Vec<(&str, String)> = vec![
+        ("verdict", fleet.verdict.as_str().into()),
+        ("reason", fleet.reason.clone()),
+        ("policy", policy.clone()),
+        ("policy.url", fleet.policy.url.clone()),
+        ("since", fleet.since.to_rfc3339()),
+        ("nodes", c.total().to_string()),
+        ("pass", c.pass.to_string()),
+        ("fail", c.fail.to_string()),
+        ("inconclusive", c.inconclusive.to_string()),
+        ("strict", fleet.strict.to_string()),
+    ];
+    for (k, v) in props {
+        s.push_str(&format!(
+            "      <property name=\"{}\" value=\"{}\"/>\n",
+            attr(k),
+            attr(&v)
+        ));
+    }
+    s.push_str("    </properties>\n");
+
+    let classname = attr(&format!("iopscheck.fleet.{policy}"));
+    for r in &fleet.rows {
+        s.push_str(&format!(
+            "    <testcase classname=\"{classname}\" name=\"{}\" time=\"0\">\n",
+            attr(&r.label(fleet))
+        ));
+        match r.verdict {
+            Verdict::Pass => {}
+            Verdict::Fail => s.push_str(&format!(
+                "      <failure message=\"{}\" type=\"fail\">{}</failure>\n",
+                attr(&r.reason),
+                text(&detail(fleet, r))
+            )),
+            Verdict::Inconclusive => s.push_str(&format!(
+                "      <skipped message=\"{}\"/>\n",
+                attr(&format!("inconclusive: {}", r.reason))
+            )),
+        }
+        let mut log = detail(fleet, r);
+        for w in &r.warnings {
+            log.push_str(&format!("warning: {w}\n"));
+        }
+        s.push_str(&format!("      <system-out>{}</system-out>\n", text(&log)));
+        s.push_str("    </testcase>\n");
+    }
+
+    let mut log = String::new();
+    for w in &fleet.warnings {
+        log.push_str(&format!("warning: {w}\n"));
+    }
+    log.push_str(&format!(
+        "verdict: {} — {}\n",
+        fleet.verdict.as_str().to_uppercase(),
+        fleet.reason
+    ));
+    s.push_str(&format!("    <system-out>{}</system-out>\n", text(&log)));
+    s.push_str("  </testsuite>\n</testsuites>\n");
+    out.write_all(s.as_bytes())
+}
+
+/// What a CI log should show for a node: where it came from and its figures.
+fn detail(fleet: &Fleet, r: &super::Row) -> String {
+    let mut s = format!(
+        "{} {} on {} (engine {}), from {} {}\n",
+        r.verdict.as_str().to_uppercase(),
+        r.host,
+        if r.dir.is_empty() { "—" } else { &r.dir },
+        if r.engine.is_empty() {
+            "—"
+        } else {
+            &r.engine
+        },
+        r.source.as_str(),
+        r.file
+    );
+    s.push_str(&format!("runs {}, days {}", r.runs, r.days));
+    if let Some(v) = r.value {
+        s.push_str(&format!(
+            ", {} {}{} (threshold {})",
+            fleet.value_title(),
+            fmt_precise(v),
+            fleet
+                .head
+                .as_ref()
+                .map(|h| format!(" {}", h.unit))
+                .unwrap_or_default(),
+            threshold_text(fleet, r)
+        ));
+    }
+    s.push('\n');
+    s.push_str(&format!("reason: {}\n", r.reason));
+    s
+}

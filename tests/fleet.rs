@@ -1,0 +1,498 @@
+//! `iopscheck fleet` over synthetic nodes: histories and `--format json` results of several
+//! hosts give the right row per node, the right fleet verdict (every node must pass) and exit
+//! code, in every format; files that are not a node's result are refused, naming the file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use chrono::{DateTime, Duration, FixedOffset, Local};
+use iopscheck::history::{Record, SCHEMA_VERSION, Source, Target};
+use iopscheck::job::JobShape;
+use serde_json::Value;
+
+fn iopscheck() -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"));
+    c.env("NO_COLOR", "1").env_remove("IOPSCHECK_HISTORY");
+    c
+}
+
+/// A Swimlane run on `host` at `mb_s` decimal MB/s, `ago` before now.
+fn rec(host: &str, dir: &str, ago: Duration, mb_s: f64) -> Record {
+    let ts: DateTime<FixedOffset> = (Local::now() - ago).fixed_offset();
+    Record {
+        schema_version: SCHEMA_VERSION,
+        timestamp: ts,
+        host: host.into(),
+        source: Source::Native,
+        source_file: None,
+        source_digest: None,
+        engine: "posixaio".into(),
+        engine_note: None,
+        job: JobShape::default(),
+        metrics: [
+            ("write_bw_mb_s".to_string(), mb_s),
+            (
+                "write_iops_formula".to_string(),
+                iopscheck::metrics::iops_formula(mb_s, 4096),
+            ),
+            ("write_iops".to_string(), mb_s * 1e6 / 4096.0),
+        ]
+        .into_iter()
+        .collect(),
+        target: Target {
+            dir: dir.into(),
+            filesystem: Some("ext4".into()),
+            ..Target::default()
+        },
+        tool_version: "0.1.0".into(),
+        policy: "swimlane".into(),
+        overrides: BTreeMap::new(),
+        bw_basis: None,
+        fio_version: None,
+        invocation: None,
+    }
+}
+
+/// Three runs a day on each of `days` days, the latest an hour ago.
+fn runs(host: &str, dir: &str, days: i64, mb_s: f64) -> Vec<Record> {
+    let mut v = Vec::new();
+    for d in 0..days {
+        for i in 0..3 {
+            v.push(rec(
+                host,
+                dir,
+                Duration::days(d) + Duration::hours(1) + Duration::minutes(10 * i),
+                mb_s,
+            ));
+        }
+    }
+    v
+}
+
+fn write_history(path: &Path, records: &[Record]) {
+    let mut text = String::new();
+    for r in records {
+        text.push_str(&serde_json::to_string(r).unwrap());
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+struct Nodes {
+    tmp: tempfile::TempDir,
+}
+
+impl Nodes {
+    fn new() -> Nodes {
+        Nodes {
+            tmp: tempfile::tempdir().unwrap(),
+        }
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+    fn history(&self, name: &str, records: &[Record]) -> PathBuf {
+        let p = self.path(name);
+        write_history(&p, records);
+        p
+    }
+    /// The node's own `iopscheck report --format json` over its history.
+    fn result(&self, name: &str, host: &str, records: &[Record]) -> PathBuf {
+        let h = self.history(&format!("{name}.src.jsonl"), records);
+        let out = iopscheck()
+            .args(["report", "--format", "json", "--host", host, "--history"])
+            .arg(&h)
+            .output()
+            .unwrap();
+        let p = self.path(name);
+        std::fs::write(&p, &out.stdout).unwrap();
+        p
+    }
+}
+
+fn fleet_json(files: &[&Path], extra: &[&str]) -> (i32, Value) {
+    let out = iopscheck()
+        .arg("fleet")
+        .args(files)
+        .args(extra)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "fleet --format json: {e}\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap(), v)
+}
+
+fn verdicts(v: &Value) -> Vec<(String, String)> {
+    v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["host"].as_str().unwrap().to_string(),
+                h["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+    p.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[test]
+fn one_failing_node_fails_the_fleet_and_each_node_keeps_its_own_verdict() {
+    let n = Nodes::new();
+    let a = n.history("a.jsonl", &runs("node1", "/data", 2, 16.4));
+    let b = n.history("b.jsonl", &runs("node2", "/data", 2, 10.0));
+    let c = n.history("c.jsonl", &runs("node3", "/data", 1, 16.4));
+    let (code, v) = fleet_json(&[&a, &b, &c], &[]);
+    assert_eq!(code, 1);
+    assert_eq!(v["verdict"], "fail");
+    assert_eq!(
+        verdicts(&v),
+        pairs(&[
+            ("node1", "pass"),
+            ("node2", "fail"),
+            ("node3", "inconclusive")
+        ])
+    );
+    let node1 = &v["hosts"][0];
+    assert_eq!(
+        (node1["runs"].as_u64(), node1["days"].as_u64()),
+        (Some(6), Some(2))
+    );
+    assert!((node1["value"].as_f64().unwrap() - 4198.4).abs() < 1e-6);
+    assert_eq!(node1["threshold"], 3000.0);
+    assert_eq!(node1["metric"], "write_iops_formula");
+    assert_eq!(v["counts"]["fail"], 1);
+    assert_eq!(v["kind"], "fleet");
+    assert_eq!(v["schema_version"], 1);
+    assert!(v["reason"].as_str().unwrap().contains("node2"));
+}
+
+#[test]
+fn inconclusive_without_failures_exits_3_and_all_passing_exits_0() {
+    let n = Nodes::new();
+    let a = n.history("a.jsonl", &runs("node1", "/data", 2, 16.4));
+    let c = n.history("c.jsonl", &runs("node3", "/data", 1, 16.4));
+    let (code, v) = fleet_json(&[&a, &c], &[]);
+    assert_eq!((code, v["verdict"].as_str()), (3, Some("inconclusive")));
+
+    let b = n.history("b.jsonl", &runs("node2", "/data", 3, 12.0));
+    iopscheck()
+        .arg("fleet")
+        .args([&a, &b])
+        .assert()
+        .code(0)
+        .stdout(predicates::str::contains(
+            "verdict: PASS — all 2 nodes pass",
+        ));
+}
+
+#[test]
+fn the_nodes_json_results_are_read_with_their_own_verdicts() {
+    let n = Nodes::new();
+    let r1 = n.result("r1.json", "node1", &runs("node1", "/data", 2, 16.4));
+    let r2 = n.result("r2.json", "node2", &runs("node2", "/data", 2, 11.0));
+    let h3 = n.history("h3.jsonl", &runs("node3", "/srv", 2, 20.0));
+    let (code, v) = fleet_json(&[&r1, &r2, &h3], &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        verdicts(&v),
+        pairs(&[("node1", "pass"), ("node2", "fail"), ("node3", "pass")])
+    );
+    let sources: Vec<&str> = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, ["result", "result", "history"]);
+    assert_eq!(v["hosts"][2]["dir"], "/srv");
+}
+
+#[test]
+fn a_host_with_two_directories_is_two_rows() {
+    let n = Nodes::new();
+    let mut recs = runs("node1", "/data", 2, 16.4);
+    recs.extend(runs("node1", "/slow", 2, 5.0));
+    let h = n.history("h.jsonl", &recs);
+    let (code, v) = fleet_json(&[&h], &[]);
+    assert_eq!(code, 1);
+    let dirs: Vec<(&str, &str)> = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["dir"].as_str().unwrap(), h["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(dirs, [("/data", "pass"), ("/slow", "fail")]);
+}
+
+#[test]
+fn an_expected_host_without_a_file_cannot_pass_unseen() {
+    let n = Nodes::new();
+    let a = n.history("a.jsonl", &runs("node1", "/data", 2, 16.4));
+    let (code, v) = fleet_json(&[&a], &["--expect", "node1,node9"]);
+    assert_eq!(code, 3);
+    assert_eq!(
+        verdicts(&v),
+        pairs(&[("node1", "pass"), ("node9", "inconclusive")])
+    );
+    assert_eq!(v["hosts"][1]["source"], "missing");
+}
+
+#[test]
+fn windows_and_stale_results() {
+    let n = Nodes::new();
+    // Runs from three weeks ago: outside the policy's 7-day window, inside --since 30d.
+    let old: Vec<Record> = runs("node1", "/data", 2, 16.4)
+        .into_iter()
+        .map(|mut r| {
+            r.timestamp -= Duration::days(21);
+            r
+        })
+        .collect();
+    let h = n.history("old.jsonl", &old);
+    let (code, v) = fleet_json(&[&h], &[]);
+    assert_eq!(code, 3);
+    assert!(
+        v["hosts"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("widen the window"),
+        "{}",
+        v["hosts"][0]["reason"]
+    );
+    let (code, _) = fleet_json(&[&h], &["--since", "30d"]);
+    assert_eq!(code, 0);
+
+    // The node's JSON result of those runs is stale under the default window.
+    let r = n.result("r.json", "node1", &old);
+    let out = iopscheck()
+        .args([
+            "report",
+            "--format",
+            "json",
+            "--host",
+            "node1",
+            "--since",
+            "30d",
+            "--history",
+        ])
+        .arg(n.path("r.json.src.jsonl"))
+        .output()
+        .unwrap();
+    std::fs::write(&r, &out.stdout).unwrap();
+    let (code, v) = fleet_json(&[&r], &[]);
+    assert_eq!(code, 3);
+    assert!(
+        v["hosts"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("stale")
+    );
+}
+
+#[test]
+fn files_that_are_not_a_nodes_result_are_errors_naming_the_file() {
+    let n = Nodes::new();
+    let good = n.history("a.jsonl", &runs("node1", "/data", 2, 16.4));
+    let text = n.path("fio.txt");
+    std::fs::write(
+        &text,
+        "random-write: (g=0): rw=randwrite\n  WRITE: bw=15.6MiB/s\n",
+    )
+    .unwrap();
+    iopscheck()
+        .arg("fleet")
+        .args([&good, &text])
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("fio.txt").and(predicates::str::contains(
+                "neither an iopscheck JSON result",
+            )),
+        );
+    iopscheck()
+        .arg("fleet")
+        .arg(n.path("nope.json"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("nope.json"));
+    iopscheck()
+        .arg("fleet")
+        .arg(n.tmp.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("is a directory"));
+
+    // A result judged by another policy.
+    let r = n.result("r.json", "node1", &runs("node1", "/data", 2, 16.4));
+    let other = std::fs::read_to_string(&r).unwrap().replacen(
+        "\"name\": \"swimlane\"",
+        "\"name\": \"etcd\"",
+        1,
+    );
+    std::fs::write(&r, other).unwrap();
+    iopscheck()
+        .arg("fleet")
+        .arg(&r)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("a result of policy etcd"));
+
+    // A fleet's own JSON is not a node's.
+    let (_, v) = fleet_json(&[&good], &[]);
+    let f = n.path("fleet.json");
+    std::fs::write(&f, v.to_string()).unwrap();
+    iopscheck()
+        .arg("fleet")
+        .arg(&f)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("a fleet's result"));
+}
+
+#[test]
+fn a_torn_history_line_is_a_warning_not_an_error() {
+    let n = Nodes::new();
+    let h = n.history("a.jsonl", &runs("node1", "/data", 2, 16.4));
+    let mut text = std::fs::read_to_string(&h).unwrap();
+    text.push_str("{\"schema_version\":1,\"timest\n");
+    std::fs::write(&h, text).unwrap();
+    let (code, v) = fleet_json(&[&h], &[]);
+    assert_eq!(code, 0);
+    assert!(
+        v["warnings"][0].as_str().unwrap().contains("a.jsonl:7"),
+        "{}",
+        v["warnings"]
+    );
+}
+
+use predicates::prelude::PredicateBooleanExt;
+
+#[test]
+fn every_format_carries_every_node_and_the_fleet_verdict() {
+    let n = Nodes::new();
+    let a = n.history("a.jsonl", &runs("node1", "/data", 2, 16.4));
+    let b = n.history("b.jsonl", &runs("node2<x>", "/data,x", 2, 10.0));
+    let c = n.history("c.jsonl", &runs("node3", "/data", 1, 16.4));
+    let out = |f: &str| {
+        let o = iopscheck()
+            .arg("fleet")
+            .args([&a, &b, &c])
+            .args(["--format", f])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{f}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+
+    let table = out("table");
+    for want in [
+        "node1",
+        "node2<x>",
+        "node3",
+        "PASS",
+        "FAIL",
+        "INCONCLUSIVE",
+        "verdict: FAIL",
+    ] {
+        assert!(table.contains(want), "table lacks {want}:\n{table}");
+    }
+
+    let csv_text = out("csv");
+    let mut csv = csv::Reader::from_reader(csv_text.as_bytes());
+    let headers = csv.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = csv.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 3);
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    assert_eq!(&rows[1][col("host")], "node2<x>");
+    assert_eq!(&rows[1][col("dir")], "/data,x");
+    assert_eq!(&rows[1][col("verdict")], "fail");
+    assert!(rows.iter().all(|r| &r[col("fleet_verdict")] == "fail"));
+
+    let md = out("markdown");
+    assert!(md.contains("# iopscheck fleet: swimlane — ❌ FAIL"));
+    assert!(md.contains("node2\\<x\\>"), "{md}");
+    assert_eq!(md.lines().filter(|l| l.starts_with("| node")).count(), 3);
+
+    let prom = out("prometheus");
+    assert!(prom.contains("iopscheck_fleet_verdict{policy=\"swimlane\"} 0\n"));
+    assert!(prom.contains(
+        "iopscheck_fleet_node_verdict{policy=\"swimlane\",host=\"node1\",dir=\"/data\",engine=\"posixaio\"} 1\n"
+    ));
+    assert!(
+        prom.contains("iopscheck_fleet_nodes{policy=\"swimlane\",verdict=\"inconclusive\"} 1\n")
+    );
+    for line in prom.lines().filter(|l| !l.starts_with('#')) {
+        let (_, value) = line.rsplit_once(' ').unwrap();
+        assert!(value == "NaN" || value.parse::<f64>().is_ok(), "{line}");
+    }
+
+    let junit = out("junit");
+    let doc = roxmltree::Document::parse(&junit).unwrap();
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    assert_eq!(cases.len(), 3);
+    let failures = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .count();
+    let skipped = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("skipped"))
+        .count();
+    assert_eq!((failures, skipped), (1, 1));
+
+    let html = out("html");
+    let opts = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(&html, opts).unwrap();
+    let rows: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("tr") && n.attribute("class").is_some())
+        .map(|n| n.attribute("class").unwrap().to_string())
+        .collect();
+    assert_eq!(rows, ["pass", "fail", "inconclusive"]);
+    assert!(!html.contains("<script"));
+}
+
+#[test]
+fn output_and_export_files_are_written() {
+    let n = Nodes::new();
+    let a = n.history("a.jsonl", &runs("node1", "/data", 2, 16.4));
+    let json = n.path("fleet.json");
+    let prom = n.path("fleet.prom");
+    iopscheck()
+        .arg("fleet")
+        .arg(&a)
+        .args(["--format", "json", "-o"])
+        .arg(&json)
+        .arg("--export")
+        .arg(format!("prometheus={}", prom.display()))
+        .assert()
+        .code(0)
+        .stdout("");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["verdict"], "pass");
+    assert!(
+        std::fs::read_to_string(&prom)
+            .unwrap()
+            .contains("iopscheck_fleet_verdict{policy=\"swimlane\"} 1")
+    );
+}

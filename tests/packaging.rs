@@ -1,0 +1,379 @@
+//! What the packages ship, checked without building them (packaging/check.sh builds them in
+//! CI): every asset the package metadata names exists, the units schedule and harden as
+//! intended, nothing runs before the administrator names a directory, the manifests and the
+//! playbook parse and agree with their settings, the scheduled-check script works end to end
+//! with the real binary, and `--version` names the commit.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(repo().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn yaml(rel: &str) -> Value {
+    serde_saphyr::from_str(&read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn iopscheck() -> Command {
+    Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"))
+}
+
+#[test]
+fn version_names_the_commit_it_was_built_from() {
+    let out = iopscheck().arg("--version").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let text = text.trim();
+    let rest = text
+        .strip_prefix(&format!("iopscheck {}", env!("CARGO_PKG_VERSION")))
+        .unwrap_or_else(|| panic!("{text}"));
+    if repo().join(".git").exists() {
+        let commit = rest
+            .strip_prefix(" (commit ")
+            .and_then(|r| r.strip_suffix(')'))
+            .unwrap_or_else(|| panic!("no commit in {text:?}"));
+        assert!(
+            commit.len() >= 7 && commit.chars().all(|c| c.is_ascii_hexdigit()),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn every_asset_the_package_metadata_names_exists() {
+    let toml = read("Cargo.toml");
+    let meta = &toml[toml.find("[package.metadata.deb]").expect("deb metadata")..];
+    let mut sources = Vec::new();
+    for line in meta.lines() {
+        let line = line.trim();
+        let src = if let Some(rest) = line.strip_prefix("[\"") {
+            rest.split('"').next()
+        } else if let Some(i) = line.find("source = \"") {
+            line[i + 10..].split('"').next()
+        } else {
+            None
+        };
+        if let Some(s) = src {
+            sources.push(s.to_string());
+        }
+    }
+    assert!(sources.len() >= 20, "{sources:?}");
+    for s in &sources {
+        // Built by cargo and packaging/build.sh, not kept in the repository.
+        if s.starts_with("target/release/") {
+            continue;
+        }
+        if let Some(dir) = s.strip_suffix("/*.yaml") {
+            let n = std::fs::read_dir(repo().join(dir)).unwrap().count();
+            assert!(n > 0, "{s}: no files");
+        } else {
+            assert!(repo().join(s).is_file(), "{s}: no such file");
+        }
+    }
+    for generated in [
+        "target/release/packaging/iopscheck.1.gz",
+        "target/release/packaging/completions/iopscheck.bash",
+        "target/release/packaging/completions/_iopscheck",
+        "target/release/packaging/completions/iopscheck.fish",
+    ] {
+        assert!(
+            sources.iter().filter(|s| *s == generated).count() == 2,
+            "{generated} in both packages"
+        );
+        assert!(
+            read("packaging/build.sh").contains(
+                generated
+                    .trim_start_matches("target/release/packaging/")
+                    .split('/')
+                    .next()
+                    .unwrap()
+            )
+        );
+    }
+}
+
+#[test]
+fn the_man_page_and_completions_come_from_the_binary() {
+    let man = iopscheck().arg("man").output().unwrap();
+    assert!(String::from_utf8_lossy(&man.stdout).contains(".TH iopscheck"));
+    for shell in ["bash", "zsh", "fish"] {
+        let out = iopscheck().args(["completions", shell]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("fleet") && text.contains("bundle"),
+            "{shell}"
+        );
+    }
+}
+
+/// `Key=value` lines of a unit file's section.
+fn unit_keys(text: &str, section: &str) -> Vec<(String, String)> {
+    let mut inside = false;
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            inside = line == format!("[{section}]");
+        } else if inside
+            && !line.starts_with('#')
+            && let Some((k, v)) = line.split_once('=')
+        {
+            out.push((k.to_string(), v.to_string()));
+        }
+    }
+    out
+}
+
+fn has(keys: &[(String, String)], k: &str, v: &str) -> bool {
+    keys.iter().any(|(a, b)| a == k && b == v)
+}
+
+#[test]
+fn the_service_runs_the_scheduled_check_hardened_with_verdicts_not_marked_failed() {
+    let s = unit_keys(&read("packaging/systemd/iopscheck.service"), "Service");
+    for (k, v) in [
+        ("Type", "oneshot"),
+        ("EnvironmentFile", "-/etc/iopscheck/iopscheck.env"),
+        ("ExecStart", "/usr/lib/iopscheck/iopscheck-scheduled"),
+        ("SuccessExitStatus", "1 3"),
+        ("StateDirectory", "iopscheck"),
+        ("NoNewPrivileges", "yes"),
+        ("ProtectSystem", "full"),
+        ("PrivateTmp", "yes"),
+    ] {
+        assert!(has(&s, k, v), "iopscheck.service lacks {k}={v}");
+    }
+    // Strict would make the data directory read-only: it is named only at run time.
+    assert!(!has(&s, "ProtectSystem", "strict"));
+    // Where the script is installed is where the service looks for it.
+    assert!(
+        read("Cargo.toml").contains(
+            "[\"packaging/libexec/iopscheck-scheduled\", \"usr/lib/iopscheck/\", \"755\"]"
+        )
+    );
+}
+
+#[test]
+fn the_timer_spreads_runs_over_the_day_at_random_and_catches_up() {
+    let t = unit_keys(&read("packaging/systemd/iopscheck.timer"), "Timer");
+    assert!(has(&t, "Persistent", "true"));
+    let calendar = &t.iter().find(|(k, _)| k == "OnCalendar").unwrap().1;
+    let hours = calendar
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .split(':')
+        .next()
+        .unwrap();
+    assert!(
+        hours.split(',').count() >= 2,
+        "several runs a day: {calendar}"
+    );
+    assert!(t.iter().any(|(k, v)| k == "RandomizedDelaySec" && v != "0"));
+    let install = unit_keys(&read("packaging/systemd/iopscheck.timer"), "Install");
+    assert!(has(&install, "WantedBy", "timers.target"));
+}
+
+#[test]
+fn nothing_runs_before_the_administrator_names_a_directory() {
+    let env = read("packaging/etc/iopscheck.env");
+    assert!(
+        env.lines().any(|l| l == "IOPSCHECK_DIR="),
+        "IOPSCHECK_DIR empty by default"
+    );
+    let keys: BTreeSet<&str> = env
+        .lines()
+        .map(|l| l.trim_start_matches('#'))
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .filter(|k| k.starts_with("IOPSCHECK_"))
+        .collect();
+    let script = read("packaging/libexec/iopscheck-scheduled");
+    for k in &keys {
+        assert!(
+            script.contains(k),
+            "{k} is set in iopscheck.env but not read by the script"
+        );
+    }
+    // The cron file is all comments until someone chooses cron over the timer.
+    let cron = read("packaging/cron/iopscheck");
+    assert!(cron.lines().all(|l| l.is_empty() || l.starts_with('#')));
+    let line = cron
+        .lines()
+        .find(|l| l.contains("iopscheck-scheduled"))
+        .unwrap();
+    assert!(line.contains("--env /etc/iopscheck/iopscheck.env") && line.contains("--random-delay"));
+    // The package enables and starts nothing.
+    let toml = read("Cargo.toml");
+    assert!(toml.contains("enable = false, start = false"));
+}
+
+#[test]
+fn the_kubernetes_manifests_have_the_expected_kinds() {
+    for (file, kind) in [
+        ("namespace.yaml", "Namespace"),
+        ("daemonset.yaml", "DaemonSet"),
+        ("job.yaml", "Job"),
+        ("prometheus-rule.yaml", "PrometheusRule"),
+        ("kustomization.yaml", "Kustomization"),
+    ] {
+        let v = yaml(&format!("packaging/kubernetes/{file}"));
+        assert_eq!(v["kind"], kind, "{file}");
+    }
+    let ds = yaml("packaging/kubernetes/daemonset.yaml");
+    let c = &ds["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(c["command"][0], "/usr/lib/iopscheck/iopscheck-scheduled");
+    assert!(read("packaging/kubernetes/Containerfile").contains(
+        "COPY packaging/libexec/iopscheck-scheduled /usr/lib/iopscheck/iopscheck-scheduled"
+    ));
+    let rules = yaml("packaging/kubernetes/prometheus-rule.yaml");
+    let exprs: Vec<&str> = rules["spec"]["groups"][0]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["expr"].as_str().unwrap())
+        .collect();
+    // The alerts read series that `--format prometheus` writes.
+    let prom_doc = read("src/report/prometheus.rs");
+    for e in exprs {
+        let metric = e
+            .split(['{', ' '])
+            .find(|w| w.starts_with("iopscheck_"))
+            .unwrap();
+        assert!(
+            prom_doc.contains(&format!("`{metric}")),
+            "{metric} is not exported"
+        );
+    }
+}
+
+#[test]
+fn the_playbook_parses_and_every_setting_it_reads_has_a_default() {
+    let plays = yaml("packaging/ansible/iopscheck.yml");
+    assert_eq!(plays.as_array().unwrap().len(), 3);
+    let defaults = yaml("packaging/ansible/defaults.yml");
+    let text: String = read("packaging/ansible/iopscheck.yml")
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut used = BTreeSet::new();
+    for (i, _) in text.match_indices("iopscheck_") {
+        let name: String = text[i..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        used.insert(name);
+    }
+    // Set by the playbook itself (facts, registered results, play vars).
+    let own = [
+        "iopscheck_node_name",
+        "iopscheck_remote_bin",
+        "iopscheck_history_args",
+        "iopscheck_tmp",
+        "iopscheck_check",
+        "iopscheck_expect",
+        "iopscheck_files",
+        "iopscheck_fleet",
+    ];
+    for u in &used {
+        assert!(
+            defaults.get(u).is_some() || own.contains(&u.as_str()),
+            "{u} has no default in defaults.yml"
+        );
+    }
+}
+
+fn write_history(path: &Path, host: &str, dir: &str, mb_s: f64) {
+    let mut text = String::new();
+    for d in 0..2 {
+        for i in 0..3 {
+            let ts = chrono::Local::now()
+                - chrono::Duration::days(d)
+                - chrono::Duration::minutes(30 + 10 * i);
+            let r = serde_json::json!({
+                "schema_version": 1,
+                "timestamp": ts.fixed_offset().to_rfc3339(),
+                "host": host,
+                "source": "native",
+                "engine": "posixaio",
+                "job": {},
+                "metrics": {
+                    "write_bw_mb_s": mb_s,
+                    "write_iops_formula": mb_s / 4.0 * 1024.0,
+                },
+                "target": { "dir": dir },
+                "tool_version": "0.1.0",
+                "policy": "swimlane",
+            });
+            text.push_str(&r.to_string());
+            text.push('\n');
+        }
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn the_scheduled_check_runs_then_exports_the_windows_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let data = data.canonicalize().unwrap();
+    let history = tmp.path().join("history.jsonl");
+    write_history(
+        &history,
+        &iopscheck::system::hostname(),
+        data.to_str().unwrap(),
+        16.4,
+    );
+    std::fs::create_dir(tmp.path().join("textfile")).unwrap();
+    let script = repo().join("packaging/libexec/iopscheck-scheduled");
+    let run = |textfile: &Path| {
+        let mut c = std::process::Command::new("sh");
+        c.arg(&script)
+            .env("IOPSCHECK_BIN", assert_cmd::cargo::cargo_bin!("iopscheck"))
+            .env("IOPSCHECK_DIR", &data)
+            .env("IOPSCHECK_STATE_DIR", tmp.path().join("state"))
+            .env("IOPSCHECK_HISTORY", &history)
+            .env("IOPSCHECK_TEXTFILE", textfile)
+            .env("IOPSCHECK_LOCK_FILE", tmp.path().join("run.lock"))
+            .env("IOPSCHECK_RUN_ARGS", "--size 32m --runtime 1 --runs 1")
+            .env("NO_COLOR", "1");
+        c.output().unwrap()
+    };
+    let out = run(&tmp.path().join("textfile/iopscheck.prom"));
+    let code = out.status.code().unwrap();
+    // 0/1/3 when the engine ran; 2 when the run could not run: the report is written anyway.
+    assert!([0, 1, 2, 3].contains(&code), "{out:?}");
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("state/report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["scope"], "report");
+    assert!(report["runs"].as_array().unwrap().len() >= 6);
+    let prom = std::fs::read_to_string(tmp.path().join("textfile/iopscheck.prom")).unwrap();
+    assert!(prom.contains("iopscheck_verdict{"), "{prom}");
+    assert!(
+        !tmp.path().join("data").read_dir().unwrap().any(|_| true),
+        "the test file is gone"
+    );
+
+    // No textfile directory: said, and nothing written there.
+    let out = run(&tmp.path().join("absent/iopscheck.prom"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no Prometheus textfile written"));
+    assert!(!tmp.path().join("absent").exists());
+
+    // No directory named: refused, exit 2.
+    let out = std::process::Command::new("sh")
+        .arg(&script)
+        .env_remove("IOPSCHECK_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("IOPSCHECK_DIR is not set"));
+}
