@@ -79,7 +79,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         policy: loaded.policy.name.clone(),
         since,
     };
-    let mut evs = evaluate_groups(&records, &loaded.policy, &filter, now, false);
+    let mut evs = evaluate_groups(records.clone(), &loaded.policy, &filter, now, false);
     // The group of the latest run first: that is the one the node's schedule feeds.
     evs.sort_by_key(|e| std::cmp::Reverse(e.runs.iter().map(|r| r.timestamp).max()));
     if evs.is_empty() {

@@ -354,7 +354,7 @@ impl Judge<'_> {
             policy: self.policy.name.clone(),
             since: self.since,
         };
-        let evs = evaluate_groups(&records, self.policy, &filter, self.now, self.strict);
+        let evs = evaluate_groups(records.clone(), self.policy, &filter, self.now, self.strict);
         let mut rows: Vec<Row> = evs
             .into_iter()
             .map(|ev| {
