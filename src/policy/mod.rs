@@ -760,6 +760,23 @@ mod tests {
     }
 
     #[test]
+    fn as_root_a_policy_file_others_can_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: the rule applies to root");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("open.yaml");
+        std::fs::write(&p, builtin_yaml("swimlane").unwrap()).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(matches!(load_file(&p), Err(PolicyError::Unsafe { .. })));
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(load_file(&p).is_ok());
+    }
+
+    #[test]
     fn names_resolve_in_the_system_dir_after_builtins() {
         let dir = tempfile::tempdir().unwrap();
         let yaml = builtin_yaml("swimlane")
