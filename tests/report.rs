@@ -77,6 +77,17 @@ fn six_runs_over_two_days_pass_with_the_per_day_table() {
         );
     }
     assert!(text.contains("6 of 6 runs over 2 of 2 days"), "{text}");
+    // per rule: n, days, mean, median, stdev, CV, 95% interval, threshold
+    let rule = text
+        .lines()
+        .find(|l| l.contains("write_iops_formula") && l.contains("≥ 3000") && l.contains('┆'))
+        .unwrap_or_else(|| panic!("{text}"));
+    let cells: Vec<&str> = rule
+        .split('┆')
+        .map(|c| c.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+        .collect();
+    assert_eq!(&cells[1..3], ["6", "2"], "{rule}");
+    assert!(text.contains("95% CI"), "{text}");
     assert!(text.contains("verdict: PASS"), "{text}");
 }
 

@@ -310,6 +310,58 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         writeln!(out)?;
     }
 
+    // Per rule: how sure the aggregate is (a report always; a run or import with several runs).
+    if ev.scope == Scope::Report || ev.runs.len() > 1 {
+        let mut t = Table::new();
+        t.load_style(presets::UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Disabled);
+        t.set_header(vec![
+            "rule",
+            "n",
+            "days",
+            "mean",
+            "median",
+            "stdev",
+            "CV",
+            "95% CI",
+            "threshold",
+        ]);
+        let mut any = false;
+        for r in ev.rules.iter().filter(|r| r.level != Level::Info) {
+            let Some(st) = ev.summary.metrics.get(&r.metric) else {
+                continue;
+            };
+            any = true;
+            let days: std::collections::BTreeSet<_> = ev
+                .runs
+                .iter()
+                .filter(|run| run.metrics.contains_key(&r.metric))
+                .map(crate::evaluate::day_of)
+                .collect();
+            let right = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
+            t.add_row(vec![
+                Cell::new(&r.metric),
+                right(st.n.to_string()),
+                right(days.len().to_string()),
+                right(fmt_value(st.mean)),
+                right(fmt_value(st.median)),
+                right(fmt_value(st.stdev)),
+                right(format!("{:.0}%", st.cv * 100.0)),
+                right(format!(
+                    "{}–{}",
+                    fmt_value(st.ci95_low),
+                    fmt_value(st.ci95_high)
+                )),
+                right(format!("{} {}", r.op, fmt_value(r.threshold))),
+            ]);
+        }
+        if any {
+            writeln!(out, "per rule:")?;
+            writeln!(out, "{t}")?;
+            writeln!(out)?;
+        }
+    }
+
     // After a run, where this node's history stands; in a report, the rule being applied.
     let label = if ev.scope == Scope::Run {
         "history: "
