@@ -76,21 +76,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         format!(" on {}", id.host)
     };
 
-    h.push_str("<!DOCTYPE html>\n");
-    h.push_str(
-        "<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\" xml:lang=\"en\">\n<head>\n",
-    );
-    h.push_str("<meta charset=\"utf-8\"/>\n");
-    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n");
-    h.push_str(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\"/>\n",
-    );
-    let _ = writeln!(
-        h,
-        "<title>{}</title>",
-        text(&format!("iopscheck: {} — {word}{on}", p.name))
-    );
-    let _ = writeln!(h, "<style>{CSS}</style>\n</head>\n<body>");
+    page_start(&mut h, &format!("iopscheck: {} — {word}{on}", p.name), CSS);
 
     // Verdict banner.
     let v = ev.verdict.as_str();
@@ -179,7 +165,23 @@ fn policy_section(h: &mut String, ev: &Evaluation, id: &super::Identity) {
     h.push_str("</dl>\n</section>\n");
 }
 
-fn dash(s: &str) -> &str {
+/// The start of a self-contained page: XHTML (so tests can read it with an XML parser), a
+/// content security policy that forbids scripts and outside resources, the inline style.
+pub(super) fn page_start(h: &mut String, title: &str, css: &str) {
+    h.push_str("<!DOCTYPE html>\n");
+    h.push_str(
+        "<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\" xml:lang=\"en\">\n<head>\n",
+    );
+    h.push_str("<meta charset=\"utf-8\"/>\n");
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n");
+    h.push_str(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\"/>\n",
+    );
+    let _ = writeln!(h, "<title>{}</title>", text(title));
+    let _ = writeln!(h, "<style>{css}</style>\n</head>\n<body>");
+}
+
+pub(super) fn dash(s: &str) -> &str {
     if s.is_empty() { "—" } else { s }
 }
 

@@ -50,14 +50,15 @@ impl Labels {
 }
 
 /// One metric family: HELP and TYPE, then its samples, kept together as the format requires.
-struct Family {
+/// Shared with the fleet's exposition.
+pub(super) struct Family {
     name: &'static str,
     help: &'static str,
     samples: Vec<(String, f64)>,
 }
 
 impl Family {
-    fn new(name: &'static str, help: &'static str) -> Family {
+    pub(super) fn new(name: &'static str, help: &'static str) -> Family {
         Family {
             name,
             help,
@@ -67,7 +68,16 @@ impl Family {
     fn push(&mut self, labels: &Labels, value: f64) {
         self.samples.push((labels.render(), value));
     }
-    fn write(&self, s: &mut String) {
+    /// A sample with labels given as (name, value) pairs, in order.
+    pub(super) fn push_pairs(&mut self, labels: &[(&str, &str)], value: f64) {
+        let parts: Vec<String> = labels
+            .iter()
+            .map(|(k, v)| format!("{k}=\"{}\"", label_value(v)))
+            .collect();
+        self.samples
+            .push((format!("{{{}}}", parts.join(",")), value));
+    }
+    pub(super) fn write(&self, s: &mut String) {
         if self.samples.is_empty() {
             return;
         }
@@ -96,14 +106,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         "iopscheck_verdict",
         "Verdict of the latest evaluation: 1 pass, 0 fail, NaN inconclusive (see iopscheck_verdict_state).",
     );
-    verdict.push(
-        &base,
-        match ev.verdict {
-            Verdict::Pass => 1.0,
-            Verdict::Fail => 0.0,
-            Verdict::Inconclusive => f64::NAN,
-        },
-    );
+    verdict.push(&base, verdict_value(ev.verdict));
     let mut state = Family::new(
         "iopscheck_verdict_state",
         "1 for the verdict of the latest evaluation (pass, fail or inconclusive), 0 for the others.",
@@ -231,6 +234,15 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(s.as_bytes())
 }
 
+/// The verdict as a gauge: 1 pass, 0 fail, NaN inconclusive.
+pub(super) fn verdict_value(v: Verdict) -> f64 {
+    match v {
+        Verdict::Pass => 1.0,
+        Verdict::Fail => 0.0,
+        Verdict::Inconclusive => f64::NAN,
+    }
+}
+
 /// A label value: backslash, double quote and line feed escaped, as the format requires.
 fn label_value(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -252,7 +264,7 @@ fn help_text(s: &str) -> String {
 
 /// A comment line must stay one line; a comment that began "# HELP" or "# TYPE" would be read
 /// as metadata, which cannot happen here since every comment starts with fixed text.
-fn comment_text(s: &str) -> String {
+pub(super) fn comment_text(s: &str) -> String {
     s.chars()
         .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
         .collect()

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use super::super::html::{dash, page_start};
 use super::super::table::fmt_value;
 use super::super::xml::{attr, text};
 use super::{Fleet, RowSource, threshold_text};
@@ -43,21 +44,11 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let word = v.to_uppercase();
     let c = fleet.counts();
     let mut h = String::new();
-    h.push_str("<!DOCTYPE html>\n");
-    h.push_str(
-        "<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\" xml:lang=\"en\">\n<head>\n",
+    page_start(
+        &mut h,
+        &format!("iopscheck fleet: {} — {word}", p.name),
+        CSS,
     );
-    h.push_str("<meta charset=\"utf-8\"/>\n");
-    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n");
-    h.push_str(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\"/>\n",
-    );
-    let _ = writeln!(
-        h,
-        "<title>{}</title>",
-        text(&format!("iopscheck fleet: {} — {word}", p.name))
-    );
-    let _ = writeln!(h, "<style>{CSS}</style>\n</head>\n<body>");
     let _ = writeln!(h, "<header class=\"banner {v}\" id=\"verdict\">");
     let _ = writeln!(h, "<h1>iopscheck fleet: {}</h1>", text(&p.name));
     let _ = writeln!(h, "<p><span class=\"word\">{word}</span></p>");
@@ -177,8 +168,4 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     );
     h.push_str("</body>\n</html>\n");
     out.write_all(h.as_bytes())
-}
-
-fn dash(s: &str) -> &str {
-    if s.is_empty() { "—" } else { s }
 }

@@ -20,52 +20,9 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::evaluate::Verdict;
-use crate::report::fmt_exact;
+use crate::report::prometheus::{Family, comment_text, verdict_value};
 
 use super::Fleet;
-
-/// One family: HELP and TYPE, then its samples.
-struct Family {
-    name: &'static str,
-    help: &'static str,
-    samples: Vec<(String, f64)>,
-}
-
-impl Family {
-    fn new(name: &'static str, help: &'static str) -> Family {
-        Family {
-            name,
-            help,
-            samples: vec![],
-        }
-    }
-    fn push(&mut self, labels: &[(&str, &str)], value: f64) {
-        let parts: Vec<String> = labels
-            .iter()
-            .map(|(k, v)| format!("{k}=\"{}\"", label_value(v)))
-            .collect();
-        self.samples
-            .push((format!("{{{}}}", parts.join(",")), value));
-    }
-    fn write(&self, s: &mut String) {
-        if self.samples.is_empty() {
-            return;
-        }
-        let _ = writeln!(s, "# HELP {} {}", self.name, self.help);
-        let _ = writeln!(s, "# TYPE {} gauge", self.name);
-        for (labels, v) in &self.samples {
-            let _ = writeln!(s, "{}{} {}", self.name, labels, fmt_exact(*v));
-        }
-    }
-}
-
-fn verdict_value(v: Verdict) -> f64 {
-    match v {
-        Verdict::Pass => 1.0,
-        Verdict::Fail => 0.0,
-        Verdict::Inconclusive => f64::NAN,
-    }
-}
 
 const VERDICTS: [Verdict; 3] = [Verdict::Pass, Verdict::Fail, Verdict::Inconclusive];
 
@@ -75,7 +32,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         "iopscheck_fleet_verdict",
         "Verdict of the fleet (every node must pass): 1 pass, 0 fail, NaN inconclusive.",
     );
-    verdict.push(&[("policy", policy)], verdict_value(fleet.verdict));
+    verdict.push_pairs(&[("policy", policy)], verdict_value(fleet.verdict));
     let mut state = Family::new(
         "iopscheck_fleet_verdict_state",
         "1 for the fleet's verdict (pass, fail or inconclusive), 0 for the others.",
@@ -86,7 +43,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     );
     let c = fleet.counts();
     for v in VERDICTS {
-        state.push(
+        state.push_pairs(
             &[("policy", policy), ("verdict", v.as_str())],
             if fleet.verdict == v { 1.0 } else { 0.0 },
         );
@@ -95,7 +52,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
             Verdict::Fail => c.fail,
             Verdict::Inconclusive => c.inconclusive,
         };
-        nodes.push(&[("policy", policy), ("verdict", v.as_str())], n as f64);
+        nodes.push_pairs(&[("policy", policy), ("verdict", v.as_str())], n as f64);
     }
 
     let mut node_verdict = Family::new(
@@ -130,27 +87,27 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
             ("dir", r.dir.as_str()),
             ("engine", r.engine.as_str()),
         ];
-        node_verdict.push(&base, verdict_value(r.verdict));
+        node_verdict.push_pairs(&base, verdict_value(r.verdict));
         for v in VERDICTS {
             let mut l = base.to_vec();
             l.push(("verdict", v.as_str()));
-            node_state.push(&l, if r.verdict == v { 1.0 } else { 0.0 });
+            node_state.push_pairs(&l, if r.verdict == v { 1.0 } else { 0.0 });
         }
         if let Some(h) = &fleet.head {
             let mut l = base.to_vec();
             l.push(("metric", h.metric.as_str()));
             if let Some(v) = r.value.filter(|v| v.is_finite()) {
-                value.push(&l, v);
+                value.push_pairs(&l, v);
             }
             if let Some(t) = r.threshold {
                 l.push(("op", h.op.as_str()));
-                threshold.push(&l, t);
+                threshold.push_pairs(&l, t);
             }
         }
-        runs.push(&base, r.runs as f64);
-        dates.push(&base, r.days as f64);
+        runs.push_pairs(&base, r.runs as f64);
+        dates.push_pairs(&base, r.days as f64);
         if let Some(t) = r.last_run {
-            last.push(&base, t.timestamp_millis() as f64 / 1000.0);
+            last.push_pairs(&base, t.timestamp_millis() as f64 / 1000.0);
         }
     }
 
@@ -191,24 +148,4 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         f.write(&mut s);
     }
     out.write_all(s.as_bytes())
-}
-
-/// A label value: backslash, double quote and line feed escaped, as the format requires.
-fn label_value(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
-/// A comment stays on one line.
-fn comment_text(s: &str) -> String {
-    s.replace(['\n', '\r'], " ")
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn label_values_are_escaped() {
-        assert_eq!(super::label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
-    }
 }
