@@ -419,6 +419,18 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
                 mode: meta.mode() & 0o7777,
             });
         }
+        // A directory anyone can write (without the sticky bit) lets anyone swap the file.
+        if root
+            && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && let Ok(d) = std::fs::metadata(dir)
+            && d.mode() & 0o002 != 0
+            && d.mode() & 0o1000 == 0
+        {
+            return Err(PolicyError::Unsafe {
+                path: dir.display().to_string(),
+                mode: d.mode() & 0o7777,
+            });
+        }
     }
     let bytes = std::fs::read(path).map_err(|source| PolicyError::Io {
         path: shown.clone(),
@@ -773,6 +785,11 @@ mod tests {
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
         assert!(matches!(load_file(&p), Err(PolicyError::Unsafe { .. })));
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(load_file(&p).is_ok());
+        // a directory anyone can write is refused too, unless sticky like /tmp
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(matches!(load_file(&p), Err(PolicyError::Unsafe { .. })));
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
         assert!(load_file(&p).is_ok());
     }
 
