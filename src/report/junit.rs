@@ -237,16 +237,26 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         s.push_str("    </testcase>\n");
     }
 
+    suite_end(&mut s, &ev.warnings, ev.verdict, &ev.reason);
+    out.write_all(s.as_bytes())
+}
+
+/// Closes the suite: its warnings and the verdict as the suite's output, for the CI log.
+/// Shared with the fleet's JUnit.
+pub(super) fn suite_end(
+    s: &mut String,
+    warnings: &[impl std::fmt::Display],
+    verdict: crate::evaluate::Verdict,
+    reason: &str,
+) {
     let mut log = String::new();
-    for w in &ev.warnings {
+    for w in warnings {
         log.push_str(&format!("warning: {w}\n"));
     }
     log.push_str(&format!(
-        "verdict: {} — {}\n",
-        ev.verdict.as_str().to_uppercase(),
-        ev.reason
+        "verdict: {} — {reason}\n",
+        verdict.as_str().to_uppercase()
     ));
     s.push_str(&format!("    <system-out>{}</system-out>\n", text(&log)));
     s.push_str("  </testsuite>\n</testsuites>\n");
-    out.write_all(s.as_bytes())
 }

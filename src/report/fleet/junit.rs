@@ -78,17 +78,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         s.push_str("    </testcase>\n");
     }
 
-    let mut log = String::new();
-    for w in &fleet.warnings {
-        log.push_str(&format!("warning: {w}\n"));
-    }
-    log.push_str(&format!(
-        "verdict: {} — {}\n",
-        fleet.verdict.as_str().to_uppercase(),
-        fleet.reason
-    ));
-    s.push_str(&format!("    <system-out>{}</system-out>\n", text(&log)));
-    s.push_str("  </testsuite>\n</testsuites>\n");
+    super::super::junit::suite_end(&mut s, &fleet.warnings, fleet.verdict, &fleet.reason);
     out.write_all(s.as_bytes())
 }
 
