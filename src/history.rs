@@ -187,6 +187,12 @@ fn check_trusted(path: &Path) -> Result<(), HistoryError> {
 /// directory exists (created if needed) and the file can be opened for appending. Creates an
 /// empty history if there is none; never changes an existing one.
 pub fn prepare(path: &Path) -> Result<(), HistoryError> {
+    open_for_append(path).map(drop)
+}
+
+/// Opens the history for appending (and reading its last byte), after checking the path is
+/// trusted and creating its directory if needed. Never follows a symlink.
+fn open_for_append(path: &Path) -> Result<File, HistoryError> {
     check_trusted(path)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
         && !dir.exists()
@@ -198,13 +204,13 @@ pub fn prepare(path: &Path) -> Result<(), HistoryError> {
             .map_err(io_err(path))?;
     }
     OpenOptions::new()
+        .read(true)
         .append(true)
         .create(true)
         .mode(0o644)
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
-        .map_err(io_err(path))?;
-    Ok(())
+        .map_err(io_err(path))
 }
 
 /// Appends records under an exclusive lock, each as one line, then fsyncs. A torn last line
@@ -213,29 +219,12 @@ pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {
     if records.is_empty() {
         return Ok(());
     }
-    check_trusted(path)?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.exists()
-    {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o755)
-            .create(dir)
-            .map_err(io_err(path))?;
-    }
     let mut buf = Vec::new();
     for r in records {
         serde_json::to_writer(&mut buf, r).expect("records serialise");
         buf.push(b'\n');
     }
-    let mut f = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(io_err(path))?;
+    let mut f = open_for_append(path)?;
     f.lock().map_err(io_err(path))?;
     let len = f.metadata().map_err(io_err(path))?.len();
     if len > 0 {

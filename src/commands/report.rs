@@ -43,6 +43,13 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// The part of the filter a history line's head can answer: policy, host and window.
+    pub fn keeps_head(&self, h: &history::Head) -> bool {
+        h.policy == self.policy
+            && self.host.as_ref().is_none_or(|x| &h.host == x)
+            && h.timestamp.with_timezone(&Utc) >= self.since
+    }
+
     pub fn keeps(&self, r: &Record) -> bool {
         r.policy == self.policy
             && self.host.as_ref().is_none_or(|h| &r.host == h)
@@ -153,12 +160,8 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     };
     // Only the policy's, the host's and the window's records are parsed in full; other
     // engines stay in, for the mixed-engine warning.
-    let (records, skipped) = history::read_where(&path, |h| {
-        h.policy == filter.policy
-            && filter.host.as_ref().is_none_or(|x| &h.host == x)
-            && h.timestamp.with_timezone(&Utc) >= since
-    })
-    .map_err(|e| usage(e.to_string()))?;
+    let (records, skipped) =
+        history::read_where(&path, |h| filter.keeps_head(h)).map_err(|e| usage(e.to_string()))?;
     for s in &skipped {
         ctx.warn(s);
     }
