@@ -3,50 +3,21 @@
 //! other hosts or of the environment; `iopscheck report` on the extracted history gives the
 //! same verdict; an existing file is never replaced.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use chrono::{Duration, Local};
-use iopscheck::history::{Record, SCHEMA_VERSION, Source, Target};
-use iopscheck::job::JobShape;
+use iopscheck::history::Record;
 use serde_json::Value;
 
 const SECRET: &str = "s3cr3t-token-do-not-ship";
 
 fn rec(host: &str, dir: &str, ago: Duration, mb_s: f64) -> Record {
-    Record {
-        schema_version: SCHEMA_VERSION,
-        timestamp: (Local::now() - ago).fixed_offset(),
-        host: host.into(),
-        source: Source::Native,
-        source_file: None,
-        source_digest: None,
-        engine: "posixaio".into(),
-        engine_note: None,
-        job: JobShape::default(),
-        metrics: [
-            ("write_bw_mb_s".to_string(), mb_s),
-            (
-                "write_iops_formula".to_string(),
-                iopscheck::metrics::iops_formula(mb_s, 4096),
-            ),
-        ]
-        .into_iter()
-        .collect(),
-        target: Target {
-            dir: dir.into(),
-            filesystem: Some("ext4".into()),
-            ..Target::default()
-        },
-        tool_version: "0.1.0".into(),
-        policy: "swimlane".into(),
-        overrides: BTreeMap::new(),
-        bw_basis: None,
-        fio_version: None,
-        invocation: None,
-    }
+    common::swimlane_record(host, dir, (Local::now() - ago).fixed_offset(), mb_s)
 }
 
 struct Setup {

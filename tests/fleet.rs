@@ -2,13 +2,13 @@
 //! hosts give the right row per node, the right fleet verdict (every node must pass) and exit
 //! code, in every format; files that are not a node's result are refused, naming the file.
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use chrono::{DateTime, Duration, FixedOffset, Local};
-use iopscheck::history::{Record, SCHEMA_VERSION, Source, Target};
-use iopscheck::job::JobShape;
+use chrono::{Duration, Local};
+use iopscheck::history::Record;
 use serde_json::Value;
 
 fn iopscheck() -> Command {
@@ -19,39 +19,7 @@ fn iopscheck() -> Command {
 
 /// A Swimlane run on `host` at `mb_s` decimal MB/s, `ago` before now.
 fn rec(host: &str, dir: &str, ago: Duration, mb_s: f64) -> Record {
-    let ts: DateTime<FixedOffset> = (Local::now() - ago).fixed_offset();
-    Record {
-        schema_version: SCHEMA_VERSION,
-        timestamp: ts,
-        host: host.into(),
-        source: Source::Native,
-        source_file: None,
-        source_digest: None,
-        engine: "posixaio".into(),
-        engine_note: None,
-        job: JobShape::default(),
-        metrics: [
-            ("write_bw_mb_s".to_string(), mb_s),
-            (
-                "write_iops_formula".to_string(),
-                iopscheck::metrics::iops_formula(mb_s, 4096),
-            ),
-            ("write_iops".to_string(), mb_s * 1e6 / 4096.0),
-        ]
-        .into_iter()
-        .collect(),
-        target: Target {
-            dir: dir.into(),
-            filesystem: Some("ext4".into()),
-            ..Target::default()
-        },
-        tool_version: "0.1.0".into(),
-        policy: "swimlane".into(),
-        overrides: BTreeMap::new(),
-        bw_basis: None,
-        fio_version: None,
-        invocation: None,
-    }
+    common::swimlane_record(host, dir, (Local::now() - ago).fixed_offset(), mb_s)
 }
 
 /// Three runs a day on each of `days` days, the latest an hour ago.

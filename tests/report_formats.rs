@@ -4,14 +4,15 @@
 //! point per run and the threshold line. Each is rendered for a passing, a failing and an
 //! inconclusive evaluation, all with warnings, and must carry the verdict and every warning.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 use chrono::{DateTime, Utc};
 use iopscheck::evaluate::{Evaluation, Group, Options, Scope, Verdict, Warning, evaluate};
-use iopscheck::history::{Record, SCHEMA_VERSION, Source, Target};
-use iopscheck::job::JobShape;
+use iopscheck::history::Record;
 use iopscheck::policy::{Level, Op, Policy, Rule};
 use iopscheck::report::{Format, Style, render};
 
@@ -29,39 +30,14 @@ fn at(ts: &str) -> DateTime<Utc> {
 
 /// A run as the native engine records it: `mb_s` decimal MB/s of 4k random writes.
 fn rec(ts: &str, mb_s: f64) -> Record {
-    Record {
-        schema_version: SCHEMA_VERSION,
-        timestamp: DateTime::parse_from_rfc3339(ts).unwrap(),
-        host: "node1".into(),
-        source: Source::Native,
-        source_file: None,
-        source_digest: None,
-        engine: "posixaio".into(),
-        engine_note: None,
-        job: JobShape::default(),
-        metrics: [
-            ("write_bw_mb_s".to_string(), mb_s),
-            (
-                "write_iops_formula".to_string(),
-                iopscheck::metrics::iops_formula(mb_s, 4096),
-            ),
-            ("write_iops".to_string(), mb_s * 1e6 / 4096.0),
-            ("write_runtime_ms".to_string(), 60_000.0),
-        ]
-        .into_iter()
-        .collect(),
-        target: Target {
-            dir: "/data".into(),
-            filesystem: Some("ext4".into()),
-            ..Target::default()
-        },
-        tool_version: "0.1.0".into(),
-        policy: "swimlane".into(),
-        overrides: BTreeMap::new(),
-        bw_basis: None,
-        fio_version: None,
-        invocation: None,
-    }
+    let mut r = common::swimlane_record(
+        "node1",
+        "/data",
+        DateTime::parse_from_rfc3339(ts).unwrap(),
+        mb_s,
+    );
+    r.metrics.insert("write_runtime_ms".to_string(), 60_000.0);
+    r
 }
 
 /// A caveat whose text holds everything an escaper must handle.

@@ -93,3 +93,46 @@ pub fn have_fio() -> bool {
 pub fn skip(why: &str) {
     eprintln!("skipped: {why}");
 }
+
+/// A Swimlane run as the native engine records it: `mb_s` decimal MB/s of 4k random writes
+/// on `host` in `dir` at `timestamp`, with the three figures the policy's rules judge.
+pub fn swimlane_record(
+    host: &str,
+    dir: &str,
+    timestamp: chrono::DateTime<chrono::FixedOffset>,
+    mb_s: f64,
+) -> iopscheck::history::Record {
+    use iopscheck::history::{Record, SCHEMA_VERSION, Source, Target};
+    Record {
+        schema_version: SCHEMA_VERSION,
+        timestamp,
+        host: host.into(),
+        source: Source::Native,
+        source_file: None,
+        source_digest: None,
+        engine: "posixaio".into(),
+        engine_note: None,
+        job: iopscheck::job::JobShape::default(),
+        metrics: [
+            ("write_bw_mb_s".to_string(), mb_s),
+            (
+                "write_iops_formula".to_string(),
+                iopscheck::metrics::iops_formula(mb_s, 4096),
+            ),
+            ("write_iops".to_string(), mb_s * 1e6 / 4096.0),
+        ]
+        .into_iter()
+        .collect(),
+        target: Target {
+            dir: dir.into(),
+            filesystem: Some("ext4".into()),
+            ..Target::default()
+        },
+        tool_version: "0.1.0".into(),
+        policy: "swimlane".into(),
+        overrides: Default::default(),
+        bw_basis: None,
+        fio_version: None,
+        invocation: None,
+    }
+}
