@@ -30,6 +30,20 @@ fn spawn_run(env: &Env, dir: &Path, extra: &[&str]) -> Child {
         .unwrap()
 }
 
+/// The arguments of a single run of the given size, runtime and engine.
+fn one_run<'a>(size: &'a str, runtime: &'a str, engine: &'a str) -> [&'a str; 8] {
+    [
+        "--size",
+        size,
+        "--runtime",
+        runtime,
+        "--runs",
+        "1",
+        "--engine",
+        engine,
+    ]
+}
+
 fn test_files(dir: &Path) -> Vec<String> {
     common::listing(dir)
         .into_iter()
@@ -95,20 +109,7 @@ fn write_policy(env: &Env, name: &str, edit: impl Fn(String) -> String) -> PathB
 #[test]
 fn sigint_while_writing_removes_the_file_records_nothing_and_exits_130() {
     let env = Env::new();
-    let mut child = spawn_run(
-        &env,
-        &env.dir,
-        &[
-            "--size",
-            "64m",
-            "--runtime",
-            "30",
-            "--runs",
-            "1",
-            "--engine",
-            "psync",
-        ],
-    );
+    let mut child = spawn_run(&env, &env.dir, &one_run("64m", "30", "psync"));
     wait_for_test_file(&env.dir, &mut child);
     std::thread::sleep(Duration::from_millis(500));
     signal(&child, libc::SIGINT);
@@ -126,20 +127,7 @@ fn sigint_while_writing_removes_the_file_records_nothing_and_exits_130() {
 #[test]
 fn sigterm_while_writing_exits_143_and_cleans_up() {
     let env = Env::new();
-    let mut child = spawn_run(
-        &env,
-        &env.dir,
-        &[
-            "--size",
-            "64m",
-            "--runtime",
-            "30",
-            "--runs",
-            "1",
-            "--engine",
-            "posixaio",
-        ],
-    );
+    let mut child = spawn_run(&env, &env.dir, &one_run("64m", "30", "posixaio"));
     wait_for_test_file(&env.dir, &mut child);
     std::thread::sleep(Duration::from_millis(500));
     signal(&child, libc::SIGTERM);
@@ -190,20 +178,7 @@ fn sigint_during_layout_removes_the_file() {
 fn sigint_during_the_final_fsync_removes_the_file_promptly() {
     // One second of buffered writes into a large file leaves a lot to flush at the end.
     let env = Env::new();
-    let mut child = spawn_run(
-        &env,
-        &env.dir,
-        &[
-            "--size",
-            "512m",
-            "--runtime",
-            "1",
-            "--runs",
-            "1",
-            "--engine",
-            "psync",
-        ],
-    );
+    let mut child = spawn_run(&env, &env.dir, &one_run("512m", "1", "psync"));
     wait_for_test_file(&env.dir, &mut child);
     std::thread::sleep(Duration::from_millis(1100));
     signal(&child, libc::SIGINT);
@@ -261,20 +236,7 @@ fn sigint_while_waiting_between_runs_keeps_the_completed_run() {
 #[test]
 fn a_file_left_by_a_killed_run_is_recognised_and_removed_by_the_next_run() {
     let env = Env::new();
-    let mut child = spawn_run(
-        &env,
-        &env.dir,
-        &[
-            "--size",
-            "32m",
-            "--runtime",
-            "30",
-            "--runs",
-            "1",
-            "--engine",
-            "psync",
-        ],
-    );
+    let mut child = spawn_run(&env, &env.dir, &one_run("32m", "30", "psync"));
     wait_for_test_file(&env.dir, &mut child);
     child.kill().unwrap(); // SIGKILL: no cleanup runs
     child.wait().unwrap();
@@ -390,20 +352,7 @@ fn a_disk_filling_up_during_the_run_stops_it_removes_the_file_and_explains() {
     };
     // A file large enough that the filler takes the free space long before the run has
     // written every block of it.
-    let child = spawn_run(
-        &env,
-        &at,
-        &[
-            "--size",
-            "1g",
-            "--runtime",
-            "30",
-            "--runs",
-            "1",
-            "--engine",
-            "psync",
-        ],
-    );
+    let child = spawn_run(&env, &at, &one_run("1g", "30", "psync"));
     let t = Instant::now();
     while test_files(&at).is_empty() {
         assert!(
@@ -553,20 +502,7 @@ fn a_symlink_to_a_directory_is_followed_and_recorded_as_its_target() {
 #[test]
 fn wait_queues_behind_a_running_check() {
     let env = Env::new();
-    let mut first = spawn_run(
-        &env,
-        &env.dir,
-        &[
-            "--size",
-            "32m",
-            "--runtime",
-            "2",
-            "--runs",
-            "1",
-            "--engine",
-            "psync",
-        ],
-    );
+    let mut first = spawn_run(&env, &env.dir, &one_run("32m", "2", "psync"));
     wait_for_test_file(&env.dir, &mut first);
     let second_dir = env.tmp.path().join("second");
     std::fs::create_dir(&second_dir).unwrap();
@@ -618,20 +554,7 @@ fn as_root_a_history_in_a_world_writable_directory_is_refused() {
 fn the_history_is_created_with_sane_permissions_and_test_files_are_private() {
     use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
-    let mut child = spawn_run(
-        &env,
-        &env.dir,
-        &[
-            "--size",
-            "32m",
-            "--runtime",
-            "2",
-            "--runs",
-            "1",
-            "--engine",
-            "psync",
-        ],
-    );
+    let mut child = spawn_run(&env, &env.dir, &one_run("32m", "2", "psync"));
     wait_for_test_file(&env.dir, &mut child);
     for name in test_files(&env.dir) {
         let m = std::fs::symlink_metadata(env.dir.join(name)).unwrap();
