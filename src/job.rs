@@ -532,10 +532,11 @@ impl JobShape {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn swimlane() -> Job {
+    /// The Swimlane job, field by field: for tests here and in the fio command line's.
+    pub(crate) fn swimlane() -> Job {
         Job {
             name: "random-write".into(),
             rw: Rw::RandWrite,

@@ -102,28 +102,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::job::{IoEngine, Secs, Size};
+    use crate::job::Secs;
 
-    fn swimlane() -> Job {
-        Job {
-            name: "random-write".into(),
-            rw: Rw::RandWrite,
-            bs: Size(4096),
-            size: Size(4 << 30),
-            ioengine: IoEngine::Posixaio,
-            iodepth: 1,
-            numjobs: 1,
-            runtime: Secs(Duration::from_secs(60)),
-            time_based: true,
-            end_fsync: true,
-            direct: false,
-            fsync: 0,
-            fdatasync: 0,
-            sync: SyncMode::None,
-            rwmixread: 50,
-            group_reporting: true,
-        }
-    }
+    use crate::job::tests::swimlane;
 
     #[test]
     fn the_swimlane_job() {
