@@ -66,6 +66,24 @@ fn wait_for_test_file(dir: &Path, child: &mut Child) {
     }
 }
 
+/// Waits until the child is stopped by SIGSTOP (state `T` in /proc/PID/stat).
+fn wait_until_stopped(child: &Child) {
+    let t = Instant::now();
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap();
+        // The state follows the command name, which is in parentheses.
+        let state = stat.rsplit(')').next().unwrap().trim_start().chars().next();
+        if state == Some('T') {
+            return;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "never stopped: {stat}"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 fn signal(child: &Child, sig: i32) {
     // SAFETY: plain kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, sig) };
@@ -176,21 +194,61 @@ fn sigint_during_layout_removes_the_file() {
 
 #[test]
 fn sigint_during_the_final_fsync_removes_the_file_promptly() {
+    // The end fsync runs in a child process of the run (see engine/sys.rs): its appearance is
+    // the start of the phase, and stopping it holds the run in that phase for as long as this
+    // test needs, so the signal lands inside the final fsync every time, not by timing.
     // One second of buffered writes into a large file leaves a lot to flush at the end.
     let env = Env::new();
     let mut child = spawn_run(&env, &env.dir, &one_run("512m", "1", "psync"));
     wait_for_test_file(&env.dir, &mut child);
-    std::thread::sleep(Duration::from_millis(1100));
+    let t = Instant::now();
+    let flusher = loop {
+        if let Some(&pid) = children(child.id()).first() {
+            break pid;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the run ended before its final fsync was seen: {status}");
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "no final fsync");
+        std::hint::spin_loop();
+    };
+    // SAFETY: kill(2) on the run's own fsync child.
+    unsafe { libc::kill(flusher as i32, libc::SIGSTOP) };
     signal(&child, libc::SIGINT);
-    let (code, took, err) = wait_code(child);
-    // Either the fsync was still running (130) or it had just finished and the run completed.
-    if code == Some(130) {
-        assert!(took < Duration::from_secs(4), "took {took:?}");
-        assert!(env.history_lines().is_empty());
-    } else {
-        assert!(matches!(code, Some(0) | Some(1)), "{code:?} {err}");
+    // The stopped flusher may have been caught before it closed its copy of the run's stderr:
+    // wait for the run itself, end the flusher, and only then read what the run said.
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the run did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(10));
     }
+    let took = t.elapsed();
+    // SAFETY: as above; the orphaned child is ours to end.
+    unsafe { libc::kill(flusher as i32, libc::SIGKILL) };
+    let (code, _, err) = wait_code(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(env.history_lines().is_empty());
     assert!(test_files(&env.dir).is_empty());
+}
+
+/// The child processes of `pid`, from each of its threads' /proc children lists.
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return vec![];
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
 }
 
 #[test]
@@ -338,7 +396,7 @@ fn a_disk_filling_up_during_the_run_stops_it_removes_the_file_and_explains() {
     };
     let img = img_dir.path().join("fs.img");
     let f = std::fs::File::create(&img).unwrap();
-    f.set_len(2 << 30).unwrap();
+    f.set_len(1280 << 20).unwrap();
     drop(f);
     let mk = StdCommand::new("mkfs.ext2")
         .args(["-q", "-F", "-m", "0"])
@@ -350,24 +408,50 @@ fn a_disk_filling_up_during_the_run_stops_it_removes_the_file_and_explains() {
     let Some(_m) = Mount::new(&at, &["-o", "loop", img.to_str().unwrap()]) else {
         return skip("mount -o loop failed (no loop devices?)");
     };
-    // A file large enough that the filler takes the free space long before the run has
-    // written every block of it.
-    let child = spawn_run(&env, &at, &one_run("1g", "30", "psync"));
-    let t = Instant::now();
-    while test_files(&at).is_empty() {
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "no test file appeared"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    // The disk becomes full at a point this test controls, not one it races for: the run is
+    // frozen (SIGSTOP) as soon as its test file exists, the filesystem is filled while it
+    // cannot write, and only then does it go on. Its sparse 1 GiB file then needs blocks
+    // that no longer exist, so its next writes fail with ENOSPC.
+    let mut child = spawn_run(&env, &at, &one_run("1g", "30", "psync"));
+    wait_for_test_file(&at, &mut child);
+    signal(&child, libc::SIGSTOP);
+    wait_until_stopped(&child);
+    let file = at.join(&test_files(&at)[0]);
+    let allocated = {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(&file).unwrap().blocks() * 512
+    };
+    assert!(
+        allocated < 1 << 29,
+        "the run had already allocated {allocated} bytes of its file before it was stopped"
+    );
     let filler = at.join("filler");
-    // dd ends with "No space left on device": that is the point.
-    let _ = StdCommand::new("dd")
-        .args(["if=/dev/zero", "bs=1M", "status=none"])
-        .arg(format!("of={}", filler.display()))
-        .stderr(Stdio::null())
-        .status();
+    // dd ends with "No space left on device": that is the point. Megabytes first, then the
+    // last blocks one by one.
+    for bs in ["bs=1M", "bs=4k"] {
+        let _ = StdCommand::new("dd")
+            .args([
+                "if=/dev/zero",
+                bs,
+                "status=none",
+                "oflag=append",
+                "conv=notrunc",
+            ])
+            .arg(format!("of={}", filler.display()))
+            .stderr(Stdio::null())
+            .status();
+    }
+    let free = StdCommand::new("df")
+        .args(["--output=avail", "-B1"])
+        .arg(&at)
+        .output()
+        .unwrap();
+    let free = String::from_utf8_lossy(&free.stdout);
+    assert!(
+        free.lines().nth(1).is_some_and(|l| l.trim() == "0"),
+        "the filler left space: {free}"
+    );
+    signal(&child, libc::SIGCONT);
     let (code, _, err) = wait_code(child);
     let _ = std::fs::remove_file(&filler);
     assert_eq!(code, Some(2), "{err}");
