@@ -119,6 +119,10 @@ pub struct RunArgs {
     /// If another iopscheck run is testing this host, wait for it instead of refusing.
     #[arg(long)]
     pub wait: bool,
+    /// The node's name to record (default: $IOPSCHECK_HOST, else this machine's host name),
+    /// e.g. the Kubernetes node a pod runs on.
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
     #[command(flatten)]
     pub history: HistoryArgs,
     #[command(flatten)]
@@ -191,17 +195,25 @@ pub enum PolicyCommand {
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Each file is a node's `--format json` output (of run, report or import), whose verdict is taken
-as the node gave it, or a history file (JSON Lines), judged here per host, directory and engine
-over the window. Every node must pass: exit 0 when all pass, 1 when any fails, 3 when none
-fails but some are inconclusive or missing, 2 when a file cannot be read.
+Each file is a node's `--format json` or `jsonl` output (of run, report or import), whose verdict
+is taken as the node gave it, or a history file (JSON Lines), judged here per host, directory
+and engine over the window. `-` reads a stream on stdin: results one per line (`--format jsonl`)
+or one after another, history records, and `kubectl logs --prefix` lines; other lines are
+named in warnings. A directory gives its *.json, *.jsonl, *.ndjson and *.log files.
+
+Each node (host, directory, engine) counts once: given more than once, the input with its
+newest run decides and a warning names the others. Every node must pass: exit 0 when all
+pass, 1 when any fails, 3 when none fails but some are inconclusive or missing, 2 when an
+input cannot be read.
 
 Examples:
-  iopscheck fleet results/*.json                     the nodes' results of `iopscheck run`
+  iopscheck fleet results/                           the nodes' results in a directory
   iopscheck fleet --since 7d histories/*.jsonl       the nodes' histories over a week
-  iopscheck fleet --expect node1,node2,node3 *.json  a node without a file is inconclusive")]
+  iopscheck fleet --expect node1,node2,node3 *.json  a node without a file is inconclusive
+  kubectl logs -n iopscheck -l app.kubernetes.io/name=iopscheck --prefix --tail=-1 \\
+    | iopscheck fleet -                              the pods' results, one verdict")]
 pub struct FleetArgs {
-    /// JSON results (`--format json`) or history files from the nodes.
+    /// Results (`--format json`/`jsonl`), history files, directories of them, or `-` (stdin).
     #[arg(required_unless_present = "expect", value_name = "FILE")]
     pub files: Vec<PathBuf>,
     #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]

@@ -25,6 +25,42 @@ pub fn hostname() -> String {
     "localhost".to_string()
 }
 
+/// The environment variable that names this node, for machines whose host name is not the
+/// node's (a Kubernetes pod: the manifests fill it from `spec.nodeName`).
+pub const HOST_ENV: &str = "IOPSCHECK_HOST";
+
+/// The node name given with `--host` or `$IOPSCHECK_HOST`, checked: `Ok(None)` when neither
+/// names one; an error that names the flag or the variable when the name cannot be a host's.
+pub fn host_from(flag: Option<&str>) -> Result<Option<String>, String> {
+    if let Some(h) = flag {
+        return check_host(h)
+            .map(|h| Some(h.to_string()))
+            .map_err(|e| format!("--host: {e}"));
+    }
+    match std::env::var(HOST_ENV) {
+        Ok(v) => check_host(&v)
+            .map(|h| Some(h.to_string()))
+            .map_err(|e| format!("{HOST_ENV}: {e}")),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(format!("{HOST_ENV}: not valid UTF-8")),
+    }
+}
+
+/// A host name as records carry it: not empty, one line, printable.
+fn check_host(h: &str) -> Result<&str, String> {
+    let t = h.trim();
+    if t.is_empty() {
+        return Err("empty; give the node's name".into());
+    }
+    if t.chars().any(char::is_control) || t.len() > 253 {
+        return Err(format!(
+            "'{}' is not a host name (control characters, or longer than 253 bytes)",
+            t.escape_debug()
+        ));
+    }
+    Ok(t)
+}
+
 /// The running kernel's release, e.g. "6.1.0-18-amd64".
 pub fn kernel() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")

@@ -297,12 +297,17 @@ fn files_that_are_not_a_nodes_result_are_errors_naming_the_file() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("nope.json"));
+    let empty = n.path("empty");
+    std::fs::create_dir(&empty).unwrap();
+    std::fs::write(empty.join("notes.txt"), "not a result\n").unwrap();
     iopscheck()
         .arg("fleet")
-        .arg(n.tmp.path())
+        .arg(&empty)
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("is a directory"));
+        .stderr(predicates::str::contains(
+            "empty: a directory without results",
+        ));
 
     // A result judged by another policy.
     let r = n.result("r.json", "node1", &runs("node1", "/data", 2, 16.4));
@@ -463,4 +468,277 @@ fn output_and_export_files_are_written() {
             .unwrap()
             .contains("iopscheck_fleet_verdict{policy=\"swimlane\"} 1")
     );
+}
+
+// ---- streams, directories, one count per node ------------------------------------------
+
+impl Nodes {
+    /// The node's own `iopscheck report --format jsonl`: its result on one line.
+    fn result_line(&self, host: &str, records: &[Record]) -> String {
+        let h = self.history(&format!("{host}.line.jsonl"), records);
+        let out = iopscheck()
+            .args(["report", "--format", "jsonl", "--host", host, "--history"])
+            .arg(&h)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(
+            text.lines().count(),
+            1,
+            "--format jsonl is one line: {text}"
+        );
+        text.trim_end().to_string()
+    }
+}
+
+fn fleet_stdin(input: &str, extra: &[&str]) -> (i32, Value, String) {
+    let out = iopscheck()
+        .args(["fleet", "-", "--format", "json"])
+        .args(extra)
+        .write_stdin(input.to_string())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "fleet - --format json: {e}\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (
+        out.status.code().unwrap(),
+        v,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn warnings(v: &Value) -> Vec<String> {
+    v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn kubectl_logs_with_prefixes_and_a_node_twice_give_one_row_per_node() {
+    let n = Nodes::new();
+    // node1 reported twice: failing two days ago, passing since (its newest run is newer).
+    let old_fail: Vec<Record> = runs("node1", "/data", 2, 10.0)
+        .into_iter()
+        .map(|mut r| {
+            r.timestamp -= Duration::days(2);
+            r
+        })
+        .collect();
+    let node1_old = n.result_line("node1", &old_fail);
+    let node1_new = n.result_line("node1", &runs("node1", "/data", 2, 16.4));
+    let node2 = n.result_line("node2", &runs("node2", "/data", 2, 16.4));
+    let stream = format!(
+        "[pod/iopscheck-a/iopscheck] {node1_new}\n\
+         [pod/iopscheck-b/iopscheck] iopscheck: error: --dir /data: permission denied creating the test file\n\
+         [pod/iopscheck-c/iopscheck] {node2}\n\
+         [pod/iopscheck-d/iopscheck] {node1_old}\n"
+    );
+    let (code, v, _) = fleet_stdin(&stream, &["--since", "30d"]);
+    assert_eq!(
+        verdicts(&v),
+        pairs(&[("node1", "pass"), ("node2", "pass")]),
+        "{v:#}"
+    );
+    assert_eq!(code, 0);
+    assert_eq!(v["counts"]["pass"], 2);
+    let w = warnings(&v);
+    let dup = w
+        .iter()
+        .find(|w| w.contains("counted once"))
+        .unwrap_or_else(|| panic!("{w:?}"));
+    assert!(dup.contains("node1") && dup.contains("stdin:4"), "{dup}");
+    assert_eq!(v["hosts"][0]["file"], "stdin:1");
+    // The pod that failed before printing a result is not silently dropped.
+    assert!(
+        w.iter()
+            .any(|w| w.contains("stdin:2") && w.contains("permission denied")),
+        "{w:?}"
+    );
+
+    // The same stream in the table says so too, and the older failing result, alone, fails.
+    let out = iopscheck()
+        .args(["fleet", "-", "--since", "30d"])
+        .write_stdin(stream)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("counted once"), "{table}");
+    let (code, v, _) = fleet_stdin(
+        &format!("[pod/iopscheck-d/iopscheck] {node1_old}\n"),
+        &["--since", "30d"],
+    );
+    assert_eq!((code, verdicts(&v)), (1, pairs(&[("node1", "fail")])));
+}
+
+#[test]
+fn a_stream_without_results_is_an_error_that_says_what_pods_print() {
+    let (out, code) = {
+        let o = iopscheck()
+            .args(["fleet", "-"])
+            .write_stdin("[pod/a/iopscheck] Error from server: not found\n")
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+            o.status.code(),
+        )
+    };
+    assert_eq!(code, Some(2));
+    assert!(
+        out.contains("stdin: no iopscheck result") && out.contains("--format jsonl"),
+        "{out}"
+    );
+}
+
+#[test]
+fn concatenated_results_and_history_records_on_stdin_are_read() {
+    let n = Nodes::new();
+    let a = n.result("a.json", "node1", &runs("node1", "/data", 2, 16.4));
+    let b = n.result("b.json", "node2", &runs("node2", "/data", 2, 10.0));
+    // `cat *.json | iopscheck fleet -`: pretty results one after another.
+    let cat = std::fs::read_to_string(&a).unwrap() + &std::fs::read_to_string(&b).unwrap();
+    let (code, v, _) = fleet_stdin(&cat, &[]);
+    assert_eq!(
+        (code, verdicts(&v)),
+        (1, pairs(&[("node1", "pass"), ("node2", "fail")]))
+    );
+    // A history on stdin is judged as a history.
+    let mut h = String::new();
+    for r in runs("node3", "/data", 2, 16.4) {
+        h.push_str(&serde_json::to_string(&r).unwrap());
+        h.push('\n');
+    }
+    let (code, v, _) = fleet_stdin(&h, &[]);
+    assert_eq!((code, verdicts(&v)), (0, pairs(&[("node3", "pass")])));
+    assert_eq!(v["hosts"][0]["runs"], 6);
+}
+
+#[test]
+fn a_directory_of_results_counts_nodes_not_files() {
+    let n = Nodes::new();
+    let dir = n.path("results");
+    std::fs::create_dir(&dir).unwrap();
+    let put = |name: &str, host: &str, recs: &[Record]| {
+        let p = n.result(name, host, recs);
+        std::fs::rename(&p, dir.join(name)).unwrap();
+    };
+    put("node1.json", "node1", &runs("node1", "/data", 2, 16.4));
+    // The same result copied under another name: one node, not two.
+    std::fs::copy(dir.join("node1.json"), dir.join("node1-copy.json")).unwrap();
+    put("node2.json", "node2", &runs("node2", "/data", 2, 16.4));
+    std::fs::write(dir.join("README.txt"), "not read\n").unwrap();
+    // A fleet result an earlier run wrote there is left out, not an error.
+    let (_, first) = fleet_json(&[&dir], &[]);
+    std::fs::write(dir.join("fleet.json"), first.to_string()).unwrap();
+
+    let (code, v) = fleet_json(&[&dir], &["--expect", "node1,node2"]);
+    assert_eq!(
+        (code, verdicts(&v)),
+        (0, pairs(&[("node1", "pass"), ("node2", "pass")]))
+    );
+    assert_eq!(v["counts"]["pass"], 2);
+    let w = warnings(&v);
+    assert!(
+        w.iter()
+            .any(|w| w.contains("fleet.json: a fleet's result, left out")),
+        "{w:?}"
+    );
+    assert!(
+        w.iter()
+            .any(|w| w.contains("node1 /data") && w.contains("given 2 times")),
+        "{w:?}"
+    );
+    // Named on its own, a fleet's result is still an error.
+    iopscheck()
+        .arg("fleet")
+        .arg(dir.join("fleet.json"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("a fleet's result"));
+}
+
+#[test]
+fn pods_results_from_real_runs_come_home_with_the_names_they_were_given() {
+    let n = Nodes::new();
+    let mut stream = String::new();
+    let mut own = Vec::new();
+    for (i, host) in ["worker-a", "worker-b"].iter().enumerate() {
+        let dir = n.path(host);
+        std::fs::create_dir(&dir).unwrap();
+        let mut cmd = iopscheck();
+        cmd.args([
+            "run",
+            "--quiet",
+            "--no-history",
+            "--size",
+            "4m",
+            "--runtime",
+            "1",
+        ])
+        .args(["--runs", "1", "--format", "jsonl", "--dir"])
+        .arg(&dir)
+        .env("IOPSCHECK_LOCK_FILE", n.path("run.lock"));
+        // One pod names its node with --host, the other through IOPSCHECK_HOST.
+        if i == 0 {
+            cmd.args(["--host", host]);
+        } else {
+            cmd.env("IOPSCHECK_HOST", host);
+        }
+        let out = cmd.output().unwrap();
+        let code = out.status.code().unwrap();
+        if code == 2 {
+            eprintln!(
+                "skipped: the engine cannot run here: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return;
+        }
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text.lines().count(), 1, "one line per pod: {text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["runs"][0]["host"], *host);
+        assert_eq!(v["group"]["host"], *host);
+        own.push((host.to_string(), v["verdict"].as_str().unwrap().to_string()));
+        for line in text.lines() {
+            stream.push_str(&format!("[pod/iopscheck-{i}/iopscheck] {line}\n"));
+        }
+    }
+    let (code, v, _) = fleet_stdin(&stream, &[]);
+    // Each pod's row, with the verdict the pod gave.
+    assert_eq!(verdicts(&v), own, "{v:#}");
+    let worst = if own.iter().any(|(_, v)| v == "fail") {
+        1
+    } else if own.iter().any(|(_, v)| v == "inconclusive") {
+        3
+    } else {
+        0
+    };
+    assert_eq!(code, worst);
+}
+
+#[test]
+fn a_host_name_that_cannot_be_one_is_refused_naming_where_it_came_from() {
+    let tmp = tempfile::tempdir().unwrap();
+    iopscheck()
+        .args(["run", "--host", " ", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--host: empty"));
+    iopscheck()
+        .args(["run", "--dir"])
+        .arg(tmp.path())
+        .env("IOPSCHECK_HOST", "")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("IOPSCHECK_HOST: empty"));
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 }

@@ -26,7 +26,12 @@ const MAX_TARGETS: usize = 8;
 pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
     let now = Utc::now();
-    let host = args.host.clone().unwrap_or_else(system::hostname);
+    let host = match &args.host {
+        Some(h) => h.clone(),
+        None => system::host_from(None)
+            .map_err(usage)?
+            .unwrap_or_else(system::hostname),
+    };
     let since = match &args.since {
         Some(s) => parse_since(s, now).map_err(usage)?,
         None => evaluate::window_start(now, loaded.policy.evidence.window.0),

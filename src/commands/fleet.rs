@@ -3,7 +3,7 @@
 //! directory and engine, over the window), then renders the fleet (`report::fleet`): every
 //! node must pass.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 
@@ -19,10 +19,14 @@ use crate::policy::{self, Policy};
 use crate::report::fleet::{self, Fleet, Head, Row, RowSource};
 use crate::report::{Format, Style, fmt_precise};
 
+use super::fleet_input::{self, Stream};
+
 /// A history file is read whole; anything larger is not one node's history.
 const MAX_FILE_BYTES: u64 = 512 << 20;
 /// Unreadable history lines named per file before "and N more".
 const SKIPPED_SHOWN: usize = 5;
+/// How the error for a fleet's own result begins.
+const FLEET_RESULT: &str = "a fleet's result, not a node's";
 
 pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
@@ -43,15 +47,21 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     let mut rows = Vec::new();
     let mut warnings = Vec::new();
-    for path in &args.files {
-        let bytes = read_input(path)?;
-        let name = path.display().to_string();
-        let node = judge
-            .file(&name, &bytes)
-            .map_err(|e| usage(format!("fleet: {name}: {e}")))?;
+    for input in fleet_input::gather(&args.files, MAX_FILE_BYTES)? {
+        let name = &input.name;
+        let node = match judge.file(name, &input.bytes) {
+            Err(e) if input.in_dir && e.starts_with(FLEET_RESULT) => {
+                warnings.push(format!("{name}: a fleet's result, left out"));
+                continue;
+            }
+            r => r.map_err(|e| usage(format!("fleet: {name}: {e}")))?,
+        };
         rows.extend(node.rows);
         warnings.extend(node.warnings);
     }
+    // Each node counts once, however many inputs carry it.
+    let (mut rows, dupes) = fleet_input::dedupe(rows);
+    warnings.extend(dupes);
     let expect: Vec<String> = args
         .expect
         .iter()
@@ -94,25 +104,6 @@ fn emit(outputs: &Outputs, fleet: &Fleet, ctx: &Ctx) -> anyhow::Result<()> {
         })?;
     }
     Ok(())
-}
-
-/// Reads a node's file whole, refusing what cannot be one: exit 2, naming the file.
-fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
-    let shown = path.display();
-    let meta =
-        std::fs::metadata(path).map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))?;
-    if meta.is_dir() {
-        return Err(usage(format!(
-            "fleet: {shown}: is a directory; give the files in it (e.g. {shown}/*.json)"
-        )));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(usage(format!(
-            "fleet: {shown}: larger than {} MiB; not a node's result or history",
-            MAX_FILE_BYTES >> 20
-        )));
-    }
-    std::fs::read(path).map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))
 }
 
 /// What one file says: its rows, and warnings about the file itself.
@@ -195,10 +186,9 @@ impl Judge<'_> {
             let is_record = obj.contains_key("timestamp") && obj.contains_key("metrics");
             if !is_record {
                 if obj.get("kind").and_then(|k| k.as_str()) == Some("fleet") {
-                    return Err(
-                        "a fleet's result, not a node's: give the nodes' own results or histories"
-                            .into(),
-                    );
+                    return Err(format!(
+                        "{FLEET_RESULT}: give the nodes' own results or histories"
+                    ));
                 }
                 if !(obj.contains_key("verdict") && obj.contains_key("policy")) {
                     return Err(
@@ -211,7 +201,60 @@ impl Judge<'_> {
                 return self.result(name, result);
             }
         }
-        self.history(name, bytes)
+        let stream = Stream::split(bytes);
+        if stream.results.is_empty() && !stream.prefixed {
+            return self.history(name, bytes);
+        }
+        self.stream(name, stream)
+    }
+
+    /// A stream of results and records (e.g. `kubectl logs --prefix` of many pods): each
+    /// result is a row, the records are judged as one history, other lines are named in
+    /// warnings (a pod's error message is among them).
+    fn stream(&self, name: &str, s: Stream) -> Result<NodeFile, String> {
+        if s.results.is_empty() && s.records.is_empty() {
+            let first = s
+                .other
+                .first()
+                .map(|(n, t)| format!(": line {n}: {}", shorten(t)))
+                .unwrap_or_default();
+            return Err(format!(
+                "no iopscheck result or history record in it (the pods print theirs with `iopscheck run --format jsonl`){first}"
+            ));
+        }
+        let mut out = NodeFile::default();
+        for (line, obj) in s.results {
+            let at = format!("{name}:{line}");
+            let result: NodeResult = serde_json::from_value(serde_json::Value::Object(obj))
+                .map_err(|e| format!("line {line}: not a valid iopscheck JSON result ({e})"))?;
+            let node = self
+                .result(&at, result)
+                .map_err(|e| format!("line {line}: {e}"))?;
+            out.rows.extend(node.rows);
+            out.warnings.extend(node.warnings);
+        }
+        if !s.records.is_empty() {
+            let node = self.history(name, &s.records)?;
+            out.rows.extend(node.rows);
+            out.warnings.extend(node.warnings);
+        }
+        for line in s.fleets {
+            out.warnings
+                .push(format!("{name}:{line}: a fleet's result, left out"));
+        }
+        for (line, text) in s.other.iter().take(SKIPPED_SHOWN) {
+            out.warnings.push(format!(
+                "{name}:{line}: not an iopscheck result, skipped: {}",
+                shorten(text)
+            ));
+        }
+        if s.other.len() > SKIPPED_SHOWN {
+            out.warnings.push(format!(
+                "{name}: {} more lines that are not iopscheck results skipped",
+                s.other.len() - SKIPPED_SHOWN
+            ));
+        }
+        Ok(out)
     }
 
     fn result(&self, name: &str, r: NodeResult) -> Result<NodeFile, String> {
@@ -438,7 +481,7 @@ impl Judge<'_> {
     }
 }
 
-/// Checks across files: a node given twice, hosts expected but absent (added as inconclusive
+/// Checks across files (after `fleet_input::dedupe`): hosts expected but absent (added as inconclusive
 /// rows), hosts present but not expected.
 pub fn cross_check(
     rows: &mut Vec<Row>,
@@ -447,20 +490,6 @@ pub fn cross_check(
     head: Option<&Head>,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
-    let mut seen: BTreeMap<(String, String, String), Vec<String>> = BTreeMap::new();
-    for r in rows.iter().filter(|r| !r.dir.is_empty()) {
-        seen.entry((r.host.clone(), r.dir.clone(), r.engine.clone()))
-            .or_default()
-            .push(r.file.clone());
-    }
-    for ((host, dir, engine), files) in seen {
-        if files.len() > 1 {
-            warnings.push(format!(
-                "{host} {dir} {engine} is in several files ({}): each is judged on its own",
-                files.join(", ")
-            ));
-        }
-    }
     if !expect.is_empty() {
         let present: BTreeSet<String> = rows.iter().map(|r| r.host.clone()).collect();
         let expected: BTreeSet<&str> = expect.iter().map(String::as_str).collect();
@@ -496,6 +525,15 @@ pub fn cross_check(
         }
     }
     warnings
+}
+
+/// A line as a warning quotes it: at most 120 characters.
+fn shorten(s: &str) -> String {
+    if s.chars().count() <= 120 {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(119).collect::<String>())
+    }
 }
 
 /// The file's name without directories and extensions, as the host of a file that names none.

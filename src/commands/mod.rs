@@ -3,6 +3,7 @@
 pub mod bundle;
 pub mod fio_runner;
 pub mod fleet;
+mod fleet_input;
 pub mod import;
 pub mod lock;
 pub mod policy;

@@ -144,7 +144,12 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let host = match args.host.as_deref() {
         Some("all") => None,
         Some(h) => Some(h.to_string()),
-        None => Some(crate::system::hostname()),
+        // $IOPSCHECK_HOST names this node where the host name is not its own (a pod).
+        None => Some(
+            crate::system::host_from(None)
+                .map_err(usage)?
+                .unwrap_or_else(crate::system::hostname),
+        ),
     };
     let dir = args.dir.as_ref().map(|d| {
         std::fs::canonicalize(d)

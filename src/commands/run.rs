@@ -110,6 +110,9 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         return Err(usage(format!("{flag}: {msg}")));
     }
     let outputs = Outputs::from_args(&args.out)?;
+    let host = crate::system::host_from(args.host.as_deref())
+        .map_err(usage)?
+        .unwrap_or_else(crate::system::hostname);
 
     // Decide the engine before anything touches the disk.
     let mut notes: Vec<Warning> = Vec::new();
@@ -169,6 +172,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         policy_name: policy.name.clone(),
         history: history_path.clone(),
         invocation: invocation_id(),
+        host,
     };
     let outcome = rt.block_on(execute(&plan, ctx))?;
     let records = match outcome {
@@ -230,6 +234,8 @@ struct Plan {
     policy_name: String,
     history: Option<PathBuf>,
     invocation: String,
+    /// The node's name every record carries.
+    host: String,
 }
 
 enum Outcome {
@@ -443,7 +449,7 @@ fn make_record(
     Record {
         schema_version: SCHEMA_VERSION,
         timestamp: started,
-        host: crate::system::hostname(),
+        host: plan.host.clone(),
         source,
         source_file: None,
         source_digest: None,

@@ -64,6 +64,14 @@ pub fn to_json(ev: &Evaluation) -> Value {
     serde_json::to_value(out(ev)).expect("an evaluation serialises")
 }
 
+/// The same object as [`render`], compact on one line, ending with a newline.
+pub fn render_line(ev: &Evaluation, w: &mut dyn Write) -> io::Result<()> {
+    let mut buf = io::BufWriter::with_capacity(1 << 16, w);
+    serde_json::to_writer(&mut buf, &out(ev))?;
+    buf.write_all(b"\n")?;
+    buf.flush()
+}
+
 pub fn render(ev: &Evaluation, w: &mut dyn Write) -> io::Result<()> {
     let mut buf = io::BufWriter::with_capacity(1 << 16, w);
     serde_json::to_writer_pretty(&mut buf, &out(ev))?;

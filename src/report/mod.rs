@@ -30,6 +30,8 @@ pub use table::fmt_value;
 pub enum Format {
     Table,
     Json,
+    /// The JSON result on one line (JSON Lines), for log streams: `kubectl logs … | iopscheck fleet -`.
+    Jsonl,
     Csv,
     Markdown,
     Prometheus,
@@ -38,9 +40,10 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 8] = [
         Format::Table,
         Format::Json,
+        Format::Jsonl,
         Format::Csv,
         Format::Markdown,
         Format::Prometheus,
@@ -52,6 +55,7 @@ impl Format {
         match self {
             Format::Table => "table",
             Format::Json => "json",
+            Format::Jsonl => "jsonl",
             Format::Csv => "csv",
             Format::Markdown => "markdown",
             Format::Prometheus => "prometheus",
@@ -78,6 +82,7 @@ pub fn render(
     match format {
         Format::Table => table::render(ev, style, out),
         Format::Json => json::render(ev, out),
+        Format::Jsonl => json::render_line(ev, out),
         Format::Csv => csv::render(ev, out),
         Format::Markdown => markdown::render(ev, out),
         Format::Prometheus => prometheus::render(ev, out),

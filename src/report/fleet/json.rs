@@ -84,3 +84,9 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, &to_json(fleet))?;
     out.write_all(b"\n")
 }
+
+/// The same object as [`render`], compact on one line.
+pub fn render_line(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, &to_json(fleet))?;
+    out.write_all(b"\n")
+}

@@ -268,6 +268,7 @@ pub fn render(format: Format, fleet: &Fleet, style: &Style, out: &mut dyn Write)
     match format {
         Format::Table => table::render(fleet, style, out),
         Format::Json => json::render(fleet, out),
+        Format::Jsonl => json::render_line(fleet, out),
         Format::Csv => csv::render(fleet, out),
         Format::Markdown => markdown::render(fleet, out),
         Format::Prometheus => prometheus::render(fleet, out),
