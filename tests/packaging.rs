@@ -216,40 +216,145 @@ fn nothing_runs_before_the_administrator_names_a_directory() {
 #[test]
 fn the_kubernetes_manifests_have_the_expected_kinds() {
     for (file, kind) in [
-        ("namespace.yaml", "Namespace"),
-        ("daemonset.yaml", "DaemonSet"),
-        ("job.yaml", "Job"),
-        ("prometheus-rule.yaml", "PrometheusRule"),
-        ("kustomization.yaml", "Kustomization"),
+        ("node/namespace.yaml", "Namespace"),
+        ("node/serviceaccount.yaml", "ServiceAccount"),
+        ("node/daemonset.yaml", "DaemonSet"),
+        ("node/job.yaml", "Job"),
+        ("node/kustomization.yaml", "Kustomization"),
+        ("openshift/scc.yaml", "SecurityContextConstraints"),
+        ("openshift/kustomization.yaml", "Kustomization"),
+        ("storageclass/namespace.yaml", "Namespace"),
+        ("storageclass/job.yaml", "Job"),
+        ("storageclass/kustomization.yaml", "Kustomization"),
+        ("monitoring/prometheus-rule.yaml", "PrometheusRule"),
+        ("monitoring/kustomization.yaml", "Kustomization"),
     ] {
         let v = yaml(&format!("packaging/kubernetes/{file}"));
         assert_eq!(v["kind"], kind, "{file}");
     }
-    let ds = yaml("packaging/kubernetes/daemonset.yaml");
+    let ds = yaml("packaging/kubernetes/node/daemonset.yaml");
     let c = &ds["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(c["command"][0], "/usr/lib/iopscheck/iopscheck-scheduled");
     assert!(read("packaging/kubernetes/Containerfile").contains(
         "COPY packaging/libexec/iopscheck-scheduled /usr/lib/iopscheck/iopscheck-scheduled"
     ));
-    let rules = yaml("packaging/kubernetes/prometheus-rule.yaml");
-    let exprs: Vec<&str> = rules["spec"]["groups"][0]["rules"]
+    let rules = yaml("packaging/kubernetes/monitoring/prometheus-rule.yaml");
+    // The rules read series that `--format prometheus` writes.
+    let prom_doc = read("src/report/prometheus.rs");
+    for g in rules["spec"]["groups"].as_array().unwrap() {
+        for r in g["rules"].as_array().unwrap() {
+            let e = r["expr"].as_str().unwrap();
+            for (i, _) in e.match_indices("iopscheck_") {
+                let metric: String = e[i..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                assert!(
+                    prom_doc.contains(&format!("`{metric}")),
+                    "{metric} is not exported"
+                );
+            }
+        }
+    }
+}
+
+/// The pod templates of the workloads, by file.
+fn pod_templates() -> Vec<(&'static str, Value)> {
+    [
+        "node/daemonset.yaml",
+        "node/job.yaml",
+        "storageclass/job.yaml",
+    ]
+    .into_iter()
+    .map(|f| {
+        let v = yaml(&format!("packaging/kubernetes/{f}"));
+        (f, v["spec"]["template"]["spec"].clone())
+    })
+    .collect()
+}
+
+#[test]
+fn pods_name_their_node_without_host_networking() {
+    for dir in ["node", "openshift", "storageclass", "monitoring"] {
+        for e in std::fs::read_dir(repo().join("packaging/kubernetes").join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            let text = std::fs::read_to_string(&p).unwrap();
+            assert!(!text.contains("hostNetwork: true"), "{}", p.display());
+        }
+    }
+    for (f, pod) in pod_templates() {
+        assert!(pod.get("hostNetwork").is_none(), "{f}");
+        let c = &pod["containers"][0];
+        let host = c["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "IOPSCHECK_HOST")
+            .unwrap_or_else(|| panic!("{f}: no IOPSCHECK_HOST"));
+        assert_eq!(
+            host["valueFrom"]["fieldRef"]["fieldPath"], "spec.nodeName",
+            "{f}"
+        );
+        // Each pod's result is one line of its log.
+        let args = c["args"].as_array().cloned().unwrap_or_default();
+        let env_args = c["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "IOPSCHECK_RUN_ARGS")
+            .and_then(|e| e["value"].as_str().map(String::from))
+            .unwrap_or_default();
+        assert!(
+            args.windows(2)
+                .any(|w| w[0] == "--format" && w[1] == "jsonl")
+                || env_args.contains("--format jsonl"),
+            "{f}: the result is not printed as one JSON line"
+        );
+    }
+}
+
+#[test]
+fn each_namespace_declares_the_pod_security_level_its_pods_need() {
+    let level = |f: &str| {
+        yaml(&format!("packaging/kubernetes/{f}"))["metadata"]["labels"]
+            ["pod-security.kubernetes.io/enforce"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(level("node/namespace.yaml"), "privileged");
+    assert_eq!(level("storageclass/namespace.yaml"), "restricted");
+
+    // The StorageClass Job: restricted, non-root, read-only root, a claimed volume of a class.
+    let job = yaml("packaging/kubernetes/storageclass/job.yaml");
+    assert_eq!(job["metadata"]["namespace"], "iopscheck-storage");
+    let pod = &job["spec"]["template"]["spec"];
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_ne!(pod["securityContext"]["runAsUser"], 0);
+    assert_eq!(
+        pod["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    let sc = &pod["containers"][0]["securityContext"];
+    assert_eq!(sc["allowPrivilegeEscalation"], false);
+    assert_eq!(sc["readOnlyRootFilesystem"], true);
+    assert_eq!(sc["capabilities"]["drop"][0], "ALL");
+    assert!(sc["capabilities"].get("add").is_none());
+    let vols = pod["volumes"].as_array().unwrap();
+    assert!(vols.iter().all(|v| v.get("hostPath").is_none()));
+    let claim = &vols[0]["ephemeral"]["volumeClaimTemplate"]["spec"];
+    assert!(claim["storageClassName"].is_string());
+    // Room for the policy's 4 GiB test file.
+    let size = claim["resources"]["requests"]["storage"].as_str().unwrap();
+    let gi: u64 = size.strip_suffix("Gi").unwrap().parse().unwrap();
+    assert!(gi > 4, "{size}");
+    let mounts: Vec<&str> = pod["containers"][0]["volumeMounts"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r["expr"].as_str().unwrap())
+        .map(|m| m["mountPath"].as_str().unwrap())
         .collect();
-    // The alerts read series that `--format prometheus` writes.
-    let prom_doc = read("src/report/prometheus.rs");
-    for e in exprs {
-        let metric = e
-            .split(['{', ' '])
-            .find(|w| w.starts_with("iopscheck_"))
-            .unwrap();
-        assert!(
-            prom_doc.contains(&format!("`{metric}")),
-            "{metric} is not exported"
-        );
-    }
+    assert!(mounts.contains(&"/tmp"), "the run lock needs a writable /tmp");
 }
 
 #[test]
