@@ -201,6 +201,11 @@ impl Judge<'_> {
                 return self.result(name, result);
             }
         }
+        // A history (the common, large input) holds no results and no log prefixes: read it
+        // as one without splitting it first.
+        if !fleet_input::may_be_stream(bytes) {
+            return self.history(name, bytes);
+        }
         let stream = Stream::split(bytes);
         if stream.results.is_empty() && !stream.prefixed {
             return self.history(name, bytes);

@@ -185,6 +185,15 @@ impl Stream {
     }
 }
 
+/// Whether the bytes may hold results or `kubectl logs --prefix` lines: some line starts with
+/// `[`, or the text has a `"verdict"` key somewhere. A history has neither.
+pub fn may_be_stream(bytes: &[u8]) -> bool {
+    const KEY: &[u8] = b"\"verdict\"";
+    bytes.first() == Some(&b'[')
+        || bytes.windows(2).any(|w| w == b"\n[")
+        || bytes.windows(KEY.len()).any(|w| w == KEY)
+}
+
 /// A history record rather than a result: it has a timestamp and metrics.
 pub fn is_record(obj: &Map<String, Value>) -> bool {
     obj.contains_key("timestamp") && obj.contains_key("metrics")
@@ -332,6 +341,16 @@ mod tests {
         assert_eq!(s.other.len(), 1);
         assert_eq!(s.other[0].0, 1);
         assert_eq!(s.fleets, vec![5]);
+    }
+
+    #[test]
+    fn only_what_may_be_a_stream_is_split() {
+        assert!(!may_be_stream(
+            b"{\"timestamp\":1,\"metrics\":{}}\n{\"timestamp\":2}\n"
+        ));
+        assert!(may_be_stream(b"[pod/a/c] x\n"));
+        assert!(may_be_stream(b"x\n[pod/a/c] x\n"));
+        assert!(may_be_stream(b"{\"verdict\": \"pass\"}"));
     }
 
     #[test]
