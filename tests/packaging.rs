@@ -510,3 +510,61 @@ fn the_scheduled_check_runs_then_exports_the_windows_verdict() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("IOPSCHECK_DIR is not set"));
 }
+
+#[test]
+fn the_dashboards_queries_read_series_iopscheck_writes_or_its_rules_record() {
+    let dash: Value = serde_json::from_str(&read("packaging/grafana/iopscheck.json")).unwrap();
+    let mut exprs = Vec::new();
+    for p in dash["panels"].as_array().unwrap() {
+        for t in p["targets"].as_array().into_iter().flatten() {
+            exprs.push(t["expr"].as_str().unwrap().to_string());
+        }
+    }
+    for v in dash["templating"]["list"].as_array().unwrap() {
+        if let Some(q) = v["query"]["query"].as_str() {
+            exprs.push(q.to_string());
+        }
+    }
+    assert!(exprs.len() > 5, "{exprs:?}");
+    let prom_doc = read("src/report/prometheus.rs");
+    let rules = read("packaging/kubernetes/monitoring/prometheus-rule.yaml");
+    let mut fleet_verdict = false;
+    for e in &exprs {
+        let names: Vec<String> = e
+            .match_indices("iopscheck")
+            .map(|(i, _)| {
+                e[i..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                    .collect()
+            })
+            .collect();
+        assert!(
+            !names.is_empty(),
+            "a query that reads no iopscheck series: {e}"
+        );
+        for n in names {
+            if n.contains(':') {
+                assert!(
+                    rules.contains(&format!("record: {n}")),
+                    "{n} is not recorded"
+                );
+                fleet_verdict |= n == "iopscheck:fleet_verdict";
+            } else {
+                assert!(prom_doc.contains(&format!("`{n}")), "{n} is not exported");
+            }
+        }
+    }
+    assert!(fleet_verdict, "the dashboard shows no fleet verdict");
+    // Each node's deciding figure against its threshold.
+    assert!(
+        exprs
+            .iter()
+            .any(|e| e.contains("iopscheck_rule_value{") && e.contains("level=\"fail\""))
+    );
+    assert!(
+        exprs
+            .iter()
+            .any(|e| e.contains("iopscheck_rule_threshold{"))
+    );
+}
