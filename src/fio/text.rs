@@ -39,6 +39,7 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
     }
     if let Some(b) = st.blocks.last()
         && b.dirs.is_empty()
+        && b.unreadable.is_empty()
         && b.err == 0
     {
         return Err(ParseError::Truncated(format!(
@@ -130,7 +131,9 @@ fn rejoin(text: &str) -> (Vec<(String, usize)>, bool) {
         }
         if in_output && i > 0 {
             let prev = physical[i - 1].0;
-            if !prev.trim().is_empty() && prev.trim_end().chars().count() >= MIN_WRAPPED {
+            if !prev.trim().is_empty()
+                && (prev.trim_end().chars().count() >= MIN_WRAPPED || incomplete(prev.trim()))
+            {
                 cont[i] = true;
             }
         }
@@ -185,6 +188,14 @@ fn rejoin(text: &str) -> (Vec<(String, usize)>, bool) {
 
 /// Lines shorter than this are never taken as wrapped: wraps happen at 60 columns or more.
 const MIN_WRAPPED: usize = 40;
+
+/// A line of fio's that cannot be whole: a direction line whose figures do not read, a job's
+/// header line without its `iodepth=`.
+fn incomplete(t: &str) -> bool {
+    let t = host_tag(t).map_or(t, |(_, r)| r);
+    (direction_marker(t).is_some() && direction_line(t).is_none())
+        || (t.contains(": (g=") && !t.contains("iodepth="))
+}
 
 /// Does a (trimmed) line begin one of fio's lines, so that it cannot continue the one before?
 fn begins_line(t: &str) -> bool {
