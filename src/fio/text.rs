@@ -242,7 +242,11 @@ fn host_tag(t: &str) -> Option<(&str, &str)> {
 /// cut; a lone `name: (groupid=…` marker after other text is not cut either (the name may
 /// contain spaces).
 fn split_points(line: &str) -> Vec<usize> {
-    let start = line.len() - line.trim_start().len();
+    let mut start = line.len() - line.trim_start().len();
+    // a client/server host tag belongs to the line it starts
+    if let Some((_, rest)) = host_tag(line.trim()) {
+        start = line.len() - line.trim_start().len() + (line.trim().len() - rest.len());
+    }
     if line.len() - start < 8 {
         return Vec::new();
     }
@@ -269,6 +273,10 @@ fn split_points(line: &str) -> Vec<usize> {
             let mut s = at;
             while s > 0 && at - s < 512 && !bytes[s - 1].is_ascii_whitespace() {
                 s -= 1;
+            }
+            // `All clients: (groupid=…`: the name has a space
+            if pat == ": (groupid=" && line[..s].ends_with("All ") {
+                s -= 4;
             }
             if s == 0 || bytes[s - 1].is_ascii_whitespace() {
                 named.push(s);
@@ -691,6 +699,9 @@ impl State {
             (!d.is_empty()).then(|| d.to_string())
         });
         let name = t[..idx].trim();
+        if name == "All clients" {
+            self.host = None;
+        }
         let name = match host {
             // per-host blocks of a client/server run are named as fio tags them
             Some(h) if name != "All clients" => format!("<{h}> {name}"),
@@ -1365,7 +1376,8 @@ fn issued_totals(total: &str, line: &str) -> Option<[u64; 4]> {
     let after = &line[line.find("total=")? + 6..];
     let seg = after.split(' ').next()?;
     let nums: Vec<u64> = seg
-        .split(',')
+        // fio 2.0: `total=0/12345/0`
+        .split([',', '/'])
         .filter(|s| !s.is_empty())
         .map(leading_u64)
         .collect::<Option<_>>()?;
@@ -1609,6 +1621,11 @@ mod tests {
             issued_totals(value_of(t, "total=").unwrap(), t),
             Some([282_686_912, 0, 0, 0])
         );
+        let t = "issued r/w/d: total=0/12345/0, short=0/0/0";
+        assert_eq!(
+            issued_totals(value_of(t, "total=").unwrap(), t),
+            Some([0, 12_345, 0, 0])
+        );
         let t = "issued    : total=r=421146001/w=0/d=0, short=r=0/w=0/d=0";
         assert_eq!(
             issued_totals(value_of(t, "total=").unwrap(), t),
@@ -1727,5 +1744,101 @@ Run status group 0 (all jobs):
         assert!(parts[1].starts_with("random-write: (groupid="));
         assert!(parts[2].starts_with("write: IOPS="));
         assert!(parts[3].starts_with("clat (nsec)"));
+    }
+
+    const CLIENT: &str = "\
+hostname=node-a, be=0, 64-bit, os=Linux, arch=x86-64, fio=fio-3.36, flags=1
+<node-a> w: (g=0): rw=randwrite, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=posixaio, iodepth=1
+<node-b> w: (g=0): rw=randwrite, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=posixaio, iodepth=1
+<node-a> Starting 1 process
+<node-a>
+w: (groupid=0, jobs=1): err= 0: pid=11: Thu Jun 12 12:38:19 2025
+  write: IOPS=6015, BW=23.5Mi (24.6M)(1410MiB/60001msec); 0 zone resets
+<node-b> w: (groupid=0, jobs=1): err= 0: pid=12: Thu Jun 12 12:38:19 2025
+  write: IOPS=5882, BW=29.4Gi (31.6G)(1379MiB/60001msec); 0 zone resets
+All clients: (groupid=0, jobs=2): err= 0: pid=0: Thu Jun 12 12:38:19 2025
+  write: IOPS=11.9k, BW=45.5Mi (47.7M)(2789MiB/60001msec); 0 zone resets
+";
+
+    #[test]
+    fn client_server_blocks_are_named_per_host_and_read_without_b_per_s() {
+        let out = parse(CLIENT).unwrap().unwrap();
+        let names: Vec<&str> = out.jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["<node-a> w", "<node-b> w", "All clients"]);
+        assert_eq!(out.fio_version.as_deref(), Some("3.36"));
+        let w = out.jobs[1].measurement.write.as_ref().unwrap();
+        assert_eq!(w.bw_bytes, 29.4 * 1024f64.powi(3));
+        assert_eq!(w.bw_mb_s_printed, Some(31_600.0));
+        assert_eq!(out.jobs[0].shape.rw, Some(Rw::RandWrite));
+        assert!(
+            !out.notes.iter().any(|n| n.contains("lost line breaks")),
+            "{:?}",
+            out.notes
+        );
+    }
+
+    #[test]
+    fn fio_2_0_version_line_and_numjobs_from_the_block_header() {
+        let text = "fio 2.0.6\nx: (groupid=0, jobs=4): err= 0: pid=1\n  write: io=53580KB, bw=914264B/s, iops=223, runt= 60011msec\n\nRun status group 0 (all jobs):\n";
+        let out = parse(text).unwrap().unwrap();
+        assert_eq!(out.fio_version.as_deref(), Some("2.0.6"));
+        assert_eq!(out.jobs[0].shape.numjobs, Some(4));
+        // pasted from the first result block on: jobs=1 is the job's numjobs when no other
+        // block has its name and the output is not cut
+        let one = text.replace("jobs=4", "jobs=1");
+        assert_eq!(parse(&one).unwrap().unwrap().jobs[0].shape.numjobs, Some(1));
+        let two = format!(
+            "{}{}",
+            one.replace("\nRun status group 0 (all jobs):\n", ""),
+            one
+        );
+        let out = parse(&two).unwrap().unwrap();
+        assert_eq!(out.jobs[0].shape.numjobs, None);
+    }
+
+    #[test]
+    fn laid_out_sizes_of_every_version() {
+        assert_eq!(
+            laid_out_size(": Laying out IO file (1 file / 4096MiB)"),
+            Some(4 << 30)
+        );
+        assert_eq!(
+            laid_out_size(": Laying out IO file(s) (1 file(s) / 400MB)"),
+            Some(400 << 20)
+        );
+        assert_eq!(
+            laid_out_size(": Laying out IO files (2 files / total 8192MiB)"),
+            Some(8 << 30)
+        );
+        assert_eq!(laid_out_size(": Laying out IO file (1 file / lots)"), None);
+    }
+
+    #[test]
+    fn end_fsync_is_read_from_the_sync_count_only_where_fio_counted_it() {
+        let job = |version: &str, sync: u64| {
+            let t = SYNC_JOB
+                .replace("fio-3.33", version)
+                .replace("total=0,10240,0,1280", &format!("total=0,10240,0,{sync}"));
+            parse(&t).unwrap().unwrap().jobs[0].shape.end_fsync
+        };
+        assert_eq!(job("fio-3.7", 1), Some(true));
+        assert_eq!(job("fio-3.16", 0), Some(false));
+        assert_eq!(job("fio-3.4", 0), Some(false));
+        // periodic fsyncs hide whether the end one was there
+        assert_eq!(job("fio-3.7", 1280), None);
+        // fio 3.17 on stopped counting it; before 3.4 there was no count
+        assert_eq!(job("fio-3.17", 0), None);
+        assert_eq!(job("fio-3.33", 1), None);
+        assert_eq!(job("fio-3.3", 0), None);
+        assert_eq!(job("fio-unknown", 0), None);
+    }
+
+    #[test]
+    fn a_result_line_outside_any_block_that_cannot_be_read_is_an_error() {
+        let e = parse("fio-3.33\n  write: IOPS=x, BW=?\n").unwrap_err();
+        assert!(
+            matches!(e, ParseError::Unreadable(ref m) if m.contains("line 2")),
+            "{e:?}"
+        );
     }
 }
