@@ -882,3 +882,55 @@ fn client_mode_units_without_bytes_per_second_give_the_same_figures() {
     }
     assert!(checked >= 8, "{checked} new-layout texts");
 }
+
+/// Every IOPS figure printed in a text (`IOPS=69.5k`, `iops=3994`), as fio printed it.
+fn printed_iops(text: &str) -> Vec<f64> {
+    let mut out = Vec::new();
+    for key in ["IOPS=", "iops="] {
+        for (at, _) in text.match_indices(key) {
+            let rest = &text[at + key.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+                .unwrap_or(rest.len());
+            if let Ok(v) = std::panic::catch_unwind(|| printed_count(&rest[..end])) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(48), ..ProptestConfig::default() })]
+
+    /// However a text is wrapped and quoted on its way, every figure that comes out is finite,
+    /// was printed in the input, and is the figure of the unwrapped text.
+    #[test]
+    fn wrapped_and_quoted_text_gives_only_printed_figures(
+        pick in any::<prop::sample::Index>(),
+        width in 60usize..130,
+        hard in any::<bool>(),
+        depth in 0usize..3,
+    ) {
+        let all: Vec<(String, Vec<u8>)> = fixtures().into_iter().filter(|(n, _)| is_text(n)).collect();
+        let (name, bytes) = &all[pick.index(all.len())];
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let want = parse(text.as_bytes()).unwrap();
+        let mut v = if hard { hard_fold(&text, width) } else { word_wrap(&text, width) };
+        for _ in 0..depth {
+            v = quote(&v, "> ");
+        }
+        let out = parse(v.as_bytes()).unwrap_or_else(|e| panic!("{name} width {width}: {e}"));
+        let printed = printed_iops(&text);
+        for j in &out.jobs {
+            for d in [&j.measurement.read, &j.measurement.write].into_iter().flatten() {
+                prop_assert!(d.iops.is_finite() && d.bw_bytes.is_finite());
+                prop_assert!(
+                    printed.iter().any(|p| close(*p, d.iops, 1e-12)),
+                    "{name}: IOPS {} is not a figure of the input", d.iops
+                );
+            }
+        }
+        prop_assert_eq!(summary(&out), summary(&want), "{} width {} hard {}", name, width, hard);
+    }
+}

@@ -164,13 +164,42 @@ fn rejoin(text: &str) -> (Vec<(String, usize)>, bool) {
         .map(|(l, n)| (*l, *n))
         .unwrap_or((0, 0));
     let fixed = n >= 2 && n * 10 >= lengths.len() * 8;
+    // One wrapped line only: it was cut at a column when it is the text's longest and the cut
+    // falls inside a `key=value` (a space there would split a figure).
+    let longest = physical
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let inside_value = |prev: &str, next: &str| {
+        let last = prev.rsplit(' ').next().unwrap_or("");
+        let first = next.split([' ', ',']).next().unwrap_or("");
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '.';
+        let open = !last.is_empty() && !last.ends_with([',', ':', ')', ']', ';']);
+        // `iodepth` / `=1`, `iodepth=` / `1`
+        next.starts_with('=') || last.ends_with('=')
+            // `ioengine=posix` / `aio,`
+            || (open && last.contains('=') && next.starts_with(word))
+            // `…, iodep` / `th=1`
+            || (open
+                && last.chars().all(|c| c.is_ascii_alphabetic() || c == '_')
+                && prev.trim_end_matches(last).ends_with(", ")
+                && first.contains('=')
+                && first.starts_with(|c: char| c.is_ascii_alphabetic()))
+    };
     let mut out: Vec<(String, usize)> = Vec::new();
     for (i, (l, no)) in physical.iter().enumerate() {
         if cont[i]
             && let Some(last) = out.last_mut()
         {
             // the length of the physical line just before, not of what was joined so far
-            let cut_at_column = fixed && physical[i - 1].0.chars().count() == width;
+            let prev = physical[i - 1].0;
+            let len = prev.chars().count();
+            let cut_at_column = if fixed {
+                len == width
+            } else {
+                len == longest && inside_value(prev, l)
+            };
             if cut_at_column {
                 last.0.push_str(l);
             } else {
