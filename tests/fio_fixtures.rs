@@ -934,3 +934,23 @@ proptest! {
         prop_assert_eq!(summary(&out), summary(&want), "{} width {} hard {}", name, width, hard);
     }
 }
+
+#[test]
+fn a_real_client_server_all_clients_block_is_read_with_units_without_b_per_s() {
+    // weka/docs-weka-io (tests/fixtures/issue-11/README.md): `fio --client`, 8 clients
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/issue-11/weka-fio-3.20-client-server-all-clients-randread.txt");
+    let out = parse(&std::fs::read(path).unwrap()).unwrap();
+    assert_eq!(out.format, Format::Text);
+    assert_eq!(out.jobs.len(), 1);
+    let j = &out.jobs[0];
+    assert_eq!(j.name, "All clients");
+    assert_eq!(j.shape.numjobs, Some(16));
+    let r = j.measurement.read.as_ref().unwrap();
+    assert_eq!(r.iops, 30_100.0);
+    assert_eq!(r.bw_bytes, 29.4 * 1024f64.powi(3));
+    assert_eq!(r.bw_mb_s_printed, Some(31_600.0));
+    assert_eq!(r.runtime_ms, 300_044);
+    assert_eq!(r.ios, 9_033_447);
+    assert!(j.measurement.write.is_none());
+}

@@ -685,3 +685,47 @@ fn summary_is_one_line_for_import_and_report_and_notes_shared_by_files_are_said_
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(text.contains("2 runs over 2 days"), "{text}");
 }
+
+#[test]
+fn a_real_all_clients_block_is_read_but_never_judged_as_one_node() {
+    let env = Env::new();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/issue-11/weka-fio-3.20-client-server-all-clients-randread.txt");
+    let (code, j, err) = import_json(&env, &[path.to_str().unwrap()]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(j["runs"].as_array().unwrap().is_empty());
+    assert!(
+        j["warnings"].to_string().contains("not counted")
+            && j["warnings"].to_string().contains("All clients"),
+        "{}",
+        j["warnings"]
+    );
+}
+
+#[test]
+fn run_answers_in_one_line_with_format_summary() {
+    let env = Env::new();
+    let out = env
+        .small_run("psync")
+        .args(["--no-history", "--format", "summary"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let verdict = text.split_whitespace().next().unwrap();
+    let code = out.status.code();
+    assert_eq!(
+        code,
+        Some(match verdict {
+            "PASS" => 0,
+            "FAIL" => 1,
+            _ => 3,
+        }),
+        "{text}"
+    );
+    assert!(
+        text.contains("write_iops_formula") && text.contains("needs ≥ 3000 IOPS"),
+        "{text}"
+    );
+    assert!(text.contains("1 run over 1 day"), "{text}");
+}

@@ -150,7 +150,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 excluded = Some(why.clone());
             } else if job.name == "All clients" {
                 excluded = Some(
-                    "the sum of every client of a client/server run, not one node's figures"
+                    "its 'All clients' block is the sum of every client of a client/server run, not one node's figures"
                         .to_string(),
                 );
             }
