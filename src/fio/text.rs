@@ -2,6 +2,12 @@
 //! iops=…, runt=…`) and the new one (fio ≥ 2.17, `write: IOPS=…, BW=… (…)(…/…msec)`), with the
 //! noise customers paste around it, and text that lost its line breaks on the way.
 //!
+//! Text as customers paste it is read as fio wrote it: lines wrapped by mail clients, forums or
+//! terminals (at spaces or at a fixed column) are joined again, quote marks dropped, and fio's
+//! client/server text (`<host>` tags, `All clients:`, units without `B/s`) read per host. A
+//! result line whose figures cannot be read is never dropped silently. What the text proves
+//! about the job (size, numjobs, end fsync by fio version) is in docs/fio-text.md.
+//!
 //! Every figure here is one fio printed, rounded to 3–4 significant digits: bandwidth is
 //! [`BwBasis::Printed`]. The I/O count comes from the `issued` line when there is one (exact),
 //! otherwise it is estimated as IOPS × runtime.
