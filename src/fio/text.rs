@@ -1829,6 +1829,16 @@ All clients: (groupid=0, jobs=2): err= 0: pid=0: Thu Jun 12 12:38:19 2025
         );
         let out = parse(&two).unwrap().unwrap();
         assert_eq!(out.jobs[0].shape.numjobs, None);
+        // fio 2.0.7's spacing, as real outputs print it: `iops=1087 ,`, `bw=663015 B/s`,
+        // `min=50 ,`, and the `issued    : total=r=…/w=…/d=…` line
+        let text = "fio 2.0.7\nx: (groupid=0, jobs=32): err= 0: pid=32245\n  write: io=2044.2MB, bw=17406KB/s, iops=1087 , runt=120256msec\n    clat (usec): min=50 , max=1439.2K, avg=29404.01, stdev=109807.76\n     issued    : total=r=0/w=130823/d=0, short=r=0/w=0/d=0\ny: (groupid=1, jobs=20): err= 0: pid=15273\n  read : io=38912KB, bw=663015 B/s, iops=161 , runt= 60098msec\n";
+        let out = parse(text).unwrap().unwrap();
+        assert_eq!(out.fio_version.as_deref(), Some("2.0.7"));
+        let w = out.jobs[0].measurement.write.as_ref().unwrap();
+        assert_eq!((w.iops, w.ios, w.runtime_ms), (1087.0, 130_823, 120_256));
+        assert_eq!(w.clat.as_ref().unwrap().max_ns, 1_439_200_000.0);
+        let r = out.jobs[1].measurement.read.as_ref().unwrap();
+        assert_eq!((r.iops, r.bw_bytes), (161.0, 663_015.0));
     }
 
     #[test]
