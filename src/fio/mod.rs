@@ -110,8 +110,17 @@ pub fn parse(input: &[u8]) -> Result<FioOutput, ParseError> {
             }
         }
     }
-    if let Some(out) = text::parse(&text)? {
-        return Ok(out);
+    match text::parse(&text) {
+        Ok(Some(out)) => return Ok(out),
+        Ok(None) => {}
+        // a result line that cannot be read: unless the text is terse after all
+        Err(e @ ParseError::Unreadable(_)) => {
+            return match terse::parse(&text) {
+                Ok(Some(out)) => Ok(out),
+                _ => Err(e),
+            };
+        }
+        Err(e) => return Err(e),
     }
     if let Some(out) = terse::parse(&text)? {
         return Ok(out);
