@@ -14,6 +14,7 @@ mod json;
 mod junit;
 mod markdown;
 mod prometheus;
+pub mod summary;
 mod table;
 mod xml;
 
@@ -37,6 +38,8 @@ pub enum Format {
     Prometheus,
     Junit,
     Html,
+    /// One line for a ticket: verdict, deciding figure and threshold, runs and days, caveat.
+    Summary,
 }
 
 impl Format {
@@ -49,6 +52,7 @@ impl Format {
         Format::Prometheus,
         Format::Junit,
         Format::Html,
+        Format::Summary,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,6 +65,7 @@ impl Format {
             Format::Prometheus => "prometheus",
             Format::Junit => "junit",
             Format::Html => "html",
+            Format::Summary => "summary",
         }
     }
 }
@@ -88,6 +93,7 @@ pub fn render(
         Format::Prometheus => prometheus::render(ev, out),
         Format::Junit => junit::render(ev, out),
         Format::Html => html::render(ev, out),
+        Format::Summary => summary::render(ev, out),
     }
 }
 
