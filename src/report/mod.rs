@@ -43,7 +43,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 8] = [
+    pub const ALL: [Format; 9] = [
         Format::Table,
         Format::Json,
         Format::Jsonl,
