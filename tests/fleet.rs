@@ -22,15 +22,22 @@ fn rec(host: &str, dir: &str, ago: Duration, mb_s: f64) -> Record {
     common::swimlane_record(host, dir, (Local::now() - ago).fixed_offset(), mb_s)
 }
 
-/// Three runs a day on each of `days` days, the latest an hour ago.
+/// Three runs a day on each of `days` days, the latest an hour ago, or, when that hour is
+/// just after midnight, half an hour earlier: a day's three runs never straddle a date.
 fn runs(host: &str, dir: &str, days: i64, mb_s: f64) -> Vec<Record> {
+    let now = Local::now();
+    let mut back = Duration::hours(1);
+    let latest = now - back;
+    if (latest - Duration::minutes(20)).date_naive() != latest.date_naive() {
+        back += Duration::minutes(30);
+    }
     let mut v = Vec::new();
     for d in 0..days {
         for i in 0..3 {
             v.push(rec(
                 host,
                 dir,
-                Duration::days(d) + Duration::hours(1) + Duration::minutes(10 * i),
+                Duration::days(d) + back + Duration::minutes(10 * i),
                 mb_s,
             ));
         }
