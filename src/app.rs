@@ -45,11 +45,11 @@ impl Ctx {
     /// A note for the person at the terminal (stderr), unless --quiet.
     pub fn note(&self, msg: impl std::fmt::Display) {
         if !self.quiet {
-            eprintln!("{msg}");
+            crate::out::err_line(msg);
         }
     }
     pub fn warn(&self, msg: impl std::fmt::Display) {
-        eprintln!("iopscheck: warning: {msg}");
+        crate::out::err_line(format_args!("iopscheck: warning: {msg}"));
     }
 }
 
@@ -70,10 +70,7 @@ pub fn main() -> ExitCode {
     match dispatch(cli.command, &ctx) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            if is_broken_pipe(&e) {
-                return ExitCode::from(exit::PASS);
-            }
-            eprintln!("iopscheck: error: {}", chain(&e));
+            crate::out::err_line(format_args!("iopscheck: error: {}", chain(&e)));
             ExitCode::from(exit::ERROR)
         }
     }
@@ -90,13 +87,6 @@ fn chain(e: &anyhow::Error) -> String {
     parts.join(": ")
 }
 
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
-}
-
 fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
     match cmd {
         Command::Run(a) => commands::run::run(a, ctx),
@@ -106,12 +96,17 @@ fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Fleet(a) => commands::fleet::run(a, ctx),
         Command::Bundle(a) => commands::bundle::run(a, ctx),
         Command::Completions { shell } => {
+            // clap_complete panics on a write error: render in memory, print through ours.
             let mut cmd = Cli::command();
-            clap_complete::generate(shell, &mut cmd, "iopscheck", &mut std::io::stdout());
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "iopscheck", &mut buf);
+            crate::out::stdout().write_all(&buf)?;
             Ok(exit::PASS)
         }
         Command::Man => {
-            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut buf)?;
+            crate::out::stdout().write_all(&buf)?;
             Ok(exit::PASS)
         }
     }
@@ -146,7 +141,7 @@ impl Outputs {
     pub fn emit(&self, ev: &Evaluation, ctx: &Ctx) -> anyhow::Result<()> {
         let style = Style { color: ctx.color };
         if let Some(f) = self.stdout {
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::out::stdout();
             let style = if f == Format::Table {
                 style.clone()
             } else {

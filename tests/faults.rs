@@ -648,3 +648,213 @@ fn the_history_is_created_with_sane_permissions_and_test_files_are_private() {
     let m = std::fs::metadata(&env.history).unwrap();
     assert_eq!(m.permissions().mode() & 0o777, 0o644);
 }
+
+/// A pipe whose reader is already gone: every write to it fails with EPIPE, every time, with
+/// no timing involved (as `| true` once `true` has exited).
+fn closed_pipe() -> Stdio {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe(2) fills the two descriptors, which we own from here.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    use std::os::fd::FromRawFd;
+    // SAFETY: both descriptors are fresh; the read end is closed at once.
+    unsafe {
+        drop(std::os::fd::OwnedFd::from_raw_fd(fds[0]));
+        Stdio::from(std::os::fd::OwnedFd::from_raw_fd(fds[1]))
+    }
+}
+
+/// Runs `cmd` with a normal stdout and again with a closed one; returns both exit codes and
+/// the second stderr.
+fn codes_open_and_closed(
+    env: &Env,
+    args: &[&std::ffi::OsStr],
+) -> (Option<i32>, Option<i32>, String) {
+    let open = env.cmd().args(args).output().unwrap();
+    let closed = StdCommand::new(bin())
+        .args(args)
+        .env("IOPSCHECK_HISTORY", &env.history)
+        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+        .env("NO_COLOR", "1")
+        .stdout(closed_pipe())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    (
+        open.status.code(),
+        closed.status.code(),
+        String::from_utf8_lossy(&closed.stderr).into_owned(),
+    )
+}
+
+fn os(v: &[&str]) -> Vec<std::ffi::OsString> {
+    v.iter().map(|s| s.into()).collect()
+}
+
+/// A history of six Swimlane runs of this host over two days at `mb_s`.
+fn seed_history(env: &Env, mb_s: f64, runs: i64) {
+    let host = iopscheck::system::hostname();
+    let mut text = String::new();
+    for i in 0..runs {
+        let ts = chrono::Local::now() - chrono::Duration::hours(1 + 12 * i);
+        let r = common::swimlane_record(&host, "/data", ts.fixed_offset(), mb_s);
+        text.push_str(&serde_json::to_string(&r).unwrap());
+        text.push('\n');
+    }
+    std::fs::write(&env.history, text).unwrap();
+}
+
+#[test]
+fn a_closed_stdout_never_changes_the_exit_code_from_the_verdict() {
+    let env = Env::new();
+    let high = write_policy(&env, "high.yaml", |y| {
+        y.replace("threshold: 3000\n", "threshold: 30000000\n")
+    });
+    let high = high.to_str().unwrap();
+    let dir = env.dir.to_str().unwrap();
+    let small = [
+        "--no-history",
+        "--size",
+        "16m",
+        "--runtime",
+        "1",
+        "--runs",
+        "1",
+        "--engine",
+        "psync",
+    ];
+    let mut cases: Vec<(Vec<std::ffi::OsString>, i32, Option<f64>)> = vec![
+        // import: pass, inconclusive, fail
+        (
+            os(&[
+                "import",
+                common::fixture("fio-3.33-sample.json").to_str().unwrap(),
+            ]),
+            0,
+            None,
+        ),
+        (
+            os(&[
+                "import",
+                common::fixture("fio-3.33-psync-randwrite.txt")
+                    .to_str()
+                    .unwrap(),
+            ]),
+            3,
+            None,
+        ),
+        (
+            os(&[
+                "import",
+                "--policy",
+                high,
+                common::fixture("fio-3.33-sample.json").to_str().unwrap(),
+            ]),
+            1,
+            None,
+        ),
+        // report: pass, fail, inconclusive
+        (os(&["report", "--since", "7d"]), 0, Some(20.0)),
+        (os(&["report", "--since", "7d"]), 1, Some(3.0)),
+        (
+            os(&["report", "--since", "7d", "--format", "json"]),
+            3,
+            Some(-1.0),
+        ),
+    ];
+    for (policy, want) in [(None, 0), (Some(high), 1)] {
+        let mut a = os(&["run", "--dir", dir]);
+        a.extend(os(&small));
+        if let Some(p) = policy {
+            a.extend(os(&["--policy", p]));
+        }
+        cases.push((a, want, None));
+    }
+    for (args, want, seed) in cases {
+        match seed {
+            Some(mb) if mb < 0.0 => seed_history(&env, 20.0, 1),
+            Some(mb) => seed_history(&env, mb, 6),
+            None => {}
+        }
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let (open, closed, err) = codes_open_and_closed(&env, &args);
+        assert_eq!(open, Some(want), "{args:?} with a normal stdout");
+        assert_eq!(closed, Some(want), "{args:?} with a closed stdout: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // A bundle that could not be written is an error, not the verdict.
+    seed_history(&env, 20.0, 6);
+    let (_, closed, err) = codes_open_and_closed(
+        &env,
+        &[std::ffi::OsStr::new("bundle"), "-o".as_ref(), "-".as_ref()],
+    );
+    assert_eq!(closed, Some(2), "{err}");
+    assert!(err.contains("could not be written"), "{err}");
+    assert!(test_files(&env.dir).is_empty());
+}
+
+#[test]
+fn no_command_panics_on_a_closed_stdout_or_stderr() {
+    let env = Env::new();
+    seed_history(&env, 20.0, 6);
+    let policy = write_policy(&env, "p.yaml", |y| y);
+    let fixture = common::fixture("fio-3.33-sample.json");
+    let dir = env.dir.to_str().unwrap();
+    let mut cases: Vec<Vec<&str>> = vec![
+        vec!["policy", "list"],
+        vec!["policy", "show", "swimlane"],
+        vec!["policy", "check", policy.to_str().unwrap()],
+        vec!["man"],
+        vec!["--help"],
+        vec!["--version"],
+        vec!["report", "--list"],
+        vec!["report", "--format", "html"],
+        vec!["fleet", env.history.to_str().unwrap()],
+        vec!["import", fixture.to_str().unwrap(), "--format", "csv"],
+        vec![
+            "run",
+            "--no-history",
+            "--dir",
+            dir,
+            "--size",
+            "16m",
+            "--runtime",
+            "1",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+        ],
+    ];
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        cases.push(vec!["completions", shell]);
+    }
+    for args in cases {
+        let out = StdCommand::new(bin())
+            .args(&args)
+            .env("IOPSCHECK_HISTORY", &env.history)
+            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+            .stdout(closed_pipe())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
+        assert_ne!(out.status.code(), Some(2), "{args:?}: {err}");
+        // Both closed, as with `2>&1 | head -1`: still no panic.
+        let both = StdCommand::new(bin())
+            .args(&args)
+            .env("IOPSCHECK_HISTORY", &env.history)
+            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+            .stdout(closed_pipe())
+            .stderr(closed_pipe())
+            .status()
+            .unwrap();
+        assert_eq!(
+            both.code(),
+            out.status.code(),
+            "{args:?} with stderr closed too"
+        );
+    }
+    assert!(test_files(&env.dir).is_empty());
+}

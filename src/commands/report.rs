@@ -2,6 +2,7 @@
 //! directory, engine) and never mixing groups.
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 
 use chrono::{DateTime, Local, NaiveDate, TimeZone, Utc};
 use comfy_table::{Table, presets};
@@ -205,7 +206,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
     for (i, ev) in evs.iter().enumerate() {
         if i > 0 {
-            println!();
+            writeln!(crate::out::stdout())?;
         }
         outputs.emit(ev, ctx)?;
     }
@@ -252,6 +253,6 @@ fn list(records: &[Record]) -> anyhow::Result<u8> {
             fmt(row.last),
         ]);
     }
-    println!("{t}");
+    writeln!(crate::out::stdout(), "{t}")?;
     Ok(exit::PASS)
 }

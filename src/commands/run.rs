@@ -174,11 +174,11 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let records = match outcome {
         Outcome::Done(r) => r,
         Outcome::Stopped(stop, done) => {
-            eprintln!(
+            crate::out::err_line(format_args!(
                 "iopscheck: interrupted: the test file was removed; {} completed run{} kept in the history",
                 done,
                 if done == 1 { "" } else { "s" }
-            );
+            ));
             return Ok(stop.code());
         }
     };
