@@ -858,3 +858,287 @@ fn no_command_panics_on_a_closed_stdout_or_stderr() {
     }
     assert!(test_files(&env.dir).is_empty());
 }
+
+/// Every signal whose default action ends a process and that a user or a system sends to a
+/// long check: a dropped ssh session (SIGHUP), ^\ (SIGQUIT), ^C, kill, and the user signals.
+const ENDING_SIGNALS: [i32; 6] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+];
+
+/// A read job without an end fsync: its layout writes the file and fsyncs it, and the only
+/// child process the run forks before a signal is that fsync's.
+fn read_policy(env: &Env) -> PathBuf {
+    write_policy(env, "read.yaml", |y| {
+        y.replace("rw: randwrite", "rw: randread")
+            .replace("  end_fsync: true\n", "")
+            .replace("metric: write_iops_formula", "metric: read_iops_formula")
+            .replace("metric: write_bw_mb_s", "metric: read_bw_mb_s")
+            .replace("metric: write_iops\n", "metric: read_iops\n")
+    })
+}
+
+/// Bytes the process has passed to write calls (/proc/PID/io `wchar`).
+fn written(child: &Child) -> u64 {
+    std::fs::read_to_string(format!("/proc/{}/io", child.id()))
+        .ok()
+        .and_then(|io| {
+            io.lines()
+                .find_map(|l| l.strip_prefix("wchar: "))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Sends `sig` while the run is frozen, so it is handled at the point the run was stopped.
+fn signal_while_stopped(child: &Child, sig: i32) {
+    signal(child, libc::SIGSTOP);
+    wait_until_stopped(child);
+    signal(child, sig);
+    signal(child, libc::SIGCONT);
+}
+
+/// The first child process the run forks (an fsync child, see engine/sys.rs).
+fn wait_for_child_process(child: &mut Child, what: &str) -> u32 {
+    let t = Instant::now();
+    loop {
+        if let Some(&pid) = children(child.id()).first() {
+            return pid;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the run ended before {what} was seen: {status}");
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "no {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Signals the run while its fsync child is held stopped; returns the run's exit code, how
+/// long it took to exit, and its stderr.
+fn signal_during_fsync(mut child: Child, sig: i32, what: &str) -> (Option<i32>, Duration, String) {
+    let flusher = wait_for_child_process(&mut child, what);
+    // SAFETY: kill(2) on the run's own fsync child.
+    unsafe { libc::kill(flusher as i32, libc::SIGSTOP) };
+    signal(&child, sig);
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the run did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let took = t.elapsed();
+    // SAFETY: as above; the orphaned child is ours to end.
+    unsafe { libc::kill(flusher as i32, libc::SIGKILL) };
+    let (code, _, err) = wait_code(child);
+    (code, took, err)
+}
+
+fn assert_ended_by(sig: i32, code: Option<i32>, took: Duration, err: &str, env: &Env, dir: &Path) {
+    assert_eq!(code, Some(128 + sig), "signal {sig}: {err}");
+    assert!(took < Duration::from_secs(3), "signal {sig}: took {took:?}");
+    assert!(err.contains("interrupted"), "signal {sig}: {err}");
+    assert!(
+        test_files(dir).is_empty(),
+        "signal {sig} left the test file"
+    );
+    assert!(env.history_lines().is_empty(), "signal {sig}: recorded");
+}
+
+#[test]
+fn every_ending_signal_during_layout_removes_the_file_and_exits_128_plus_n() {
+    for sig in ENDING_SIGNALS {
+        let env = Env::new();
+        let policy = read_policy(&env);
+        let mut child = spawn_run(
+            &env,
+            &env.dir,
+            &[
+                "--policy",
+                policy.to_str().unwrap(),
+                "--size",
+                "2g",
+                "--runtime",
+                "5",
+                "--runs",
+                "1",
+                "--engine",
+                "psync",
+            ],
+        );
+        wait_for_test_file(&env.dir, &mut child);
+        signal_while_stopped(&child, sig);
+        let (code, took, err) = wait_code(child);
+        assert_ended_by(sig, code, took, &err, &env, &env.dir);
+    }
+}
+
+#[test]
+fn every_ending_signal_during_the_layouts_fsync_exits_at_once() {
+    // The layout of a read job ends with an fsync; held stopped, it would keep a run that
+    // flushes in its own thread from exiting at all.
+    for sig in ENDING_SIGNALS {
+        let env = Env::new();
+        let policy = read_policy(&env);
+        let child = spawn_run(
+            &env,
+            &env.dir,
+            &[
+                "--policy",
+                policy.to_str().unwrap(),
+                "--size",
+                "64m",
+                "--runtime",
+                "30",
+                "--runs",
+                "1",
+                "--engine",
+                "psync",
+            ],
+        );
+        let (code, took, err) = signal_during_fsync(child, sig, "the layout's fsync");
+        assert_ended_by(sig, code, took, &err, &env, &env.dir);
+    }
+}
+
+#[test]
+fn every_ending_signal_while_running_removes_the_file_and_exits_128_plus_n() {
+    for sig in ENDING_SIGNALS {
+        let env = Env::new();
+        let mut child = spawn_run(&env, &env.dir, &one_run("64m", "30", "psync"));
+        wait_for_test_file(&env.dir, &mut child);
+        // A write job's layout writes nothing: once the run has written a mebibyte, it is
+        // in its timed phase.
+        let t = Instant::now();
+        while written(&child) < 1 << 20 {
+            assert!(t.elapsed() < Duration::from_secs(30), "the run never wrote");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        signal_while_stopped(&child, sig);
+        let (code, took, err) = wait_code(child);
+        assert_ended_by(sig, code, took, &err, &env, &env.dir);
+    }
+}
+
+#[test]
+fn every_ending_signal_during_the_final_fsync_exits_at_once() {
+    for sig in ENDING_SIGNALS {
+        let env = Env::new();
+        let child = spawn_run(&env, &env.dir, &one_run("256m", "1", "psync"));
+        let (code, took, err) = signal_during_fsync(child, sig, "the final fsync");
+        assert_ended_by(sig, code, took, &err, &env, &env.dir);
+    }
+}
+
+#[test]
+fn every_ending_signal_between_runs_keeps_the_completed_run() {
+    for sig in ENDING_SIGNALS {
+        let env = Env::new();
+        let mut child = spawn_run(
+            &env,
+            &env.dir,
+            &[
+                "--size",
+                "16m",
+                "--runtime",
+                "1",
+                "--runs",
+                "2",
+                "--interval",
+                "60s",
+                "--engine",
+                "psync",
+            ],
+        );
+        let t = Instant::now();
+        while env.history_lines().is_empty() {
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "first run never recorded"
+            );
+            if let Ok(Some(s)) = child.try_wait() {
+                panic!("ended early: {s}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        signal_while_stopped(&child, sig);
+        let (code, took, err) = wait_code(child);
+        assert_eq!(code, Some(128 + sig), "signal {sig}: {err}");
+        assert!(took < Duration::from_secs(3), "signal {sig}: took {took:?}");
+        assert!(err.contains("1 completed run kept"), "{err}");
+        assert_eq!(env.history_lines().len(), 1);
+        assert!(test_files(&env.dir).is_empty());
+    }
+}
+
+/// Every process below `pid` (children, grandchildren, ...).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut all = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        for c in children(p) {
+            all.push(c);
+            todo.push(c);
+        }
+    }
+    all
+}
+
+/// Whether `pid` is still a live process (not a zombie awaiting its reaper).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        !state.starts_with('Z') && !state.starts_with('X')
+    })
+}
+
+#[test]
+fn no_fio_process_survives_an_interrupted_fio_run() {
+    if !common::have_fio() {
+        return skip("fio is not installed");
+    }
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let env = Env::new();
+        let mut child = spawn_run(&env, &env.dir, &one_run("64m", "60", "fio"));
+        // fio forks a process for its job: wait until that job process exists.
+        let t = Instant::now();
+        let fio = loop {
+            let d = descendants(child.id());
+            let fio: Vec<u32> = d
+                .iter()
+                .copied()
+                .filter(|p| {
+                    std::fs::read_to_string(format!("/proc/{p}/comm"))
+                        .is_ok_and(|c| c.trim() == "fio")
+                })
+                .collect();
+            if fio.len() >= 2 {
+                break fio;
+            }
+            if let Ok(Some(s)) = child.try_wait() {
+                panic!("the run ended before fio's job started: {s}");
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "fio's job never started"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        signal(&child, sig);
+        let (code, _, err) = wait_code(child);
+        assert_eq!(code, Some(128 + sig), "{err}");
+        let left: Vec<u32> = fio.iter().copied().filter(|p| alive(*p)).collect();
+        for p in &left {
+            // SAFETY: ending a process this test's run started, so none outlives the test.
+            unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+        }
+        assert!(left.is_empty(), "fio processes {left:?} outlived the run");
+        assert!(test_files(&env.dir).is_empty());
+        assert!(env.history_lines().is_empty());
+    }
+}
