@@ -1142,3 +1142,463 @@ fn no_fio_process_survives_an_interrupted_fio_run() {
         assert!(env.history_lines().is_empty());
     }
 }
+
+/// The shipped /etc/iopscheck/iopscheck.env with `edits` applied (KEY, value) and `extra`
+/// lines added: the file as an administrator would fill it in.
+fn env_file(path: &Path, edits: &[(&str, String)], extra: &[(&str, String)]) {
+    let shipped = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/etc/iopscheck.env"),
+    )
+    .unwrap();
+    let mut text = String::new();
+    for line in shipped.lines() {
+        let key = line.split_once('=').map(|(k, _)| k).unwrap_or("");
+        match edits.iter().find(|(k, _)| *k == key) {
+            Some((k, v)) => text.push_str(&format!("{k}={v}\n")),
+            None => text.push_str(&format!("{line}\n")),
+        }
+    }
+    for (k, v) in extra {
+        text.push_str(&format!("{k}={v}\n"));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn the_scheduled_check_reads_its_env_file_as_settings_not_as_a_shell_script() {
+    let env = Env::new();
+    // A quick policy, so that even a run that lost its options ends quickly (and is caught).
+    let policy = write_policy(&env, "quick.yaml", |y| {
+        y.replace("size: 4g", "size: 16m")
+            .replace("runtime: 60s", "runtime: 1s")
+            .replace("runs: 3", "runs: 1")
+    });
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/libexec/iopscheck-scheduled");
+    let state = env.tmp.path().join("state");
+    let settings = |run_args: &str| -> Vec<(&'static str, String)> {
+        vec![
+            ("IOPSCHECK_DIR", env.dir.display().to_string()),
+            ("IOPSCHECK_POLICY", policy.display().to_string()),
+            ("IOPSCHECK_RUN_ARGS", run_args.to_string()),
+            ("IOPSCHECK_TEXTFILE", String::new()),
+        ]
+    };
+    let common_vars = vec![
+        ("IOPSCHECK_HISTORY", env.history.display().to_string()),
+        ("IOPSCHECK_STATE_DIR", state.display().to_string()),
+        ("IOPSCHECK_BIN", bin().display().to_string()),
+        (
+            "IOPSCHECK_LOCK_FILE",
+            env.tmp.path().join("run.lock").display().to_string(),
+        ),
+    ];
+    let mut examples = vec!["--size 8m --runtime 2s --engine psync"];
+    if common::have_fio() {
+        // The env file's own example.
+        examples.push("--engine fio");
+    } else {
+        skip("fio is not installed: the --engine fio example is not tried");
+    }
+    for (i, example) in examples.iter().enumerate() {
+        for systemd in [false, true] {
+            let _ = std::fs::remove_file(&env.history);
+            let mut c = StdCommand::new("sh");
+            c.arg(&script)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap());
+            if systemd {
+                // systemd reads the file itself (EnvironmentFile=) and hands over the values.
+                for (k, v) in settings(example).into_iter().chain(common_vars.clone()) {
+                    c.env(k, v);
+                }
+            } else {
+                let file = env.tmp.path().join(format!("iopscheck-{i}.env"));
+                env_file(&file, &settings(example), &common_vars);
+                c.arg("--env").arg(&file);
+            }
+            let out = c.output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            let path = if systemd { "systemd" } else { "cron" };
+            assert!(
+                [0, 1, 3].contains(&out.status.code().unwrap()),
+                "{path} {example}: {err}"
+            );
+            let lines = env.history_lines();
+            assert_eq!(lines.len(), 1, "{path} {example}: {err}");
+            let r = &lines[0];
+            if example.contains("--size 8m") {
+                assert_eq!(r["overrides"]["size"], "8m", "{path}: {r}");
+                assert_eq!(r["overrides"]["runtime"], "2s", "{path}: {r}");
+                assert_eq!(r["engine"], "psync", "{path}: {r}");
+            } else {
+                assert!(
+                    r["engine"].as_str().unwrap().starts_with("fio/"),
+                    "{path}: {r}"
+                );
+            }
+            assert!(state.join("report.json").is_file());
+            assert!(test_files(&env.dir).is_empty());
+        }
+    }
+    // The shipped file as it is: nothing to test yet, said plainly, and nothing executed.
+    let out = StdCommand::new("sh")
+        .arg(&script)
+        .arg("--env")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/etc/iopscheck.env"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("IOPSCHECK_DIR is not set"));
+}
+
+#[test]
+fn two_outputs_to_one_file_and_history_with_no_history_are_refused() {
+    let env = Env::new();
+    let out = env.tmp.path().join("a.json");
+    let same = format!("{}", out.display());
+    env.small_run("psync")
+        .args([
+            "--export",
+            &format!("json={same}"),
+            "--export",
+            &format!("html={same}"),
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "--export json={same} and --export html={same}"
+        )));
+    assert!(!out.exists());
+    assert!(
+        common::listing(&env.dir).is_empty(),
+        "refused before any test"
+    );
+    // -o and --export naming one file through different spellings.
+    seed_history(&env, 20.0, 6);
+    let dotted = env.tmp.path().join("data/../a.json");
+    env.cmd()
+        .args(["report", "--format", "json", "-o"])
+        .arg(&out)
+        .arg("--export")
+        .arg(format!("html={}", dotted.display()))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("-o/--output"))
+        .stderr(predicate::str::contains("both write"));
+    assert!(!out.exists());
+    let hist = env.tmp.path().join("other.jsonl");
+    env.small_run("psync")
+        .arg("--history")
+        .arg(&hist)
+        .arg("--no-history")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--history and --no-history"));
+    assert!(!hist.exists());
+    assert!(common::listing(&env.dir).is_empty());
+}
+
+#[test]
+fn a_symlinked_or_world_writable_history_is_refused_by_report_and_fleet() {
+    let env = Env::new();
+    seed_history(&env, 20.0, 6);
+    let link = env.tmp.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&env.history, &link).unwrap();
+    let before = std::fs::read(&env.history).unwrap();
+    for args in [
+        vec![
+            "report".into(),
+            "--history".into(),
+            link.clone().into_os_string(),
+        ],
+        vec!["fleet".into(), link.clone().into_os_string()],
+    ] {
+        env.cmd()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("is a symbolic link"));
+    }
+    env.small_run("psync")
+        .arg("--history")
+        .arg(&link)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is a symbolic link"));
+    assert!(common::listing(&env.dir).is_empty());
+    assert_eq!(std::fs::read(&env.history).unwrap(), before);
+    if !is_root() {
+        return skip("the world-writable rule applies to root");
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&env.history, std::fs::Permissions::from_mode(0o666)).unwrap();
+    for args in [
+        vec![
+            "report".into(),
+            "--history".into(),
+            env.history.clone().into_os_string(),
+        ],
+        vec!["fleet".into(), env.history.clone().into_os_string()],
+    ] {
+        env.cmd()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("other users can write"));
+    }
+}
+
+#[test]
+fn a_full_disk_during_a_history_append_leaves_the_history_byte_identical() {
+    if !is_root() {
+        return skip("mounting a tmpfs needs root");
+    }
+    let env = Env::new();
+    let at = env.tmp.path().join("small");
+    let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=64k", "tmpfs"]) else {
+        return skip("mount -t tmpfs failed");
+    };
+    // One record, padded with a blank line so that only 96 bytes are left in the file's last
+    // page: the next record starts to be written, then the disk is full.
+    let history = at.join("history.jsonl");
+    let host = iopscheck::system::hostname();
+    let r = common::swimlane_record(&host, "/data", chrono::Local::now().fixed_offset(), 20.0);
+    let mut text = serde_json::to_string(&r).unwrap();
+    text.push('\n');
+    let pad = 4000 - text.len() % 4096 - 1;
+    text.push_str(&" ".repeat(pad));
+    text.push('\n');
+    assert_eq!(text.len() % 4096, 4000);
+    std::fs::write(&history, &text).unwrap();
+    let _ = StdCommand::new("dd")
+        .args(["if=/dev/zero", "bs=4k", "status=none"])
+        .arg(format!("of={}", at.join("filler").display()))
+        .stderr(Stdio::null())
+        .status();
+    env.cmd()
+        .env("IOPSCHECK_HISTORY", &history)
+        .args(["import", "--record"])
+        .arg(common::fixture("fio-3.33-sample.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the record was not kept"));
+    assert_eq!(
+        std::fs::read_to_string(&history).unwrap(),
+        text,
+        "byte-identical"
+    );
+}
+
+#[test]
+fn a_run_refused_before_writing_creates_no_history_file_and_no_directory() {
+    let env = Env::new();
+    let new = env.tmp.path().join("new");
+    let hist = new.join("deep/history.jsonl");
+    // Refused in preflight: the directory to test does not exist.
+    env.cmd()
+        .args(["run", "--dir"])
+        .arg(env.tmp.path().join("missing"))
+        .arg("--history")
+        .arg(&hist)
+        .assert()
+        .code(2);
+    assert!(!new.exists(), "a refused run created {}", new.display());
+    // Refused by the lock: another run holds it.
+    let lock = std::fs::File::create(env.tmp.path().join("run.lock")).unwrap();
+    lock.lock().unwrap();
+    env.small_run("psync")
+        .arg("--history")
+        .arg(&hist)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("another iopscheck run"));
+    assert!(!new.exists(), "a refused run created {}", new.display());
+    drop(lock);
+    // The first record creates them.
+    env.small_run("psync")
+        .arg("--history")
+        .arg(&hist)
+        .assert()
+        .success();
+    assert!(hist.is_file());
+}
+
+/// A process id that was just in use and is no more.
+fn dead_pid() -> u32 {
+    let mut c = StdCommand::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+#[test]
+fn an_interrupted_runs_flush_is_named_and_waited_for_a_bounded_time() {
+    // What an interrupted run leaves: the lock held by the process finishing its flush, the
+    // run itself gone. The test plays that holder, so it decides when the flush "ends".
+    let env = Env::new();
+    let lock_path = env.tmp.path().join("run.lock");
+    let hold = || {
+        std::fs::write(&lock_path, format!("{}\n", dead_pid())).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&lock_path)
+            .unwrap();
+        f.lock().unwrap();
+        f
+    };
+    // Bounded: the flush outlasts the wait.
+    let held = hold();
+    let t = Instant::now();
+    env.small_run("psync")
+        .env("IOPSCHECK_FLUSH_WAIT", "1s")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is still being flushed to disk"))
+        .stderr(predicate::str::contains("another iopscheck run").not());
+    assert!(t.elapsed() >= Duration::from_secs(1));
+    assert!(env.history_lines().is_empty());
+    assert!(test_files(&env.dir).is_empty());
+    drop(held);
+    // Waited for: the run goes ahead once the flush is over.
+    let held = hold();
+    let mut child = spawn_run(&env, &env.dir, &one_run("16m", "1", "psync"));
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("a message about the flush");
+    assert!(line.contains("still being flushed"), "{line}");
+    assert!(
+        test_files(&env.dir).is_empty(),
+        "nothing written while waiting"
+    );
+    drop(held);
+    let status = child.wait().unwrap();
+    assert!([0, 1, 3].contains(&status.code().unwrap()), "{status}");
+    assert_eq!(env.history_lines().len(), 1);
+}
+
+#[test]
+fn a_non_root_run_never_puts_its_lock_where_another_user_could_plant_it() {
+    if !is_root() {
+        return skip("switching to another user needs root");
+    }
+    if StdCommand::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return skip("setpriv (util-linux) is not installed");
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let base = PathBuf::from(format!("/tmp/iopscheck-lock-{}", std::process::id()));
+    let home = base.join("home");
+    let dir = base.join("data");
+    for d in [&home, &dir] {
+        std::fs::create_dir_all(d).unwrap();
+        std::os::unix::fs::chown(d, Some(65534), Some(65534)).unwrap();
+    }
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let planted = PathBuf::from("/tmp/iopscheck-65534.lock");
+    let planted_before = planted.exists();
+    let out = StdCommand::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(bin())
+        .args([
+            "run",
+            "--no-history",
+            "--size",
+            "16m",
+            "--runtime",
+            "1",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+            "--dir",
+        ])
+        .arg(&dir)
+        .env_clear()
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let lock = home.join(".local/state/iopscheck/run.lock");
+    let lock_made = lock.is_file();
+    let mode = std::fs::metadata(home.join(".local/state/iopscheck"))
+        .map(|m| m.permissions().mode() & 0o777);
+    let _ = std::fs::remove_dir_all(&base);
+    if err.contains("Permission denied") && out.status.code() != Some(0) && !lock_made {
+        return skip("the test binary is not reachable by user nobody here");
+    }
+    assert!([0, 1, 3].contains(&out.status.code().unwrap()), "{err}");
+    assert!(
+        lock_made,
+        "the lock is in the user's own state directory: {err}"
+    );
+    assert_eq!(mode.unwrap(), 0o700);
+    assert_eq!(planted.exists(), planted_before, "nothing in /tmp");
+}
+
+#[test]
+fn policy_check_never_quotes_a_file_the_user_could_not_read_otherwise() {
+    if !is_root() {
+        return skip("reading another user's private file needs root");
+    }
+    let env = Env::new();
+    let shadow = std::fs::read_to_string("/etc/shadow").unwrap_or_default();
+    let first = shadow.lines().next().unwrap_or("root:*:");
+    let link = env.tmp.path().join("shadow.yaml");
+    std::os::unix::fs::symlink("/etc/shadow", &link).unwrap();
+    let out = env
+        .cmd()
+        .args(["policy", "check"])
+        .arg(&link)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let user = first.split(':').next().unwrap();
+    assert!(
+        !err.contains(first) && !err.contains(&format!("{user}:")),
+        "{err}"
+    );
+    assert!(err.contains("not a policy document"), "{err}");
+    // A policy-shaped file private to another user, through a link: located, not quoted.
+    let secret = env.tmp.path().join("secret.yaml");
+    std::fs::write(&secret, "name: x\ntoken_TOPSECRET: 1\n").unwrap();
+    std::os::unix::fs::chown(&secret, Some(65534), Some(65534)).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = env.tmp.path().join("link.yaml");
+    std::os::unix::fs::symlink(&secret, &link).unwrap();
+    for p in [&link, &secret] {
+        let out = env.cmd().args(["policy", "check"]).arg(p).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(!err.contains("TOPSECRET"), "{err}");
+        assert!(err.contains("content is not shown"), "{err}");
+    }
+    // The user's own policy: the offending key is named, as before.
+    let own = env.tmp.path().join("own.yaml");
+    std::fs::write(&own, "name: x\nfoo_key: 1\n").unwrap();
+    env.cmd()
+        .args(["policy", "check"])
+        .arg(&own)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("foo_key"));
+}

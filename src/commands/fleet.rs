@@ -99,6 +99,8 @@ fn emit(outputs: &Outputs, fleet: &Fleet, ctx: &Ctx) -> anyhow::Result<()> {
 /// Reads a node's file whole, refusing what cannot be one: exit 2, naming the file.
 fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
     let shown = path.display();
+    // As for a history read by report: no symlink, and as root nothing others can write.
+    history::check_for_reading(path).map_err(|e| usage(format!("fleet: {e}")))?;
     let meta =
         std::fs::metadata(path).map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))?;
     if meta.is_dir() {
