@@ -270,20 +270,13 @@ fn sigint_while_waiting_between_runs_keeps_the_completed_run() {
             "psync",
         ],
     );
-    let t = Instant::now();
-    while env.history_lines().is_empty() {
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "first run never recorded"
-        );
-        if let Ok(Some(s)) = child.try_wait() {
-            panic!("ended early: {s}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    // The first run's line is printed once its record is written and fsynced: from then on
+    // the run is waiting between runs (the history line appears before its fsync, which on
+    // a busy disk can take seconds: not a moment to aim a signal at).
+    let tap = StderrTap::new(&mut child);
+    tap.wait_for("run 1/2:", &mut child);
     signal(&child, libc::SIGINT);
-    let (code, took, err) = wait_code(child);
+    let (code, took, err) = tap.finish(child);
     assert_eq!(code, Some(130), "{err}");
     assert!(took < Duration::from_secs(2), "took {took:?}");
     assert!(err.contains("1 completed run kept"), "{err}");
@@ -1055,19 +1048,10 @@ fn every_ending_signal_between_runs_keeps_the_completed_run() {
                 "psync",
             ],
         );
-        let t = Instant::now();
-        while env.history_lines().is_empty() {
-            assert!(
-                t.elapsed() < Duration::from_secs(60),
-                "first run never recorded"
-            );
-            if let Ok(Some(s)) = child.try_wait() {
-                panic!("ended early: {s}");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let tap = StderrTap::new(&mut child);
+        tap.wait_for("run 1/2:", &mut child);
         signal_while_stopped(&child, sig);
-        let (code, took, err) = wait_code(child);
+        let (code, took, err) = tap.finish(child);
         assert_eq!(code, Some(128 + sig), "signal {sig}: {err}");
         assert!(took < Duration::from_secs(3), "signal {sig}: took {took:?}");
         assert!(err.contains("1 completed run kept"), "{err}");
@@ -1302,12 +1286,13 @@ fn two_outputs_to_one_file_and_history_with_no_history_are_refused() {
 }
 
 #[test]
-fn a_symlinked_or_world_writable_history_is_refused_by_report_and_fleet() {
+fn a_symlinked_or_world_writable_history_is_refused_by_report_fleet_and_bundle() {
     let env = Env::new();
     seed_history(&env, 20.0, 6);
     let link = env.tmp.path().join("link.jsonl");
     std::os::unix::fs::symlink(&env.history, &link).unwrap();
     let before = std::fs::read(&env.history).unwrap();
+    let bundle = env.tmp.path().join("b.tar.gz");
     for args in [
         vec![
             "report".into(),
@@ -1315,6 +1300,13 @@ fn a_symlinked_or_world_writable_history_is_refused_by_report_and_fleet() {
             link.clone().into_os_string(),
         ],
         vec!["fleet".into(), link.clone().into_os_string()],
+        vec![
+            "bundle".into(),
+            "-o".into(),
+            bundle.clone().into_os_string(),
+            "--history".into(),
+            link.clone().into_os_string(),
+        ],
     ] {
         env.cmd()
             .args(&args)
@@ -1322,6 +1314,7 @@ fn a_symlinked_or_world_writable_history_is_refused_by_report_and_fleet() {
             .code(2)
             .stderr(predicate::str::contains("is a symbolic link"));
     }
+    assert!(!bundle.exists());
     env.small_run("psync")
         .arg("--history")
         .arg(&link)
@@ -1342,6 +1335,11 @@ fn a_symlinked_or_world_writable_history_is_refused_by_report_and_fleet() {
             env.history.clone().into_os_string(),
         ],
         vec!["fleet".into(), env.history.clone().into_os_string()],
+        vec![
+            "bundle".into(),
+            "-o".into(),
+            bundle.clone().into_os_string(),
+        ],
     ] {
         env.cmd()
             .args(&args)
@@ -1349,6 +1347,7 @@ fn a_symlinked_or_world_writable_history_is_refused_by_report_and_fleet() {
             .code(2)
             .stderr(predicate::str::contains("other users can write"));
     }
+    assert!(!bundle.exists());
 }
 
 #[test]
@@ -1601,4 +1600,74 @@ fn policy_check_never_quotes_a_file_the_user_could_not_read_otherwise() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("foo_key"));
+}
+
+/// The run's stderr, read line by line as it comes, so a test can wait for a message.
+struct StderrTap {
+    rx: std::sync::mpsc::Receiver<String>,
+    reader: std::thread::JoinHandle<()>,
+    seen: std::cell::RefCell<Vec<String>>,
+}
+
+impl StderrTap {
+    fn new(child: &mut Child) -> StderrTap {
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = tx.send(line);
+            }
+        });
+        StderrTap {
+            rx,
+            reader,
+            seen: Default::default(),
+        }
+    }
+
+    /// Waits for a line starting with `prefix`.
+    fn wait_for(&self, prefix: &str, child: &mut Child) {
+        let t = Instant::now();
+        loop {
+            match self.rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(line) => {
+                    let hit = line.starts_with(prefix);
+                    self.seen.borrow_mut().push(line);
+                    if hit {
+                        return;
+                    }
+                }
+                Err(_) => {
+                    if let Ok(Some(s)) = child.try_wait() {
+                        panic!("ended before '{prefix}': {s}: {:?}", self.seen.borrow());
+                    }
+                }
+            }
+            assert!(t.elapsed() < Duration::from_secs(60), "no '{prefix}'");
+        }
+    }
+
+    /// Waits for the run to end: its exit code, how long that took, and all it said.
+    fn finish(self, mut child: Child) -> (Option<i32>, Duration, String) {
+        let t = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if t.elapsed() > Duration::from_secs(30) {
+                let _ = child.kill();
+                panic!("the run did not stop within 30 s of the signal");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let took = t.elapsed();
+        self.reader.join().unwrap();
+        let mut all = self.seen.into_inner();
+        all.extend(self.rx.try_iter());
+        (status.code(), took, all.join("\n"))
+    }
 }

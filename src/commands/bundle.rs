@@ -53,6 +53,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
 
     let history_path = crate::app::history_path(&args.history.history);
+    history::check_for_reading(&history_path).map_err(|e| usage(e.to_string()))?;
     let raw = match std::fs::read(&history_path) {
         Ok(b) => Some(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
