@@ -164,7 +164,12 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         history: history_path.clone(),
         invocation: invocation_id(),
     };
-    let outcome = rt.block_on(execute(&plan, ctx))?;
+    let outcome = rt.block_on(execute(&plan, ctx));
+    // The test files are gone and the runs recorded: from here a signal may end the process
+    // the default way (a report stuck on a stalled pipe must still yield to ^C or a hangup).
+    drop(rt);
+    signals::restore_defaults();
+    let outcome = outcome?;
     let records = match outcome {
         Outcome::Done(r) => r,
         Outcome::Stopped(stop, done) => {

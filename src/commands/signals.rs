@@ -90,6 +90,14 @@ impl Signals {
     }
 }
 
+/// Gives every terminating signal its default action back, once nothing is left to clean up.
+pub fn restore_defaults() {
+    for sig in terminating() {
+        // SAFETY: resetting a disposition to SIG_DFL; no handler of ours runs any more.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
+}
+
 /// The exit code for a run ended by `sig`.
 pub fn exit_code(sig: i32) -> u8 {
     (128 + sig).clamp(0, 255) as u8
