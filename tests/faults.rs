@@ -399,10 +399,8 @@ impl Drop for Mount {
 }
 
 #[test]
+#[cfg_attr(not(have_root), ignore = "needs root (mounting a tmpfs)")]
 fn too_little_space_on_a_small_tmpfs_is_refused_before_writing() {
-    if !is_root() {
-        return skip("mounting a tmpfs needs root");
-    }
     let env = Env::new();
     let at = env.tmp.path().join("small");
     let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=16m", "tmpfs"]) else {
@@ -420,10 +418,8 @@ fn too_little_space_on_a_small_tmpfs_is_refused_before_writing() {
 }
 
 #[test]
+#[cfg_attr(not(have_root), ignore = "needs root (loop-mounting a filesystem)")]
 fn a_disk_filling_up_during_the_run_stops_it_removes_the_file_and_explains() {
-    if !is_root() {
-        return skip("loop-mounting a filesystem needs root");
-    }
     if StdCommand::new("mkfs.ext2").arg("-V").output().is_err() {
         return skip("mkfs.ext2 (e2fsprogs) is not installed");
     }
@@ -504,10 +500,8 @@ fn a_disk_filling_up_during_the_run_stops_it_removes_the_file_and_explains() {
 }
 
 #[test]
+#[cfg_attr(not(have_root), ignore = "needs root (mounting a read-only tmpfs)")]
 fn a_read_only_filesystem_is_refused_with_nothing_written() {
-    if !is_root() {
-        return skip("mounting a read-only tmpfs needs root");
-    }
     let env = Env::new();
     let at = env.tmp.path().join("ro");
     let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=256m,ro", "tmpfs"]) else {
@@ -524,10 +518,8 @@ fn a_read_only_filesystem_is_refused_with_nothing_written() {
 }
 
 #[test]
+#[cfg_attr(not(have_root), ignore = "needs root (switching to another user)")]
 fn permission_denied_for_another_user_is_a_clear_error() {
-    if !is_root() {
-        return skip("switching to another user needs root");
-    }
     if StdCommand::new("setpriv")
         .arg("--version")
         .output()
@@ -659,10 +651,8 @@ fn wait_queues_behind_a_running_check() {
 }
 
 #[test]
+#[cfg_attr(not(have_root), ignore = "needs root (the rule applies to root)")]
 fn as_root_a_history_in_a_world_writable_directory_is_refused() {
-    if !is_root() {
-        return skip("the rule applies to root");
-    }
     use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
     let open = env.tmp.path().join("open");
@@ -1153,10 +1143,8 @@ fn alive(pid: u32) -> bool {
 }
 
 #[test]
+#[cfg_attr(not(have_fio), ignore = "needs fio")]
 fn no_fio_process_survives_an_interrupted_fio_run() {
-    if !common::have_fio() {
-        return skip("fio is not installed");
-    }
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         let env = Env::new();
         let mut child = spawn_run(&env, &env.dir, &one_run("64m", "60", "fio"));
@@ -1422,10 +1410,8 @@ fn a_symlinked_or_world_writable_history_is_refused_by_report_fleet_and_bundle()
 }
 
 #[test]
+#[cfg_attr(not(have_root), ignore = "needs root (mounting a tmpfs)")]
 fn a_full_disk_during_a_history_append_leaves_the_history_byte_identical() {
-    if !is_root() {
-        return skip("mounting a tmpfs needs root");
-    }
     let env = Env::new();
     let at = env.tmp.path().join("small");
     let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=64k", "tmpfs"]) else {
@@ -1562,10 +1548,8 @@ fn an_interrupted_runs_flush_is_named_and_waited_for_a_bounded_time() {
 }
 
 #[test]
+#[cfg_attr(not(have_root), ignore = "needs root (switching to another user)")]
 fn a_non_root_run_never_puts_its_lock_where_another_user_could_plant_it() {
-    if !is_root() {
-        return skip("switching to another user needs root");
-    }
     if StdCommand::new("setpriv")
         .arg("--version")
         .output()
@@ -1624,10 +1608,11 @@ fn a_non_root_run_never_puts_its_lock_where_another_user_could_plant_it() {
 }
 
 #[test]
+#[cfg_attr(
+    not(have_root),
+    ignore = "needs root (reading another user's private file)"
+)]
 fn policy_check_never_quotes_a_file_the_user_could_not_read_otherwise() {
-    if !is_root() {
-        return skip("reading another user's private file needs root");
-    }
     let env = Env::new();
     let shadow = std::fs::read_to_string("/etc/shadow").unwrap_or_default();
     let first = shadow.lines().next().unwrap_or("root:*:");
