@@ -12,7 +12,6 @@ use crate::cli::ImportArgs;
 use crate::evaluate::{self, Options, Scope, Warning};
 use crate::fio::{self, FioOutput};
 use crate::history::{self, Record, SCHEMA_VERSION, Source, Target};
-use crate::job::ShapeDifference;
 use crate::metrics;
 use crate::policy;
 
@@ -84,16 +83,21 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
     let policy = loaded.policy;
     let outputs = Outputs::from_args(&args.out)?;
-    let host = args.host.clone().unwrap_or_else(crate::system::hostname);
-    if host.trim().is_empty() {
-        return Err(usage("--host: must not be empty"));
-    }
+    // A customer's output is not this machine's: without --host the node is unknown.
+    let host = match &args.host {
+        Some(h) if h.trim().is_empty() => return Err(usage("--host: must not be empty")),
+        Some(h) => h.clone(),
+        None if args.record => {
+            return Err(usage(
+                "--record: name the node the output came from with --host (a fio output does not say); nothing was recorded",
+            ));
+        }
+        None => HOST_NOT_STATED.to_string(),
+    };
     let now = Utc::now();
-    let expected = policy.job.shape();
 
     let mut records: Vec<Record> = Vec::new();
     let mut notes: Vec<Warning> = Vec::new();
-    let mut differences: Vec<ShapeDifference> = Vec::new();
     for path in &args.files {
         let input = read_input(path)?;
         let parsed: FioOutput =
@@ -130,13 +134,6 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             } else {
                 base.clone()
             };
-            for mut d in job.shape.shape_differences(&expected) {
-                d.found = format!("{} in {label}", d.found);
-                differences.push(d);
-            }
-            for s in job.shape.scale_differences(&expected) {
-                notes.push(Warning::Note(format!("{label}: judged, but {s}")));
-            }
             if job.error != 0 {
                 notes.push(Warning::Note(format!(
                     "{label}: fio reported err={} for this job; its figures may be incomplete",
@@ -151,23 +148,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 .into_iter()
                 .flatten()
                 .any(|d| d.bw_basis == crate::measure::BwBasis::Printed);
-            // An output that does not state its runtime still shows how long the job ran.
-            if job.shape.runtime_s.is_none()
-                && let Some(want) = expected.runtime_s
-                && let Some(ran) = [&m.read, &m.write]
-                    .into_iter()
-                    .flatten()
-                    .map(|d| d.runtime_ms)
-                    .max()
-                && (ran as f64) < want * 1000.0
-            {
-                notes.push(Warning::Note(format!(
-                    "{label}: judged, but the job ran for {:.1} s where the policy's runs {:.0} s: a shorter run leaves less dirty data to flush and may never exhaust burst credits",
-                    ran as f64 / 1000.0,
-                    want
-                )));
-            }
-            records.push(Record {
+            let record = Record {
                 schema_version: SCHEMA_VERSION,
                 timestamp,
                 host: host.clone(),
@@ -185,7 +166,11 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 job: job.shape.clone(),
                 metrics: metrics::from_measurement(&m),
                 target: Target {
-                    dir: args.dir.clone().unwrap_or_else(|| "unknown".into()),
+                    dir: args
+                        .dir
+                        .clone()
+                        .or_else(|| stated_dir(&job.shape))
+                        .unwrap_or_else(|| "not stated".into()),
                     ..Target::default()
                 },
                 tool_version: crate::app::VERSION.to_string(),
@@ -194,7 +179,16 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 bw_basis: Some(if printed { "printed" } else { "exact" }.into()),
                 fio_version: parsed.fio_version.clone(),
                 invocation: None,
-            });
+            };
+            // A figure no disk can give (an overflow, a negative latency in an edited file)
+            // is refused before anything is judged or recorded.
+            history::check_metrics(&record.metrics).map_err(|e| {
+                usage(format!(
+                    "{}: {label}: {e}; nothing was imported or recorded",
+                    input.name
+                ))
+            })?;
+            records.push(record);
         }
     }
 
@@ -204,11 +198,30 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     let mut opts = Options::new(Scope::Import, now);
     opts.strict = args.out.strict;
-    opts.shape_differences = differences;
     opts.notes = notes;
     let ev = evaluate::evaluate(records, &policy, &opts);
     outputs.emit(&ev, ctx)?;
     Ok(ev.verdict.exit_code())
+}
+
+/// The host of an import without `--host`.
+pub const HOST_NOT_STATED: &str = "host not stated (use --host)";
+
+/// The directory an output states: fio's `directory` option, else the directory of an
+/// absolute `filename` (a device such as /dev/sdb is its own target).
+fn stated_dir(shape: &crate::job::JobShape) -> Option<String> {
+    if let Some(d) = &shape.directory {
+        return Some(d.clone());
+    }
+    let f = shape.filename.as_deref()?;
+    if f.starts_with("/dev/") {
+        return Some(f.to_string());
+    }
+    let p = Path::new(f);
+    if !p.is_absolute() {
+        return None;
+    }
+    p.parent().map(|d| d.display().to_string())
 }
 
 fn display_name(n: &str) -> &str {

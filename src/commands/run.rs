@@ -119,19 +119,10 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         ctx.warn(n);
         notes.push(Warning::Note(n.clone()));
     }
+    // Recorded as an override; whether the engine is the policy's to accept, and whether a
+    // smaller or shorter test flatters, is judged from each record (crate::deviation).
     if args.engine != EngineChoice::Auto && runner.name() != declared.ioengine.as_str() {
-        let n = format!(
-            "engine {} instead of the policy's {}: engines give different numbers on the same disk, so this is not the vendor's test",
-            runner.name(),
-            declared.ioengine
-        );
-        notes.push(Warning::Note(n));
         overrides.insert("engine".into(), runner.name().to_string());
-    }
-    for s in policy.job.shape().scale_differences(&declared.shape()) {
-        notes.push(Warning::Note(format!(
-            "this test differs from the policy's: {s}"
-        )));
     }
 
     let history_path = (!args.no_history).then(|| crate::app::history_path(&args.history.history));

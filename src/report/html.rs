@@ -441,9 +441,19 @@ fn svg(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
         let days: Vec<chrono::NaiveDate> = d0.iter_days().take_while(|d| *d <= d1).collect();
         // at most about ten date labels, so they never run into each other
         let every = days.len().div_ceil(10).max(1);
+        // A grid line a day for up to two months; beyond, only at the labelled days, so a
+        // span of years (an absurd timestamp) stays a small page.
+        let grid_every = if days.len() > 62 { every } else { 1 };
         for (i, d) in days.iter().enumerate() {
+            if i % grid_every != 0 {
+                continue;
+            }
             let start = midnight(*d).max(l0);
-            let end = d.succ_opt().map(midnight).unwrap_or(l1).min(l1);
+            let end = d
+                .checked_add_days(chrono::Days::new(grid_every as u64))
+                .map(midnight)
+                .unwrap_or(l1)
+                .min(l1);
             if i > 0 {
                 let bx = x(start);
                 let _ = writeln!(
