@@ -470,6 +470,9 @@ pub struct Evaluation {
     /// The runs left out, each with its reason, for the formats that list runs.
     #[serde(skip)]
     pub excluded: Vec<(Record, String)>,
+    /// Each judged run's deviations in one line ("" for the policy's test), in run order.
+    #[serde(skip)]
+    pub run_deviations: Vec<String>,
     pub strict: bool,
     pub generated: DateTime<Utc>,
 }
@@ -554,6 +557,7 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
     let mut deviations: Vec<Deviation> = Vec::new();
     let mut caveats: Vec<String> = Vec::new();
     let mut judged: Vec<Record> = Vec::with_capacity(runs.len());
+    let mut run_deviations: Vec<String> = Vec::new();
     for r in runs {
         if is_future(&r, opts.now) {
             future.push(r);
@@ -565,6 +569,7 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
             excluded.push((r, reason));
             continue;
         }
+        run_deviations.push(deviation::list(&c.deviations));
         for d in c.deviations {
             if !deviations.contains(&d) {
                 deviations.push(d);
@@ -754,6 +759,7 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
         caveats,
         not_counted,
         excluded,
+        run_deviations,
         strict: opts.strict,
         generated: opts.now,
         runs,
@@ -829,6 +835,27 @@ fn decide(j: &Judged) -> (Verdict, String) {
         .filter(|d| d.effect == Effect::Flatters)
         .cloned()
         .collect();
+    if !either.is_empty() {
+        let first = rules
+            .iter()
+            .find(deciding)
+            .filter(|r| r.value.is_some())
+            .map(|r| {
+                format!(
+                    "{} {} {} {}",
+                    r.aggregate.as_str(),
+                    r.metric,
+                    r.value.map(short).unwrap_or_default(),
+                    r.unit
+                )
+            })
+            .map(|m| format!("; its runs measured {m}, which says nothing about the policy's test"))
+            .unwrap_or_default();
+        return (
+            Verdict::Inconclusive,
+            format!("not the policy's test: {}{first}", deviation::list(&either)),
+        );
+    }
     if !missing.is_empty() {
         return (
             Verdict::Inconclusive,
@@ -859,20 +886,6 @@ fn decide(j: &Judged) -> (Verdict, String) {
             short(r.threshold),
         )
     };
-    if !either.is_empty() {
-        let first = rules
-            .iter()
-            .find(deciding)
-            .map(describe)
-            .unwrap_or_default();
-        return (
-            Verdict::Inconclusive,
-            format!(
-                "not the policy's test: {}; its runs measured {first}, which says nothing about the policy's test",
-                deviation::list(&either)
-            ),
-        );
-    }
     if opts.scope == Scope::Report && !evidence.enough {
         let leaning = if failed.is_empty() { "pass" } else { "fail" };
         return (

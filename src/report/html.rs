@@ -84,6 +84,22 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     let _ = writeln!(h, "<h1>iopscheck: {}{}</h1>", text(&p.name), text(&on));
     let _ = writeln!(h, "<p><span class=\"word\">{word}</span></p>");
     let _ = writeln!(h, "<p class=\"reason\">{}</p>", text(&ev.reason));
+    // The test's shape and what keeps it from being the policy's, in the banner itself.
+    let context = super::verdict_context(ev);
+    if !ev.runs.is_empty() || !context.is_empty() {
+        h.push_str("<ul class=\"test\">\n");
+        if !ev.runs.is_empty() {
+            let _ = writeln!(
+                h,
+                "<li class=\"shape\">test: {}</li>",
+                text(&super::test_shape(ev))
+            );
+        }
+        for line in &context {
+            let _ = writeln!(h, "<li class=\"deviation\">{}</li>", text(line));
+        }
+        h.push_str("</ul>\n");
+    }
     h.push_str("</header>\n<main>\n");
 
     policy_section(&mut h, ev, &id);
