@@ -1209,7 +1209,6 @@ pub fn window_start(now: DateTime<Utc>, window: std::time::Duration) -> DateTime
 mod tests {
     use super::*;
     use crate::history::{SCHEMA_VERSION, Source, Target};
-    use crate::job::JobShape;
 
     fn policy() -> Policy {
         crate::policy::resolve("swimlane").unwrap().policy

@@ -349,8 +349,9 @@ fn run_with_the_fio_engine_records_fio_and_leaves_no_file() {
         .arg(&env.dir)
         .output()
         .unwrap();
+    // a quick look: a fail, or inconclusive where it would pass
     assert!(
-        matches!(out.status.code(), Some(0) | Some(1)),
+        matches!(out.status.code(), Some(1) | Some(3)),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
