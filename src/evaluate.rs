@@ -684,14 +684,12 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
 
     let mut warnings = opts.notes.clone();
     warnings.extend(find_warnings(&runs, policy, &metrics, opts));
-    dedup(&mut warnings);
 
     // The interval says something only once the evidence rule is met.
     let mut rules = rules;
     for r in &mut rules {
         r.marginal &= evidence.enough;
     }
-    let mut warnings = warnings;
     warnings.extend(future_warning);
     for d in &deviations {
         warnings.push(Warning::Note(format!(
@@ -1569,7 +1567,7 @@ mod tests {
         assert!(
             e.days
                 .iter()
-                .all(|d| d.date.to_string() < "2026-12-03".to_string())
+                .all(|d| d.date.to_string().as_str() < "2026-12-03")
         );
         let w: Vec<String> = e.warnings.iter().map(|w| w.to_string()).collect();
         assert!(
