@@ -249,6 +249,7 @@ mod tests {
             source_digest: None,
             engine: engine.into(),
             engine_note: None,
+            job_assumed: None,
             job,
             metrics: Default::default(),
             target: Target {

@@ -1223,6 +1223,7 @@ mod tests {
             source_digest: None,
             engine: "posixaio".into(),
             engine_note: None,
+            job_assumed: None,
             job: policy().job.shape(),
             metrics: [
                 ("write_bw_mb_s".to_string(), mb_s),

@@ -112,6 +112,7 @@ pub fn swimlane_record(
         source_digest: None,
         engine: "posixaio".into(),
         engine_note: None,
+        job_assumed: None,
         // the policy's own job: a run of the policy's test
         job: iopscheck::policy::resolve("swimlane")
             .expect("built-in")
