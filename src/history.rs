@@ -144,6 +144,26 @@ pub enum HistoryError {
         path: String,
         source: std::io::Error,
     },
+    #[error("history {path}: refusing to record a run of {timestamp}: {msg}; nothing was written")]
+    Invalid {
+        path: String,
+        timestamp: String,
+        msg: String,
+    },
+}
+
+/// The rule every record's figures keep, on the way into the history and out of it: finite
+/// and not negative (no metric iopscheck knows can be below zero). The error names the metric.
+pub fn check_metrics(metrics: &BTreeMap<String, f64>) -> Result<(), String> {
+    for (k, &v) in metrics {
+        if !v.is_finite() {
+            return Err(format!("metric {k} is {v}, not a finite number"));
+        }
+        if v < 0.0 {
+            return Err(format!("metric {k} is {v}: no metric can be negative"));
+        }
+    }
+    Ok(())
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> HistoryError + '_ {
@@ -289,6 +309,13 @@ fn open_for_append(path: &Path) -> Result<File, HistoryError> {
 pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {
     if records.is_empty() {
         return Ok(());
+    }
+    for r in records {
+        check_metrics(&r.metrics).map_err(|msg| HistoryError::Invalid {
+            path: path.display().to_string(),
+            timestamp: r.timestamp.to_rfc3339(),
+            msg,
+        })?;
     }
     let mut buf = Vec::new();
     for r in records {
@@ -438,9 +465,10 @@ fn parse_line(text: &[u8], keep: &impl Fn(&Head) -> bool) -> Result<Option<Recor
     if !keep(&head) {
         return Ok(None);
     }
-    serde_json::from_slice(text)
-        .map(Some)
-        .map_err(|e| format!("not a valid record ({e})"))
+    let r: Record =
+        serde_json::from_slice(text).map_err(|e| format!("not a valid record ({e})"))?;
+    check_metrics(&r.metrics)?;
+    Ok(Some(r))
 }
 
 /// Why a line is not a record, for the warning (the slow path, for bad lines only).
@@ -533,6 +561,26 @@ mod tests {
         let lines: Vec<_> = s.iter().map(|s| s.line).collect();
         assert_eq!(lines, vec![2, 3, 5]);
         assert!(s[0].reason.contains("newer"));
+    }
+
+    #[test]
+    fn impossible_figures_are_neither_written_nor_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.jsonl");
+        for bad in [f64::INFINITY, f64::NAN, -1.0] {
+            let e = append(&p, &[record("2026-11-30T10:00:00Z", bad)]).unwrap_err();
+            assert!(e.to_string().contains("metric write_iops"), "{e}");
+            assert!(!p.exists(), "nothing may be written for {bad}");
+        }
+        let good = serde_json::to_string(&record("2026-11-30T10:00:00Z", 1.0)).unwrap();
+        let negative = good.replace("\"write_iops\":1.0", "\"write_iops\":-5.0");
+        assert_ne!(good, negative);
+        std::fs::write(&p, format!("{good}\n{negative}\n")).unwrap();
+        let (r, s) = read(&p).unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].line, 2);
+        assert!(s[0].reason.contains("write_iops"), "{}", s[0].reason);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 pub mod app;
 pub mod cli;
 pub mod commands;
+pub mod deviation;
 pub mod engine;
 pub mod evaluate;
 pub mod fio;

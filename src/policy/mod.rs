@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::job::{Job, Secs};
+use crate::job::{IoEngine, Job, Secs};
 use crate::metrics;
 
 pub use builtin::{BUILTIN, builtin_yaml};
@@ -27,6 +27,10 @@ pub struct Policy {
     pub vendor: String,
     pub source: Source,
     pub job: Job,
+    /// The engines the policy's test may run on, the first being the default (the job's
+    /// `ioengine`). A policy without the list accepts its job's engine only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub engines: Vec<IoEngine>,
     /// Runs per `iopscheck run` invocation.
     #[serde(default = "default_runs")]
     pub runs: u32,
@@ -636,6 +640,14 @@ pub fn check(p: &Policy) -> Result<(), String> {
         return Err("name: must not be empty".into());
     }
     p.job.validate().map_err(|e| format!("job.{e}"))?;
+    if let Some(first) = p.engines.first()
+        && *first != p.job.ioengine
+    {
+        return Err(format!(
+            "engines: the first engine is the default and must be the job's ioengine ({}), not {first}",
+            p.job.ioengine
+        ));
+    }
     if p.runs == 0 || p.runs > 1000 {
         return Err("runs: must be 1 to 1000".into());
     }
@@ -699,6 +711,22 @@ pub fn check(p: &Policy) -> Result<(), String> {
 }
 
 impl Policy {
+    /// The engines whose runs are the policy's test: `engines`, or the job's engine alone.
+    pub fn accepted_engines(&self) -> Vec<IoEngine> {
+        if self.engines.is_empty() {
+            vec![self.job.ioengine.clone()]
+        } else {
+            self.engines.clone()
+        }
+    }
+
+    /// Whether a run on `engine` (fio's name; "fio/posixaio" as records write fio's runs)
+    /// is the policy's test.
+    pub fn accepts_engine(&self, engine: &str) -> bool {
+        let e = IoEngine::from(engine.strip_prefix("fio/").unwrap_or(engine));
+        self.accepted_engines().contains(&e)
+    }
+
     /// The rules that decide the verdict.
     pub fn deciding_rules(&self) -> impl Iterator<Item = &Rule> {
         self.rules.iter().filter(|r| r.level == Level::Fail)
@@ -811,7 +839,7 @@ mod tests {
             .replace("metric: write_iops_formula", "metric: write_ipos");
         let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
         assert!(
-            e.starts_with("p.yaml:38:")
+            e.starts_with("p.yaml:44:")
                 && e.contains("rules[].metric: unknown metric 'write_ipos'"),
             "{e}"
         );
