@@ -8,6 +8,7 @@ use std::fmt;
 use chrono::{DateTime, Duration as ChronoDuration, FixedOffset, NaiveDate, Utc};
 use serde::Serialize;
 
+use crate::deviation::{self, Deviation, Effect};
 use crate::history::Record;
 use crate::job::ShapeDifference;
 use crate::policy::{Aggregate, Level, Op, Policy, TestOrigin};
@@ -96,7 +97,8 @@ pub struct Stats {
     pub stdev: f64,
     /// stdev / mean; 0 when the mean is 0.
     pub cv: f64,
-    /// 95% confidence interval of the mean (Student's t); equal to the mean for one run.
+    /// 95% confidence interval of the (arithmetic) mean, by [`ci95_of_mean`]; equal to the
+    /// mean for one run.
     pub ci95_low: f64,
     pub ci95_high: f64,
 }
@@ -117,11 +119,7 @@ impl Stats {
         } else {
             0.0
         };
-        let half = if n > 1 {
-            t_975(n - 1) * stdev / (n as f64).sqrt()
-        } else {
-            0.0
-        };
+        let (ci95_low, ci95_high) = ci95_of_mean(&v, mean, stdev);
         Some(Stats {
             n,
             mean,
@@ -130,8 +128,8 @@ impl Stats {
             max: sorted[n - 1],
             stdev,
             cv: if mean != 0.0 { stdev / mean.abs() } else { 0.0 },
-            ci95_low: mean - half,
-            ci95_high: mean + half,
+            ci95_low,
+            ci95_high,
         })
     }
 
@@ -141,6 +139,37 @@ impl Stats {
             Aggregate::Median => self.median,
         }
     }
+}
+
+/// The 95% interval of the arithmetic mean of positive, right-skewed figures (IOPS, MB/s,
+/// latencies): the modified Cox method for lognormal data (Land 1972; Zhou & Gao 1997;
+/// Olsson 2005), with ȳ and s² the mean and variance of ln x:
+///
+///   exp( ȳ + s²/2  ±  t(0.975, n−1) · √(s²/n + s⁴/(2(n−1))) )
+///
+/// It is centred on the mean the verdict uses, never goes below zero and widens upwards, as
+/// the spread of such figures does. Where a figure is 0 (a latency too short to measure) the
+/// logarithm does not exist: the plain Student-t interval is used, cut at 0, since no metric
+/// can be negative.
+pub fn ci95_of_mean(v: &[f64], mean: f64, stdev: f64) -> (f64, f64) {
+    let n = v.len();
+    if n < 2 {
+        return (mean, mean);
+    }
+    let t = t_975(n - 1);
+    if v.iter().all(|&x| x > 0.0) {
+        let logs: Vec<f64> = v.iter().map(|x| x.ln()).collect();
+        let ly = logs.iter().sum::<f64>() / n as f64;
+        let s2 = logs.iter().map(|y| (y - ly).powi(2)).sum::<f64>() / (n - 1) as f64;
+        if stdev == 0.0 {
+            return (mean, mean);
+        }
+        let half = t * (s2 / n as f64 + s2 * s2 / (2.0 * (n - 1) as f64)).sqrt();
+        let centre = ly + s2 / 2.0;
+        return ((centre - half).exp(), (centre + half).exp());
+    }
+    let half = t * stdev / (n as f64).sqrt();
+    ((mean - half).max(0.0), mean + half)
 }
 
 fn median_sorted(s: &[f64]) -> f64 {
@@ -429,8 +458,69 @@ pub struct Evaluation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<Group>,
     pub differences: Vec<ShapeDifference>,
+    /// How the judged runs' test differs from the policy's (run, import): each named in the
+    /// verdict; a flattering one turns a pass into inconclusive.
+    pub deviations: Vec<Deviation>,
+    /// What the judged runs' outputs do not state, where a deviation could hide ("end fsync
+    /// not stated"): shown with the verdict.
+    pub caveats: Vec<String>,
+    /// Runs left out of the verdict, by reason (report: not the policy's test; any scope:
+    /// dated in the future).
+    pub not_counted: Vec<NotCounted>,
+    /// The runs left out, each with its reason, for the formats that list runs.
+    #[serde(skip)]
+    pub excluded: Vec<(Record, String)>,
+    /// Each judged run's deviations in one line ("" for the policy's test), in run order.
+    #[serde(skip)]
+    pub run_deviations: Vec<String>,
     pub strict: bool,
     pub generated: DateTime<Utc>,
+}
+
+/// Runs left out of the verdict for one reason.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NotCounted {
+    pub reason: String,
+    pub runs: usize,
+}
+
+impl fmt::Display for NotCounted {
+    /// "4 runs not counted: size 64 MiB instead of 4 GiB".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} run{} not counted: {}",
+            self.runs,
+            if self.runs == 1 { "" } else { "s" },
+            self.reason
+        )
+    }
+}
+
+/// A record dated later than this after the evaluation's time is dated in the future: the
+/// margin absorbs clocks a little apart between the nodes and the machine reading them.
+pub const FUTURE_MARGIN_SECS: i64 = 300;
+
+/// Whether a record is dated in the future of `now` (beyond [`FUTURE_MARGIN_SECS`]).
+pub fn is_future(r: &Record, now: DateTime<Utc>) -> bool {
+    r.timestamp.with_timezone(&Utc) > now + ChronoDuration::seconds(FUTURE_MARGIN_SECS)
+}
+
+/// A run's result against the deciding rules alone: "pass", "fail" or "not measured".
+pub fn run_result(ev: &Evaluation, index: usize) -> &'static str {
+    let mut result = "pass";
+    for r in ev
+        .rules
+        .iter()
+        .filter(|r| r.level == Level::Fail || (ev.strict && r.level == Level::Warn))
+    {
+        match r.per_run.get(index).copied().flatten() {
+            Some(true) => {}
+            Some(false) => return "fail",
+            None => result = "not measured",
+        }
+    }
+    result
 }
 
 impl Evaluation {
@@ -458,6 +548,73 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
     runs.sort_by_key(|r| r.timestamp);
     let agg = policy.evidence.aggregate;
 
+    // Which runs count. A run dated in the future never does (its clock is wrong); in a
+    // report, only runs of the policy's test do. A run or an import judges what it was given,
+    // and the deviations decide what its verdict can be.
+    let mut future: Vec<Record> = Vec::new();
+    let mut excluded: Vec<(Record, String)> = Vec::new();
+    // In the order found, each once.
+    let mut deviations: Vec<Deviation> = Vec::new();
+    let mut caveats: Vec<String> = Vec::new();
+    let mut judged: Vec<Record> = Vec::with_capacity(runs.len());
+    let mut run_deviations: Vec<String> = Vec::new();
+    for r in runs {
+        if is_future(&r, opts.now) {
+            future.push(r);
+            continue;
+        }
+        let c = deviation::check(&r, policy);
+        if opts.scope == Scope::Report && !c.is_policy_test() {
+            let reason = deviation::list(&c.deviations);
+            excluded.push((r, reason));
+            continue;
+        }
+        run_deviations.push(deviation::list(&c.deviations));
+        for d in c.deviations {
+            if !deviations.contains(&d) {
+                deviations.push(d);
+            }
+        }
+        for c in c.caveats {
+            if !caveats.contains(&c) {
+                caveats.push(c);
+            }
+        }
+        judged.push(r);
+    }
+    let runs = judged;
+    let mut not_counted: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, reason) in &excluded {
+        *not_counted.entry(reason.clone()).or_default() += 1;
+    }
+    let mut future_warning = None;
+    if !future.is_empty() {
+        let latest = future.iter().map(|r| r.timestamp).max().expect("non-empty");
+        not_counted.insert(
+            "dated in the future (check the node's clock)".into(),
+            future.len(),
+        );
+        future_warning = Some(Warning::Note(format!(
+            "{} run{} dated in the future (the latest {}) {} not counted: a clock was wrong when {} recorded; fix the clock, the runs stay in the history",
+            future.len(),
+            if future.len() == 1 { "" } else { "s" },
+            latest.format("%Y-%m-%d %H:%M %:z"),
+            if future.len() == 1 { "is" } else { "are" },
+            if future.len() == 1 {
+                "it was"
+            } else {
+                "they were"
+            },
+        )));
+        for r in future {
+            excluded.push((r, "dated in the future".into()));
+        }
+    }
+    let not_counted: Vec<NotCounted> = not_counted
+        .into_iter()
+        .map(|(reason, runs)| NotCounted { reason, runs })
+        .collect();
+
     // Statistics of every metric present in any run, gathered in one pass over the runs.
     let mut columns: std::collections::HashMap<&str, Vec<f64>> = Default::default();
     for r in &runs {
@@ -478,11 +635,7 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
             let stats = metrics.get(&rule.metric);
             let value = stats.map(|s| s.aggregate(agg));
             let passed = value.map(|v| rule.op.holds(v, rule.threshold));
-            let marginal = stats.is_some_and(|s| {
-                s.n > 1
-                    && rule.op.holds(s.ci95_low, rule.threshold)
-                        != rule.op.holds(s.ci95_high, rule.threshold)
-            });
+            let marginal = stats.is_some_and(|s| straddles(s, rule.op, rule.threshold));
             RuleResult {
                 metric: rule.metric.clone(),
                 op: rule.op,
@@ -531,9 +684,46 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
 
     let mut warnings = opts.notes.clone();
     warnings.extend(find_warnings(&runs, policy, &metrics, opts));
+
+    // The interval says something only once the evidence rule is met.
+    let mut rules = rules;
+    for r in &mut rules {
+        r.marginal &= evidence.enough;
+    }
+    warnings.extend(future_warning);
+    for d in &deviations {
+        warnings.push(Warning::Note(format!(
+            "not the policy's test: {d}: {}",
+            d.why()
+        )));
+    }
     dedup(&mut warnings);
 
-    let (verdict, reason) = decide(&rules, &evidence, opts, &runs);
+    let judged = Judged {
+        rules: &rules,
+        evidence: &evidence,
+        opts,
+        runs: &runs,
+        metrics: &metrics,
+        deviations: &deviations,
+        not_counted: &not_counted,
+    };
+    let (verdict, reason) = decide(&judged);
+    let differences: Vec<ShapeDifference> = opts
+        .shape_differences
+        .iter()
+        .cloned()
+        .chain(
+            deviations
+                .iter()
+                .filter(|d| d.effect == Effect::EitherWay)
+                .map(|d| ShapeDifference {
+                    field: d.field,
+                    expected: d.expected.clone(),
+                    found: d.found.clone(),
+                }),
+        )
+        .collect();
 
     Evaluation {
         scope: opts.scope,
@@ -562,20 +752,51 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
         warnings,
         evidence,
         days,
-        differences: opts.shape_differences.clone(),
+        differences,
+        deviations,
+        caveats,
+        not_counted,
+        excluded,
+        run_deviations,
         strict: opts.strict,
         generated: opts.now,
         runs,
     }
 }
 
-fn decide(
-    rules: &[RuleResult],
-    evidence: &EvidenceStatus,
-    opts: &Options,
-    runs: &[Record],
-) -> (Verdict, String) {
+/// Everything the verdict is decided from.
+struct Judged<'a> {
+    rules: &'a [RuleResult],
+    evidence: &'a EvidenceStatus,
+    opts: &'a Options,
+    runs: &'a [Record],
+    metrics: &'a BTreeMap<String, Stats>,
+    deviations: &'a [Deviation],
+    not_counted: &'a [NotCounted],
+}
+
+/// Whether the 95% interval of the mean lies on both sides of the threshold.
+fn straddles(s: &Stats, op: Op, threshold: f64) -> bool {
+    s.n > 1 && op.holds(s.ci95_low, threshold) != op.holds(s.ci95_high, threshold)
+}
+
+fn decide(j: &Judged) -> (Verdict, String) {
+    let (rules, evidence, opts, runs) = (j.rules, j.evidence, j.opts, j.runs);
+    let not_counted = if j.not_counted.is_empty() {
+        String::new()
+    } else {
+        let l: Vec<String> = j.not_counted.iter().map(|n| n.to_string()).collect();
+        format!(" ({})", l.join("; "))
+    };
     if runs.is_empty() {
+        if !j.not_counted.is_empty() {
+            return (
+                Verdict::Inconclusive,
+                format!(
+                    "no runs of the policy's test to judge{not_counted}: run `iopscheck run` without --size or --runtime on the node's disk"
+                ),
+            );
+        }
         return (
             Verdict::Inconclusive,
             "no runs to judge: run `iopscheck run`, or widen the window with --since".into(),
@@ -600,6 +821,39 @@ fn decide(
         .filter(|r| r.value.is_none())
         .map(|r| r.metric.as_str())
         .collect();
+    let either: Vec<Deviation> = j
+        .deviations
+        .iter()
+        .filter(|d| d.effect == Effect::EitherWay)
+        .cloned()
+        .collect();
+    let flatters: Vec<Deviation> = j
+        .deviations
+        .iter()
+        .filter(|d| d.effect == Effect::Flatters)
+        .cloned()
+        .collect();
+    if !either.is_empty() {
+        let first = rules
+            .iter()
+            .find(deciding)
+            .filter(|r| r.value.is_some())
+            .map(|r| {
+                format!(
+                    "{} {} {} {}",
+                    r.aggregate.as_str(),
+                    r.metric,
+                    r.value.map(short).unwrap_or_default(),
+                    r.unit
+                )
+            })
+            .map(|m| format!("; its runs measured {m}, which says nothing about the policy's test"))
+            .unwrap_or_default();
+        return (
+            Verdict::Inconclusive,
+            format!("not the policy's test: {}{first}", deviation::list(&either)),
+        );
+    }
     if !missing.is_empty() {
         return (
             Verdict::Inconclusive,
@@ -614,7 +868,6 @@ fn decide(
         .filter(deciding)
         .filter(|r| r.passed == Some(false))
         .collect();
-    let marginal = rules.iter().filter(deciding).any(|r| r.marginal);
     let describe = |r: &RuleResult| {
         format!(
             "{} {} is {} {}, {} {} {}",
@@ -636,15 +889,36 @@ fn decide(
         return (
             Verdict::Inconclusive,
             format!(
-                "not enough evidence yet ({}); so far the runs lean towards {leaning}",
+                "not enough evidence yet ({}){not_counted}; so far the runs lean towards {leaning}",
                 evidence.advice()
             ),
         );
     }
-    let marg = if marginal {
-        "; marginal: the 95% interval of the mean straddles the threshold, so more runs could change the verdict"
+    // Marginal only where the evidence rule is met; before that, the runs are too few to
+    // bound the mean at all.
+    let marg = if rules.iter().filter(deciding).any(|r| r.marginal) {
+        "; marginal: the 95% interval of the mean straddles the threshold, so more runs could change the verdict".to_string()
+    } else if !evidence.enough {
+        let straddling = rules.iter().filter(deciding).any(|r| {
+            j.metrics
+                .get(&r.metric)
+                .is_some_and(|s| straddles(s, r.op, r.threshold))
+        });
+        format!(
+            "; {} run{} {} too few to bound the mean{} (the evidence rule asks for {} runs over {} days)",
+            runs.len(),
+            if runs.len() == 1 { "" } else { "s" },
+            if runs.len() == 1 { "is" } else { "are" },
+            if straddling {
+                ", and their 95% interval straddles the threshold"
+            } else {
+                ""
+            },
+            evidence.min_runs,
+            evidence.min_days
+        )
     } else {
-        ""
+        String::new()
     };
     if failed.is_empty() {
         let first = rules
@@ -663,10 +937,30 @@ fn decide(
         } else {
             format!("; soft limit missed: {}", soft.join("; "))
         };
-        (Verdict::Pass, format!("{first}{soft}{marg}"))
+        if !flatters.is_empty() {
+            return (
+                Verdict::Inconclusive,
+                format!(
+                    "passed only on a test that flatters the disk ({}): {first}{soft}; only the policy's own test can pass",
+                    deviation::list(&flatters)
+                ),
+            );
+        }
+        (Verdict::Pass, format!("{first}{soft}{marg}{not_counted}"))
     } else {
         let d: Vec<String> = failed.iter().map(|r| describe(r)).collect();
-        (Verdict::Fail, format!("{}{marg}", d.join("; ")))
+        let even = if flatters.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; failed even on a test that flatters the disk ({})",
+                deviation::list(&flatters)
+            )
+        };
+        (
+            Verdict::Fail,
+            format!("{}{even}{marg}{not_counted}", d.join("; ")),
+        )
     }
 }
 
@@ -713,7 +1007,6 @@ const NETWORK_FS: &[&str] = &[
     "beegfs",
     "virtiofs",
 ];
-const RAM_FS: &[&str] = &["tmpfs", "ramfs", "devtmpfs"];
 
 fn find_warnings(
     runs: &[Record],
@@ -791,12 +1084,8 @@ fn find_warnings(
         .collect();
     for fs in filesystems {
         let base = fs.split('.').next().unwrap_or(fs);
-        if RAM_FS.contains(&fs) {
-            out.push(Warning::VolatileTarget {
-                filesystem: fs.into(),
-                network: false,
-            });
-        } else if NETWORK_FS.contains(&fs) || NETWORK_FS.contains(&base) {
+        // A RAM-backed target is a deviation (crate::deviation), named with the verdict.
+        if NETWORK_FS.contains(&fs) || NETWORK_FS.contains(&base) {
             out.push(Warning::VolatileTarget {
                 filesystem: fs.into(),
                 network: true,
@@ -918,7 +1207,6 @@ pub fn window_start(now: DateTime<Utc>, window: std::time::Duration) -> DateTime
 mod tests {
     use super::*;
     use crate::history::{SCHEMA_VERSION, Source, Target};
-    use crate::job::JobShape;
 
     fn policy() -> Policy {
         crate::policy::resolve("swimlane").unwrap().policy
@@ -936,7 +1224,7 @@ mod tests {
             engine: "posixaio".into(),
             engine_note: None,
             job_assumed: None,
-            job: JobShape::default(),
+            job: policy().job.shape(),
             metrics: [
                 ("write_bw_mb_s".to_string(), mb_s),
                 ("write_iops_formula".to_string(), formula),
@@ -1005,9 +1293,92 @@ mod tests {
         assert!((s.stdev - 8f64.sqrt()).abs() < 1e-12);
         assert_eq!(e.verdict, Verdict::Pass);
         assert_eq!(e.rules[0].per_run, vec![Some(false), Some(true)]);
-        // and the interval of two such runs straddles 3000: marginal
+        // The interval of two such runs straddles 3000, but two runs are too few to bound the
+        // mean at all: that is what the verdict says, not "marginal".
+        assert!(!e.rules[0].marginal);
+        assert!(!e.reason.contains("marginal"), "{}", e.reason);
+        assert!(
+            e.reason.contains("2 runs are too few to bound the mean"),
+            "{}",
+            e.reason
+        );
+    }
+
+    #[test]
+    fn marginal_only_once_the_evidence_rule_is_met() {
+        // Six runs over two days, alternating below and above 3000 by the formula.
+        let recs: Vec<Record> = (0..6)
+            .map(|i| {
+                rec(
+                    &format!("2026-12-0{}T0{i}:00:00Z", 1 + i / 3),
+                    if i % 2 == 0 { 10.5 } else { 13.5 },
+                )
+            })
+            .collect();
+        let e = evaluate(
+            recs.as_slice(),
+            &policy(),
+            &Options::new(Scope::Report, now()),
+        );
+        assert!(e.evidence.enough);
+        assert_eq!(e.verdict, Verdict::Pass);
         assert!(e.rules[0].marginal);
-        assert!(e.reason.contains("marginal"));
+        assert!(e.reason.contains("marginal"), "{}", e.reason);
+        assert!(!e.reason.contains("too few"), "{}", e.reason);
+    }
+
+    #[test]
+    fn the_interval_of_positive_figures_stays_positive() {
+        // Two runs averaging 57904 IOPS: Student's t gave −57,297 to 167,591.
+        let s = Stats::of(&[55147.0, 55147.0 * 1.1]).unwrap();
+        assert!(s.ci95_low > 0.0, "{s:?}");
+        assert!(s.ci95_low < s.mean && s.mean < s.ci95_high, "{s:?}");
+        // The modified Cox interval, computed independently (Python, t(1) = 12.706).
+        assert!((s.ci95_low - 31596.59376).abs() < 0.01, "{s:?}");
+        assert!((s.ci95_high - 106357.66015).abs() < 0.01, "{s:?}");
+        // Identical runs: no spread, an interval of one point.
+        let s = Stats::of(&[3000.0, 3000.0, 3000.0]).unwrap();
+        assert_eq!((s.ci95_low, s.ci95_high), (3000.0, 3000.0));
+        // A zero (a latency too short to measure): Student's t, cut at 0.
+        let s = Stats::of(&[0.0, 10.0]).unwrap();
+        assert_eq!(s.ci95_low, 0.0);
+        assert!((s.ci95_high - (5.0 + 12.706 * 50f64.sqrt() / 2f64.sqrt())).abs() < 1e-9);
+    }
+
+    /// A small deterministic generator for the coverage check (SplitMix64).
+    fn normal(state: &mut u64) -> f64 {
+        let mut next = || {
+            *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = *state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (u1, u2) = (next().max(1e-300), next());
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+
+    #[test]
+    fn the_interval_covers_the_true_mean_of_skewed_figures_95_times_in_100() {
+        // Lognormal runs (σ = 0.3 on the log scale: a CV of about 30%, as cached runs vary):
+        // the interval should hold the true mean, exp(σ²/2), in about 95% of samples.
+        let sigma = 0.3f64;
+        let truth = (sigma * sigma / 2.0).exp();
+        let mut state = 42u64;
+        for n in [3usize, 6, 12] {
+            let trials = 4000;
+            let mut covered = 0;
+            for _ in 0..trials {
+                let v: Vec<f64> = (0..n).map(|_| (sigma * normal(&mut state)).exp()).collect();
+                let s = Stats::of(&v).unwrap();
+                assert!(s.ci95_low > 0.0);
+                if s.ci95_low <= truth && truth <= s.ci95_high {
+                    covered += 1;
+                }
+            }
+            let rate = covered as f64 / trials as f64;
+            assert!((0.93..=0.97).contains(&rate), "n = {n}: coverage {rate}");
+        }
     }
 
     #[test]
@@ -1016,10 +1387,9 @@ mod tests {
         assert_eq!(s.mean, 5.0);
         assert_eq!(s.median, 4.5);
         assert!((s.stdev - 2.138_089_935).abs() < 1e-9);
-        // t(7) = 2.365: 5 ± 2.365 × 2.138 / √8
-        let half = 2.365 * s.stdev / 8f64.sqrt();
-        assert!((s.ci95_low - (5.0 - half)).abs() < 1e-9);
-        assert!((s.ci95_high - (5.0 + half)).abs() < 1e-9);
+        // The modified Cox interval with t(7) = 2.365, computed independently (Python).
+        assert!((s.ci95_low - 3.430_191_902).abs() < 1e-6, "{s:?}");
+        assert!((s.ci95_high - 7.537_507_570).abs() < 1e-6, "{s:?}");
         assert!((s.cv - 0.427_617_987).abs() < 1e-6);
         assert!((t_975(100) - 1.984).abs() < 0.001);
         assert!((t_975(1000) - 1.962).abs() < 0.001);
@@ -1089,17 +1459,127 @@ mod tests {
             })
             .collect();
         recs[3].metrics.insert("write_iops_formula".into(), 900.0);
-        recs[4].target.filesystem = Some("tmpfs".into());
         let e = run_eval(&recs);
         assert!(
             e.warnings
                 .iter()
                 .any(|w| matches!(w, Warning::Outlier { .. }))
         );
+    }
+
+    #[test]
+    fn a_pass_on_a_flattering_test_is_inconclusive_and_a_fail_still_fails() {
+        let mut quick = rec("2026-12-01T10:00:00Z", 100.0);
+        quick.job.size = Some(64 << 20);
+        quick.job.runtime_s = Some(3.0);
+        let e = run_eval(std::slice::from_ref(&quick));
+        assert_eq!(e.verdict, Verdict::Inconclusive);
         assert!(
-            e.warnings
+            e.reason.starts_with("passed only on a test that flatters the disk (size 64 MiB instead of 4 GiB; runtime 3s instead of 1m)"),
+            "{}",
+            e.reason
+        );
+        // the figures are still there
+        assert!(e.rules[0].value.unwrap() > 25000.0);
+        let mut slow = quick.clone();
+        slow.metrics.insert("write_iops_formula".into(), 2554.0);
+        let e = run_eval(&[slow]);
+        assert_eq!(e.verdict, Verdict::Fail);
+        assert!(
+            e.reason
+                .contains("failed even on a test that flatters the disk (size 64 MiB"),
+            "{}",
+            e.reason
+        );
+        let mut tmpfs = rec("2026-12-01T10:00:00Z", 100.0);
+        tmpfs.target.filesystem = Some("tmpfs".into());
+        let e = run_eval(&[tmpfs]);
+        assert_eq!(e.verdict, Verdict::Inconclusive);
+        assert!(
+            e.reason.contains("target tmpfs (in RAM) instead of a disk"),
+            "{}",
+            e.reason
+        );
+        // io_uring is the policy's to accept; psync is not, and could go either way
+        let mut uring = rec("2026-12-01T10:00:00Z", 16.0);
+        uring.engine = "io_uring".into();
+        assert_eq!(run_eval(&[uring.clone()]).verdict, Verdict::Pass);
+        uring.engine = "psync".into();
+        uring.metrics.insert("write_iops_formula".into(), 100.0);
+        let e = run_eval(&[uring]);
+        assert_eq!(e.verdict, Verdict::Inconclusive);
+        assert!(
+            e.reason
+                .contains("ioengine psync instead of posixaio or io_uring"),
+            "{}",
+            e.reason
+        );
+    }
+
+    #[test]
+    fn a_report_counts_only_the_policys_test_and_lists_the_rest() {
+        let mut recs: Vec<Record> = (0..6)
+            .map(|i| rec(&format!("2026-12-0{}T0{i}:00:00Z", 1 + i / 3), 16.0))
+            .collect();
+        for i in 0..4 {
+            let mut q = rec(&format!("2026-12-02T0{i}:00:00Z"), 90.0);
+            q.job.size = Some(64 << 20);
+            recs.push(q);
+        }
+        let e = evaluate(
+            recs.as_slice(),
+            &policy(),
+            &Options::new(Scope::Report, now()),
+        );
+        assert_eq!(e.verdict, Verdict::Pass);
+        assert_eq!(e.runs.len(), 6);
+        assert_eq!(e.evidence.runs, 6);
+        assert_eq!(e.not_counted.len(), 1);
+        assert_eq!(
+            e.not_counted[0].to_string(),
+            "4 runs not counted: size 64 MiB instead of 4 GiB"
+        );
+        assert!(e.reason.contains("4 runs not counted"), "{}", e.reason);
+        assert_eq!(e.excluded.len(), 4);
+        // quick looks alone are no evidence
+        let e = evaluate(&recs[6..], &policy(), &Options::new(Scope::Report, now()));
+        assert_eq!(e.verdict, Verdict::Inconclusive);
+        assert!(
+            e.reason.starts_with("no runs of the policy's test"),
+            "{}",
+            e.reason
+        );
+    }
+
+    #[test]
+    fn records_dated_in_the_future_never_count_and_are_named() {
+        let mut recs: Vec<Record> = (0..6)
+            .map(|i| rec(&format!("2026-12-0{}T0{i}:00:00Z", 1 + i / 3), 16.0))
+            .collect();
+        recs.push(rec("9999-12-31T23:59:59Z", 1.0));
+        recs.push(rec("2026-12-02T12:30:00Z", 1.0));
+        let e = evaluate(
+            recs.as_slice(),
+            &policy(),
+            &Options::new(Scope::Report, now()),
+        );
+        assert_eq!(e.verdict, Verdict::Pass);
+        assert_eq!(e.runs.len(), 6);
+        assert!(
+            e.days
                 .iter()
-                .any(|w| matches!(w, Warning::VolatileTarget { network: false, .. }))
+                .all(|d| d.date.to_string().as_str() < "2026-12-03")
+        );
+        let w: Vec<String> = e.warnings.iter().map(|w| w.to_string()).collect();
+        assert!(
+            w.iter()
+                .any(|w| w.starts_with("2 runs dated in the future (the latest 9999-12-31 23:59")),
+            "{w:?}"
+        );
+        assert!(
+            e.not_counted
+                .iter()
+                .any(|n| n.runs == 2 && n.reason.contains("future"))
         );
     }
 
@@ -1144,7 +1624,6 @@ mod tests {
             rec("2026-12-01T11:00:00Z", 16.0),
         ];
         for r in &mut recs {
-            r.job.size = Some(64 << 20);
             r.target.memory_bytes = Some(24 << 30);
         }
         let mut o = Options::new(Scope::Report, now());

@@ -355,6 +355,7 @@ impl Job {
             fdatasync: (self.fdatasync > 0).then_some(self.fdatasync),
             sync: (self.sync != SyncMode::None).then_some(self.sync),
             rwmixread: matches!(self.rw, Rw::Rw | Rw::RandRw).then_some(self.rwmixread),
+            ..JobShape::default()
         }
     }
 }
@@ -392,6 +393,15 @@ pub struct JobShape {
     pub sync: Option<SyncMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rwmixread: Option<u8>,
+    /// fio's `ramp_time` in seconds: the start of the run that is not counted.
+    #[serde(default, rename = "ramp_time", skip_serializing_if = "Option::is_none")]
+    pub ramp_time_s: Option<f64>,
+    /// fio's `directory` option, as an output states it (imports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directory: Option<String>,
+    /// fio's `filename` option, as an output states it (imports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
 }
 
 /// One way an output's job differs from the policy's.

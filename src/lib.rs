@@ -5,6 +5,7 @@
 pub mod app;
 pub mod cli;
 pub mod commands;
+pub mod deviation;
 pub mod engine;
 pub mod evaluate;
 pub mod fio;
@@ -12,6 +13,7 @@ pub mod history;
 pub mod job;
 pub mod measure;
 pub mod metrics;
+pub mod out;
 pub mod policy;
 pub mod report;
 pub mod system;

@@ -80,8 +80,9 @@ fn every_built_in_policy_checks_and_runs_end_to_end_in_every_format() {
             cmd.arg("--export").arg(e);
         }
         let out = cmd.output().unwrap();
+        // a quick look: a fail, or inconclusive where it would have passed
         assert!(
-            matches!(out.status.code(), Some(0) | Some(1)),
+            matches!(out.status.code(), Some(1) | Some(3)),
             "{name}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
@@ -134,8 +135,10 @@ fn run_json(env: &Env, policy: &PathBuf, engine: &str) -> Value {
         .arg(&env.dir)
         .output()
         .unwrap();
+    // the counts are under test, not the verdict: another engine than the job's is
+    // inconclusive (exit 3), never an error
     assert!(
-        matches!(out.status.code(), Some(0) | Some(1)),
+        matches!(out.status.code(), Some(0) | Some(1) | Some(3)),
         "{engine}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -302,7 +305,7 @@ fn a_soft_limit_is_shown_but_changes_the_exit_code_only_with_strict() {
         .arg(&env.dir)
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("misses the soft limit"))
+        .stdout(predicate::str::contains("✗ soft"))
         .stdout(predicate::str::contains(
             "soft limit missed: mean write_iops",
         ));

@@ -60,7 +60,6 @@ fn pass_eval() -> Evaluation {
         .enumerate()
         .map(|(i, (t, mb))| {
             let mut r = rec(t, mb);
-            r.job.size = Some(64 << 20);
             r.target.memory_bytes = Some(24 << 30);
             // only some runs measure latency: the others leave the column empty
             if i % 2 == 0 {
@@ -242,8 +241,18 @@ fn csv_has_a_header_and_one_row_per_run_with_rule_metrics_first() {
             ],
             "{name}"
         );
-        assert_eq!(&header[header.len() - 2..], &["verdict", "warnings"]);
-        let others = &header[9..header.len() - 2];
+        const AFTER: [&str; 8] = [
+            "result",
+            "size",
+            "runtime",
+            "overrides",
+            "deviations",
+            "verdict",
+            "reason",
+            "warnings",
+        ];
+        assert_eq!(&header[header.len() - AFTER.len()..], &AFTER);
+        let others = &header[9..header.len() - AFTER.len()];
         let mut sorted = others.to_vec();
         sorted.sort();
         assert_eq!(others, &sorted[..], "the other metrics are sorted");
@@ -260,14 +269,80 @@ fn csv_has_a_header_and_one_row_per_run_with_rule_metrics_first() {
             assert_eq!(&row[col("source")], "native");
             let v: f64 = row[col("write_iops_formula")].parse().unwrap();
             assert_eq!(v, run.metrics["write_iops_formula"], "full precision");
-            assert_eq!(&row[col("verdict")], name);
+            // the job as recorded
+            assert_eq!(&row[col("size")], "4294967296");
+            assert_eq!(&row[col("runtime")], "60");
         }
-        // warnings: every one, on the first row, one per line; the other rows leave it empty
-        let expected: Vec<String> = warning_texts(&ev).iter().map(|w| one_line(w)).collect();
+        // the set's verdict and reason on the first row only: no run's row reads as its verdict
+        assert_eq!(&rows[0][col("verdict")], name);
+        assert_eq!(&rows[0][col("reason")], ev.reason);
+        assert!(rows[1..].iter().all(|r| r[col("verdict")].is_empty()));
+        // warnings: the verdict's context, then every warning, on the first row, one per line
+        let expected: Vec<String> = iopscheck::report::verdict_context(&ev)
+            .iter()
+            .chain(warning_texts(&ev).iter())
+            .map(|w| one_line(w))
+            .collect();
         let got: Vec<&str> = rows[0][col("warnings")].split('\n').collect();
         assert_eq!(got, expected, "{name}");
         assert!(rows[1..].iter().all(|r| r[col("warnings")].is_empty()));
     }
+}
+
+#[test]
+fn csv_gives_each_run_its_own_result_and_lists_the_runs_not_counted() {
+    // 10.5, 12.5 and 10.8 MB/s: 2688, 3200 and 2764.8 IOPS by the formula; the mean fails
+    let ev = fail_eval();
+    let text = out(Format::Csv, &ev);
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let header = rd.headers().unwrap().clone();
+    let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+    let results: Vec<&str> = rows.iter().map(|r| &r[col("result")]).collect();
+    assert_eq!(results, ["fail", "pass", "fail"]);
+    // tmpfs flatters: named on each run's row
+    assert!(
+        rows.iter()
+            .all(|r| r[col("deviations")].contains("target tmpfs (in RAM)"))
+    );
+    assert_eq!(&rows[0][col("verdict")], "fail");
+
+    // a report with quick looks: the policy's runs judged, the others listed as not counted
+    let mut recs: Vec<Record> = (0..6)
+        .map(|i| rec(&format!("2026-12-0{}T0{i}:00:00Z", 1 + i / 3), 16.0))
+        .collect();
+    for i in 0..4 {
+        let mut q = rec(&format!("2026-12-02T0{}:30:00Z", i), 90.0);
+        q.job.size = Some(64 << 20);
+        q.overrides.insert("size".into(), "64m".into());
+        recs.push(q);
+    }
+    let ev = evaluate(
+        recs.as_slice(),
+        &policy(),
+        &Options::new(Scope::Report, at("2026-12-02T18:00:00Z")),
+    );
+    assert_eq!(ev.verdict, Verdict::Pass, "{}", ev.reason);
+    let text = out(Format::Csv, &ev);
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let header = rd.headers().unwrap().clone();
+    let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 10);
+    let not_counted: Vec<&csv::StringRecord> = rows
+        .iter()
+        .filter(|r| r[col("result")].starts_with("not counted: "))
+        .collect();
+    assert_eq!(not_counted.len(), 4);
+    for r in &not_counted {
+        assert_eq!(
+            &r[col("result")],
+            "not counted: size 64 MiB instead of 4 GiB"
+        );
+        assert_eq!(&r[col("size")], "67108864");
+        assert_eq!(&r[col("overrides")], "--size 64m");
+    }
+    assert!(rows[0][col("warnings")].contains("4 runs not counted: size 64 MiB instead of 4 GiB"));
 }
 
 #[test]
@@ -728,16 +803,17 @@ fn junit_failure_carries_the_value_and_the_threshold() {
 }
 
 #[test]
-fn junit_inconclusive_is_skipped_with_the_reason_not_failed() {
+fn junit_inconclusive_is_an_error_with_the_reason_never_green() {
     let ev = inconclusive_eval();
     let text = out(Format::Junit, &ev);
     let doc = xml(&text);
     let first = elements(&doc, "testcase").next().unwrap();
-    let skipped = first
+    let error = first
         .children()
-        .find(|n| n.tag_name().name() == "skipped")
-        .expect("the deciding rule is skipped");
-    let msg = skipped.attribute("message").unwrap();
+        .find(|n| n.tag_name().name() == "error")
+        .expect("the deciding rule is an error");
+    assert_eq!(error.attribute("type"), Some("inconclusive"));
+    let msg = error.attribute("message").unwrap();
     assert!(
         msg.starts_with("inconclusive: not enough evidence"),
         "{msg}"
@@ -745,11 +821,12 @@ fn junit_inconclusive_is_skipped_with_the_reason_not_failed() {
     let evidence = elements(&doc, "testcase")
         .find(|c| c.attribute("name").unwrap().starts_with("evidence"))
         .unwrap();
-    assert!(
-        evidence
-            .children()
-            .any(|n| n.tag_name().name() == "skipped")
-    );
+    assert!(evidence.children().any(|n| n.tag_name().name() == "error"));
+    // the suite counts the errors: a CI gate on errors + failures goes red
+    let suite = elements(&doc, "testsuite").next().unwrap();
+    let errors: usize = suite.attribute("errors").unwrap().parse().unwrap();
+    assert_eq!(errors, 2);
+    assert_eq!(suite.attribute("failures"), Some("0"));
 }
 
 #[test]

@@ -94,7 +94,7 @@ fn emit(outputs: &Outputs, fleet: &Fleet, ctx: &Ctx) -> anyhow::Result<()> {
         let style = Style {
             color: ctx.color && f == Format::Table,
         };
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::out::stdout();
         fleet::render(f, fleet, &style, &mut out)?;
         out.flush()?;
     }

@@ -84,10 +84,17 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
     let policy = loaded.policy;
     let outputs = Outputs::from_args(&args.out)?;
-    let host = args.host.clone().unwrap_or_else(crate::system::hostname);
-    if host.trim().is_empty() {
-        return Err(usage("--host: must not be empty"));
-    }
+    // A customer's output is not this machine's: without --host the node is unknown.
+    let host = match &args.host {
+        Some(h) if h.trim().is_empty() => return Err(usage("--host: must not be empty")),
+        Some(h) => h.clone(),
+        None if args.record => {
+            return Err(usage(
+                "--record: name the node the output came from with --host (a fio output does not say); nothing was recorded",
+            ));
+        }
+        None => HOST_NOT_STATED.to_string(),
+    };
     let now = Utc::now();
     let expected = policy.job.shape();
     let assumed = match &args.assume_job {
@@ -164,17 +171,18 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 }
                 None => job.shape.clone(),
             };
+            // Which blocks are the policy's job, to choose among them; the deviations that
+            // decide the verdict are judged from each record (crate::deviation).
+            let stated: Vec<ShapeDifference> = shape
+                .shape_differences(&expected)
+                .into_iter()
+                .filter(|d| !(d.field == "ioengine" && policy.accepts_engine(&d.found)))
+                .collect();
+            let contradicts = stated.iter().any(|d| d.found != NOT_STATED);
             let mut differences = Vec::new();
-            for mut d in shape.shape_differences(&expected) {
+            for mut d in stated {
                 d.found = format!("{} in {label}", d.found);
                 differences.push(d);
-            }
-            let contradicts = shape
-                .shape_differences(&expected)
-                .iter()
-                .any(|d| d.found != NOT_STATED);
-            for s in shape.scale_differences(&expected) {
-                notes.push(Warning::Note(format!("{label}: judged, but {s}")));
             }
             if job.error != 0 {
                 notes.push(Warning::Note(format!(
@@ -190,22 +198,6 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 .into_iter()
                 .flatten()
                 .any(|d| d.bw_basis == crate::measure::BwBasis::Printed);
-            // An output that does not state its runtime still shows how long the job ran.
-            if job.shape.runtime_s.is_none()
-                && let Some(want) = expected.runtime_s
-                && let Some(ran) = [&m.read, &m.write]
-                    .into_iter()
-                    .flatten()
-                    .map(|d| d.runtime_ms)
-                    .max()
-                && (ran as f64) < want * 1000.0
-            {
-                notes.push(Warning::Note(format!(
-                    "{label}: judged, but the job ran for {:.1} s where the policy's runs {:.0} s: a shorter run leaves less dirty data to flush and may never exhaust burst credits",
-                    ran as f64 / 1000.0,
-                    want
-                )));
-            }
             let record = Record {
                 schema_version: SCHEMA_VERSION,
                 timestamp,
@@ -224,7 +216,11 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 job: shape,
                 metrics: metrics::from_measurement(&m),
                 target: Target {
-                    dir: args.dir.clone().unwrap_or_else(|| "unknown".into()),
+                    dir: args
+                        .dir
+                        .clone()
+                        .or_else(|| stated_dir(&job.shape))
+                        .unwrap_or_else(|| "not stated".into()),
                     ..Target::default()
                 },
                 tool_version: crate::app::VERSION.to_string(),
@@ -234,6 +230,14 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 fio_version: parsed.fio_version.clone(),
                 invocation: None,
             };
+            // A figure no disk can give (an overflow, a negative latency in an edited file)
+            // is refused before anything is judged or recorded.
+            history::check_metrics(&record.metrics).map_err(|e| {
+                usage(format!(
+                    "{}: {label}: {e}; nothing was imported or recorded",
+                    input.name
+                ))
+            })?;
             candidates.push(Candidate {
                 record,
                 label,
@@ -246,7 +250,9 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     notes.extend(said_once(file_notes));
     // what the user assumed comes first: it is the main caveat of such an import
     notes.sort_by_key(|n| !n.to_string().contains(ASSUMED));
-    let (records, differences) = select(candidates, &mut notes);
+    // The shape differences of the judged blocks are found again, with the deviations of
+    // scale, by evaluate (crate::deviation): one rule for run, import, report and fleet.
+    let (records, _) = select(candidates, &mut notes);
 
     if args.record {
         record(&args.history.history, &records, ctx)?;
@@ -254,7 +260,6 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     let mut opts = Options::new(Scope::Import, now);
     opts.strict = args.out.strict;
-    opts.shape_differences = differences;
     opts.notes = notes;
     let ev = evaluate::evaluate(records, &policy, &opts);
     outputs.emit(&ev, ctx)?;
@@ -389,6 +394,26 @@ fn said_once(file_notes: Vec<(String, String)>) -> Vec<Warning> {
             })
         })
         .collect()
+}
+
+/// The host of an import without `--host`.
+pub const HOST_NOT_STATED: &str = "host not stated (use --host)";
+
+/// The directory an output states: fio's `directory` option, else the directory of an
+/// absolute `filename` (a device such as /dev/sdb is its own target).
+fn stated_dir(shape: &crate::job::JobShape) -> Option<String> {
+    if let Some(d) = &shape.directory {
+        return Some(d.clone());
+    }
+    let f = shape.filename.as_deref()?;
+    if f.starts_with("/dev/") {
+        return Some(f.to_string());
+    }
+    let p = Path::new(f);
+    if !p.is_absolute() {
+        return None;
+    }
+    p.parent().map(|d| d.display().to_string())
 }
 
 fn display_name(n: &str) -> &str {

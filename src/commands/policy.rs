@@ -13,10 +13,18 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
         PolicyCommand::List => list(ctx),
         PolicyCommand::Show { name } => {
             let loaded = policy::resolve(&name).map_err(|e| usage(e.to_string()))?;
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::out::stdout();
             out.write_all(loaded.yaml.as_bytes())?;
             if !loaded.yaml.ends_with('\n') {
                 out.write_all(b"\n")?;
+            }
+            // Which engines' runs are this policy's test, said where the file does not say it.
+            if loaded.policy.engines.is_empty() {
+                writeln!(
+                    out,
+                    "# engines: not listed, so only the job's ioengine ({}) runs this policy's test; list them, the default first, to accept others, e.g. engines: [{}, io_uring]",
+                    loaded.policy.job.ioengine, loaded.policy.job.ioengine
+                )?;
             }
             Ok(exit::PASS)
         }
@@ -86,11 +94,12 @@ fn list(ctx: &Ctx) -> anyhow::Result<u8> {
             })
             .collect();
         let j = &p.job;
+        let engines: Vec<String> = p.accepted_engines().iter().map(|e| e.to_string()).collect();
         let mut job = format!(
             "{} {} {}",
             j.rw,
             crate::units::format_size_fio(j.bs.0),
-            j.ioengine
+            engines.join("|")
         );
         if j.iodepth > 1 {
             job.push_str(&format!(" qd{}", j.iodepth));
@@ -112,6 +121,6 @@ fn list(ctx: &Ctx) -> anyhow::Result<u8> {
             p.source.test.to_string(),
         ]);
     }
-    println!("{t}");
+    writeln!(crate::out::stdout(), "{t}")?;
     Ok(exit::PASS)
 }

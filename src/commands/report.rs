@@ -2,6 +2,7 @@
 //! directory, engine) and never mixing groups.
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 
 use chrono::{DateTime, Local, NaiveDate, TimeZone, Utc};
 use comfy_table::{Table, presets};
@@ -134,7 +135,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         for s in &skipped {
             ctx.warn(s);
         }
-        return list(&records);
+        return list(&records, &policy, now);
     }
 
     let since = match &args.since {
@@ -216,24 +217,37 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     for (i, ev) in evs.iter().enumerate() {
         // summary: one line per group, nothing between
         if i > 0 && outputs.stdout != Some(Format::Summary) {
-            println!();
+            writeln!(crate::out::stdout())?;
         }
         outputs.emit(ev, ctx)?;
     }
     Ok(worst(&evs).exit_code())
 }
 
-fn list(records: &[Record]) -> anyhow::Result<u8> {
+fn list(records: &[Record], policy: &Policy, now: DateTime<Utc>) -> anyhow::Result<u8> {
     #[derive(Default)]
     struct Row {
         n: usize,
         first: Option<DateTime<chrono::FixedOffset>>,
         last: Option<DateTime<chrono::FixedOffset>>,
+        /// Runs that never count as evidence, by reason (runs of --policy only).
+        not_counted: BTreeMap<String, usize>,
     }
     let mut groups: BTreeMap<Group, Row> = BTreeMap::new();
     for r in records {
         let row = groups.entry(Group::of(r)).or_default();
         row.n += 1;
+        if r.policy == policy.name {
+            let reason = if evaluate::is_future(r, now) {
+                Some("dated in the future".to_string())
+            } else {
+                let c = crate::deviation::check(r, policy);
+                (!c.is_policy_test()).then(|| crate::deviation::list(&c.deviations))
+            };
+            if let Some(reason) = reason {
+                *row.not_counted.entry(reason).or_default() += 1;
+            }
+        }
         row.first = Some(row.first.map_or(r.timestamp, |f| f.min(r.timestamp)));
         row.last = Some(row.last.map_or(r.timestamp, |l| l.max(r.timestamp)));
     }
@@ -245,6 +259,7 @@ fn list(records: &[Record]) -> anyhow::Result<u8> {
         "directory",
         "engine",
         "runs",
+        "not counted",
         "first",
         "last",
     ]);
@@ -259,10 +274,19 @@ fn list(records: &[Record]) -> anyhow::Result<u8> {
             g.dir.clone(),
             g.engine.clone(),
             row.n.to_string(),
+            if row.not_counted.is_empty() {
+                if g.policy == policy.name { "0" } else { "—" }.to_string()
+            } else {
+                row.not_counted
+                    .iter()
+                    .map(|(why, n)| format!("{n}: {why}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            },
             fmt(row.first),
             fmt(row.last),
         ]);
     }
-    println!("{t}");
+    writeln!(crate::out::stdout(), "{t}")?;
     Ok(exit::PASS)
 }

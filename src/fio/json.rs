@@ -168,7 +168,12 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         }
         let mut opts = global.clone();
         opts.extend(options(obj.get("job options")));
-        let shape = shape_from_options(&opts);
+        let mut shape = shape_from_options(&opts);
+        // A JSON output lists every option the job was given: an end_fsync it does not list
+        // is fio's default, 0, so the output proves there was none.
+        if shape.end_fsync.is_none() {
+            shape.end_fsync = Some(false);
+        }
 
         let mut m = Measurement {
             bs: shape.bs,
@@ -330,6 +335,17 @@ pub(super) fn shape_from_options(o: &HashMap<String, String>) -> JobShape {
             _ => None,
         }),
         rwmixread,
+        ramp_time_s: get(&["ramp_time"])
+            .and_then(|s| crate::units::parse_duration(s).ok())
+            .map(|d| d.as_secs_f64()),
+        directory: get(&["directory"])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+        filename: get(&["filename"])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
     }
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::job::{Job, Secs};
+use crate::job::{IoEngine, Job, Secs};
 use crate::metrics;
 
 pub use builtin::{BUILTIN, builtin_yaml};
@@ -27,6 +27,10 @@ pub struct Policy {
     pub vendor: String,
     pub source: Source,
     pub job: Job,
+    /// The engines the policy's test may run on, the first being the default (the job's
+    /// `ioengine`). A policy without the list accepts its job's engine only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub engines: Vec<IoEngine>,
     /// Runs per `iopscheck run` invocation.
     #[serde(default = "default_runs")]
     pub runs: u32,
@@ -440,12 +444,72 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
         path: shown.clone(),
         msg: "not UTF-8 text; a policy is a YAML file".into(),
     })?;
-    let policy = parse(&yaml, &shown)?;
+    let policy = parse(&yaml, &shown).map_err(|e| without_content(e, path, &yaml))?;
     Ok(Loaded {
         policy,
         origin: Origin::File(path.to_path_buf()),
         yaml,
     })
+}
+
+/// The top-level keys of a policy document.
+const POLICY_KEYS: [&str; 8] = [
+    "name",
+    "description",
+    "vendor",
+    "source",
+    "job",
+    "runs",
+    "rules",
+    "evidence",
+];
+
+/// An error about a file's content quotes that content (a key, a value) only where the file is
+/// a policy document and one the user could read anyway: a regular file, not reached through a
+/// symbolic link, owned by the user or readable by everyone. Otherwise (`policy check` on a
+/// link to /etc/shadow, as root) the error says where and why, without the content.
+fn without_content(e: PolicyError, path: &Path, yaml: &str) -> PolicyError {
+    use std::os::unix::fs::MetadataExt;
+    let shown = path.display().to_string();
+    let is_policy_document = yaml.lines().any(|l| {
+        l.split_once(':')
+            .is_some_and(|(k, _)| POLICY_KEYS.contains(&k) && !k.starts_with(' '))
+    });
+    if !is_policy_document {
+        return match e {
+            PolicyError::Syntax { .. } | PolicyError::Invalid { .. } => PolicyError::Invalid {
+                path: shown,
+                msg: format!(
+                    "not a policy document: it has none of a policy's top-level keys ({}); its content is not shown",
+                    POLICY_KEYS.join(", ")
+                ),
+            },
+            other => other,
+        };
+    }
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    let readable_anyway = std::fs::symlink_metadata(path)
+        .is_ok_and(|m| m.file_type().is_file() && (m.uid() == euid || m.mode() & 0o004 != 0));
+    if readable_anyway {
+        return e;
+    }
+    let why = "its content is not shown, as the file is a symbolic link or neither yours nor readable by everyone";
+    match e {
+        PolicyError::Syntax {
+            path, line, column, ..
+        } => PolicyError::Syntax {
+            path,
+            line,
+            column,
+            msg: format!("does not parse as a policy here; {why}"),
+        },
+        PolicyError::Invalid { path, .. } => PolicyError::Invalid {
+            path,
+            msg: format!("not a valid policy; {why}"),
+        },
+        other => other,
+    }
 }
 
 /// Parses and checks a policy. The only place YAML is read.
@@ -576,6 +640,14 @@ pub fn check(p: &Policy) -> Result<(), String> {
         return Err("name: must not be empty".into());
     }
     p.job.validate().map_err(|e| format!("job.{e}"))?;
+    if let Some(first) = p.engines.first()
+        && *first != p.job.ioengine
+    {
+        return Err(format!(
+            "engines: the first engine is the default and must be the job's ioengine ({}), not {first}",
+            p.job.ioengine
+        ));
+    }
     if p.runs == 0 || p.runs > 1000 {
         return Err("runs: must be 1 to 1000".into());
     }
@@ -639,6 +711,22 @@ pub fn check(p: &Policy) -> Result<(), String> {
 }
 
 impl Policy {
+    /// The engines whose runs are the policy's test: `engines`, or the job's engine alone.
+    pub fn accepted_engines(&self) -> Vec<IoEngine> {
+        if self.engines.is_empty() {
+            vec![self.job.ioengine.clone()]
+        } else {
+            self.engines.clone()
+        }
+    }
+
+    /// Whether a run on `engine` (fio's name; "fio/posixaio" as records write fio's runs)
+    /// is the policy's test.
+    pub fn accepts_engine(&self, engine: &str) -> bool {
+        let e = IoEngine::from(engine.strip_prefix("fio/").unwrap_or(engine));
+        self.accepted_engines().contains(&e)
+    }
+
     /// The rules that decide the verdict.
     pub fn deciding_rules(&self) -> impl Iterator<Item = &Rule> {
         self.rules.iter().filter(|r| r.level == Level::Fail)
@@ -751,7 +839,7 @@ mod tests {
             .replace("metric: write_iops_formula", "metric: write_ipos");
         let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
         assert!(
-            e.starts_with("p.yaml:38:")
+            e.starts_with("p.yaml:44:")
                 && e.contains("rules[].metric: unknown metric 'write_ipos'"),
             "{e}"
         );

@@ -3,20 +3,35 @@
 //!
 //! Columns: `timestamp` (RFC 3339), `host`, `engine`, `source`, `dir`, `policy`, then one
 //! column per metric that any run has (the rules' metrics first, in the policy's order, then
-//! the others sorted by name; empty where a run lacks it), then `verdict` and `warnings`.
+//! the others sorted by name; empty where a run lacks it), then:
 //!
-//! The verdict and the warnings belong to the whole set of runs, yet a CSV has only rows of
-//! runs. So that any CSV reader still sees a plain rectangular table, they are columns:
-//! `verdict` repeats the set's verdict on every row (a filtered or concatenated file still
-//! says what its runs added up to), and `warnings` holds every warning, one per line, on the
-//! first run's row only and is empty on the others, so each warning appears once. With no
-//! runs the file is the header alone.
+//! - `result`: that run's own result against the deciding rules (`pass`, `fail`,
+//!   `not measured`), or `not counted: REASON` for a run a report leaves out (not the policy's
+//!   test, dated in the future), listed after the judged runs;
+//! - `size`, `runtime`: the run's job as recorded (empty where the output did not state it);
+//! - `overrides`: the flags that changed the policy's test, `--size 64m --runtime 3s`;
+//! - `deviations`: how the run's test differs from the policy's, one per line;
+//! - `verdict`, `reason`, `warnings`: the whole set's verdict, why, and every warning (one per
+//!   line, with the deviations, caveats and runs not counted), on the first row only, so that
+//!   no run's row reads as that run's verdict and each warning appears once.
+//!
+//! With no runs the file is the header alone.
 
 use std::io::{self, Write};
 
 use crate::evaluate::Evaluation;
 
 const FIXED: [&str; 6] = ["timestamp", "host", "engine", "source", "dir", "policy"];
+const AFTER: [&str; 8] = [
+    "result",
+    "size",
+    "runtime",
+    "overrides",
+    "deviations",
+    "verdict",
+    "reason",
+    "warnings",
+];
 
 pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     let metrics = super::metric_columns(ev);
@@ -24,18 +39,26 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         .iter()
         .copied()
         .chain(metrics.iter().map(String::as_str))
-        .chain(["verdict", "warnings"])
+        .chain(AFTER)
         .collect();
     write_row(out, header.iter().copied())?;
 
     // One warning per line: a line break inside a warning's own text would split it in two.
-    let warnings: Vec<String> = ev
-        .warnings
-        .iter()
-        .map(|w| w.to_string().replace(['\r', '\n'], " "))
+    let warnings: Vec<String> = super::verdict_context(ev)
+        .into_iter()
+        .chain(ev.warnings.iter().map(|w| w.to_string()))
+        .map(|w| w.replace(['\r', '\n'], " "))
         .collect();
     let warnings = warnings.join("\n");
-    for (i, run) in ev.runs.iter().enumerate() {
+    let judged = ev.runs.iter().enumerate().map(|(i, r)| {
+        let d = ev.run_deviations.get(i).cloned().unwrap_or_default();
+        (r, crate::evaluate::run_result(ev, i).to_string(), d)
+    });
+    let excluded = ev
+        .excluded
+        .iter()
+        .map(|(r, why)| (r, format!("not counted: {why}"), why.clone()));
+    for (i, (run, result, deviations)) in judged.chain(excluded).enumerate() {
         let mut row: Vec<String> = vec![
             run.timestamp.to_rfc3339(),
             run.host.clone(),
@@ -51,8 +74,29 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
                 .map(|&v| super::fmt_exact(v))
                 .unwrap_or_default()
         }));
-        row.push(ev.verdict.as_str().to_string());
-        row.push(if i == 0 {
+        row.push(result);
+        row.push(run.job.size.map(|s| s.to_string()).unwrap_or_default());
+        row.push(run.job.runtime_s.map(super::fmt_exact).unwrap_or_default());
+        row.push(
+            run.overrides
+                .iter()
+                .map(|(k, v)| format!("--{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        row.push(deviations.replace("; ", "\n"));
+        let first = i == 0;
+        row.push(if first {
+            ev.verdict.as_str().to_string()
+        } else {
+            String::new()
+        });
+        row.push(if first {
+            ev.reason.clone()
+        } else {
+            String::new()
+        });
+        row.push(if first {
             warnings.clone()
         } else {
             String::new()

@@ -84,6 +84,22 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     let _ = writeln!(h, "<h1>iopscheck: {}{}</h1>", text(&p.name), text(&on));
     let _ = writeln!(h, "<p><span class=\"word\">{word}</span></p>");
     let _ = writeln!(h, "<p class=\"reason\">{}</p>", text(&ev.reason));
+    // The test's shape and what keeps it from being the policy's, in the banner itself.
+    let context = super::verdict_context(ev);
+    if !ev.runs.is_empty() || !context.is_empty() {
+        h.push_str("<ul class=\"test\">\n");
+        if !ev.runs.is_empty() {
+            let _ = writeln!(
+                h,
+                "<li class=\"shape\">test: {}</li>",
+                text(&super::test_shape(ev))
+            );
+        }
+        for line in &context {
+            let _ = writeln!(h, "<li class=\"deviation\">{}</li>", text(line));
+        }
+        h.push_str("</ul>\n");
+    }
     h.push_str("</header>\n<main>\n");
 
     policy_section(&mut h, ev, &id);
@@ -441,9 +457,19 @@ fn svg(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
         let days: Vec<chrono::NaiveDate> = d0.iter_days().take_while(|d| *d <= d1).collect();
         // at most about ten date labels, so they never run into each other
         let every = days.len().div_ceil(10).max(1);
+        // A grid line a day for up to two months; beyond, only at the labelled days, so a
+        // span of years (an absurd timestamp) stays a small page.
+        let grid_every = if days.len() > 62 { every } else { 1 };
         for (i, d) in days.iter().enumerate() {
+            if i % grid_every != 0 {
+                continue;
+            }
             let start = midnight(*d).max(l0);
-            let end = d.succ_opt().map(midnight).unwrap_or(l1).min(l1);
+            let end = d
+                .checked_add_days(chrono::Days::new(grid_every as u64))
+                .map(midnight)
+                .unwrap_or(l1)
+                .min(l1);
             if i > 0 {
                 let bx = x(start);
                 let _ = writeln!(

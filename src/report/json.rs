@@ -32,6 +32,9 @@ struct Out<'a> {
     days: &'a [crate::evaluate::Day],
     group: &'a Option<crate::evaluate::Group>,
     differences: &'a [crate::job::ShapeDifference],
+    deviations: &'a [crate::deviation::Deviation],
+    caveats: &'a [String],
+    not_counted: &'a [crate::evaluate::NotCounted],
     strict: bool,
     generated: &'a chrono::DateTime<chrono::Utc>,
 }
@@ -55,6 +58,9 @@ fn out(ev: &Evaluation) -> Out<'_> {
         days: &ev.days,
         group: &ev.group,
         differences: &ev.differences,
+        deviations: &ev.deviations,
+        caveats: &ev.caveats,
+        not_counted: &ev.not_counted,
         strict: ev.strict,
         generated: &ev.generated,
     }

@@ -8,14 +8,16 @@
 //! | --- | --- |
 //! | deciding (fail level, or warn level with `--strict`), met | passed |
 //! | deciding, missed, verdict fail | `<failure message="mean M is X IOPS, threshold ≥ Y IOPS">` |
-//! | deciding, verdict inconclusive (too little evidence, not the policy's test, not measured) | `<skipped message="inconclusive: …">` with the value so far |
+//! | deciding, verdict inconclusive (too little evidence, not the policy's test, not measured) | `<error type="inconclusive" message="inconclusive: REASON">` with the value so far: an inconclusive verdict is never green |
 //! | warn level without `--strict`, missed | `<skipped message="soft limit missed: …">`: visible, but not a failure |
 //! | info level, missed | `<skipped message="shown only: …">` |
 //! | warn or info level, met | passed |
-//! | not measured by any run | `<skipped message="not measured: …">` |
+//! | not measured by any run, not deciding | `<skipped message="not measured: …">` |
 //!
-//! The verdict, its reason and the evidence are suite properties; the warnings, each once, are
-//! the suite's `<system-out>`, with the verdict line after them.
+//! The verdict, its reason and the evidence are suite properties, with what was judged:
+//! `runs` (the runs judged), `runs.not_counted`, and one `deviation`, `caveat` and
+//! `not_counted` property each; the warnings, each once, are the suite's `<system-out>`, with
+//! the verdict line after them.
 
 use std::io::{self, Write};
 
@@ -27,6 +29,7 @@ use super::xml::{attr, text};
 
 enum Outcome {
     Passed,
+    Error { message: String },
     Failure { message: String, detail: String },
     Skipped { message: String },
 }
@@ -70,11 +73,11 @@ fn rule_case(ev: &Evaluation, r: &RuleResult) -> Case {
     let deciding = r.level == Level::Fail || (ev.strict && r.level == Level::Warn);
     let what = describe(r);
     let outcome = match r.passed {
+        _ if deciding && ev.verdict == Verdict::Inconclusive => Outcome::Error {
+            message: format!("inconclusive: {} ({what})", ev.reason),
+        },
         None => Outcome::Skipped {
             message: format!("not measured: {what}"),
-        },
-        Some(_) if deciding && ev.verdict == Verdict::Inconclusive => Outcome::Skipped {
-            message: format!("inconclusive: {} ({what})", ev.reason),
         },
         Some(true) => Outcome::Passed,
         Some(false) if deciding => Outcome::Failure {
@@ -149,7 +152,7 @@ fn evidence_case(ev: &Evaluation) -> Case {
         outcome: if e.enough {
             Outcome::Passed
         } else {
-            Outcome::Skipped {
+            Outcome::Error {
                 message: format!("inconclusive: {advice}"),
             }
         },
@@ -166,14 +169,32 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         .iter()
         .filter(|c| matches!(c.outcome, Outcome::Failure { .. }))
         .count();
+    // An inconclusive verdict is an error however it came about (no runs at all, say).
+    if ev.verdict == Verdict::Inconclusive
+        && !cases
+            .iter()
+            .any(|c| matches!(c.outcome, Outcome::Error { .. }))
+    {
+        cases.push(Case {
+            name: "verdict".into(),
+            outcome: Outcome::Error {
+                message: format!("inconclusive: {}", ev.reason),
+            },
+            out: ev.reason.clone(),
+        });
+    }
     let skipped = cases
         .iter()
         .filter(|c| matches!(c.outcome, Outcome::Skipped { .. }))
         .count();
+    let errors = cases
+        .iter()
+        .filter(|c| matches!(c.outcome, Outcome::Error { .. }))
+        .count();
     let id = super::identity(ev);
     let policy = &ev.policy.name;
     let counts = format!(
-        "tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"0\"",
+        "tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"0\"",
         cases.len()
     );
 
@@ -198,12 +219,28 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         ("engine", id.engine.clone()),
         ("scope", format!("{:?}", ev.scope).to_lowercase()),
         ("strict", ev.strict.to_string()),
-        ("runs", ev.evidence.runs.to_string()),
+        ("runs", ev.runs.len().to_string()),
+        (
+            "runs.not_counted",
+            ev.not_counted
+                .iter()
+                .map(|n| n.runs)
+                .sum::<usize>()
+                .to_string(),
+        ),
+        ("evidence.runs", ev.evidence.runs.to_string()),
         ("days", ev.evidence.days.to_string()),
         ("evidence", ev.evidence.advice()),
         ("warnings", ev.warnings.len().to_string()),
     ];
     props.extend(ev.differences.iter().map(|d| ("difference", d.to_string())));
+    props.extend(ev.deviations.iter().map(|d| ("deviation", d.to_string())));
+    props.extend(ev.caveats.iter().map(|c| ("caveat", c.clone())));
+    props.extend(
+        ev.not_counted
+            .iter()
+            .map(|n| ("not_counted", n.to_string())),
+    );
     for (k, v) in props {
         s.push_str(&format!(
             "      <property name=\"{}\" value=\"{}\"/>\n",
@@ -229,6 +266,10 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
             Outcome::Skipped { message } => {
                 s.push_str(&format!("      <skipped message=\"{}\"/>\n", attr(message)))
             }
+            Outcome::Error { message } => s.push_str(&format!(
+                "      <error message=\"{}\" type=\"inconclusive\"/>\n",
+                attr(message)
+            )),
         }
         s.push_str(&format!(
             "      <system-out>{}</system-out>\n",
@@ -237,7 +278,11 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         s.push_str("    </testcase>\n");
     }
 
-    suite_end(&mut s, &ev.warnings, ev.verdict, &ev.reason);
+    let log: Vec<String> = super::verdict_context(ev)
+        .into_iter()
+        .chain(ev.warnings.iter().map(|w| w.to_string()))
+        .collect();
+    suite_end(&mut s, &log, ev.verdict, &ev.reason);
     out.write_all(s.as_bytes())
 }
 

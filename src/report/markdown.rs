@@ -28,6 +28,17 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         esc(&ev.reason)
     )?;
     writeln!(out)?;
+    // The test's shape and what keeps it from being the policy's, under the banner.
+    let context = super::verdict_context(ev);
+    if !ev.runs.is_empty() || !context.is_empty() {
+        if !ev.runs.is_empty() {
+            writeln!(out, "- test: {}", esc(&super::test_shape(ev)))?;
+        }
+        for line in &context {
+            writeln!(out, "- {}", esc(line))?;
+        }
+        writeln!(out)?;
+    }
 
     writeln!(out, "## Policy")?;
     writeln!(out)?;

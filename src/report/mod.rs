@@ -167,6 +167,84 @@ pub fn identity(ev: &Evaluation) -> Identity {
     }
 }
 
+/// The shape of the test the judged runs ran, as every format shows it beside the verdict:
+/// "size 4 GiB, runtime 1m, filesystem ext4, overrides none". Several values are joined by
+/// "/"; what no record states reads "not stated".
+pub fn test_shape(ev: &Evaluation) -> String {
+    fn join(values: BTreeSet<String>) -> String {
+        if values.is_empty() {
+            "not stated".into()
+        } else {
+            values.into_iter().collect::<Vec<_>>().join(" / ")
+        }
+    }
+    let runs = &ev.runs;
+    let sizes: BTreeSet<String> = runs
+        .iter()
+        .map(|r| {
+            r.job
+                .size
+                .map(crate::units::format_size)
+                .unwrap_or_else(|| "not stated".into())
+        })
+        .collect();
+    let runtimes: BTreeSet<String> = runs
+        .iter()
+        .map(|r| match r.job.runtime_s {
+            Some(s) => {
+                crate::units::format_duration(std::time::Duration::from_secs_f64(s.max(0.0)))
+            }
+            None => "not stated".into(),
+        })
+        .collect();
+    let fs: BTreeSet<String> = runs
+        .iter()
+        .map(|r| {
+            r.target
+                .filesystem
+                .clone()
+                .unwrap_or_else(|| "not stated".into())
+        })
+        .collect();
+    let overrides: BTreeSet<String> = runs
+        .iter()
+        .flat_map(|r| r.overrides.iter().map(|(k, v)| format!("--{k} {v}")))
+        .collect();
+    format!(
+        "size {}, runtime {}, filesystem {}, overrides {}",
+        join(sizes),
+        join(runtimes),
+        join(fs),
+        if overrides.is_empty() {
+            "none".into()
+        } else {
+            overrides.into_iter().collect::<Vec<_>>().join(" ")
+        }
+    )
+}
+
+/// What stands beside the verdict in every format, one line each: the deviations from the
+/// policy's test (and which way they can move the result), the caveats, the runs not counted.
+pub fn verdict_context(ev: &Evaluation) -> Vec<String> {
+    let mut out = Vec::new();
+    for d in &ev.deviations {
+        out.push(format!(
+            "not the policy's test: {d} ({})",
+            match d.effect {
+                crate::deviation::Effect::Flatters => "flatters the disk",
+                crate::deviation::Effect::EitherWay => "could go either way",
+            }
+        ));
+    }
+    for c in &ev.caveats {
+        out.push(format!("caveat: {c}"));
+    }
+    for n in &ev.not_counted {
+        out.push(n.to_string());
+    }
+    out
+}
+
 /// A number for machines: the shortest text that reads back as the same f64.
 pub fn fmt_exact(v: f64) -> String {
     if v.is_nan() {

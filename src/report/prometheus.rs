@@ -204,6 +204,10 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         ev.verdict,
         comment_text(&ev.reason)
     );
+    // What stands beside the verdict: deviations, caveats, runs not counted.
+    for line in super::verdict_context(ev) {
+        let _ = writeln!(s, "# {}", comment_text(&line));
+    }
     for w in &ev.warnings {
         let _ = writeln!(s, "# warning: {}", comment_text(&w.to_string()));
     }

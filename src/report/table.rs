@@ -65,6 +65,84 @@ pub fn wrap(first: &str, text: &str) -> String {
     out
 }
 
+/// How many failing runs a rule lists under its line before "and N more".
+const RUNS_LISTED: usize = 5;
+
+/// One line per rule, the outcome first and the comparison true as written:
+/// `  ✓ decides  write_iops_formula  mean 29203 IOPS, needs ≥ 3000`; under a deciding rule,
+/// each run that misses it: `      ✗ run 2: 2554 IOPS, needs ≥ 3000`.
+pub fn rule_lines(ev: &Evaluation) -> Vec<String> {
+    let width = ev
+        .rules
+        .iter()
+        .map(|r| r.metric.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    for r in &ev.rules {
+        let deciding = r.level == Level::Fail || (ev.strict && r.level == Level::Warn);
+        let role = if deciding {
+            "decides"
+        } else if r.level == Level::Warn {
+            "soft"
+        } else {
+            "shown"
+        };
+        let mark = match r.passed {
+            None => "?",
+            Some(true) => "✓",
+            Some(false) => "✗",
+        };
+        let unit = if r.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", r.unit)
+        };
+        let value = match r.value {
+            Some(v) => format!("{} {}{unit}", r.aggregate.as_str(), fmt_value(v)),
+            None => "not measured".into(),
+        };
+        let mut line = format!(
+            "  {mark} {role:<8} {:<width$}  {value}, needs {} {}",
+            r.metric,
+            r.op,
+            fmt_value(r.threshold)
+        );
+        if r.marginal {
+            line.push_str(" (marginal)");
+        }
+        out.push(line);
+        if let Some(note) = &r.note {
+            out.push(wrap("      ", note));
+        }
+        if deciding && ev.runs.len() > 1 {
+            let misses: Vec<(usize, f64)> = ev
+                .runs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, run)| run.metrics.get(&r.metric).map(|&v| (i, v)))
+                .filter(|(_, v)| !r.op.holds(*v, r.threshold))
+                .collect();
+            for (i, v) in misses.iter().take(RUNS_LISTED) {
+                out.push(format!(
+                    "      ✗ run {}: {}{unit}, needs {} {}",
+                    i + 1,
+                    fmt_value(*v),
+                    r.op,
+                    fmt_value(r.threshold)
+                ));
+            }
+            if misses.len() > RUNS_LISTED {
+                out.push(format!(
+                    "      and {} more runs below the threshold",
+                    misses.len() - RUNS_LISTED
+                ));
+            }
+        }
+    }
+    out
+}
+
 pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io::Result<()> {
     let paint = |text: &str, code: &str| {
         if style.color {
@@ -267,30 +345,11 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     }
     writeln!(out)?;
 
-    for r in &ev.rules {
-        let status = match (r.passed, r.level) {
-            (None, _) => "not measured".to_string(),
-            (Some(true), _) => "ok".to_string(),
-            (Some(false), Level::Fail) => paint("FAILS", "31"),
-            (Some(false), Level::Warn) => paint("misses the soft limit", "33"),
-            (Some(false), Level::Info) => "misses (shown only)".to_string(),
-        };
-        writeln!(
-            out,
-            "  {:<6} {} {} = {} {} {} {}: {}{}",
-            r.level.as_str(),
-            r.aggregate.as_str(),
-            r.metric,
-            r.value.map(fmt_value).unwrap_or("—".into()),
-            r.op,
-            fmt_value(r.threshold),
-            r.unit,
-            status,
-            if r.marginal { " (marginal)" } else { "" }
-        )?;
-        if let Some(note) = &r.note {
-            writeln!(out, "{}", wrap("         ", note))?;
-        }
+    for line in rule_lines(ev) {
+        let line = line
+            .replacen("✗ decides", &paint("✗ decides", "31"), 1)
+            .replacen("✗ soft", &paint("✗ soft", "33"), 1);
+        writeln!(out, "{line}")?;
     }
     writeln!(out)?;
 
@@ -380,6 +439,13 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         writeln!(out)?;
     }
 
+    // The test's shape and what keeps it from being the policy's, beside the verdict.
+    if !ev.runs.is_empty() {
+        writeln!(out, "{}", wrap("test: ", &super::test_shape(ev)))?;
+    }
+    for line in super::verdict_context(ev) {
+        writeln!(out, "{}", wrap("  ", &line))?;
+    }
     let verdict = match ev.verdict {
         Verdict::Pass => paint("PASS", "1;32"),
         Verdict::Fail => paint("FAIL", "1;31"),

@@ -113,7 +113,12 @@ pub fn swimlane_record(
         engine: "posixaio".into(),
         engine_note: None,
         job_assumed: None,
-        job: iopscheck::job::JobShape::default(),
+        // the policy's own job: a run of the policy's test
+        job: iopscheck::policy::resolve("swimlane")
+            .expect("built-in")
+            .policy
+            .job
+            .shape(),
         metrics: [
             ("write_bw_mb_s".to_string(), mb_s),
             (
