@@ -458,6 +458,8 @@ fn make_record(
         bw_basis: Some("exact".into()),
         fio_version,
         invocation: Some(plan.invocation.clone()),
+        iops_series: m.series.clone(),
+        disk_stats: m.disk.clone(),
     }
 }
 

@@ -12,6 +12,7 @@
 //! | terse | `Printed`: fio's truncated KiB/s integer × 1024 | truncated integer | IOPS × runtime (estimate) |
 
 mod cmdline;
+mod disk;
 mod json;
 mod num;
 mod terse;
@@ -105,7 +106,11 @@ pub fn parse(input: &[u8]) -> Result<FioOutput, ParseError> {
             }
         }
     }
-    if let Some(out) = text::parse(&text)? {
+    if let Some(mut out) = text::parse(&text)? {
+        let disk = disk::from_text(&text);
+        for j in &mut out.jobs {
+            j.measurement.disk = disk.clone();
+        }
         return Ok(out);
     }
     if let Some(out) = terse::parse(&text)? {
