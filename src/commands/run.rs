@@ -339,6 +339,8 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
         Driven::Stopped(s) => return Ok(Outcome::Stopped(s, 0)),
     }
 
+    // The disks under the target, for fio's `Disk stats` of native runs.
+    let disks = crate::measure::disk::disks_under(&plan.dir);
     let mut records = Vec::new();
     for i in 0..plan.runs {
         if i > 0 && !plan.interval.is_zero() {
@@ -362,7 +364,15 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
                     files.handles()?,
                     *backend,
                 );
-                let work = move || engine::run(&job, &handles, backend, &live2, &cancel2);
+                let disks = disks.clone();
+                let work = move || {
+                    let before = crate::measure::disk::snapshot(&disks);
+                    let mut m = engine::run(&job, &handles, backend, &live2, &cancel2)?;
+                    if let (Some(b), Some(a)) = (before, crate::measure::disk::snapshot(&disks)) {
+                        m.disk = crate::measure::disk::delta(&b, &a);
+                    }
+                    Ok(m)
+                };
                 match drive(
                     spawn_engine(work),
                     &live,
