@@ -100,3 +100,273 @@ fn imports_keep_fios_samples_and_disk_stats() {
     assert_eq!(m["write_iops_stdev"], 29678.44);
     assert_eq!(m["write_iops_samples"], 10.0);
 }
+
+#[test]
+fn every_man_page_renders_with_man_and_documents_the_environment() {
+    if std::process::Command::new("man")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        skip("man is not installed (apt-get install man-db)");
+        return;
+    }
+    let env = Env::new();
+    let dir = env.tmp.path().join("man");
+    std::fs::create_dir(&dir).unwrap();
+    env.cmd()
+        .args(["man", "--out-dir"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let mut pages: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    pages.sort();
+    assert!(pages.len() >= 10, "{pages:?}");
+    for p in &pages {
+        let out = std::process::Command::new("man")
+            .arg("-l")
+            .arg(p)
+            .env("MANWIDTH", "80")
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .env("LANG", "C.UTF-8")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && err.trim().is_empty(),
+            "{p:?}: {err}"
+        );
+        for section in ["NAME", "SYNOPSIS", "ENVIRONMENT", "FILES", "EXIT STATUS"] {
+            assert!(
+                text.lines().any(|l| l == section),
+                "{p:?} has no {section} section"
+            );
+        }
+        for var in [
+            "IOPSCHECK_HISTORY",
+            "IOPSCHECK_LOCK_FILE",
+            "NO_COLOR",
+            "XDG_STATE_HOME",
+        ] {
+            assert!(text.contains(var), "{p:?}: {var}");
+        }
+        assert!(
+            text.lines().all(|l| l.chars().count() <= 80),
+            "{p:?}: a line wider than 80 columns"
+        );
+    }
+    // The run page documents its options; the main page points to every subcommand's page.
+    let page = |name: &str| {
+        let out = std::process::Command::new("man")
+            .arg("-l")
+            .arg(dir.join(name))
+            .env("MANWIDTH", "80")
+            .env("MANPAGER", "cat")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let run = page("iopscheck-run.1");
+    for opt in [
+        "--dir",
+        "--runs",
+        "--engine",
+        "--size",
+        "--runtime",
+        "--interval",
+    ] {
+        assert!(run.contains(opt), "iopscheck-run(1) documents {opt}");
+    }
+    let main = page("iopscheck.1");
+    for sub in [
+        "iopscheck-run(1)",
+        "iopscheck-import(1)",
+        "iopscheck-fleet(1)",
+    ] {
+        assert!(main.contains(sub), "iopscheck(1) names {sub}");
+        let file = format!("{}.1", sub.trim_end_matches("(1)"));
+        assert!(dir.join(&file).is_file(), "{file} exists");
+    }
+    // One page by name; an unknown one is a usage error naming the pages.
+    env.cmd().args(["man", "policy-show"]).assert().success();
+    env.cmd().args(["man", "rnu"]).assert().code(2);
+}
+
+/// The completion script for `shell`, written into the env's temp dir, and a PATH on which
+/// `iopscheck` is the binary under test (the scripts ask it for policy names).
+fn completion(env: &Env, shell: &str) -> (std::path::PathBuf, String) {
+    let out = env.cmd().args(["completions", shell]).output().unwrap();
+    assert!(out.status.success());
+    let p = env.tmp.path().join(format!("completion.{shell}"));
+    std::fs::write(&p, &out.stdout).unwrap();
+    let bin = std::path::PathBuf::from(assert_cmd::cargo::cargo_bin!("iopscheck"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (p, path)
+}
+
+fn have(shell: &str) -> bool {
+    std::process::Command::new(shell)
+        .args(["-c", "exit 0"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn shell_lines(shell: &str, path: &str, script: &str) -> Vec<String> {
+    let out = std::process::Command::new(shell)
+        .args(["-c", script])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{shell}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split('\t').next().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn bash_completes_policy_names_and_directories() {
+    if !have("bash") {
+        return skip("bash is not installed");
+    }
+    let env = Env::new();
+    let (p, path) = completion(&env, "bash");
+    let ask = |words: &str| {
+        shell_lines(
+            "bash",
+            &path,
+            &format!(
+                "source '{}'; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); _iopscheck_with_policies iopscheck \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+                p.display()
+            ),
+        )
+    };
+    assert_eq!(ask("iopscheck run --policy swim"), vec!["swimlane"]);
+    assert_eq!(ask("iopscheck report -p swim"), vec!["swimlane"]);
+    assert_eq!(ask("iopscheck policy show swim"), vec!["swimlane"]);
+    let all = ask("iopscheck import --policy ''");
+    assert!(
+        all.len() >= 2 && all.contains(&"swimlane".to_string()),
+        "{all:?}"
+    );
+    // Subcommands still complete as clap generated them.
+    assert!(ask("iopscheck ru").contains(&"run".to_string()));
+}
+
+#[test]
+fn fish_completes_policy_names_and_directories() {
+    if !have("fish") {
+        return skip("fish is not installed (apt-get install fish)");
+    }
+    let env = Env::new();
+    let (p, path) = completion(&env, "fish");
+    let ask = |line: &str| {
+        shell_lines(
+            "fish",
+            &path,
+            &format!("source '{}'; complete -C '{line}'", p.display()),
+        )
+    };
+    assert_eq!(ask("iopscheck run --policy swim"), vec!["swimlane"]);
+    assert_eq!(ask("iopscheck policy show swim"), vec!["swimlane"]);
+    std::fs::create_dir(env.tmp.path().join("somedir")).unwrap();
+    let dirs = ask(&format!(
+        "iopscheck run --dir {}/som",
+        env.tmp.path().display()
+    ));
+    assert_eq!(dirs, vec![format!("{}/somedir/", env.tmp.path().display())]);
+}
+
+#[test]
+fn zsh_completes_policy_names() {
+    if !have("zsh") {
+        return skip("zsh is not installed (apt-get install zsh)");
+    }
+    let env = Env::new();
+    let (p, path) = completion(&env, "zsh");
+    let text = std::fs::read_to_string(&p).unwrap();
+    // --policy of every command and `policy show` use the policy completer; --dir directories.
+    assert_eq!(
+        text.matches("or YAML file]:NAME|FILE:_iopscheck_policies'")
+            .count(),
+        10,
+        "-p and --policy of run, import, report, fleet, bundle"
+    );
+    assert!(text.contains("or YAML file:_iopscheck_policies'"));
+    assert!(text.contains(":DIR:_files -/'"));
+    // The completer offers the names the binary lists (compsys stubbed: no terminal here).
+    let names = shell_lines(
+        "zsh",
+        &path,
+        &format!(
+            "compdef() {{ : }}; _files() {{ : }}; compadd() {{ [[ $1 == -a ]] && print -l -- ${{(P)2}} }}; _alternative() {{ local a; for a in \"$@\"; do eval \"${{a#*:*:}}\"; done }}; source '{}'; _iopscheck_policies",
+            p.display()
+        ),
+    );
+    assert!(names.contains(&"swimlane".to_string()), "{names:?}");
+    let out = std::process::Command::new("zsh")
+        .arg("-n")
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "the zsh script parses");
+}
+
+#[test]
+fn misspellings_get_a_did_you_mean() {
+    let env = Env::new();
+    for (args, want) in [
+        (vec!["rn"], "'run'"),
+        (vec!["policy", "shw", "swimlane"], "'show'"),
+        (vec!["run", "--engine", "aio"], "'posixaio'"),
+        (
+            vec!["run", "--policy", "swimlan"],
+            "did you mean 'swimlane'?",
+        ),
+        (
+            vec!["policy", "show", "swimlan"],
+            "did you mean 'swimlane'?",
+        ),
+    ] {
+        let out = env.cmd().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn every_argument_has_a_help_line() {
+    use clap::CommandFactory;
+    fn walk(c: &clap::Command, path: &str) {
+        for a in c.get_arguments() {
+            if a.is_hide_set() {
+                continue;
+            }
+            assert!(
+                a.get_help().is_some() || a.get_long_help().is_some(),
+                "{path} {}: no help line",
+                a.get_id()
+            );
+        }
+        for s in c.get_subcommands() {
+            walk(s, &format!("{path} {}", s.get_name()));
+        }
+    }
+    let mut cmd = iopscheck::cli::Cli::command();
+    cmd.build();
+    walk(&cmd, "iopscheck");
+}
