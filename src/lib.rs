@@ -18,5 +18,6 @@ pub mod policy;
 pub mod report;
 pub mod suggest;
 pub mod system;
+pub mod terminal;
 pub mod testfile;
 pub mod units;

@@ -370,3 +370,145 @@ fn every_argument_has_a_help_line() {
     cmd.build();
     walk(&cmd, "iopscheck");
 }
+
+/// A private tmux server running one command in a pseudo-terminal of `cols` columns.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(name: &str, cols: u32, command: &str) -> Option<Tmux> {
+        let socket = format!("iopscheck-test-{}-{name}", std::process::id());
+        let ok = std::process::Command::new("tmux")
+            .args(["-L", &socket, "new-session", "-d", "-x", &cols.to_string()])
+            .args(["-y", "40", command])
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(Tmux { socket })
+    }
+
+    fn screen(&self) -> String {
+        let out = std::process::Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-S", "-"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until the screen shows `what` (the program's own output, not a timer).
+    fn wait_for(&self, what: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let s = self.screen();
+            if s.contains(what) {
+                return s;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "waited a minute for {what:?}; the screen:\n{s}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
+    fn keys(&self, k: &str) {
+        std::process::Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", k])
+            .status()
+            .unwrap();
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+fn have_tmux() -> bool {
+    std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn run_in_tmux(env: &Env, args: &str) -> String {
+    let bin = assert_cmd::cargo::cargo_bin!("iopscheck");
+    format!(
+        "env NO_COLOR=1 IOPSCHECK_LOCK_FILE='{}' {} run --dir '{}' --no-history {args}; echo EXIT=$?; sleep 600",
+        env.tmp.path().join("run.lock").display(),
+        bin.display(),
+        env.dir.display()
+    )
+}
+
+fn spinner_lines(screen: &str) -> Vec<&str> {
+    screen
+        .lines()
+        .filter(|l| l.chars().any(|c| ('\u{2800}'..='\u{28ff}').contains(&c)))
+        .collect()
+}
+
+#[test]
+fn progress_tells_the_whole_story_and_leaves_nothing_behind() {
+    if !have_tmux() {
+        return skip("tmux is not installed: no pseudo-terminal to watch the progress in");
+    }
+    let env = Env::new();
+    let t = Tmux::start(
+        "whole",
+        80,
+        &run_in_tmux(
+            &env,
+            "--size 8m --runtime 2s --runs 2 --interval 1s --engine psync",
+        ),
+    )
+    .expect("tmux starts");
+    // Before the first run: the estimate of the whole check.
+    let s = t.wait_for("the check takes about");
+    assert!(s.contains("2 runs of 2s + 1 wait of 1s"), "{s}");
+    // During a run: the overall progress and the time left across runs.
+    let s = t.wait_for("s left");
+    let line = s.lines().find(|l| l.contains("s left")).unwrap_or_default();
+    assert!(
+        line.contains("run ") && line.contains("check "),
+        "a progress line with the check's share and time left:\n{s}"
+    );
+    let s = t.wait_for("EXIT=");
+    assert!(s.contains("run 2/2: write"), "{s}");
+    assert!(spinner_lines(&s).is_empty(), "no spinner left:\n{s}");
+    for stale in ["laying out", "waiting ", "running "] {
+        assert!(!s.contains(stale), "no stale '{stale}' line:\n{s}");
+    }
+    let estimate: Vec<&str> = s
+        .lines()
+        .take_while(|l| !l.starts_with("run 1/2"))
+        .collect();
+    assert!(
+        estimate.iter().all(|l| l.chars().count() <= 80),
+        "the estimate fits the terminal:\n{s}"
+    );
+}
+
+#[test]
+fn after_ctrl_c_nothing_of_the_progress_is_left() {
+    if !have_tmux() {
+        return skip("tmux is not installed: no pseudo-terminal to send Ctrl-C in");
+    }
+    let env = Env::new();
+    let t = Tmux::start(
+        "sigint",
+        100,
+        &run_in_tmux(&env, "--size 8m --runtime 30s --runs 3 --engine psync"),
+    )
+    .expect("tmux starts");
+    t.wait_for("running ");
+    t.keys("C-c");
+    let s = t.wait_for("EXIT=");
+    assert!(s.contains("EXIT=130"), "{s}");
+    assert!(spinner_lines(&s).is_empty(), "no spinner left:\n{s}");
+    assert!(!s.contains("running "), "no progress line left:\n{s}");
+    assert!(env.dir_listing().is_empty(), "no test file left");
+}
