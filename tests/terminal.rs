@@ -512,3 +512,48 @@ fn after_ctrl_c_nothing_of_the_progress_is_left() {
     assert!(!s.contains("running "), "no progress line left:\n{s}");
     assert!(env.dir_listing().is_empty(), "no test file left");
 }
+
+#[test]
+fn the_table_shows_what_happened_inside_the_runs_and_text_fits_80_100_200_columns() {
+    let env = Env::new();
+    for cols in [80usize, 100, 200] {
+        let out = env
+            .cmd()
+            .env("COLUMNS", cols.to_string())
+            .arg("import")
+            .arg(fixture("fio-3.33-io_uring-randwrite.txt"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        // fio's own figures, as its text gave them.
+        let compact: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            compact.contains(
+                "write iops : min=56792, max=131072, avg=91700.70, stdev=29678.44, samples=10"
+            ),
+            "{text}"
+        );
+        assert!(
+            compact.contains(
+                "disk vda: ios=0/3301, merge=0/142, ticks=0/69202, in_queue=71576, util=50.52%"
+            ),
+            "{text}"
+        );
+        // Prose lines (not the table's rows, nor a URL that cannot be broken) keep to the width.
+        for l in text.lines() {
+            let is_table = l.starts_with(['┌', '│', '╞', '├', '└']);
+            let unbreakable = l.split_whitespace().count() == 1;
+            if !is_table && !unbreakable {
+                assert!(l.chars().count() <= cols, "{cols} columns: {l}");
+            }
+        }
+        // Wider terminals use their width: at 200 no prose line is wrapped below 100.
+        if cols == 200 {
+            assert!(
+                text.lines()
+                    .any(|l| !l.starts_with(['┌', '│', '╞', '├', '└']) && l.chars().count() > 100),
+                "{text}"
+            );
+        }
+    }
+}

@@ -8,6 +8,7 @@
 //! a list. Each format's file says how it maps the rest.
 
 mod csv;
+mod details;
 pub mod fleet;
 mod html;
 mod json;

@@ -39,16 +39,18 @@ fn column_title(r: &RuleResult) -> String {
 /// and in a ticket without horizontal scrolling.
 pub const WIDTH: usize = 100;
 
-/// Word-wraps `text` after `first` (e.g. "warning: ") to [`WIDTH`] columns, continuation lines
+/// Word-wraps `text` after `first` (e.g. "warning: ") to the output's width (the terminal's or
+/// `COLUMNS`, 80 to 200; [`WIDTH`] when piped), continuation lines
 /// indented under the text. A word longer than a line (a URL) stays whole on its own line.
 pub fn wrap(first: &str, text: &str) -> String {
+    let width = crate::terminal::stdout_width();
     let indent = first.chars().count();
     let mut out = String::from(first);
     let mut col = indent;
     let mut at_start = true;
     for word in text.split_whitespace() {
         let len = word.chars().count();
-        if !at_start && col + 1 + len > WIDTH {
+        if !at_start && col + 1 + len > width {
             out.push('\n');
             out.push_str(&" ".repeat(indent));
             col = indent;
@@ -293,6 +295,16 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         }
     }
     writeln!(out)?;
+
+    // Inside each run: fio's sample figures, slat, the final fsync's share, the disks.
+    let inside = super::details::lines(&ev.runs);
+    if !inside.is_empty() {
+        writeln!(out, "inside the runs:")?;
+        for l in inside {
+            writeln!(out, "{l}")?;
+        }
+        writeln!(out)?;
+    }
 
     if !ev.days.is_empty() && ev.scope == Scope::Report {
         writeln!(out, "per day ({}):", ev.primary_metric().unwrap_or(""))?;
