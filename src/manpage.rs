@@ -26,6 +26,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "When set and not empty, no colour in the output.",
     ),
     (
+        "COLUMNS",
+        "The width of tables and text (80 to 200); default: the terminal's, or 100 when the output is piped.",
+    ),
+    (
         "XDG_STATE_HOME",
         "Where a non-root user's history lives: $XDG_STATE_HOME/iopscheck/history.jsonl (default: ~/.local/state).",
     ),

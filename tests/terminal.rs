@@ -539,6 +539,19 @@ fn the_table_shows_what_happened_inside_the_runs_and_text_fits_80_100_200_column
             ),
             "{text}"
         );
+        // The tables drop their least important columns to fit; the deciding rule stays.
+        for l in text
+            .lines()
+            .filter(|l| l.starts_with(['┌', '│', '╞', '├', '└']))
+        {
+            assert!(l.chars().count() <= cols, "{cols} columns: {l}");
+        }
+        assert!(text.contains("write_iops_formula"));
+        assert_eq!(
+            text.contains("not shown at this width"),
+            cols == 80,
+            "{text}"
+        );
         // Prose lines (not the table's rows, nor a URL that cannot be broken) keep to the width.
         for l in text.lines() {
             let is_table = l.starts_with(['┌', '│', '╞', '├', '└']);
@@ -556,4 +569,25 @@ fn the_table_shows_what_happened_inside_the_runs_and_text_fits_80_100_200_column
             );
         }
     }
+}
+
+#[test]
+fn piped_output_keeps_a_stable_width() {
+    let env = Env::new();
+    let run = |columns: Option<&str>| {
+        let mut c = env.cmd();
+        c.env_remove("COLUMNS");
+        if let Some(v) = columns {
+            c.env("COLUMNS", v);
+        }
+        let out = c
+            .arg("import")
+            .arg(fixture("fio-3.33-io_uring-randwrite.txt"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let piped = run(None);
+    assert_eq!(piped, run(Some("100")), "piped output is 100 columns wide");
+    assert_ne!(piped, run(Some("80")));
 }

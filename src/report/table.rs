@@ -262,10 +262,41 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     row.extend(extra.iter().map(|_| Cell::new("")));
     t.add_row(row);
 
+    // Narrow terminal: the least important columns go, right to left: runtime and end fsync,
+    // then the rules that are only shown. The deciding rules always stay.
+    let first_metric = 2 + usize::from(engine_col);
+    let mut hideable: Vec<(usize, String)> = extra
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, (_, title))| (first_metric + metrics.len() + i, title.replace('\n', " ")))
+        .collect();
+    hideable.extend(
+        metrics
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|(_, r)| r.level == Level::Info)
+            .map(|(i, r)| (first_metric + i, r.metric.clone())),
+    );
+    let hidden = fit_table(&mut t, &hideable, crate::terminal::stdout_width());
     if ev.runs.is_empty() {
         writeln!(out, "no runs")?;
     } else {
         writeln!(out, "{t}")?;
+        if !hidden.is_empty() {
+            writeln!(
+                out,
+                "{}",
+                wrap(
+                    "",
+                    &format!(
+                        "(not shown at this width: {}; --format json has every figure)",
+                        hidden.join(", ")
+                    )
+                )
+            )?;
+        }
     }
     writeln!(out)?;
 
@@ -368,6 +399,8 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
             ]);
         }
         if any {
+            let hideable = [(4, "median".to_string()), (2, "days".to_string())];
+            fit_table(&mut t, &hideable, crate::terminal::stdout_width());
             writeln!(out, "per rule:")?;
             writeln!(out, "{t}")?;
             writeln!(out)?;
@@ -402,4 +435,20 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     let line = wrap("verdict: ", &format!("{plain} — {}", ev.reason));
     writeln!(out, "{}", line.replacen(&plain, &verdict, 1))?;
     Ok(())
+}
+
+/// Hides columns of `t`, in the order given, until it fits `width`. Returns what was hidden.
+fn fit_table(t: &mut Table, hideable: &[(usize, String)], width: usize) -> Vec<String> {
+    let wide = |t: &Table| t.lines().next().map_or(0, |l| l.chars().count());
+    let mut hidden = Vec::new();
+    for (i, name) in hideable {
+        if wide(t) <= width {
+            break;
+        }
+        if let Some(c) = t.column_mut(*i) {
+            c.set_constraint(comfy_table::ColumnConstraint::Hidden);
+            hidden.push(name.clone());
+        }
+    }
+    hidden
 }
