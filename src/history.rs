@@ -80,6 +80,9 @@ pub struct Record {
     /// Why the engine differs from the one asked for, when it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_note: Option<String>,
+    /// Imports: the job shape was asserted with `--assume-job`, not stated in the output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_assumed: Option<String>,
     pub job: JobShape,
     pub metrics: BTreeMap<String, f64>,
     #[serde(default)]
@@ -401,6 +404,7 @@ mod tests {
             source_digest: None,
             engine: "posixaio".into(),
             engine_note: None,
+            job_assumed: None,
             job: JobShape::default(),
             metrics: [("write_iops".to_string(), iops)].into_iter().collect(),
             target: Target {

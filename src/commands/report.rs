@@ -184,7 +184,12 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         );
         evs.push(ev);
     }
-    let sectioned = |f: Option<Format>| matches!(f, None | Some(Format::Table | Format::Markdown));
+    let sectioned = |f: Option<Format>| {
+        matches!(
+            f,
+            None | Some(Format::Table | Format::Markdown | Format::Summary)
+        )
+    };
     if evs.len() > 1 && !(sectioned(outputs.stdout) && outputs.files.is_empty()) {
         let groups: Vec<String> = evs
             .iter()
@@ -204,7 +209,8 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         ));
     }
     for (i, ev) in evs.iter().enumerate() {
-        if i > 0 {
+        // summary: one line per group, nothing between
+        if i > 0 && outputs.stdout != Some(Format::Summary) {
             println!();
         }
         outputs.emit(ev, ctx)?;

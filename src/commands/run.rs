@@ -465,6 +465,7 @@ fn make_record(
         source_digest: None,
         engine,
         engine_note: plan.engine_note.clone(),
+        job_assumed: None,
         job: plan.job.shape(),
         metrics: metrics::from_measurement(m),
         target: plan.target.clone(),
