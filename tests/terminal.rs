@@ -18,7 +18,8 @@ fn a_native_run_records_its_series_and_the_disks_account() {
         .args(["run", "--dir"])
         .arg(&env.dir)
         .args(["--size", "4m", "--runtime", "1200ms", "--runs", "1"])
-        .args(["--engine", "psync"])
+        .args(["--engine", "psync", "--export"])
+        .arg(format!("html={}", env.tmp.path().join("r.html").display()))
         .assert()
         .code(predicates::function::function(|c: &i32| *c != 2));
     let r = one_record(&env);
@@ -44,6 +45,34 @@ fn a_native_run_records_its_series_and_the_disks_account() {
         s.get("end_fsync_ms").is_some(),
         "the end fsync is its own phase"
     );
+
+    // The HTML pictures the run: one point per interval, the threshold, the final fsync.
+    let html = std::fs::read_to_string(env.tmp.path().join("r.html")).unwrap();
+    let svg = &html[html
+        .find("class=\"chart series-run\"")
+        .expect("a run's series chart")..];
+    let svg = &svg[..svg.find("</svg>").unwrap()];
+    let points = svg
+        .split("points=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    assert_eq!(points.split_whitespace().count(), counts.len());
+    assert!(svg.contains("threshold 3000"), "{svg}");
+    assert!(svg.contains(">0</text>"), "the y axis starts at a plain 0");
+    if r["metrics"]["end_fsync_ms"].as_f64().unwrap_or(0.0) > 0.0 {
+        assert!(svg.contains("final fsync"), "{svg}");
+    }
+    let xs: Vec<&str> = svg
+        .split("class=\"xlabel\"")
+        .skip(1)
+        .map(|t| t.split('>').nth(1).unwrap().split('<').next().unwrap())
+        .collect();
+    let mut uniq = xs.clone();
+    uniq.dedup();
+    assert_eq!(xs, uniq, "no repeated x labels");
 
     // The disks: the device the record names, when the temp dir is on a block device.
     let disks = r["disk_stats"].as_array().cloned().unwrap_or_default();

@@ -11,6 +11,7 @@ mod csv;
 mod details;
 pub mod fleet;
 mod html;
+mod html_series;
 mod json;
 mod junit;
 mod markdown;
