@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Cli, Command, OutputArgs};
 use crate::commands;
@@ -45,16 +45,19 @@ impl Ctx {
     /// A note for the person at the terminal (stderr), unless --quiet.
     pub fn note(&self, msg: impl std::fmt::Display) {
         if !self.quiet {
-            eprintln!("{msg}");
+            crate::out::err_line(msg);
         }
     }
     pub fn warn(&self, msg: impl std::fmt::Display) {
-        eprintln!("iopscheck: warning: {msg}");
+        crate::out::err_line(format_args!("iopscheck: warning: {msg}"));
     }
 }
 
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|c| (c, m)));
+    let (cli, matches) = match parsed {
         Ok(c) => c,
         Err(mut e) => {
             let code = if e.use_stderr() { exit::ERROR } else { 0 };
@@ -63,6 +66,10 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    if let Err(e) = conflicting_flags(&matches) {
+        crate::out::err_line(format_args!("iopscheck: error: {e}"));
+        return ExitCode::from(exit::ERROR);
+    }
     let ctx = Ctx {
         quiet: cli.quiet,
         color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
@@ -71,10 +78,7 @@ pub fn main() -> ExitCode {
     match dispatch(cli.command, &ctx) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            if is_broken_pipe(&e) {
-                return ExitCode::from(exit::PASS);
-            }
-            eprintln!("iopscheck: error: {}", chain(&e));
+            crate::out::err_line(format_args!("iopscheck: error: {}", chain(&e)));
             ExitCode::from(exit::ERROR)
         }
     }
@@ -127,6 +131,21 @@ fn did_you_mean(e: &mut clap::Error) {
     }
 }
 
+/// Flags that contradict each other where clap cannot see it: `--history` given on the
+/// command line with `--no-history` (IOPSCHECK_HISTORY in the environment is no contradiction:
+/// it is a default that --no-history overrides).
+fn conflicting_flags(m: &clap::ArgMatches) -> Result<(), String> {
+    if let Some(("run", run)) = m.subcommand()
+        && run.get_flag("no_history")
+        && run.value_source("history") == Some(clap::parser::ValueSource::CommandLine)
+    {
+        return Err(
+            "--history and --no-history contradict each other: give one of them".to_string(),
+        );
+    }
+    Ok(())
+}
+
 fn chain(e: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for c in e.chain() {
@@ -138,13 +157,6 @@ fn chain(e: &anyhow::Error) -> String {
     parts.join(": ")
 }
 
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
-}
-
 fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
     match cmd {
         Command::Run(a) => commands::run::run(a, ctx),
@@ -154,8 +166,8 @@ fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Fleet(a) => commands::fleet::run(a, ctx),
         Command::Bundle(a) => commands::bundle::run(a, ctx),
         Command::Completions { shell } => {
-            use std::io::Write as _;
-            std::io::stdout().write_all(&crate::completions::script(shell))?;
+            // Rendered in memory, printed through ours (a closed pipe is no panic).
+            crate::out::stdout().write_all(&crate::completions::script(shell))?;
             Ok(exit::PASS)
         }
         Command::Man { command, out_dir } => man(command, out_dir),
@@ -171,18 +183,31 @@ pub struct Outputs {
 impl Outputs {
     pub fn from_args(a: &OutputArgs) -> anyhow::Result<Outputs> {
         let mut files = Vec::new();
+        let mut flags = Vec::new();
         for e in &a.export {
             files.push(report::parse_export(e).map_err(usage)?);
+            flags.push(format!("--export {e}"));
         }
         let stdout = match &a.output {
             Some(path) => {
                 files.insert(0, (a.format, path.clone()));
+                flags.insert(0, format!("-o/--output {}", path.display()));
                 None
             }
             None => Some(a.format),
         };
         for (_, p) in &files {
             check_output_path(p)?;
+        }
+        for (i, (_, p)) in files.iter().enumerate() {
+            if let Some(j) = files[..i].iter().position(|(_, q)| same_output(p, q)) {
+                return Err(usage(format!(
+                    "{} and {} both write {}: one would overwrite the other; give each output its own file",
+                    flags[j],
+                    flags[i],
+                    p.display()
+                )));
+            }
         }
         Ok(Outputs { stdout, files })
     }
@@ -191,7 +216,7 @@ impl Outputs {
     pub fn emit(&self, ev: &Evaluation, ctx: &Ctx) -> anyhow::Result<()> {
         let style = Style { color: ctx.color };
         if let Some(f) = self.stdout {
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::out::stdout();
             let style = if f == Format::Table {
                 style.clone()
             } else {
@@ -207,6 +232,24 @@ impl Outputs {
         }
         Ok(())
     }
+}
+
+/// Whether two output paths name one file: the same inode where both exist, else the same
+/// name in the same (canonical) directory.
+fn same_output(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return x.dev() == y.dev() && x.ino() == y.ino();
+    }
+    let key = |p: &Path| {
+        let dir = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        dir.join(p.file_name().unwrap_or_default())
+    };
+    key(a) == key(b)
 }
 
 /// An output file must not be a device or a directory; it is replaced by rename.
@@ -269,6 +312,6 @@ fn man(command: Option<String>, out_dir: Option<std::path::PathBuf>) -> anyhow::
             names.join(", ")
         )));
     };
-    std::io::stdout().write_all(roff)?;
+    crate::out::stdout().write_all(roff)?;
     Ok(exit::PASS)
 }

@@ -14,6 +14,7 @@ pub mod job;
 pub mod manpage;
 pub mod measure;
 pub mod metrics;
+pub mod out;
 pub mod policy;
 pub mod report;
 pub mod suggest;

@@ -53,6 +53,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
 
     let history_path = crate::app::history_path(&args.history.history);
+    history::check_for_reading(&history_path).map_err(|e| usage(e.to_string()))?;
     let raw = match std::fs::read(&history_path) {
         Ok(b) => Some(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -154,9 +155,15 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let archive = archive(&base, &members, now)?;
     match &dest {
         None => {
+            // Not through out::stdout: a bundle cut short is no bundle, and says so (exit 2).
             let mut out = std::io::stdout().lock();
-            out.write_all(&archive)?;
-            out.flush()?;
+            out.write_all(&archive)
+                .and_then(|()| out.flush())
+                .map_err(|e| {
+                    usage(format!(
+                        "bundle -o -: the bundle could not be written to stdout ({e}); what was written is incomplete and unusable"
+                    ))
+                })?;
         }
         Some(p) => {
             publish(p, &archive).map_err(|e| match e {
@@ -166,7 +173,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 )),
                 Published::Io(e) => usage(format!("bundle: cannot write {}: {e}", p.display())),
             })?;
-            println!("{}", p.display());
+            writeln!(crate::out::stdout(), "{}", p.display())?;
         }
     }
     ctx.note(format!(

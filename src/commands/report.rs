@@ -2,6 +2,7 @@
 //! directory, engine) and never mixing groups.
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 
 use chrono::{DateTime, Local, NaiveDate, TimeZone, Utc};
 use comfy_table::{Table, presets};
@@ -211,7 +212,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     for (i, ev) in evs.iter().enumerate() {
         // summary: one line per group, nothing between
         if i > 0 && outputs.stdout != Some(Format::Summary) {
-            println!();
+            writeln!(crate::out::stdout())?;
         }
         outputs.emit(ev, ctx)?;
     }
@@ -258,6 +259,6 @@ fn list(records: &[Record]) -> anyhow::Result<u8> {
             fmt(row.last),
         ]);
     }
-    println!("{t}");
+    writeln!(crate::out::stdout(), "{t}")?;
     Ok(exit::PASS)
 }
