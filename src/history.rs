@@ -100,6 +100,12 @@ pub struct Record {
     /// Groups the runs of one `iopscheck run` invocation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invocation: Option<String>,
+    /// I/Os completed per interval inside the run (native runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops_series: Option<crate::measure::Series>,
+    /// The disks' own account of the run (fio's `Disk stats`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disk_stats: Vec<crate::measure::DiskStat>,
 }
 
 /// A history line that was skipped, and why.
@@ -516,6 +522,8 @@ mod tests {
             bw_basis: None,
             fio_version: None,
             invocation: None,
+            iops_series: None,
+            disk_stats: Vec::new(),
         }
     }
 

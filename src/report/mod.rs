@@ -8,8 +8,10 @@
 //! a list. Each format's file says how it maps the rest.
 
 mod csv;
+mod details;
 pub mod fleet;
 mod html;
+mod html_series;
 mod json;
 mod junit;
 mod markdown;
