@@ -15,7 +15,7 @@ use crate::job::JobShape;
 /// Version of the record layout. Readers skip records from a newer version with a warning.
 pub const SCHEMA_VERSION: u32 = 1;
 /// A line longer than this is not a record (records are a few KiB).
-const MAX_LINE: usize = 1 << 20;
+pub const MAX_LINE: usize = 1 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
