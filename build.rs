@@ -1,4 +1,7 @@
-//! Puts the commit the binary was built from into `iopscheck --version`.
+//! Puts the commit the binary was built from into `iopscheck --version`, and tells the tests
+//! which of their prerequisites this machine has (root, fio, io_uring): a test that needs one
+//! that is missing is marked ignored with the reason (`#[cfg_attr(not(have_fio), ignore =
+//! "needs fio")]`), so the test runner shows it as not run instead of a silent pass.
 
 use std::process::Command;
 
@@ -21,4 +24,51 @@ fn main() {
     println!("cargo:rerun-if-env-changed=IOPSCHECK_COMMIT");
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/refs/heads");
+
+    // Test prerequisites. Detected when the build script runs: after installing fio, or
+    // running as another user, `touch build.rs` (or change PATH) to detect them again.
+    println!("cargo:rerun-if-env-changed=PATH");
+    println!("cargo:rerun-if-changed=build.rs");
+    for (cfg, present) in [
+        ("have_root", is_root()),
+        ("have_fio", has_fio()),
+        ("have_io_uring", has_io_uring()),
+    ] {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+        if present {
+            println!("cargo::rustc-cfg={cfg}");
+        }
+    }
+}
+
+/// The effective uid, from /proc (the second field of `Uid:`).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1).map(|e| e == "0"))
+            .unwrap_or(false)
+    })
+}
+
+fn has_fio() -> bool {
+    Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Whether this kernel lets this process set up an io_uring (it may be absent, disabled by
+/// `kernel.io_uring_disabled`, or refused by a seccomp profile).
+fn has_io_uring() -> bool {
+    // struct io_uring_params is 120 bytes; zeroed asks for the defaults.
+    let mut params = [0u8; 120];
+    // SAFETY: io_uring_setup(2) with a valid, writable params buffer of the kernel's size.
+    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 2u32, params.as_mut_ptr()) };
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: closing the ring we just created.
+    unsafe { libc::close(fd as i32) };
+    true
 }

@@ -66,6 +66,25 @@ fn wait_for_test_file(dir: &Path, child: &mut Child) {
     }
 }
 
+/// Whether `path` carries the `user.iopscheck` xattr that marks a test file as ours (or
+/// cannot carry one).
+fn has_marker(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    let mut buf = [0u8; 64];
+    // SAFETY: NUL-terminated path and name, a buffer with its length.
+    let n = unsafe {
+        libc::getxattr(
+            c.as_ptr(),
+            c"user.iopscheck".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    // A filesystem without user xattrs has no marker to wait for.
+    n > 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOTSUP)
+}
+
 /// Waits until the child is stopped by SIGSTOP (state `T` in /proc/PID/stat).
 fn wait_until_stopped(child: &Child) {
     let t = Instant::now();
@@ -253,6 +272,7 @@ fn children(pid: u32) -> Vec<u32> {
 
 #[test]
 fn sigint_while_waiting_between_runs_keeps_the_completed_run() {
+    use std::io::{BufRead, BufReader, Read};
     let env = Env::new();
     let mut child = spawn_run(
         &env,
@@ -270,23 +290,38 @@ fn sigint_while_waiting_between_runs_keeps_the_completed_run() {
             "psync",
         ],
     );
+    // The run's line on stderr is printed once the run is recorded (appended and fsynced);
+    // the next thing the process does is wait out the interval. Seeing the history line
+    // alone would race the append's fsync, which takes seconds on a busy disk.
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            err.read_line(&mut line).unwrap() > 0,
+            "stderr ended before the first run was recorded: {said}"
+        );
+        said.push_str(&line);
+        if line.starts_with("run 1/2: ") {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    signal(&child, libc::SIGINT);
     let t = Instant::now();
-    while env.history_lines().is_empty() {
+    while child.try_wait().unwrap().is_none() {
         assert!(
             t.elapsed() < Duration::from_secs(30),
-            "first run never recorded"
+            "the run did not stop"
         );
-        if let Ok(Some(s)) = child.try_wait() {
-            panic!("ended early: {s}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(10));
     }
-    std::thread::sleep(Duration::from_millis(300));
-    signal(&child, libc::SIGINT);
-    let (code, took, err) = wait_code(child);
-    assert_eq!(code, Some(130), "{err}");
+    let took = t.elapsed();
+    let code = child.wait().unwrap().code();
+    err.read_to_string(&mut said).unwrap();
+    assert_eq!(code, Some(130), "{said}");
     assert!(took < Duration::from_secs(2), "took {took:?}");
-    assert!(err.contains("1 completed run kept"), "{err}");
+    assert!(said.contains("1 completed run kept"), "{said}");
     assert_eq!(env.history_lines().len(), 1);
     assert!(test_files(&env.dir).is_empty());
 }
@@ -296,6 +331,14 @@ fn a_file_left_by_a_killed_run_is_recognised_and_removed_by_the_next_run() {
     let env = Env::new();
     let mut child = spawn_run(&env, &env.dir, &one_run("32m", "30", "psync"));
     wait_for_test_file(&env.dir, &mut child);
+    // The file's name appears a moment before its marker (the xattr that lets a later run
+    // recognise it as ours): kill only once it is marked, as it is for the whole run.
+    let file = env.dir.join(&test_files(&env.dir)[0]);
+    let t = Instant::now();
+    while !has_marker(&file) {
+        assert!(t.elapsed() < Duration::from_secs(20), "never marked");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     child.kill().unwrap(); // SIGKILL: no cleanup runs
     child.wait().unwrap();
     let left = test_files(&env.dir);

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Env, fixture, have_fio, skip};
+use common::{Env, fixture};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -258,10 +258,8 @@ fn split_json_and_text(all: &str) -> (String, String) {
 }
 
 #[test]
+#[cfg_attr(not(have_fio), ignore = "needs fio")]
 fn a_fresh_fio_run_imported_as_json_and_as_text_gives_fios_own_numbers() {
-    if !have_fio() {
-        return skip("fio is not installed");
-    }
     let env = Env::new();
     let out = env.tmp.path().join("fio.out");
     let status = std::process::Command::new("fio")
@@ -320,10 +318,8 @@ fn a_fresh_fio_run_imported_as_json_and_as_text_gives_fios_own_numbers() {
 }
 
 #[test]
+#[cfg_attr(not(have_fio), ignore = "needs fio")]
 fn run_with_the_fio_engine_records_fio_and_leaves_no_file() {
-    if !have_fio() {
-        return skip("fio is not installed");
-    }
     let env = Env::new();
     let out = env
         .cmd()

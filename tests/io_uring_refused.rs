@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Env, is_root, skip};
+use common::{Env, skip};
 use predicates::prelude::*;
 
 const SYSCTL: &str = "/proc/sys/kernel/io_uring_disabled";
@@ -29,10 +29,8 @@ impl Drop for Disabled {
 }
 
 #[test]
+#[cfg_attr(not(have_root), ignore = "needs root (sets kernel.io_uring_disabled)")]
 fn a_kernel_that_refuses_io_uring_gets_posixaio_with_the_reason_or_a_clear_error() {
-    if !is_root() {
-        return skip("setting kernel.io_uring_disabled needs root");
-    }
     let Some(_guard) = Disabled::new() else {
         return skip(
             "kernel.io_uring_disabled is missing or read-only here (Linux < 6.6 or a container)",

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{Env, have_fio, is_root, skip};
+use common::{Env, skip};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -151,10 +151,8 @@ fn num(m: &Value, k: &str) -> f64 {
 /// counts are exact, so the comparison is exact; the read share of a mixed job depends on
 /// random draws, so it is compared within 5 points (2048 draws: about 4 standard deviations).
 #[test]
+#[cfg_attr(not(have_fio), ignore = "needs fio")]
 fn each_rw_mode_does_the_io_fio_does_on_the_same_job() {
-    if !have_fio() {
-        return skip("fio is not installed");
-    }
     let env = Env::new();
     for rw in ["read", "write", "randread", "randwrite", "rw", "randrw"] {
         let job = format!(
@@ -191,10 +189,8 @@ fn each_rw_mode_does_the_io_fio_does_on_the_same_job() {
 }
 
 #[test]
+#[cfg_attr(not(have_fio), ignore = "needs fio")]
 fn numjobs_and_periodic_fdatasync_count_as_fio_counts() {
-    if !have_fio() {
-        return skip("fio is not installed");
-    }
     let env = Env::new();
     // two jobs, each writing its own 4 MiB file: the group does 2 × 1024 writes
     let p = job_policy(
@@ -229,10 +225,8 @@ fn numjobs_and_periodic_fdatasync_count_as_fio_counts() {
 /// catches an engine that silently went through the page cache (many times faster) or
 /// serialised a deep queue (many times slower).
 #[test]
+#[cfg_attr(not(have_fio), ignore = "needs fio")]
 fn direct_random_reads_at_depth_agree_with_fio_within_a_factor_of_two() {
-    if !have_fio() {
-        return skip("fio is not installed");
-    }
     let env = Env::new();
     let p = job_policy(
         &env,
@@ -255,10 +249,8 @@ fn direct_random_reads_at_depth_agree_with_fio_within_a_factor_of_two() {
 }
 
 #[test]
+#[cfg_attr(not(have_root), ignore = "needs root (mounts a ramfs)")]
 fn direct_io_where_the_filesystem_refuses_it_is_a_clear_error_before_any_layout() {
-    if !is_root() {
-        return skip("mounting ramfs needs root");
-    }
     let env = Env::new();
     let at = env.tmp.path().join("ramfs");
     std::fs::create_dir(&at).unwrap();
