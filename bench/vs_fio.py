@@ -377,7 +377,8 @@ def main():
         if a.quick:
             rows |= {"direct", "throttle", "floor"}
         header(a, fio_version, a.pairs)
-        raw["engines"] = engines_table(a, tmpfs, disk)
+        if a.engines:  # --engines "" leaves the first table out
+            raw["engines"] = engines_table(a, tmpfs, disk)
         if "direct" in rows:
             raw["direct"] = direct(a, disk, work, a.quick)
         if "throttle" in rows:
