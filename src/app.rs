@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Cli, Command, OutputArgs};
 use crate::commands;
@@ -45,16 +45,19 @@ impl Ctx {
     /// A note for the person at the terminal (stderr), unless --quiet.
     pub fn note(&self, msg: impl std::fmt::Display) {
         if !self.quiet {
-            eprintln!("{msg}");
+            crate::out::err_line(msg);
         }
     }
     pub fn warn(&self, msg: impl std::fmt::Display) {
-        eprintln!("iopscheck: warning: {msg}");
+        crate::out::err_line(format_args!("iopscheck: warning: {msg}"));
     }
 }
 
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|c| (c, m)));
+    let (cli, matches) = match parsed {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { exit::ERROR } else { 0 };
@@ -62,6 +65,10 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    if let Err(e) = conflicting_flags(&matches) {
+        crate::out::err_line(format_args!("iopscheck: error: {e}"));
+        return ExitCode::from(exit::ERROR);
+    }
     let ctx = Ctx {
         quiet: cli.quiet,
         color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
@@ -70,13 +77,25 @@ pub fn main() -> ExitCode {
     match dispatch(cli.command, &ctx) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            if is_broken_pipe(&e) {
-                return ExitCode::from(exit::PASS);
-            }
-            eprintln!("iopscheck: error: {}", chain(&e));
+            crate::out::err_line(format_args!("iopscheck: error: {}", chain(&e)));
             ExitCode::from(exit::ERROR)
         }
     }
+}
+
+/// Flags that contradict each other where clap cannot see it: `--history` given on the
+/// command line with `--no-history` (IOPSCHECK_HISTORY in the environment is no contradiction:
+/// it is a default that --no-history overrides).
+fn conflicting_flags(m: &clap::ArgMatches) -> Result<(), String> {
+    if let Some(("run", run)) = m.subcommand()
+        && run.get_flag("no_history")
+        && run.value_source("history") == Some(clap::parser::ValueSource::CommandLine)
+    {
+        return Err(
+            "--history and --no-history contradict each other: give one of them".to_string(),
+        );
+    }
+    Ok(())
 }
 
 fn chain(e: &anyhow::Error) -> String {
@@ -90,13 +109,6 @@ fn chain(e: &anyhow::Error) -> String {
     parts.join(": ")
 }
 
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
-}
-
 fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
     match cmd {
         Command::Run(a) => commands::run::run(a, ctx),
@@ -106,12 +118,17 @@ fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Fleet(a) => commands::fleet::run(a, ctx),
         Command::Bundle(a) => commands::bundle::run(a, ctx),
         Command::Completions { shell } => {
+            // clap_complete panics on a write error: render in memory, print through ours.
             let mut cmd = Cli::command();
-            clap_complete::generate(shell, &mut cmd, "iopscheck", &mut std::io::stdout());
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "iopscheck", &mut buf);
+            crate::out::stdout().write_all(&buf)?;
             Ok(exit::PASS)
         }
         Command::Man => {
-            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut buf)?;
+            crate::out::stdout().write_all(&buf)?;
             Ok(exit::PASS)
         }
     }
@@ -126,18 +143,31 @@ pub struct Outputs {
 impl Outputs {
     pub fn from_args(a: &OutputArgs) -> anyhow::Result<Outputs> {
         let mut files = Vec::new();
+        let mut flags = Vec::new();
         for e in &a.export {
             files.push(report::parse_export(e).map_err(usage)?);
+            flags.push(format!("--export {e}"));
         }
         let stdout = match &a.output {
             Some(path) => {
                 files.insert(0, (a.format, path.clone()));
+                flags.insert(0, format!("-o/--output {}", path.display()));
                 None
             }
             None => Some(a.format),
         };
         for (_, p) in &files {
             check_output_path(p)?;
+        }
+        for (i, (_, p)) in files.iter().enumerate() {
+            if let Some(j) = files[..i].iter().position(|(_, q)| same_output(p, q)) {
+                return Err(usage(format!(
+                    "{} and {} both write {}: one would overwrite the other; give each output its own file",
+                    flags[j],
+                    flags[i],
+                    p.display()
+                )));
+            }
         }
         Ok(Outputs { stdout, files })
     }
@@ -146,7 +176,7 @@ impl Outputs {
     pub fn emit(&self, ev: &Evaluation, ctx: &Ctx) -> anyhow::Result<()> {
         let style = Style { color: ctx.color };
         if let Some(f) = self.stdout {
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::out::stdout();
             let style = if f == Format::Table {
                 style.clone()
             } else {
@@ -162,6 +192,24 @@ impl Outputs {
         }
         Ok(())
     }
+}
+
+/// Whether two output paths name one file: the same inode where both exist, else the same
+/// name in the same (canonical) directory.
+fn same_output(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return x.dev() == y.dev() && x.ino() == y.ino();
+    }
+    let key = |p: &Path| {
+        let dir = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        dir.join(p.file_name().unwrap_or_default())
+    };
+    key(a) == key(b)
 }
 
 /// An output file must not be a device or a directory; it is replaced by rename.

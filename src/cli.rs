@@ -141,6 +141,11 @@ pub struct ImportArgs {
     /// Directory the output was measured on, when known (recorded with --record).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<String>,
+    /// For outputs that do not state their job (terse, stripped text): assert that it was this
+    /// policy's job (a name or a YAML file). Fields the output does state still win, and
+    /// every contradiction is named; the result says the shape was assumed.
+    #[arg(long, value_name = "POLICY|FILE")]
+    pub assume_job: Option<String>,
     #[command(flatten)]
     pub history: HistoryArgs,
     #[command(flatten)]

@@ -935,6 +935,7 @@ mod tests {
             source_digest: None,
             engine: "posixaio".into(),
             engine_note: None,
+            job_assumed: None,
             job: JobShape::default(),
             metrics: [
                 ("write_bw_mb_s".to_string(), mb_s),

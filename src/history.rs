@@ -80,6 +80,9 @@ pub struct Record {
     /// Why the engine differs from the one asked for, when it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_note: Option<String>,
+    /// Imports: the job shape was asserted with `--assume-job`, not stated in the output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_assumed: Option<String>,
     pub job: JobShape,
     pub metrics: BTreeMap<String, f64>,
     #[serde(default)]
@@ -130,6 +133,17 @@ pub enum HistoryError {
         "history {path}: refusing a path that other users can write ({what}); use --history with a private path"
     )]
     Unsafe { path: String, what: String },
+    #[error(
+        "history {path}: is a symbolic link (to {target}); iopscheck never follows a link for its history, which someone could point elsewhere: give the real path with --history"
+    )]
+    Symlink { path: String, target: String },
+    #[error(
+        "history {path}: {source}; the record was not kept (the history is as it was before this append)"
+    )]
+    NotKept {
+        path: String,
+        source: std::io::Error,
+    },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> HistoryError + '_ {
@@ -183,16 +197,73 @@ fn check_trusted(path: &Path) -> Result<(), HistoryError> {
     Ok(())
 }
 
-/// Checks, before a run starts, that the history can be written: the path is trusted, its
-/// directory exists (created if needed) and the file can be opened for appending. Creates an
-/// empty history if there is none; never changes an existing one.
+/// Refuses a history that is a symbolic link, saying so (O_NOFOLLOW alone says only "too many
+/// levels of symbolic links").
+fn check_not_symlink(path: &Path) -> Result<(), HistoryError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(HistoryError::Symlink {
+            path: path.display().to_string(),
+            target: std::fs::read_link(path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "?".into()),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The checks every reader of a history makes before trusting it (report, fleet, bundle,
+/// import --record): not a symbolic link, and as root, nothing others can write.
+pub fn check_for_reading(path: &Path) -> Result<(), HistoryError> {
+    check_not_symlink(path)?;
+    check_trusted(path)
+}
+
+/// Checks, before a run starts, that the history can be written: the path is trusted and not
+/// a link, and the file can be opened for appending, or, where there is none yet, its nearest
+/// existing directory is writable. Creates nothing: a run refused later leaves no history file
+/// and no directory behind; the first record creates them.
 pub fn prepare(path: &Path) -> Result<(), HistoryError> {
-    open_for_append(path).map(drop)
+    check_not_symlink(path)?;
+    check_trusted(path)?;
+    match OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+    {
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_err(path)(e)),
+    }
+    let mut dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    while !dir.exists() {
+        dir = match dir.parent().filter(|d| !d.as_os_str().is_empty()) {
+            Some(d) => d,
+            None => Path::new("."),
+        };
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| io_err(path)(std::io::ErrorKind::InvalidInput.into()))?;
+    // SAFETY: a valid NUL-terminated path; access has no other preconditions.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(HistoryError::Io {
+            path: path.display().to_string(),
+            source: std::io::Error::new(
+                e.kind(),
+                format!("cannot create it in {}: {e}", dir.display()),
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Opens the history for appending (and reading its last byte), after checking the path is
 /// trusted and creating its directory if needed. Never follows a symlink.
 fn open_for_append(path: &Path) -> Result<File, HistoryError> {
+    check_not_symlink(path)?;
     check_trusted(path)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
         && !dir.exists()
@@ -235,8 +306,16 @@ pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {
             buf.insert(0, b'\n');
         }
     }
-    f.write_all(&buf).map_err(io_err(path))?;
-    f.sync_all().map_err(io_err(path))?;
+    // A full disk (or any failure) mid-append leaves no partial line: the file is cut back to
+    // its length before the append, still under the lock, so no other writer sees the tail.
+    if let Err(e) = f.write_all(&buf).and_then(|()| f.sync_all()) {
+        let _ = f.set_len(len).and_then(|()| f.sync_all());
+        let _ = f.unlock();
+        return Err(HistoryError::NotKept {
+            path: path.display().to_string(),
+            source: e,
+        });
+    }
     f.unlock().map_err(io_err(path))?;
     Ok(())
 }
@@ -285,6 +364,7 @@ pub fn scan(
     keep: impl Fn(&Head) -> bool,
     each: impl FnMut(Record),
 ) -> Result<Vec<Skipped>, HistoryError> {
+    check_for_reading(path)?;
     let f = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
@@ -502,6 +582,7 @@ mod tests {
             source_digest: None,
             engine: "posixaio".into(),
             engine_note: None,
+            job_assumed: None,
             job: JobShape::default(),
             metrics: [("write_iops".to_string(), iops)].into_iter().collect(),
             target: Target {

@@ -12,6 +12,7 @@ pub mod history;
 pub mod job;
 pub mod measure;
 pub mod metrics;
+pub mod out;
 pub mod policy;
 pub mod report;
 pub mod system;

@@ -691,3 +691,1054 @@ fn the_history_is_created_with_sane_permissions_and_test_files_are_private() {
     let m = std::fs::metadata(&env.history).unwrap();
     assert_eq!(m.permissions().mode() & 0o777, 0o644);
 }
+
+/// A pipe whose reader is already gone: every write to it fails with EPIPE, every time, with
+/// no timing involved (as `| true` once `true` has exited).
+fn closed_pipe() -> Stdio {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe(2) fills the two descriptors, which we own from here.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    use std::os::fd::FromRawFd;
+    // SAFETY: both descriptors are fresh; the read end is closed at once.
+    unsafe {
+        drop(std::os::fd::OwnedFd::from_raw_fd(fds[0]));
+        Stdio::from(std::os::fd::OwnedFd::from_raw_fd(fds[1]))
+    }
+}
+
+/// Runs `cmd` with a normal stdout and again with a closed one; returns both exit codes and
+/// the second stderr.
+fn codes_open_and_closed(
+    env: &Env,
+    args: &[&std::ffi::OsStr],
+) -> (Option<i32>, Option<i32>, String) {
+    let open = env.cmd().args(args).output().unwrap();
+    let closed = StdCommand::new(bin())
+        .args(args)
+        .env("IOPSCHECK_HISTORY", &env.history)
+        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+        .env("NO_COLOR", "1")
+        .stdout(closed_pipe())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    (
+        open.status.code(),
+        closed.status.code(),
+        String::from_utf8_lossy(&closed.stderr).into_owned(),
+    )
+}
+
+fn os(v: &[&str]) -> Vec<std::ffi::OsString> {
+    v.iter().map(|s| s.into()).collect()
+}
+
+/// A history of six Swimlane runs of this host over two days at `mb_s`.
+fn seed_history(env: &Env, mb_s: f64, runs: i64) {
+    let host = iopscheck::system::hostname();
+    let mut text = String::new();
+    for i in 0..runs {
+        let ts = chrono::Local::now() - chrono::Duration::hours(1 + 12 * i);
+        let r = common::swimlane_record(&host, "/data", ts.fixed_offset(), mb_s);
+        text.push_str(&serde_json::to_string(&r).unwrap());
+        text.push('\n');
+    }
+    std::fs::write(&env.history, text).unwrap();
+}
+
+#[test]
+fn a_closed_stdout_never_changes_the_exit_code_from_the_verdict() {
+    let env = Env::new();
+    let high = write_policy(&env, "high.yaml", |y| {
+        y.replace("threshold: 3000\n", "threshold: 30000000\n")
+    });
+    let high = high.to_str().unwrap();
+    let dir = env.dir.to_str().unwrap();
+    let small = [
+        "--no-history",
+        "--size",
+        "16m",
+        "--runtime",
+        "1",
+        "--runs",
+        "1",
+        "--engine",
+        "psync",
+    ];
+    let mut cases: Vec<(Vec<std::ffi::OsString>, i32, Option<f64>)> = vec![
+        // import: pass, inconclusive, fail
+        (
+            os(&[
+                "import",
+                common::fixture("fio-3.33-sample.json").to_str().unwrap(),
+            ]),
+            0,
+            None,
+        ),
+        (
+            os(&[
+                "import",
+                common::fixture("fio-3.33-psync-randwrite.txt")
+                    .to_str()
+                    .unwrap(),
+            ]),
+            3,
+            None,
+        ),
+        (
+            os(&[
+                "import",
+                "--policy",
+                high,
+                common::fixture("fio-3.33-sample.json").to_str().unwrap(),
+            ]),
+            1,
+            None,
+        ),
+        // report: pass, fail, inconclusive
+        (os(&["report", "--since", "7d"]), 0, Some(20.0)),
+        (os(&["report", "--since", "7d"]), 1, Some(3.0)),
+        (
+            os(&["report", "--since", "7d", "--format", "json"]),
+            3,
+            Some(-1.0),
+        ),
+    ];
+    for (policy, want) in [(None, 0), (Some(high), 1)] {
+        let mut a = os(&["run", "--dir", dir]);
+        a.extend(os(&small));
+        if let Some(p) = policy {
+            a.extend(os(&["--policy", p]));
+        }
+        cases.push((a, want, None));
+    }
+    for (args, want, seed) in cases {
+        match seed {
+            Some(mb) if mb < 0.0 => seed_history(&env, 20.0, 1),
+            Some(mb) => seed_history(&env, mb, 6),
+            None => {}
+        }
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let (open, closed, err) = codes_open_and_closed(&env, &args);
+        assert_eq!(open, Some(want), "{args:?} with a normal stdout");
+        assert_eq!(closed, Some(want), "{args:?} with a closed stdout: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // A bundle that could not be written is an error, not the verdict.
+    seed_history(&env, 20.0, 6);
+    let (_, closed, err) = codes_open_and_closed(
+        &env,
+        &[std::ffi::OsStr::new("bundle"), "-o".as_ref(), "-".as_ref()],
+    );
+    assert_eq!(closed, Some(2), "{err}");
+    assert!(err.contains("could not be written"), "{err}");
+    assert!(test_files(&env.dir).is_empty());
+}
+
+#[test]
+fn no_command_panics_on_a_closed_stdout_or_stderr() {
+    let env = Env::new();
+    seed_history(&env, 20.0, 6);
+    let policy = write_policy(&env, "p.yaml", |y| y);
+    let fixture = common::fixture("fio-3.33-sample.json");
+    let dir = env.dir.to_str().unwrap();
+    let mut cases: Vec<Vec<&str>> = vec![
+        vec!["policy", "list"],
+        vec!["policy", "show", "swimlane"],
+        vec!["policy", "check", policy.to_str().unwrap()],
+        vec!["man"],
+        vec!["--help"],
+        vec!["--version"],
+        vec!["report", "--list"],
+        vec!["report", "--format", "html"],
+        vec!["fleet", env.history.to_str().unwrap()],
+        vec!["import", fixture.to_str().unwrap(), "--format", "csv"],
+        vec![
+            "run",
+            "--no-history",
+            "--dir",
+            dir,
+            "--size",
+            "16m",
+            "--runtime",
+            "1",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+        ],
+    ];
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        cases.push(vec!["completions", shell]);
+    }
+    for args in cases {
+        let out = StdCommand::new(bin())
+            .args(&args)
+            .env("IOPSCHECK_HISTORY", &env.history)
+            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+            .stdout(closed_pipe())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
+        assert_ne!(out.status.code(), Some(2), "{args:?}: {err}");
+        // Both closed, as with `2>&1 | head -1`: still no panic.
+        let both = StdCommand::new(bin())
+            .args(&args)
+            .env("IOPSCHECK_HISTORY", &env.history)
+            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+            .stdout(closed_pipe())
+            .stderr(closed_pipe())
+            .status()
+            .unwrap();
+        assert_eq!(
+            both.code(),
+            out.status.code(),
+            "{args:?} with stderr closed too"
+        );
+    }
+    assert!(test_files(&env.dir).is_empty());
+}
+
+/// Every signal whose default action ends a process and that a user or a system sends to a
+/// long check: a dropped ssh session (SIGHUP), ^\ (SIGQUIT), ^C, kill, and the user signals.
+const ENDING_SIGNALS: [i32; 6] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+];
+
+/// A read job without an end fsync: its layout writes the file and fsyncs it, and the only
+/// child process the run forks before a signal is that fsync's.
+fn read_policy(env: &Env) -> PathBuf {
+    write_policy(env, "read.yaml", |y| {
+        y.replace("rw: randwrite", "rw: randread")
+            .replace("  end_fsync: true\n", "")
+            .replace("metric: write_iops_formula", "metric: read_iops_formula")
+            .replace("metric: write_bw_mb_s", "metric: read_bw_mb_s")
+            .replace("metric: write_iops\n", "metric: read_iops\n")
+    })
+}
+
+/// Bytes the process has passed to write calls (/proc/PID/io `wchar`).
+fn written(child: &Child) -> u64 {
+    std::fs::read_to_string(format!("/proc/{}/io", child.id()))
+        .ok()
+        .and_then(|io| {
+            io.lines()
+                .find_map(|l| l.strip_prefix("wchar: "))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Sends `sig` while the run is frozen, so it is handled at the point the run was stopped.
+fn signal_while_stopped(child: &Child, sig: i32) {
+    signal(child, libc::SIGSTOP);
+    wait_until_stopped(child);
+    signal(child, sig);
+    signal(child, libc::SIGCONT);
+}
+
+/// The first child process the run forks (an fsync child, see engine/sys.rs), or None if the
+/// run ended first: a flush quicker than this loop's look at /proc is a moment missed, not a
+/// behaviour, and the caller tries again. Spins: the child may live only milliseconds.
+fn wait_for_child_process(child: &mut Child, what: &str) -> Option<u32> {
+    let t = Instant::now();
+    loop {
+        if let Some(&pid) = children(child.id()).first() {
+            return Some(pid);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            assert!(status.success(), "the run failed before {what}: {status}");
+            return None;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "no {what}");
+        std::hint::spin_loop();
+    }
+}
+
+/// Signals the run while its fsync child is held stopped; returns the run's exit code, how
+/// long it took to exit, and its stderr.
+fn signal_during_fsync(
+    mut child: Child,
+    sig: i32,
+    what: &str,
+) -> Option<(Option<i32>, Duration, String)> {
+    let flusher = wait_for_child_process(&mut child, what)?;
+    // SAFETY: kill(2) on the run's own fsync child.
+    unsafe { libc::kill(flusher as i32, libc::SIGSTOP) };
+    signal(&child, sig);
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the run did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let took = t.elapsed();
+    // SAFETY: as above; the orphaned child is ours to end.
+    unsafe { libc::kill(flusher as i32, libc::SIGKILL) };
+    let (code, _, err) = wait_code(child);
+    Some((code, took, err))
+}
+
+fn assert_ended_by(sig: i32, code: Option<i32>, took: Duration, err: &str, env: &Env, dir: &Path) {
+    assert_eq!(code, Some(128 + sig), "signal {sig}: {err}");
+    assert!(took < Duration::from_secs(3), "signal {sig}: took {took:?}");
+    assert!(err.contains("interrupted"), "signal {sig}: {err}");
+    assert!(
+        test_files(dir).is_empty(),
+        "signal {sig} left the test file"
+    );
+    assert!(env.history_lines().is_empty(), "signal {sig}: recorded");
+}
+
+#[test]
+fn every_ending_signal_during_layout_removes_the_file_and_exits_128_plus_n() {
+    for sig in ENDING_SIGNALS {
+        let env = Env::new();
+        let policy = read_policy(&env);
+        let mut child = spawn_run(
+            &env,
+            &env.dir,
+            &[
+                "--policy",
+                policy.to_str().unwrap(),
+                "--size",
+                "2g",
+                "--runtime",
+                "5",
+                "--runs",
+                "1",
+                "--engine",
+                "psync",
+            ],
+        );
+        wait_for_test_file(&env.dir, &mut child);
+        signal_while_stopped(&child, sig);
+        let (code, took, err) = wait_code(child);
+        assert_ended_by(sig, code, took, &err, &env, &env.dir);
+    }
+}
+
+#[test]
+fn every_ending_signal_during_the_layouts_fsync_exits_at_once() {
+    // The layout of a read job ends with an fsync; held stopped, it would keep a run that
+    // flushes in its own thread from exiting at all.
+    // A missed fsync (the run completed before it was seen) is tried again, a few times.
+    let (mut sig_i, mut missed) = (0, 0);
+    while let Some(&sig) = ENDING_SIGNALS.get(sig_i) {
+        let env = Env::new();
+        let policy = read_policy(&env);
+        let child = spawn_run(
+            &env,
+            &env.dir,
+            &[
+                "--policy",
+                policy.to_str().unwrap(),
+                "--size",
+                "64m",
+                "--runtime",
+                "2",
+                "--runs",
+                "1",
+                "--engine",
+                "psync",
+            ],
+        );
+        let Some((code, took, err)) = signal_during_fsync(child, sig, "the layout's fsync") else {
+            missed += 1;
+            assert!(missed < 5, "the layout's fsync was never caught in 5 tries");
+            continue;
+        };
+        assert_ended_by(sig, code, took, &err, &env, &env.dir);
+        sig_i += 1;
+    }
+}
+
+#[test]
+fn every_ending_signal_while_running_removes_the_file_and_exits_128_plus_n() {
+    for sig in ENDING_SIGNALS {
+        let env = Env::new();
+        let mut child = spawn_run(&env, &env.dir, &one_run("64m", "30", "psync"));
+        wait_for_test_file(&env.dir, &mut child);
+        // A write job's layout writes nothing: once the run has written a mebibyte, it is
+        // in its timed phase.
+        let t = Instant::now();
+        while written(&child) < 1 << 20 {
+            assert!(t.elapsed() < Duration::from_secs(30), "the run never wrote");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        signal_while_stopped(&child, sig);
+        let (code, took, err) = wait_code(child);
+        assert_ended_by(sig, code, took, &err, &env, &env.dir);
+    }
+}
+
+#[test]
+fn every_ending_signal_during_the_final_fsync_exits_at_once() {
+    // A missed fsync (the run completed before it was seen) is tried again, a few times.
+    let (mut sig_i, mut missed) = (0, 0);
+    while let Some(&sig) = ENDING_SIGNALS.get(sig_i) {
+        let env = Env::new();
+        let child = spawn_run(&env, &env.dir, &one_run("512m", "1", "psync"));
+        let Some((code, took, err)) = signal_during_fsync(child, sig, "the final fsync") else {
+            missed += 1;
+            assert!(missed < 5, "the final fsync was never caught in 5 tries");
+            continue;
+        };
+        assert_ended_by(sig, code, took, &err, &env, &env.dir);
+        sig_i += 1;
+    }
+}
+
+#[test]
+fn every_ending_signal_between_runs_keeps_the_completed_run() {
+    for sig in ENDING_SIGNALS {
+        let env = Env::new();
+        let mut child = spawn_run(
+            &env,
+            &env.dir,
+            &[
+                "--size",
+                "16m",
+                "--runtime",
+                "1",
+                "--runs",
+                "2",
+                "--interval",
+                "60s",
+                "--engine",
+                "psync",
+            ],
+        );
+        let tap = StderrTap::new(&mut child);
+        tap.wait_for("run 1/2:", &mut child);
+        signal_while_stopped(&child, sig);
+        let (code, took, err) = tap.finish(child);
+        assert_eq!(code, Some(128 + sig), "signal {sig}: {err}");
+        assert!(took < Duration::from_secs(3), "signal {sig}: took {took:?}");
+        assert!(err.contains("1 completed run kept"), "{err}");
+        assert_eq!(env.history_lines().len(), 1);
+        assert!(test_files(&env.dir).is_empty());
+    }
+}
+
+/// Every process below `pid` (children, grandchildren, ...).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut all = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        for c in children(p) {
+            all.push(c);
+            todo.push(c);
+        }
+    }
+    all
+}
+
+/// Whether `pid` is still a live process (not a zombie awaiting its reaper).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        !state.starts_with('Z') && !state.starts_with('X')
+    })
+}
+
+#[test]
+fn no_fio_process_survives_an_interrupted_fio_run() {
+    if !common::have_fio() {
+        return skip("fio is not installed");
+    }
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let env = Env::new();
+        let mut child = spawn_run(&env, &env.dir, &one_run("64m", "60", "fio"));
+        // fio forks a process for its job: wait until that job process exists.
+        let t = Instant::now();
+        let fio = loop {
+            let d = descendants(child.id());
+            let fio: Vec<u32> = d
+                .iter()
+                .copied()
+                .filter(|p| {
+                    std::fs::read_to_string(format!("/proc/{p}/comm"))
+                        .is_ok_and(|c| c.trim() == "fio")
+                })
+                .collect();
+            if fio.len() >= 2 {
+                break fio;
+            }
+            if let Ok(Some(s)) = child.try_wait() {
+                panic!("the run ended before fio's job started: {s}");
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "fio's job never started"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        signal(&child, sig);
+        let (code, _, err) = wait_code(child);
+        assert_eq!(code, Some(128 + sig), "{err}");
+        let left: Vec<u32> = fio.iter().copied().filter(|p| alive(*p)).collect();
+        for p in &left {
+            // SAFETY: ending a process this test's run started, so none outlives the test.
+            unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+        }
+        assert!(left.is_empty(), "fio processes {left:?} outlived the run");
+        assert!(test_files(&env.dir).is_empty());
+        assert!(env.history_lines().is_empty());
+    }
+}
+
+/// The shipped /etc/iopscheck/iopscheck.env with `edits` applied (KEY, value) and `extra`
+/// lines added: the file as an administrator would fill it in.
+fn env_file(path: &Path, edits: &[(&str, String)], extra: &[(&str, String)]) {
+    let shipped = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/etc/iopscheck.env"),
+    )
+    .unwrap();
+    let mut text = String::new();
+    for line in shipped.lines() {
+        let key = line.split_once('=').map(|(k, _)| k).unwrap_or("");
+        match edits.iter().find(|(k, _)| *k == key) {
+            Some((k, v)) => text.push_str(&format!("{k}={v}\n")),
+            None => text.push_str(&format!("{line}\n")),
+        }
+    }
+    for (k, v) in extra {
+        text.push_str(&format!("{k}={v}\n"));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn the_scheduled_check_reads_its_env_file_as_settings_not_as_a_shell_script() {
+    let env = Env::new();
+    // A quick policy, so that even a run that lost its options ends quickly (and is caught).
+    let policy = write_policy(&env, "quick.yaml", |y| {
+        y.replace("size: 4g", "size: 16m")
+            .replace("runtime: 60s", "runtime: 1s")
+            .replace("runs: 3", "runs: 1")
+    });
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/libexec/iopscheck-scheduled");
+    let state = env.tmp.path().join("state");
+    let settings = |run_args: &str| -> Vec<(&'static str, String)> {
+        vec![
+            ("IOPSCHECK_DIR", env.dir.display().to_string()),
+            ("IOPSCHECK_POLICY", policy.display().to_string()),
+            ("IOPSCHECK_RUN_ARGS", run_args.to_string()),
+            ("IOPSCHECK_TEXTFILE", String::new()),
+        ]
+    };
+    let common_vars = vec![
+        ("IOPSCHECK_HISTORY", env.history.display().to_string()),
+        ("IOPSCHECK_STATE_DIR", state.display().to_string()),
+        ("IOPSCHECK_BIN", bin().display().to_string()),
+        (
+            "IOPSCHECK_LOCK_FILE",
+            env.tmp.path().join("run.lock").display().to_string(),
+        ),
+    ];
+    let mut examples = vec!["--size 8m --runtime 2s --engine psync"];
+    if common::have_fio() {
+        // The env file's own example.
+        examples.push("--engine fio");
+    } else {
+        skip("fio is not installed: the --engine fio example is not tried");
+    }
+    for (i, example) in examples.iter().enumerate() {
+        for systemd in [false, true] {
+            let _ = std::fs::remove_file(&env.history);
+            let mut c = StdCommand::new("sh");
+            c.arg(&script)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap());
+            if systemd {
+                // systemd reads the file itself (EnvironmentFile=) and hands over the values.
+                for (k, v) in settings(example).into_iter().chain(common_vars.clone()) {
+                    c.env(k, v);
+                }
+            } else {
+                let file = env.tmp.path().join(format!("iopscheck-{i}.env"));
+                env_file(&file, &settings(example), &common_vars);
+                c.arg("--env").arg(&file);
+            }
+            let out = c.output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            let path = if systemd { "systemd" } else { "cron" };
+            assert!(
+                [0, 1, 3].contains(&out.status.code().unwrap()),
+                "{path} {example}: {err}"
+            );
+            let lines = env.history_lines();
+            assert_eq!(lines.len(), 1, "{path} {example}: {err}");
+            let r = &lines[0];
+            if example.contains("--size 8m") {
+                assert_eq!(r["overrides"]["size"], "8m", "{path}: {r}");
+                assert_eq!(r["overrides"]["runtime"], "2s", "{path}: {r}");
+                assert_eq!(r["engine"], "psync", "{path}: {r}");
+            } else {
+                assert!(
+                    r["engine"].as_str().unwrap().starts_with("fio/"),
+                    "{path}: {r}"
+                );
+            }
+            assert!(state.join("report.json").is_file());
+            assert!(test_files(&env.dir).is_empty());
+        }
+    }
+    // The shipped file as it is: nothing to test yet, said plainly, and nothing executed.
+    let out = StdCommand::new("sh")
+        .arg(&script)
+        .arg("--env")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/etc/iopscheck.env"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("IOPSCHECK_DIR is not set"));
+}
+
+#[test]
+fn two_outputs_to_one_file_and_history_with_no_history_are_refused() {
+    let env = Env::new();
+    let out = env.tmp.path().join("a.json");
+    let same = format!("{}", out.display());
+    env.small_run("psync")
+        .args([
+            "--export",
+            &format!("json={same}"),
+            "--export",
+            &format!("html={same}"),
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "--export json={same} and --export html={same}"
+        )));
+    assert!(!out.exists());
+    assert!(
+        common::listing(&env.dir).is_empty(),
+        "refused before any test"
+    );
+    // -o and --export naming one file through different spellings.
+    seed_history(&env, 20.0, 6);
+    let dotted = env.tmp.path().join("data/../a.json");
+    env.cmd()
+        .args(["report", "--format", "json", "-o"])
+        .arg(&out)
+        .arg("--export")
+        .arg(format!("html={}", dotted.display()))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("-o/--output"))
+        .stderr(predicate::str::contains("both write"));
+    assert!(!out.exists());
+    let hist = env.tmp.path().join("other.jsonl");
+    env.small_run("psync")
+        .arg("--history")
+        .arg(&hist)
+        .arg("--no-history")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--history and --no-history"));
+    assert!(!hist.exists());
+    assert!(common::listing(&env.dir).is_empty());
+}
+
+#[test]
+fn a_symlinked_or_world_writable_history_is_refused_by_report_fleet_and_bundle() {
+    let env = Env::new();
+    seed_history(&env, 20.0, 6);
+    let link = env.tmp.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&env.history, &link).unwrap();
+    let before = std::fs::read(&env.history).unwrap();
+    let bundle = env.tmp.path().join("b.tar.gz");
+    for args in [
+        vec![
+            "report".into(),
+            "--history".into(),
+            link.clone().into_os_string(),
+        ],
+        vec!["fleet".into(), link.clone().into_os_string()],
+        vec![
+            "bundle".into(),
+            "-o".into(),
+            bundle.clone().into_os_string(),
+            "--history".into(),
+            link.clone().into_os_string(),
+        ],
+    ] {
+        env.cmd()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("is a symbolic link"));
+    }
+    assert!(!bundle.exists());
+    env.small_run("psync")
+        .arg("--history")
+        .arg(&link)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is a symbolic link"));
+    assert!(common::listing(&env.dir).is_empty());
+    assert_eq!(std::fs::read(&env.history).unwrap(), before);
+    if !is_root() {
+        return skip("the world-writable rule applies to root");
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&env.history, std::fs::Permissions::from_mode(0o666)).unwrap();
+    for args in [
+        vec![
+            "report".into(),
+            "--history".into(),
+            env.history.clone().into_os_string(),
+        ],
+        vec!["fleet".into(), env.history.clone().into_os_string()],
+        vec![
+            "bundle".into(),
+            "-o".into(),
+            bundle.clone().into_os_string(),
+        ],
+    ] {
+        env.cmd()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("other users can write"));
+    }
+    assert!(!bundle.exists());
+}
+
+#[test]
+fn a_full_disk_during_a_history_append_leaves_the_history_byte_identical() {
+    if !is_root() {
+        return skip("mounting a tmpfs needs root");
+    }
+    let env = Env::new();
+    let at = env.tmp.path().join("small");
+    let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=64k", "tmpfs"]) else {
+        return skip("mount -t tmpfs failed");
+    };
+    // One record, padded with a blank line so that only 96 bytes are left in the file's last
+    // page: the next record starts to be written, then the disk is full.
+    let history = at.join("history.jsonl");
+    let host = iopscheck::system::hostname();
+    let r = common::swimlane_record(&host, "/data", chrono::Local::now().fixed_offset(), 20.0);
+    let mut text = serde_json::to_string(&r).unwrap();
+    text.push('\n');
+    let pad = 4000 - text.len() % 4096 - 1;
+    text.push_str(&" ".repeat(pad));
+    text.push('\n');
+    assert_eq!(text.len() % 4096, 4000);
+    std::fs::write(&history, &text).unwrap();
+    let _ = StdCommand::new("dd")
+        .args(["if=/dev/zero", "bs=4k", "status=none"])
+        .arg(format!("of={}", at.join("filler").display()))
+        .stderr(Stdio::null())
+        .status();
+    env.cmd()
+        .env("IOPSCHECK_HISTORY", &history)
+        .args(["import", "--record"])
+        .arg(common::fixture("fio-3.33-sample.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the record was not kept"));
+    assert_eq!(
+        std::fs::read_to_string(&history).unwrap(),
+        text,
+        "byte-identical"
+    );
+}
+
+#[test]
+fn a_run_refused_before_writing_creates_no_history_file_and_no_directory() {
+    let env = Env::new();
+    let new = env.tmp.path().join("new");
+    let hist = new.join("deep/history.jsonl");
+    // Refused in preflight: the directory to test does not exist.
+    env.cmd()
+        .args(["run", "--dir"])
+        .arg(env.tmp.path().join("missing"))
+        .arg("--history")
+        .arg(&hist)
+        .assert()
+        .code(2);
+    assert!(!new.exists(), "a refused run created {}", new.display());
+    // Refused by the lock: another run holds it.
+    let lock = std::fs::File::create(env.tmp.path().join("run.lock")).unwrap();
+    lock.lock().unwrap();
+    env.small_run("psync")
+        .arg("--history")
+        .arg(&hist)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("another iopscheck run"));
+    assert!(!new.exists(), "a refused run created {}", new.display());
+    drop(lock);
+    // The first record creates them.
+    env.small_run("psync")
+        .arg("--history")
+        .arg(&hist)
+        .assert()
+        .success();
+    assert!(hist.is_file());
+}
+
+/// A process id that was just in use and is no more.
+fn dead_pid() -> u32 {
+    let mut c = StdCommand::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+#[test]
+fn an_interrupted_runs_flush_is_named_and_waited_for_a_bounded_time() {
+    // What an interrupted run leaves: the lock held by the process finishing its flush, the
+    // run itself gone. The test plays that holder, so it decides when the flush "ends".
+    let env = Env::new();
+    let lock_path = env.tmp.path().join("run.lock");
+    let hold = || {
+        std::fs::write(&lock_path, format!("{}\n", dead_pid())).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&lock_path)
+            .unwrap();
+        f.lock().unwrap();
+        f
+    };
+    // Bounded: the flush outlasts the wait.
+    let held = hold();
+    let t = Instant::now();
+    env.small_run("psync")
+        .env("IOPSCHECK_FLUSH_WAIT", "1s")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is still being flushed to disk"))
+        .stderr(predicate::str::contains("another iopscheck run").not());
+    assert!(t.elapsed() >= Duration::from_secs(1));
+    assert!(env.history_lines().is_empty());
+    assert!(test_files(&env.dir).is_empty());
+    drop(held);
+    // Waited for: the run goes ahead once the flush is over.
+    let held = hold();
+    let mut child = spawn_run(&env, &env.dir, &one_run("16m", "1", "psync"));
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("a message about the flush");
+    assert!(line.contains("still being flushed"), "{line}");
+    assert!(
+        test_files(&env.dir).is_empty(),
+        "nothing written while waiting"
+    );
+    drop(held);
+    let status = child.wait().unwrap();
+    assert!([0, 1, 3].contains(&status.code().unwrap()), "{status}");
+    assert_eq!(env.history_lines().len(), 1);
+}
+
+#[test]
+fn a_non_root_run_never_puts_its_lock_where_another_user_could_plant_it() {
+    if !is_root() {
+        return skip("switching to another user needs root");
+    }
+    if StdCommand::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return skip("setpriv (util-linux) is not installed");
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let base = PathBuf::from(format!("/tmp/iopscheck-lock-{}", std::process::id()));
+    let home = base.join("home");
+    let dir = base.join("data");
+    for d in [&home, &dir] {
+        std::fs::create_dir_all(d).unwrap();
+        std::os::unix::fs::chown(d, Some(65534), Some(65534)).unwrap();
+    }
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let planted = PathBuf::from("/tmp/iopscheck-65534.lock");
+    let planted_before = planted.exists();
+    let out = StdCommand::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(bin())
+        .args([
+            "run",
+            "--no-history",
+            "--size",
+            "16m",
+            "--runtime",
+            "1",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+            "--dir",
+        ])
+        .arg(&dir)
+        .env_clear()
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let lock = home.join(".local/state/iopscheck/run.lock");
+    let lock_made = lock.is_file();
+    let mode = std::fs::metadata(home.join(".local/state/iopscheck"))
+        .map(|m| m.permissions().mode() & 0o777);
+    let _ = std::fs::remove_dir_all(&base);
+    if err.contains("Permission denied") && out.status.code() != Some(0) && !lock_made {
+        return skip("the test binary is not reachable by user nobody here");
+    }
+    assert!([0, 1, 3].contains(&out.status.code().unwrap()), "{err}");
+    assert!(
+        lock_made,
+        "the lock is in the user's own state directory: {err}"
+    );
+    assert_eq!(mode.unwrap(), 0o700);
+    assert_eq!(planted.exists(), planted_before, "nothing in /tmp");
+}
+
+#[test]
+fn policy_check_never_quotes_a_file_the_user_could_not_read_otherwise() {
+    if !is_root() {
+        return skip("reading another user's private file needs root");
+    }
+    let env = Env::new();
+    let shadow = std::fs::read_to_string("/etc/shadow").unwrap_or_default();
+    let first = shadow.lines().next().unwrap_or("root:*:");
+    let link = env.tmp.path().join("shadow.yaml");
+    std::os::unix::fs::symlink("/etc/shadow", &link).unwrap();
+    let out = env
+        .cmd()
+        .args(["policy", "check"])
+        .arg(&link)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let user = first.split(':').next().unwrap();
+    assert!(
+        !err.contains(first) && !err.contains(&format!("{user}:")),
+        "{err}"
+    );
+    assert!(err.contains("not a policy document"), "{err}");
+    // A policy-shaped file private to another user, through a link: located, not quoted.
+    let secret = env.tmp.path().join("secret.yaml");
+    std::fs::write(&secret, "name: x\ntoken_TOPSECRET: 1\n").unwrap();
+    std::os::unix::fs::chown(&secret, Some(65534), Some(65534)).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = env.tmp.path().join("link.yaml");
+    std::os::unix::fs::symlink(&secret, &link).unwrap();
+    for p in [&link, &secret] {
+        let out = env.cmd().args(["policy", "check"]).arg(p).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(!err.contains("TOPSECRET"), "{err}");
+        assert!(err.contains("content is not shown"), "{err}");
+    }
+    // The user's own policy: the offending key is named, as before.
+    let own = env.tmp.path().join("own.yaml");
+    std::fs::write(&own, "name: x\nfoo_key: 1\n").unwrap();
+    env.cmd()
+        .args(["policy", "check"])
+        .arg(&own)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("foo_key"));
+}
+
+/// The run's stderr, read line by line as it comes, so a test can wait for a message.
+struct StderrTap {
+    rx: std::sync::mpsc::Receiver<String>,
+    reader: std::thread::JoinHandle<()>,
+    seen: std::cell::RefCell<Vec<String>>,
+}
+
+impl StderrTap {
+    fn new(child: &mut Child) -> StderrTap {
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = tx.send(line);
+            }
+        });
+        StderrTap {
+            rx,
+            reader,
+            seen: Default::default(),
+        }
+    }
+
+    /// Waits for a line starting with `prefix`.
+    fn wait_for(&self, prefix: &str, child: &mut Child) {
+        let t = Instant::now();
+        loop {
+            match self.rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(line) => {
+                    let hit = line.starts_with(prefix);
+                    self.seen.borrow_mut().push(line);
+                    if hit {
+                        return;
+                    }
+                }
+                Err(_) => {
+                    if let Ok(Some(s)) = child.try_wait() {
+                        panic!("ended before '{prefix}': {s}: {:?}", self.seen.borrow());
+                    }
+                }
+            }
+            assert!(t.elapsed() < Duration::from_secs(60), "no '{prefix}'");
+        }
+    }
+
+    /// Waits for the run to end: its exit code, how long that took, and all it said.
+    fn finish(self, mut child: Child) -> (Option<i32>, Duration, String) {
+        let t = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if t.elapsed() > Duration::from_secs(30) {
+                let _ = child.kill();
+                panic!("the run did not stop within 30 s of the signal");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let took = t.elapsed();
+        self.reader.join().unwrap();
+        let mut all = self.seen.into_inner();
+        all.extend(self.rx.try_iter());
+        (status.code(), took, all.join("\n"))
+    }
+}

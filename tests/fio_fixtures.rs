@@ -731,3 +731,226 @@ fn cases(default: u32) -> u32 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
+
+// ---- text as mail clients, forums and client/server mode pass it on ----------------------
+
+/// Word wrap at `width` columns as a mail client does: each long line is broken at the last
+/// space that fits, the space dropped.
+fn word_wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut rest = line;
+        while rest.chars().count() > width {
+            let cut: String = rest.chars().take(width + 1).collect();
+            let Some(at) = cut
+                .rfind(' ')
+                .filter(|&a| a > 0 && !rest[..a].trim().is_empty())
+            else {
+                break;
+            };
+            out.push_str(rest[..at].trim_end());
+            out.push('\n');
+            rest = rest[at..].trim_start();
+        }
+        out.push_str(rest);
+        out.push('\n');
+    }
+    out
+}
+
+/// A hard fold at `width` columns (`fold -w`): cut wherever the column falls, inside figures.
+fn hard_fold(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let chars: Vec<char> = line.chars().collect();
+        if chars.is_empty() {
+            out.push('\n');
+        }
+        for chunk in chars.chunks(width) {
+            out.extend(chunk);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn quote(text: &str, mark: &str) -> String {
+    text.lines().map(|l| format!("{mark}{l}\n")).collect()
+}
+
+/// Result lines broken after the binary figure, job headers after `ioengine=…,`, dates before
+/// the year.
+fn split_fields(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        let mut l = line.to_string();
+        if (t.starts_with("write:") || t.starts_with("read:") || t.starts_with("read :"))
+            && let Some(at) = l.find("/s (")
+        {
+            l.replace_range(at + 2..at + 3, "\n");
+        } else if t.contains(": (g=")
+            && let Some(at) = l.find(", iodepth=")
+        {
+            l.replace_range(at + 1..at + 2, "\n");
+        } else if t.contains(": (groupid=")
+            && let Some(at) = l.rfind(' ')
+            && l[at + 1..].parse::<u32>().is_ok()
+        {
+            l.replace_range(at..at + 1, "\n");
+        }
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+fn assert_same_figures(name: &str, how: &str, got: &str, want: &FioOutput) {
+    let out = parse(got.as_bytes()).unwrap_or_else(|e| panic!("{name} ({how}): {e}"));
+    assert_eq!(out.format, Format::Text, "{name} ({how})");
+    assert_eq!(out.fio_version, want.fio_version, "{name} ({how})");
+    assert_eq!(out.timestamp, want.timestamp, "{name} ({how})");
+    assert_eq!(summary(&out), summary(want), "{name} ({how})");
+    let lost = |o: &FioOutput| o.notes.iter().any(|n| n.contains("lost line breaks"));
+    assert_eq!(
+        lost(&out),
+        lost(want),
+        "{name} ({how}): the 'lost line breaks' note only where they were: {:?}",
+        out.notes
+    );
+}
+
+#[test]
+fn text_wrapped_and_quoted_by_mail_clients_gives_the_same_figures() {
+    for (name, bytes) in fixtures().into_iter().filter(|(n, _)| is_text(n)) {
+        let text = String::from_utf8(bytes).unwrap();
+        let want = parse(text.as_bytes()).unwrap();
+        let wrapped = word_wrap(&text, 72);
+        assert_ne!(wrapped, text, "{name}: nothing was wrapped");
+        let variants = [
+            ("word wrap at 72", wrapped.clone()),
+            ("hard fold at 72", hard_fold(&text, 72)),
+            ("wrapped, then quoted '> '", quote(&wrapped, "> ")),
+            ("wrapped, then quoted '>> '", quote(&wrapped, ">> ")),
+            (
+                "quoted '> ', then wrapped at 72 and quoted again",
+                quote(&word_wrap(&quote(&text, "> "), 72), "> "),
+            ),
+            (
+                "hard fold at 72, then quoted '> '",
+                quote(&hard_fold(&text, 72), "> "),
+            ),
+            ("result lines, headers and dates split", split_fields(&text)),
+            ("split, then quoted '> '", quote(&split_fields(&text), "> ")),
+        ];
+        for (how, v) in variants {
+            assert_same_figures(&name, how, &v, &want);
+        }
+    }
+}
+
+#[test]
+fn client_mode_units_without_bytes_per_second_give_the_same_figures() {
+    let mut checked = 0;
+    for (name, bytes) in fixtures().into_iter().filter(|(n, _)| is_text(n)) {
+        let text = String::from_utf8(bytes).unwrap();
+        if !text.contains("IOPS=") {
+            continue; // the old layout (fio ≤ 2.16) has no client-mode form here
+        }
+        let want = parse(text.as_bytes()).unwrap();
+        // fio --client prints `BW=29.4Gi (31.6G)`: the unit without `B/s`
+        let client: String = text
+            .lines()
+            .map(|l| {
+                let t = l.trim_start();
+                if t.starts_with("write:") || t.starts_with("read:") {
+                    l.replace("B/s", "") + "\n"
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        assert_ne!(client, text);
+        assert_same_figures(&name, "B/s removed", &client, &want);
+        assert_same_figures(
+            &name,
+            "B/s removed, wrapped",
+            &word_wrap(&client, 72),
+            &want,
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "{checked} new-layout texts");
+}
+
+/// Every IOPS figure printed in a text (`IOPS=69.5k`, `iops=3994`), as fio printed it.
+fn printed_iops(text: &str) -> Vec<f64> {
+    let mut out = Vec::new();
+    for key in ["IOPS=", "iops="] {
+        for (at, _) in text.match_indices(key) {
+            let rest = &text[at + key.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+                .unwrap_or(rest.len());
+            if let Ok(v) = std::panic::catch_unwind(|| printed_count(&rest[..end])) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(48), ..ProptestConfig::default() })]
+
+    /// However a text is wrapped and quoted on its way, every figure that comes out is finite,
+    /// was printed in the input, and is the figure of the unwrapped text.
+    #[test]
+    fn wrapped_and_quoted_text_gives_only_printed_figures(
+        pick in any::<prop::sample::Index>(),
+        width in 60usize..130,
+        hard in any::<bool>(),
+        depth in 0usize..3,
+    ) {
+        let all: Vec<(String, Vec<u8>)> = fixtures().into_iter().filter(|(n, _)| is_text(n)).collect();
+        let (name, bytes) = &all[pick.index(all.len())];
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let want = parse(text.as_bytes()).unwrap();
+        let mut v = if hard { hard_fold(&text, width) } else { word_wrap(&text, width) };
+        for _ in 0..depth {
+            v = quote(&v, "> ");
+        }
+        let out = parse(v.as_bytes()).unwrap_or_else(|e| panic!("{name} width {width}: {e}"));
+        let printed = printed_iops(&text);
+        for j in &out.jobs {
+            for d in [&j.measurement.read, &j.measurement.write].into_iter().flatten() {
+                prop_assert!(d.iops.is_finite() && d.bw_bytes.is_finite());
+                prop_assert!(
+                    printed.iter().any(|p| close(*p, d.iops, 1e-12)),
+                    "{name}: IOPS {} is not a figure of the input", d.iops
+                );
+            }
+        }
+        prop_assert_eq!(summary(&out), summary(&want), "{} width {} hard {}", name, width, hard);
+    }
+}
+
+#[test]
+fn a_real_client_server_all_clients_block_is_read_with_units_without_b_per_s() {
+    // weka/docs-weka-io (tests/fixtures/issue-11/README.md): `fio --client`, 8 clients
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/issue-11/weka-fio-3.20-client-server-all-clients-randread.txt");
+    let out = parse(&std::fs::read(path).unwrap()).unwrap();
+    assert_eq!(out.format, Format::Text);
+    assert_eq!(out.jobs.len(), 1);
+    let j = &out.jobs[0];
+    assert_eq!(j.name, "All clients");
+    assert_eq!(j.shape.numjobs, Some(16));
+    let r = j.measurement.read.as_ref().unwrap();
+    assert_eq!(r.iops, 30_100.0);
+    assert_eq!(r.bw_bytes, 29.4 * 1024f64.powi(3));
+    assert_eq!(r.bw_mb_s_printed, Some(31_600.0));
+    assert_eq!(r.runtime_ms, 300_044);
+    assert_eq!(r.ios, 9_033_447);
+    assert!(j.measurement.write.is_none());
+}

@@ -368,3 +368,360 @@ fn run_with_the_fio_engine_but_no_fio_is_a_clear_error() {
         .stderr(predicate::str::contains("fio is not installed"));
     assert!(env.dir_listing().is_empty());
 }
+
+// ---- issue 11: what a ticket holds, said in one line ------------------------------------
+
+fn stdin_import(env: &Env, input: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = env
+        .cmd()
+        .arg("import")
+        .arg("-")
+        .args(args)
+        .write_stdin(input.to_string())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const SWIMLANE_TEXT: &str = "\
+random-write: (g=0): rw=randwrite, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=posixaio, iodepth=1
+fio-3.7
+Starting 1 process
+random-write: Laying out IO file (1 file / 4096MiB)
+
+random-write: (groupid=0, jobs=1): err= 0: pid=1873: Tue Jun  2 14:14:32 2020
+  write: IOPS=3994, BW=15.6MiB/s (16.4MB/s)(2449MiB/156935msec)
+  cpu          : usr=1.00%, sys=2.00%, ctx=1, majf=0, minf=1
+     issued rwts: total=0,626892,0,1 short=0,0,0,0 dropped=0,0,0,0
+
+Run status group 0 (all jobs):
+  WRITE: bw=15.6MiB/s (16.4MB/s), 15.6MiB/s-15.6MiB/s (16.4MB/s-16.4MB/s), io=2449MiB (2568MB), run=156935-156935msec
+";
+
+#[test]
+fn a_direction_whose_figures_cannot_be_read_fails_naming_the_line() {
+    let env = Env::new();
+    let broken = SWIMLANE_TEXT.replace("IOPS=3994, BW=15.6MiB/s", "IOPS=39#4, BW=15.6MiB/s");
+    let (code, _, err) = stdin_import(&env, &broken, &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("line 7"), "{err}");
+    assert!(err.contains("write"), "{err}");
+    assert!(err.contains("could not be read"), "{err}");
+}
+
+#[test]
+fn a_direction_missing_beside_one_that_reads_is_named_in_a_warning() {
+    let env = Env::new();
+    let text = SWIMLANE_TEXT.replace(
+        "  write: IOPS=3994",
+        "  read: IOPS=12, BW=oops (…)(1MiB/156935msec)\n  write: IOPS=3994",
+    );
+    let (code, out, err) = stdin_import(&env, &text, &["--format", "json"]);
+    assert!(matches!(code, Some(0 | 3)), "{err}");
+    let j: Value = serde_json::from_str(&out).unwrap();
+    let warnings = j["warnings"].to_string();
+    assert!(
+        warnings.contains("line 7") && warnings.contains("read figures are missing"),
+        "{warnings}"
+    );
+    assert!(j["runs"][0]["metrics"]["write_iops"].as_f64().is_some());
+}
+
+#[test]
+fn a_reflowed_quoted_reply_gives_the_same_verdict_and_figures() {
+    let env = Env::new();
+    let (code, want, _) = stdin_import(&env, SWIMLANE_TEXT, &["--format", "json"]);
+    // as a mail client quotes a reply wrapped at 60 columns, the result line split in two
+    let mut quoted = String::from("Hi, here is the output:\n\n");
+    for line in SWIMLANE_TEXT.lines() {
+        let mut rest = line;
+        while rest.len() > 60 {
+            let at = rest[..61]
+                .rfind(' ')
+                .filter(|&a| a > 0)
+                .unwrap_or(rest.len());
+            quoted.push_str(&format!("> {}\n", rest[..at].trim_end()));
+            rest = rest[at..].trim_start();
+        }
+        quoted.push_str(&format!("> {rest}\n"));
+    }
+    let (code2, got, err) = stdin_import(&env, &quoted, &["--format", "json"]);
+    assert_eq!(code, code2, "{err}");
+    let (a, b): (Value, Value) = (
+        serde_json::from_str(&want).unwrap(),
+        serde_json::from_str(&got).unwrap(),
+    );
+    assert_eq!(a["runs"][0]["metrics"], b["runs"][0]["metrics"]);
+    assert_eq!(a["runs"][0]["job"], b["runs"][0]["job"]);
+    assert!(!got.contains("lost line breaks"), "{got}");
+}
+
+#[test]
+fn the_laid_out_size_and_the_fio_3_7_sync_count_are_read_from_text() {
+    let env = Env::new();
+    let (_, out, err) = stdin_import(&env, SWIMLANE_TEXT, &["--format", "json"]);
+    let j: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let job = &j["runs"][0]["job"];
+    assert_eq!(job["size"], 4u64 << 30, "{job}");
+    assert_eq!(job["end_fsync"], true, "{job}");
+    // fio 3.7 counts the end fsync: a count of 0 proves there was none
+    let none = SWIMLANE_TEXT.replace("total=0,626892,0,1", "total=0,626892,0,0");
+    let (_, out, _) = stdin_import(&env, &none, &["--format", "json"]);
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["runs"][0]["job"]["end_fsync"], false);
+    // fio 3.33 does not count it: 0 proves nothing
+    let new = none.replace("fio-3.7", "fio-3.33");
+    let (_, out, _) = stdin_import(&env, &new, &["--format", "json"]);
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        j["runs"][0]["job"].get("end_fsync").is_none(),
+        "{}",
+        j["runs"][0]["job"]
+    );
+}
+
+#[test]
+fn in_a_multi_job_output_only_the_policy_shaped_job_is_judged() {
+    let env = Env::new();
+    let read_job = SWIMLANE_TEXT
+        .replace("random-write", "seq-read")
+        .replace("rw=randwrite", "rw=read")
+        .replace("(groupid=0", "(groupid=1")
+        .replace("(g=0)", "(g=1)")
+        .replace("  write: IOPS=3994", "  read: IOPS=99000")
+        .replace("total=0,626892,0,1", "total=626892,0,0,0")
+        .replace("Run status group 0", "Run status group 1")
+        .replace("WRITE:", "READ:");
+    let both = format!("{SWIMLANE_TEXT}\n{read_job}");
+    let (_, out, err) = stdin_import(&env, &both, &["--format", "json"]);
+    let j: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(j["runs"].as_array().unwrap().len(), 1, "{}", j["runs"]);
+    assert_eq!(j["runs"][0]["job"]["rw"], "randwrite");
+    let w = j["warnings"].to_string();
+    assert!(
+        w.contains("not counted")
+            && w.contains("seq-read")
+            && w.contains("rw read instead of randwrite"),
+        "{w}"
+    );
+}
+
+#[test]
+fn group_reporting_over_different_job_definitions_is_never_one_test() {
+    let env = Env::new();
+    let mixed = SWIMLANE_TEXT
+        .replace(
+            "fio-3.7\n",
+            "reader: (g=0): rw=randread, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=posixaio, iodepth=1\nfio-3.7\n",
+        )
+        .replace("Starting 1 process", "Starting 2 processes")
+        .replace("jobs=1)", "jobs=2)");
+    let (code, out, err) = stdin_import(&env, &mixed, &["--format", "json"]);
+    assert_eq!(code, Some(3), "{err}");
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert!(j["runs"].as_array().unwrap().is_empty());
+    let w = j["warnings"].to_string();
+    assert!(w.contains("group_reporting over 2 job definitions"), "{w}");
+}
+
+#[test]
+fn client_server_text_is_read_per_host_and_the_sum_of_clients_is_not_counted() {
+    let env = Env::new();
+    let client = "\
+hostname=node-a, be=0, 64-bit, os=Linux, arch=x86-64, fio=fio-3.36, flags=1
+<node-a> random-write: (g=0): rw=randwrite, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=posixaio, iodepth=1
+<node-b> random-write: (g=0): rw=randwrite, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=posixaio, iodepth=1
+<node-a> Starting 1 process
+<node-b> Starting 1 process
+<node-a>
+random-write: (groupid=0, jobs=1): err= 0: pid=11: Thu Jun 12 12:38:19 2025
+  write: IOPS=6015, BW=23.5Mi (24.6M)(1410MiB/60001msec); 0 zone resets
+<node-b>
+random-write: (groupid=0, jobs=1): err= 0: pid=12: Thu Jun 12 12:38:19 2025
+  write: IOPS=5882, BW=23.0Mi (24.1M)(1379MiB/60001msec); 0 zone resets
+All clients: (groupid=0, jobs=2): err= 0: pid=0: Thu Jun 12 12:38:19 2025
+  write: IOPS=11.9k, BW=45.5Mi (47.7M)(2789MiB/60001msec); 0 zone resets
+";
+    let (_, out, err) = stdin_import(&env, client, &["--format", "json"]);
+    let j: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{}", j["runs"]);
+    assert_eq!(runs[0]["metrics"]["write_iops"], 6015.0);
+    assert_eq!(runs[1]["metrics"]["write_iops"], 5882.0);
+    assert_eq!(runs[0]["fio_version"], "3.36");
+    let w = j["warnings"].to_string();
+    assert!(!w.contains("lost line breaks"), "{w}");
+    assert!(
+        w.contains("not counted") && w.contains("All clients"),
+        "{w}"
+    );
+}
+
+#[test]
+fn assume_job_judges_terse_output_and_says_so_while_stated_fields_win() {
+    let env = Env::new();
+    let terse = fixture("fio-3.33-terse.txt");
+    let out = env
+        .cmd()
+        .args([
+            "import",
+            "--record",
+            "--host",
+            "node-1",
+            "--assume-job",
+            "swimlane",
+        ])
+        .arg(&terse)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        j["warnings"]
+            .to_string()
+            .contains("job shape assumed by the user, not stated in the output")
+    );
+    assert_eq!(j["runs"][0]["job"]["rw"], "randwrite");
+    assert!(
+        j["runs"][0]["metrics"]["write_iops_formula"]
+            .as_f64()
+            .is_some()
+    );
+    let recorded = env.history_lines();
+    assert_eq!(recorded.len(), 1);
+    assert!(
+        recorded[0]["job_assumed"]
+            .as_str()
+            .unwrap()
+            .contains("job shape assumed by the user"),
+        "{}",
+        recorded[0]
+    );
+    // a text that states randread: the stated rw wins and is named
+    let read = SWIMLANE_TEXT.replace("rw=randwrite", "rw=randread");
+    let (code, out, _) = stdin_import(
+        &env,
+        &read,
+        &["--assume-job", "swimlane", "--format", "json"],
+    );
+    assert_eq!(code, Some(3));
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["runs"][0]["job"]["rw"], "randread");
+    assert!(
+        j["warnings"]
+            .to_string()
+            .contains("the output states rw=randread where the assumed job has rw=randwrite"),
+        "{}",
+        j["warnings"]
+    );
+    // a policy that does not exist is a usage error naming the flag
+    let (code, _, err) = stdin_import(&env, SWIMLANE_TEXT, &["--assume-job", "nosuch"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--assume-job"), "{err}");
+}
+
+#[test]
+fn summary_is_one_line_for_import_and_report_and_notes_shared_by_files_are_said_once() {
+    let env = Env::new();
+    let a = env.tmp.path().join("a.txt");
+    let b = env.tmp.path().join("b.txt");
+    std::fs::write(&a, SWIMLANE_TEXT).unwrap();
+    std::fs::write(
+        &b,
+        SWIMLANE_TEXT.replace("pid=1873: Tue Jun  2", "pid=1874: Wed Jun  3"),
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .args([
+            "import", "--record", "--host", "node-1", "--format", "summary",
+        ])
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.starts_with("INCONCLUSIVE swimlane on node-1")
+            || text.starts_with("PASS swimlane on node-1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("write_iops_formula mean 4198 IOPS, needs ≥ 3000 IOPS"),
+        "{text}"
+    );
+    assert!(text.contains("2 runs over 2 days"), "{text}");
+    // the table says the shared note once, with the count of files
+    let out = env
+        .cmd()
+        .args(["import", "--host", "node-1"])
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    let all =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        all.matches("text output: bandwidth and IOPS").count(),
+        1,
+        "{all}"
+    );
+    assert!(all.contains("2 files (a.txt, b.txt)"), "{all}");
+    let out = env
+        .cmd()
+        .args([
+            "report", "--host", "node-1", "--since", "3000d", "--format", "summary",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("2 runs over 2 days"), "{text}");
+}
+
+#[test]
+fn a_real_all_clients_block_is_read_but_never_judged_as_one_node() {
+    let env = Env::new();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/issue-11/weka-fio-3.20-client-server-all-clients-randread.txt");
+    let (code, j, err) = import_json(&env, &[path.to_str().unwrap()]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(j["runs"].as_array().unwrap().is_empty());
+    assert!(
+        j["warnings"].to_string().contains("not counted")
+            && j["warnings"].to_string().contains("All clients"),
+        "{}",
+        j["warnings"]
+    );
+}
+
+#[test]
+fn run_answers_in_one_line_with_format_summary() {
+    let env = Env::new();
+    let out = env
+        .small_run("psync")
+        .args(["--no-history", "--format", "summary"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let verdict = text.split_whitespace().next().unwrap();
+    let code = out.status.code();
+    assert_eq!(
+        code,
+        Some(match verdict {
+            "PASS" => 0,
+            "FAIL" => 1,
+            _ => 3,
+        }),
+        "{text}"
+    );
+    assert!(
+        text.contains("write_iops_formula") && text.contains("needs ≥ 3000 IOPS"),
+        "{text}"
+    );
+    assert!(text.contains("1 run over 1 day"), "{text}");
+}

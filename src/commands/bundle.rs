@@ -54,6 +54,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
 
     let history_path = crate::app::history_path(&args.history.history);
+    history::check_for_reading(&history_path).map_err(|e| usage(e.to_string()))?;
     let dir = args.dir.as_ref().map(|d| {
         std::fs::canonicalize(d)
             .map(|p| p.display().to_string())
@@ -180,9 +181,15 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let mut size = 0u64;
     match &dest {
         None => {
+            // Not through out::stdout: a bundle cut short is no bundle, and says so (exit 2).
             let mut out = Counted(std::io::stdout().lock(), 0);
-            archive(&base, &mut members, now, &mut out)?;
-            out.flush()?;
+            archive(&base, &mut members, now, &mut out)
+                .and_then(|()| out.flush())
+                .map_err(|e| {
+                    usage(format!(
+                        "bundle -o -: the bundle could not be written to stdout ({e}); what was written is incomplete and unusable"
+                    ))
+                })?;
             size = out.1;
         }
         Some(p) => {
@@ -200,7 +207,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 )),
                 Published::Io(e) => usage(format!("bundle: cannot write {}: {e}", p.display())),
             })?;
-            println!("{}", p.display());
+            writeln!(crate::out::stdout(), "{}", p.display())?;
         }
     }
     ctx.note(format!(

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use tokio::io::AsyncReadExt;
-use tokio::signal::unix::Signal;
 
 use super::run::Progress;
+use super::signals::Signals;
 use crate::app::usage;
 use crate::job::Job;
 use crate::measure::Measurement;
@@ -19,8 +19,8 @@ use crate::testfile::TestFiles;
 pub enum FioRun {
     /// The measurement and fio's version.
     Done(Box<Measurement>, Option<String>),
-    /// Stopped by a signal; true for SIGINT.
-    Stopped(bool),
+    /// Stopped by this signal.
+    Stopped(i32),
 }
 
 /// How long fio may take beyond its runtime: layout is already done, but the end fsync of a
@@ -33,8 +33,7 @@ pub async fn run_fio(
     fio: &Path,
     job: &Job,
     files: &TestFiles,
-    sigint: &mut Signal,
-    sigterm: &mut Signal,
+    sigs: &mut Signals,
     progress: &Progress,
 ) -> anyhow::Result<FioRun> {
     let paths = files.paths();
@@ -48,14 +47,30 @@ pub async fn run_fio(
     let prefix = name.rsplit_once('.').map(|(p, _)| p).unwrap_or(name);
     let args = crate::fio::command_line(job, dir, prefix);
 
-    let mut child = tokio::process::Command::new(fio)
-        .args(&args)
+    let mut cmd = tokio::process::Command::new(fio);
+    cmd.args(&args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
+        // In a group of its own, so that a terminal's ^C reaches fio only through us, and we
+        // end it and its jobs together (end_fio).
+        .process_group(0);
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            // If iopscheck dies without a chance to end fio (SIGKILL), fio hears SIGTERM and
+            // stops its jobs itself.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
         .spawn()
         .map_err(|e| usage(format!("--engine fio: cannot start {}: {e}", fio.display())))?;
+    let pid = child.id().map(|p| p as i32);
     let mut stdout = child.stdout.take().context("fio stdout")?;
     let mut stderr = child.stderr.take().context("fio stderr")?;
     let out_task = tokio::spawn(async move {
@@ -78,8 +93,7 @@ pub async fn run_fio(
             _ = tick.tick() => {
                 let e = started.elapsed();
                 if e > limit {
-                    let _ = child.start_kill();
-                    let _ = child.wait().await;
+                    end_fio(&mut child, pid).await;
                     return Err(usage(format!(
                         "--engine fio: fio did not finish within {}s; it was stopped",
                         limit.as_secs()
@@ -92,8 +106,10 @@ pub async fn run_fio(
                     format!("fio finishing (drain and final fsync) · {}s elapsed", e.as_secs())
                 });
             }
-            _ = sigint.recv() => { let _ = child.start_kill(); let _ = child.wait().await; return Ok(FioRun::Stopped(true)); }
-            _ = sigterm.recv() => { let _ = child.start_kill(); let _ = child.wait().await; return Ok(FioRun::Stopped(false)); }
+            sig = sigs.recv() => {
+                end_fio(&mut child, pid).await;
+                return Ok(FioRun::Stopped(sig));
+            }
         }
     };
     let out = out_task.await.unwrap_or_default();
@@ -122,4 +138,83 @@ pub async fn run_fio(
     let mut m = fio_job.measurement;
     m.bs = Some(job.bs.0);
     Ok(FioRun::Done(Box::new(m), parsed.fio_version))
+}
+
+/// How long to wait for fio's processes once killed: a job in the middle of a flush ends only
+/// when the kernel lets it (uninterruptible sleep).
+const GRACE: Duration = Duration::from_secs(20);
+
+/// Kills fio and every process below it, and waits until none is left (bounded), so that no
+/// fio job goes on writing after iopscheck has exited and a next run never measures alongside
+/// it. fio's job processes call setsid(), so its process group does not hold them: they are
+/// found as its descendants while fio is stopped (a stopped fio forks no more jobs).
+async fn end_fio(child: &mut tokio::process::Child, pid: Option<i32>) {
+    let mut procs = Vec::new();
+    if let Some(p) = pid {
+        // SAFETY: kill(2) on our own child, which has not been reaped (we hold its status).
+        unsafe { libc::kill(p, libc::SIGSTOP) };
+        procs.push(p);
+        procs.extend(descendants(p));
+        for &q in procs.iter().rev() {
+            // SAFETY: fio and the processes it forked, found just now.
+            unsafe { libc::kill(q, libc::SIGKILL) };
+        }
+    }
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+    let t = Instant::now();
+    while procs.iter().any(|&p| alive(p)) {
+        if t.elapsed() > GRACE {
+            crate::out::err_line(format_args!(
+                "iopscheck: warning: fio's job processes have not ended {}s after being killed; they may be stuck in a flush",
+                GRACE.as_secs()
+            ));
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// (state, parent) of each process, from /proc/PID/stat.
+fn processes() -> Vec<(i32, char, i32)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // pid (comm) state ppid ...: the comm may contain spaces and parentheses.
+            let mut f = stat.rsplit_once(')')?.1.split_whitespace();
+            let state = f.next()?.chars().next()?;
+            let ppid = f.next()?.parse().ok()?;
+            Some((pid, state, ppid))
+        })
+        .collect()
+}
+
+fn descendants(root: i32) -> Vec<i32> {
+    let all = processes();
+    let mut out = Vec::new();
+    let mut todo = vec![root];
+    while let Some(p) = todo.pop() {
+        for &(pid, _, ppid) in &all {
+            if ppid == p && !out.contains(&pid) {
+                out.push(pid);
+                todo.push(pid);
+            }
+        }
+    }
+    out
+}
+
+/// Whether `pid` is a live process (not a zombie waiting for its reaper).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat
+            .rsplit_once(')')
+            .map(|(_, r)| r.trim_start())
+            .unwrap_or("");
+        !state.starts_with('Z') && !state.starts_with('X')
+    })
 }

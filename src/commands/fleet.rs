@@ -84,7 +84,7 @@ fn emit(outputs: &Outputs, fleet: &Fleet, ctx: &Ctx) -> anyhow::Result<()> {
         let style = Style {
             color: ctx.color && f == Format::Table,
         };
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::out::stdout();
         fleet::render(f, fleet, &style, &mut out)?;
         out.flush()?;
     }
@@ -99,6 +99,8 @@ fn emit(outputs: &Outputs, fleet: &Fleet, ctx: &Ctx) -> anyhow::Result<()> {
 /// Reads a node's file whole, refusing what cannot be one: exit 2, naming the file.
 fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
     let shown = path.display();
+    // As for a history read by report: no symlink, and as root nothing others can write.
+    history::check_for_reading(path).map_err(|e| usage(format!("fleet: {e}")))?;
     let meta =
         std::fs::metadata(path).map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))?;
     if meta.is_dir() {

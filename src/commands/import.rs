@@ -90,10 +90,18 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
     let now = Utc::now();
     let expected = policy.job.shape();
+    let assumed = match &args.assume_job {
+        Some(spec) => {
+            let a = policy::resolve(spec).map_err(|e| usage(format!("--assume-job: {e}")))?;
+            Some((spec.clone(), a.policy.job.shape()))
+        }
+        None => None,
+    };
 
-    let mut records: Vec<Record> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
     let mut notes: Vec<Warning> = Vec::new();
-    let mut differences: Vec<ShapeDifference> = Vec::new();
+    // Notes that may repeat across files: said once, with the files they came from.
+    let mut file_notes: Vec<(String, String)> = Vec::new();
     for path in &args.files {
         let input = read_input(path)?;
         let parsed: FioOutput =
@@ -103,7 +111,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| input.name.clone());
         for n in &parsed.notes {
-            notes.push(Warning::Note(format!("{base}: {n}")));
+            file_notes.push((base.clone(), n.clone()));
         }
         let (timestamp, ts_note) = match (parsed.timestamp, input.modified) {
             (Some(t), _) => (t, None),
@@ -121,7 +129,14 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             ),
         };
         if let Some(n) = ts_note {
-            notes.push(Warning::Note(n));
+            let n = n
+                .strip_prefix(&format!("{base}: "))
+                .unwrap_or(&n)
+                .to_string();
+            file_notes.push((base.clone(), n));
+        }
+        if let Some((spec, _)) = &assumed {
+            file_notes.push((base.clone(), format!("{} (--assume-job {spec})", ASSUMED)));
         }
         let file_digest = digest(&input.bytes);
         for (i, job) in parsed.jobs.iter().enumerate() {
@@ -130,11 +145,35 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             } else {
                 base.clone()
             };
-            for mut d in job.shape.shape_differences(&expected) {
+            let mut excluded = None;
+            if let Some(why) = &job.mixed {
+                excluded = Some(why.clone());
+            } else if job.name == "All clients" {
+                excluded = Some(
+                    "its 'All clients' block is the sum of every client of a client/server run, not one node's figures"
+                        .to_string(),
+                );
+            }
+            let shape = match &assumed {
+                Some((_, a)) => {
+                    let (shape, contradictions) = assume(&job.shape, a);
+                    for c in contradictions {
+                        notes.push(Warning::Note(format!("{label}: {c}")));
+                    }
+                    shape
+                }
+                None => job.shape.clone(),
+            };
+            let mut differences = Vec::new();
+            for mut d in shape.shape_differences(&expected) {
                 d.found = format!("{} in {label}", d.found);
                 differences.push(d);
             }
-            for s in job.shape.scale_differences(&expected) {
+            let contradicts = shape
+                .shape_differences(&expected)
+                .iter()
+                .any(|d| d.found != NOT_STATED);
+            for s in shape.scale_differences(&expected) {
                 notes.push(Warning::Note(format!("{label}: judged, but {s}")));
             }
             if job.error != 0 {
@@ -145,7 +184,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             }
             let mut m = job.measurement.clone();
             if m.bs.is_none() {
-                m.bs = job.shape.bs;
+                m.bs = shape.bs;
             }
             let printed = [&m.read, &m.write]
                 .into_iter()
@@ -167,7 +206,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                     want
                 )));
             }
-            records.push(Record {
+            let record = Record {
                 schema_version: SCHEMA_VERSION,
                 timestamp,
                 host: host.clone(),
@@ -176,13 +215,13 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 source_digest: Some(format!("{file_digest}#{i}")),
                 engine: format!(
                     "fio/{}",
-                    job.shape
-                        .ioengine
-                        .clone()
-                        .unwrap_or_else(|| "unknown".into())
+                    shape.ioengine.clone().unwrap_or_else(|| "unknown".into())
                 ),
                 engine_note: None,
-                job: job.shape.clone(),
+                job_assumed: assumed
+                    .as_ref()
+                    .map(|(spec, _)| format!("{ASSUMED} (--assume-job {spec})")),
+                job: shape,
                 metrics: metrics::from_measurement(&m),
                 target: Target {
                     dir: args.dir.clone().unwrap_or_else(|| "unknown".into()),
@@ -194,9 +233,20 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 bw_basis: Some(if printed { "printed" } else { "exact" }.into()),
                 fio_version: parsed.fio_version.clone(),
                 invocation: None,
+            };
+            candidates.push(Candidate {
+                record,
+                label,
+                differences,
+                contradicts,
+                excluded,
             });
         }
     }
+    notes.extend(said_once(file_notes));
+    // what the user assumed comes first: it is the main caveat of such an import
+    notes.sort_by_key(|n| !n.to_string().contains(ASSUMED));
+    let (records, differences) = select(candidates, &mut notes);
 
     if args.record {
         record(&args.history.history, &records, ctx)?;
@@ -209,6 +259,136 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let ev = evaluate::evaluate(records, &policy, &opts);
     outputs.emit(&ev, ctx)?;
     Ok(ev.verdict.exit_code())
+}
+
+/// What the output and the record say of a shape given with `--assume-job`.
+pub const ASSUMED: &str = "job shape assumed by the user, not stated in the output";
+
+/// How [`crate::job::JobShape::shape_differences`] names a field the output does not state.
+const NOT_STATED: &str = "not stated in the output";
+
+/// One job block of an imported output, before it is known whether it counts.
+struct Candidate {
+    record: Record,
+    label: String,
+    differences: Vec<ShapeDifference>,
+    /// A field the output states differs from the policy's job.
+    contradicts: bool,
+    /// Why the block is no one node's test at all (mixed definitions, a client/server sum).
+    excluded: Option<String>,
+}
+
+/// The runs to judge and their shape differences. A block that is no one test is never
+/// judged; where some blocks have the policy's shape and others state another one (a
+/// read-only job beside the write job), only the former are judged. Every block left out is
+/// named in a note with the reason.
+fn select(
+    candidates: Vec<Candidate>,
+    notes: &mut Vec<Warning>,
+) -> (Vec<Record>, Vec<ShapeDifference>) {
+    let any_policy_shaped = candidates
+        .iter()
+        .any(|c| c.excluded.is_none() && !c.contradicts);
+    let mut records = Vec::new();
+    let mut differences = Vec::new();
+    for c in candidates {
+        let reason = c.excluded.clone().or_else(|| {
+            (any_policy_shaped && c.contradicts).then(|| {
+                let what: Vec<String> = c
+                    .differences
+                    .iter()
+                    .filter(|d| !d.found.starts_with(NOT_STATED))
+                    .map(|d| {
+                        format!(
+                            "{} {} instead of {}",
+                            d.field,
+                            d.found.split(" in ").next().unwrap_or(&d.found),
+                            d.expected
+                        )
+                    })
+                    .collect();
+                format!("not the policy's job ({})", what.join(", "))
+            })
+        });
+        match reason {
+            Some(r) => notes.push(Warning::Note(format!("not counted: {}: {r}", c.label))),
+            None => {
+                differences.extend(c.differences);
+                records.push(c.record);
+            }
+        }
+    }
+    (records, differences)
+}
+
+/// The shape a job had, as far as the output states it, completed by the assumed one; and
+/// each stated field that contradicts the assumption (the stated one is kept).
+fn assume(
+    stated: &crate::job::JobShape,
+    assumed: &crate::job::JobShape,
+) -> (crate::job::JobShape, Vec<String>) {
+    let as_map = |s: &crate::job::JobShape| match serde_json::to_value(s) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    let stated_map = as_map(stated);
+    let mut merged = as_map(assumed);
+    let mut contradictions = Vec::new();
+    for (k, v) in stated_map {
+        if let Some(a) = merged.get(&k)
+            && *a != v
+        {
+            contradictions.push(format!(
+                "the output states {k}={} where the assumed job has {k}={}; the output's is used",
+                plain(&v),
+                plain(a)
+            ));
+        }
+        merged.insert(k, v);
+    }
+    let shape = serde_json::from_value(serde_json::Value::Object(merged))
+        .unwrap_or_else(|_| stated.clone());
+    (shape, contradictions)
+}
+
+fn plain(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Notes from several files: one that several files share is said once, with the count and
+/// names of the files.
+fn said_once(file_notes: Vec<(String, String)>) -> Vec<Warning> {
+    let mut order: Vec<String> = Vec::new();
+    let mut files: std::collections::HashMap<String, Vec<String>> = Default::default();
+    for (file, note) in file_notes {
+        let entry = files.entry(note.clone()).or_default();
+        if entry.is_empty() {
+            order.push(note);
+        }
+        if !entry.contains(&file) {
+            entry.push(file);
+        }
+    }
+    order
+        .into_iter()
+        .map(|note| {
+            let f = &files[&note];
+            Warning::Note(if f.len() == 1 {
+                format!("{}: {note}", f[0])
+            } else {
+                let shown: Vec<&str> = f.iter().take(3).map(String::as_str).collect();
+                format!(
+                    "{} files ({}{}): {note}",
+                    f.len(),
+                    shown.join(", "),
+                    if f.len() > 3 { ", …" } else { "" }
+                )
+            })
+        })
+        .collect()
 }
 
 fn display_name(n: &str) -> &str {

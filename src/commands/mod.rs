@@ -8,3 +8,4 @@ pub mod lock;
 pub mod policy;
 pub mod report;
 pub mod run;
+pub mod signals;

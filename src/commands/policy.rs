@@ -13,7 +13,7 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
         PolicyCommand::List => list(ctx),
         PolicyCommand::Show { name } => {
             let loaded = policy::resolve(&name).map_err(|e| usage(e.to_string()))?;
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::out::stdout();
             out.write_all(loaded.yaml.as_bytes())?;
             if !loaded.yaml.ends_with('\n') {
                 out.write_all(b"\n")?;
@@ -112,6 +112,6 @@ fn list(ctx: &Ctx) -> anyhow::Result<u8> {
             p.source.test.to_string(),
         ]);
     }
-    println!("{t}");
+    writeln!(crate::out::stdout(), "{t}")?;
     Ok(exit::PASS)
 }

@@ -2,6 +2,7 @@
 //! directory, engine) and never mixing groups.
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 
 use chrono::{DateTime, Local, NaiveDate, TimeZone, Utc};
 use comfy_table::{Table, presets};
@@ -191,7 +192,12 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         );
         evs.push(ev);
     }
-    let sectioned = |f: Option<Format>| matches!(f, None | Some(Format::Table | Format::Markdown));
+    let sectioned = |f: Option<Format>| {
+        matches!(
+            f,
+            None | Some(Format::Table | Format::Markdown | Format::Summary)
+        )
+    };
     if evs.len() > 1 && !(sectioned(outputs.stdout) && outputs.files.is_empty()) {
         let groups: Vec<String> = evs
             .iter()
@@ -211,8 +217,9 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         ));
     }
     for (i, ev) in evs.iter().enumerate() {
-        if i > 0 {
-            println!();
+        // summary: one line per group, nothing between
+        if i > 0 && outputs.stdout != Some(Format::Summary) {
+            writeln!(crate::out::stdout())?;
         }
         outputs.emit(ev, ctx)?;
     }
@@ -259,6 +266,6 @@ fn list(records: &[Record]) -> anyhow::Result<u8> {
             fmt(row.last),
         ]);
     }
-    println!("{t}");
+    writeln!(crate::out::stdout(), "{t}")?;
     Ok(exit::PASS)
 }

@@ -2,7 +2,7 @@
 //! the history as soon as it completes; the verdict is over this invocation's runs.
 //!
 //! Orchestration only: the engine runs on its own OS thread; a current-thread tokio runtime
-//! waits for it while handling SIGINT/SIGTERM, the progress ticker and the waits between runs.
+//! waits for it while handling signals (signals.rs), the progress ticker and the waits between runs.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -13,9 +13,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use chrono::{DateTime, FixedOffset, Local, Utc};
-use tokio::signal::unix::{SignalKind, signal};
 
-use crate::app::{Ctx, Outputs, exit, usage};
+use crate::app::{Ctx, Outputs, usage};
 use crate::cli::{EngineChoice, RunArgs};
 use crate::engine::{self, Backend, EngineError, Live, Phase};
 use crate::evaluate::{self, Group, Options, Scope, Warning};
@@ -28,6 +27,7 @@ use crate::testfile::{self, TestFiles};
 use crate::units;
 
 use super::lock::HostLock;
+use super::signals::{self, Signals};
 
 /// How a run is executed.
 #[derive(Debug, Clone)]
@@ -45,19 +45,13 @@ impl Runner {
     }
 }
 
-/// A signal that ended the invocation.
+/// The signal that ended the invocation (see signals.rs).
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Stop {
-    Int,
-    Term,
-}
+struct Stop(i32);
 
 impl Stop {
     fn code(self) -> u8 {
-        match self {
-            Stop::Int => exit::SIGINT,
-            Stop::Term => exit::SIGTERM,
-        }
+        signals::exit_code(self.0)
     }
 }
 
@@ -170,15 +164,21 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         history: history_path.clone(),
         invocation: invocation_id(),
     };
-    let outcome = rt.block_on(execute(&plan, ctx))?;
+    let outcome = rt.block_on(execute(&plan, ctx));
+    // The test files are gone and the runs recorded: from here a signal may end the process
+    // the default way (a report stuck on a stalled pipe must still yield to ^C or a hangup).
+    drop(rt);
+    signals::restore_defaults();
+    let outcome = outcome?;
     let records = match outcome {
         Outcome::Done(r) => r,
         Outcome::Stopped(stop, done) => {
-            eprintln!(
-                "iopscheck: interrupted: the test file was removed; {} completed run{} kept in the history",
+            crate::out::err_line(format_args!(
+                "iopscheck: interrupted by {}: the test file was removed; {} completed run{} kept in the history",
+                signals::name(stop.0),
                 done,
                 if done == 1 { "" } else { "s" }
-            );
+            ));
             return Ok(stop.code());
         }
     };
@@ -299,8 +299,7 @@ fn invocation_id() -> String {
 }
 
 async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
-    let mut sigint = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
-    let mut sigterm = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+    let mut sigs = Signals::watch()?;
     let cancel = Arc::new(AtomicBool::new(false));
     let live = Arc::new(Live::default());
     let progress = Progress::new(ctx, plan);
@@ -328,8 +327,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
         &live,
         &cancel,
         &progress,
-        &mut sigint,
-        &mut sigterm,
+        &mut sigs,
         0,
     )
     .await
@@ -345,8 +343,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
             progress.waiting(plan.interval);
             tokio::select! {
                 _ = tokio::time::sleep(plan.interval) => {}
-                _ = sigint.recv() => return Ok(Outcome::Stopped(Stop::Int, records.len())),
-                _ = sigterm.recv() => return Ok(Outcome::Stopped(Stop::Term, records.len())),
+                sig = sigs.recv() => return Ok(Outcome::Stopped(Stop(sig), records.len())),
             }
         }
         let started: DateTime<FixedOffset> = Local::now().fixed_offset();
@@ -368,8 +365,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
                     &live,
                     &cancel,
                     &progress,
-                    &mut sigint,
-                    &mut sigterm,
+                    &mut sigs,
                     i + 1,
                 )
                 .await
@@ -379,20 +375,11 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
                 }
             }
             Runner::Fio(fio) => {
-                match super::fio_runner::run_fio(
-                    fio,
-                    &plan.job,
-                    &files,
-                    &mut sigint,
-                    &mut sigterm,
-                    &progress,
-                )
-                .await
+                match super::fio_runner::run_fio(fio, &plan.job, &files, &mut sigs, &progress).await
                 {
                     Ok(super::fio_runner::FioRun::Done(m, version)) => Ok((*m, version)),
-                    Ok(super::fio_runner::FioRun::Stopped(int)) => {
-                        let s = if int { Stop::Int } else { Stop::Term };
-                        return Ok(Outcome::Stopped(s, records.len()));
+                    Ok(super::fio_runner::FioRun::Stopped(sig)) => {
+                        return Ok(Outcome::Stopped(Stop(sig), records.len()));
                     }
                     Err(e) => Err(e),
                 }
@@ -449,6 +436,7 @@ fn make_record(
         source_digest: None,
         engine,
         engine_note: plan.engine_note.clone(),
+        job_assumed: None,
         job: plan.job.shape(),
         metrics: metrics::from_measurement(m),
         target: plan.target.clone(),
@@ -510,8 +498,7 @@ async fn drive<T>(
     live: &Live,
     cancel: &AtomicBool,
     progress: &Progress,
-    sigint: &mut tokio::signal::unix::Signal,
-    sigterm: &mut tokio::signal::unix::Signal,
+    sigs: &mut Signals,
     run: u32,
 ) -> Driven<T> {
     let mut tick = tokio::time::interval(Duration::from_millis(250));
@@ -520,8 +507,7 @@ async fn drive<T>(
         let stop = tokio::select! {
             r = &mut rx => return Driven::Done(r.unwrap_or(Err(EngineError::Interrupted))),
             _ = tick.tick() => { progress.update(run, live, started); continue; }
-            _ = sigint.recv() => Stop::Int,
-            _ = sigterm.recv() => Stop::Term,
+            sig = sigs.recv() => Stop(sig),
         };
         cancel.store(true, Ordering::SeqCst);
         testfile::remove_registered();

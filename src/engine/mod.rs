@@ -234,7 +234,9 @@ pub fn layout(file: &File, job: &Job, live: &Live, cancel: &AtomicBool) -> Resul
             off += len as u64;
             live.layout_done.store(off, Ordering::Relaxed);
         }
-        sys::fsync(raw, false).map_err(|e| EngineError::Io {
+        // In a child, as the end fsync: a signal during this flush ends iopscheck at once
+        // (sys::fsync_in_child), not after seconds of flushing in uninterruptible sleep.
+        sys::fsync_in_child(raw).map_err(|e| EngineError::Io {
             op: "fsync after laying out the file".into(),
             source: e,
         })?;

@@ -227,6 +227,7 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
                 .and_then(Value::as_i64)
                 .and_then(|e| i32::try_from(e).ok())
                 .unwrap_or(0),
+            mixed: None,
         });
     }
 

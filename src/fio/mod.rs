@@ -45,6 +45,9 @@ pub struct FioJob {
     pub measurement: Measurement,
     /// fio's `err=` for the job (0 = ok).
     pub error: i32,
+    /// Why this block is not one job's test though it has figures (text: `group_reporting`
+    /// over several job definitions); such a block is never given one shape.
+    pub mixed: Option<String>,
 }
 
 /// A parsed output.
@@ -67,6 +70,8 @@ pub enum ParseError {
     Empty,
     #[error("not a fio output: {0}")]
     NotFio(String),
+    #[error("fio output with a figure that cannot be read: {0}")]
+    Unreadable(String),
     #[error("truncated fio output: {0}")]
     Truncated(String),
     #[error("binary data, not a fio output")]
@@ -105,8 +110,17 @@ pub fn parse(input: &[u8]) -> Result<FioOutput, ParseError> {
             }
         }
     }
-    if let Some(out) = text::parse(&text)? {
-        return Ok(out);
+    match text::parse(&text) {
+        Ok(Some(out)) => return Ok(out),
+        Ok(None) => {}
+        // a result line that cannot be read: unless the text is terse after all
+        Err(e @ ParseError::Unreadable(_)) => {
+            return match terse::parse(&text) {
+                Ok(Some(out)) => Ok(out),
+                _ => Err(e),
+            };
+        }
+        Err(e) => return Err(e),
     }
     if let Some(out) = terse::parse(&text)? {
         return Ok(out);

@@ -101,6 +101,7 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
                 ..Measurement::default()
             },
             error,
+            mixed: None,
         });
     }
     if jobs.is_empty() {

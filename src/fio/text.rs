@@ -2,6 +2,12 @@
 //! iops=…, runt=…`) and the new one (fio ≥ 2.17, `write: IOPS=…, BW=… (…)(…/…msec)`), with the
 //! noise customers paste around it, and text that lost its line breaks on the way.
 //!
+//! Text as customers paste it is read as fio wrote it: lines wrapped by mail clients, forums or
+//! terminals (at spaces or at a fixed column) are joined again, quote marks dropped, and fio's
+//! client/server text (`<host>` tags, `All clients:`, units without `B/s`) read per host. A
+//! result line whose figures cannot be read is never dropped silently. What the text proves
+//! about the job (size, numjobs, end fsync by fio version) is in docs/fio-text.md.
+//!
 //! Every figure here is one fio printed, rounded to 3–4 significant digits: bandwidth is
 //! [`BwBasis::Printed`]. The I/O count comes from the `issued` line when there is one (exact),
 //! otherwise it is estimated as IOPS × runtime.
@@ -21,17 +27,25 @@ struct Line<'a> {
 
 /// Reads a normal-format output. `Ok(None)`: no fio job block in the text.
 pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
-    let (lines, resplit) = split_lines(text);
+    let (physical, _rejoined) = rejoin(text);
+    let (lines, resplit) = split_lines(&physical);
     let mut st = State::default();
     for line in &lines {
         st.line(line);
     }
     st.close_block();
     if st.blocks.is_empty() {
+        if let Some((no, text)) = st.orphan_unreadable.first() {
+            return Err(ParseError::Unreadable(format!(
+                "line {no}: a result line that could not be read, and no job block: '{}'",
+                shorten(text)
+            )));
+        }
         return Ok(None);
     }
     if let Some(b) = st.blocks.last()
         && b.dirs.is_empty()
+        && b.unreadable.is_empty()
         && b.err == 0
     {
         return Err(ParseError::Truncated(format!(
@@ -50,7 +64,7 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
     if resplit {
         notes.push("the text had lost line breaks; it was re-split on fio's markers (a job name containing spaces may keep only its last word)".into());
     }
-    Ok(Some(st.finish(notes)))
+    st.finish(notes).map(Some)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -58,17 +72,15 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
 
 /// Splits into lines and re-splits lines that hold several of fio's lines (text copied from a
 /// web page or a ticket). Returns whether anything was re-split.
-fn split_lines(text: &str) -> (Vec<Line<'_>>, bool) {
+fn split_lines(physical: &[(String, usize)]) -> (Vec<Line<'_>>, bool) {
     let mut out = Vec::new();
     let mut resplit = false;
-    // \r: ETA lines are ended by carriage returns when fio writes to a terminal.
-    for (i, raw) in text.split(['\n', '\r']).enumerate() {
+    for (raw, no) in physical {
+        let raw = raw.as_str();
+        let no = *no;
         let points = split_points(raw);
         if points.is_empty() {
-            out.push(Line {
-                text: raw,
-                no: i + 1,
-            });
+            out.push(Line { text: raw, no });
             continue;
         }
         // ETA lines glued together (no newline between `Jobs:` updates) are not worth a note.
@@ -77,16 +89,187 @@ fn split_lines(text: &str) -> (Vec<Line<'_>>, bool) {
         for p in points {
             out.push(Line {
                 text: &raw[from..p],
-                no: i + 1,
+                no,
             });
             from = p;
         }
         out.push(Line {
             text: &raw[from..],
-            no: i + 1,
+            no,
         });
     }
     (out, resplit)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Re-joining
+
+/// The text's lines as fio wrote them: a line that a mail client, a forum or a terminal wrapped
+/// at a fixed width (`write: IOPS=7667, BW=29.0MiB/s` / `(31.4MB/s)(1026MiB/34256msec)`, a
+/// header's `iodepth=1` or a date's year on the next line) is joined to the line it continues.
+/// Each line keeps the number of the line it started on. Returns whether anything was joined.
+///
+/// A continuation is a non-blank line that does not begin one of fio's lines, following a
+/// line of fio's output at least [`MIN_WRAPPED`] characters long. Where most wrapped lines
+/// have exactly the same length, the wrap cut at a fixed column (possibly inside a figure), and
+/// those are joined as they were cut; otherwise the wrap was at a space, and one space joins
+/// them.
+fn rejoin(text: &str) -> (Vec<(String, usize)>, bool) {
+    let mut physical: Vec<(&str, usize)> = Vec::new();
+    for (i, l) in text.split('\n').enumerate() {
+        let l = l.strip_suffix('\r').unwrap_or(l);
+        // \r inside a line: ETA updates written to a terminal
+        for part in l.split('\r') {
+            physical.push((part, i + 1));
+        }
+    }
+    // Which lines continue the one before.
+    let mut cont = vec![false; physical.len()];
+    let mut in_output = false;
+    for i in 0..physical.len() {
+        let t = physical[i].0.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if begins_line(t) {
+            in_output = true;
+            continue;
+        }
+        if in_output && i > 0 {
+            let prev = physical[i - 1].0;
+            if !prev.trim().is_empty()
+                && (prev.trim_end().chars().count() >= MIN_WRAPPED || incomplete(prev.trim()))
+            {
+                cont[i] = true;
+            }
+        }
+    }
+    if !cont.iter().any(|&c| c) {
+        return (
+            physical
+                .into_iter()
+                .map(|(l, n)| (l.to_string(), n))
+                .collect(),
+            false,
+        );
+    }
+    // The wrap width: the most common length of a wrapped line, when most share it.
+    let mut lengths: Vec<usize> = Vec::new();
+    for i in 0..physical.len() {
+        if cont[i] {
+            lengths.push(physical[i - 1].0.chars().count());
+        }
+    }
+    let mut counts: std::collections::BTreeMap<usize, usize> = Default::default();
+    for &l in &lengths {
+        *counts.entry(l).or_default() += 1;
+    }
+    let (width, n) = counts
+        .iter()
+        .max_by_key(|(l, n)| (**n, **l))
+        .map(|(l, n)| (*l, *n))
+        .unwrap_or((0, 0));
+    let fixed = n >= 2 && n * 10 >= lengths.len() * 8;
+    // One wrapped line only: it was cut at a column when it is the text's longest and the cut
+    // falls inside a `key=value` (a space there would split a figure).
+    let longest = physical
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let inside_value = |prev: &str, next: &str| {
+        let last = prev.rsplit(' ').next().unwrap_or("");
+        let first = next.split([' ', ',']).next().unwrap_or("");
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '.';
+        let open = !last.is_empty() && !last.ends_with([',', ':', ')', ']', ';']);
+        // `iodepth` / `=1`, `iodepth=` / `1`
+        next.starts_with('=') || last.ends_with('=')
+            // `ioengine=posix` / `aio,`
+            || (open && last.contains('=') && next.starts_with(word))
+            // `…, iodep` / `th=1`
+            || (open
+                && last.chars().all(|c| c.is_ascii_alphabetic() || c == '_')
+                && prev.trim_end_matches(last).ends_with(", ")
+                && first.contains('=')
+                && first.starts_with(|c: char| c.is_ascii_alphabetic()))
+    };
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for (i, (l, no)) in physical.iter().enumerate() {
+        if cont[i]
+            && let Some(last) = out.last_mut()
+        {
+            // the length of the physical line just before, not of what was joined so far
+            let prev = physical[i - 1].0;
+            let len = prev.chars().count();
+            let cut_at_column = if fixed {
+                len == width
+            } else {
+                len == longest && inside_value(prev, l)
+            };
+            if cut_at_column {
+                last.0.push_str(l);
+            } else {
+                let kept = last.0.trim_end().len();
+                last.0.truncate(kept);
+                last.0.push(' ');
+                last.0.push_str(l.trim_start());
+            }
+            continue;
+        }
+        out.push((l.to_string(), *no));
+    }
+    (out, true)
+}
+
+/// Lines shorter than this are never taken as wrapped: wraps happen at 60 columns or more.
+const MIN_WRAPPED: usize = 40;
+
+/// A line of fio's that cannot be whole: a direction line whose figures do not read, a job's
+/// header line without its `iodepth=`.
+fn incomplete(t: &str) -> bool {
+    let t = host_tag(t).map_or(t, |(_, r)| r);
+    (direction_marker(t).is_some() && direction_line(t).is_none())
+        || (t.contains(": (g=") && !t.contains("iodepth="))
+}
+
+/// Does a (trimmed) line begin one of fio's lines, so that it cannot continue the one before?
+fn begins_line(t: &str) -> bool {
+    if t.starts_with('|') || starts_marker(t) {
+        return true;
+    }
+    if host_tag(t).is_some() {
+        return true;
+    }
+    if t.starts_with("fio ") && t[4..].split_whitespace().next().is_some_and(is_version) {
+        return true;
+    }
+    if t.starts_with("note:") || t.starts_with("hostname=") || t.starts_with("Jobs:") {
+        return true;
+    }
+    [": (groupid=", ": (g=", ": Laying out IO file", ": ios="]
+        .iter()
+        .any(|p| t.contains(p))
+}
+
+/// A client/server output's host tag at a line's start: `<host> rest` or `<host>` alone.
+/// Returns the host and the rest of the line.
+fn host_tag(t: &str) -> Option<(&str, &str)> {
+    let rest = t.strip_prefix('<')?;
+    let close = rest.find('>')?;
+    let host = &rest[..close];
+    if host.is_empty()
+        || host.len() > 255
+        || !host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'))
+    {
+        return None;
+    }
+    let after = &rest[close + 1..];
+    if !(after.is_empty() || after.starts_with(' ')) {
+        return None;
+    }
+    Some((host, after.trim_start()))
 }
 
 /// Where a line holding several fio lines should be cut (byte offsets, ascending, none at the
@@ -94,7 +277,11 @@ fn split_lines(text: &str) -> (Vec<Line<'_>>, bool) {
 /// cut; a lone `name: (groupid=…` marker after other text is not cut either (the name may
 /// contain spaces).
 fn split_points(line: &str) -> Vec<usize> {
-    let start = line.len() - line.trim_start().len();
+    let mut start = line.len() - line.trim_start().len();
+    // a client/server host tag belongs to the line it starts
+    if let Some((_, rest)) = host_tag(line.trim()) {
+        start = line.len() - line.trim_start().len() + (line.trim().len() - rest.len());
+    }
     if line.len() - start < 8 {
         return Vec::new();
     }
@@ -121,6 +308,10 @@ fn split_points(line: &str) -> Vec<usize> {
             let mut s = at;
             while s > 0 && at - s < 512 && !bytes[s - 1].is_ascii_whitespace() {
                 s -= 1;
+            }
+            // `All clients: (groupid=…`: the name has a space
+            if pat == ": (groupid=" && line[..s].ends_with("All ") {
+                s -= 4;
             }
             if s == 0 || bytes[s - 1].is_ascii_whitespace() {
                 named.push(s);
@@ -233,7 +424,7 @@ struct PreHeader {
     cloned: bool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Dir {
     kind: Kind,
     iops: f64,
@@ -264,7 +455,11 @@ struct Block {
     sys: Option<f64>,
     /// `issued` totals: read, write, trim, sync.
     issued: Option<[u64; 4]>,
+    /// Whether the `issued` line has the sync column (`issued rwts:`, fio ≥ 3.4).
+    issued_sync_column: bool,
     sync: Option<Latency>,
+    /// Direction lines of this block that could not be read: kind, line, text.
+    unreadable: Vec<(Kind, usize, String)>,
 }
 
 #[derive(Default)]
@@ -284,6 +479,17 @@ struct State {
     interrupted: bool,
     group_lines: bool,
     extra_terse: bool,
+    /// Client/server output: the host whose blocks follow (`<host>` on a line of its own, or
+    /// before a job header).
+    host: Option<String>,
+    /// `name: Laying out IO file (1 file / 4096MiB)`: the size fio laid out, by job name.
+    laid_out: Vec<(String, u64)>,
+    /// The group of the `Run status group N` summary being read.
+    summary_group: Option<u32>,
+    /// Directions the group summaries show (`WRITE: bw=…`): group, kind, line.
+    summary_kinds: Vec<(u32, Kind, usize)>,
+    /// Direction lines that could not be read outside any job block: (line, text).
+    orphan_unreadable: Vec<(usize, String)>,
 }
 
 impl State {
@@ -301,7 +507,7 @@ impl State {
             self.last_line = line.no;
             return;
         }
-        let recognised = self.dispatch(t);
+        let recognised = self.dispatch(t, line.no);
         if recognised {
             self.seen_fio = true;
             self.last_line = line.no;
@@ -311,9 +517,52 @@ impl State {
     }
 
     /// Handles one line; false when it is not one of fio's.
-    fn dispatch(&mut self, t: &str) -> bool {
+    fn dispatch(&mut self, t: &str, no: usize) -> bool {
+        let mut t = t;
+        let mut line_host = None;
+        if let Some((host, rest)) = host_tag(t) {
+            if rest.is_empty() {
+                self.close_block();
+                self.host = Some(host.to_string());
+                return true;
+            }
+            line_host = Some(host.to_string());
+            t = rest;
+        }
         if t.contains(": (groupid=") {
-            return self.job_header(t);
+            let host = line_host.or_else(|| self.host.clone());
+            return self.job_header(t, host);
+        }
+        if let Some(idx) = t.find(": Laying out IO file") {
+            if let Some(size) = laid_out_size(&t[idx..]) {
+                let name = t[..idx].trim().to_string();
+                if !self.laid_out.iter().any(|(n, _)| *n == name) {
+                    self.laid_out.push((name, size));
+                }
+            }
+            return true;
+        }
+        if let Some(v) = t
+            .strip_prefix("hostname=")
+            .and_then(|r| value_of(r, "fio="))
+            .map(|v| v.trim_start_matches("fio-"))
+            && is_version(v)
+        {
+            if self.version.is_none() {
+                self.version = Some(v.to_string());
+            }
+            return true;
+        }
+        if let Some(v) = t
+            .strip_prefix("fio ")
+            .and_then(|v| v.split_whitespace().next())
+            && is_version(v)
+            && t.split_whitespace().count() == 2
+        {
+            if self.version.is_none() {
+                self.version = Some(v.to_string());
+            }
+            return true;
         }
         if t.contains(": (g=") && t.contains("rw=") {
             if let Some(p) = pre_header(t) {
@@ -354,13 +603,21 @@ impl State {
             }
             return false;
         }
-        if t.starts_with("Run status group") {
+        if let Some(rest) = t.strip_prefix("Run status group") {
             self.close_block();
             self.group_lines = true;
+            self.summary_group = leading_u64(rest.trim_start()).and_then(|g| u32::try_from(g).ok());
             return true;
         }
         if t.starts_with("Disk stats") {
             self.close_block();
+            self.summary_group = None;
+            return true;
+        }
+        if let Some(kind) = summary_kind(t) {
+            if let Some(g) = self.summary_group {
+                self.summary_kinds.push((g, kind, no));
+            }
             return true;
         }
         if t.starts_with("3;fio-") || t.starts_with("2;") && t.matches(';').count() > 40 {
@@ -368,11 +625,20 @@ impl State {
             return false;
         }
         if self.cur.is_none() {
+            if direction_marker(t).is_some() {
+                self.orphan_unreadable.push((no, t.to_string()));
+            }
             return false;
         }
         if let Some((kind, dir)) = direction_line(t) {
             let b = self.cur.as_mut().expect("checked above");
             b.dirs.push(Dir { kind, ..dir });
+            return true;
+        }
+        if let Some(kind) = direction_marker(t) {
+            // fio's marker, figures that cannot be read: never dropped silently
+            let b = self.cur.as_mut().expect("checked above");
+            b.unreadable.push((kind, no, t.to_string()));
             return true;
         }
         if let Some((kind, unit, rest)) = percentile_header(t) {
@@ -415,7 +681,9 @@ impl State {
         }
         if t.starts_with("issued") {
             if let Some(total) = value_of(t, "total=") {
-                self.cur.as_mut().expect("checked above").issued = issued_totals(total, t);
+                let b = self.cur.as_mut().expect("checked above");
+                b.issued = issued_totals(total, t);
+                b.issued_sync_column = t.starts_with("issued rwts");
             }
             return true;
         }
@@ -436,7 +704,7 @@ impl State {
         known.iter().any(|k| t.starts_with(k))
     }
 
-    fn job_header(&mut self, t: &str) -> bool {
+    fn job_header(&mut self, t: &str, host: Option<String>) -> bool {
         let Some(idx) = t.find(": (groupid=") else {
             return false;
         };
@@ -465,8 +733,17 @@ impl State {
             let d = after.trim_start_matches(':').trim();
             (!d.is_empty()).then(|| d.to_string())
         });
+        let name = t[..idx].trim();
+        if name == "All clients" {
+            self.host = None;
+        }
+        let name = match host {
+            // per-host blocks of a client/server run are named as fio tags them
+            Some(h) if name != "All clients" => format!("<{h}> {name}"),
+            _ => name.to_string(),
+        };
         self.cur = Some(Block {
-            name: t[..idx].trim().to_string(),
+            name,
             groupid,
             jobs,
             err,
@@ -475,7 +752,9 @@ impl State {
             usr: None,
             sys: None,
             issued: None,
+            issued_sync_column: false,
             sync: None,
+            unreadable: Vec::new(),
         });
         true
     }
@@ -505,7 +784,52 @@ impl State {
         lat.percentiles.extend(percentile_pairs(text, unit));
     }
 
-    fn finish(self, mut notes: Vec<String>) -> FioOutput {
+    fn finish(self, mut notes: Vec<String>) -> Result<FioOutput, ParseError> {
+        // Direction markers whose figures could not be read: an error when nothing else could
+        // be read, else a warning naming each.
+        let readable = self.blocks.iter().any(|b| !b.dirs.is_empty());
+        let mut unreadable: Vec<String> = Vec::new();
+        for b in &self.blocks {
+            for (kind, no, text) in &b.unreadable {
+                let read = b.dirs.iter().any(|d| d.kind == *kind);
+                let consequence = if read {
+                    "another one was read".to_string()
+                } else {
+                    format!("its {} figures are missing", kind.word())
+                };
+                unreadable.push(format!(
+                    "line {no}: job '{}' has a {} line whose figures could not be read ({consequence}): '{}'",
+                    b.name,
+                    kind.word(),
+                    shorten(text)
+                ));
+            }
+        }
+        for (no, text) in &self.orphan_unreadable {
+            unreadable.push(format!(
+                "line {no}: a result line outside any job block could not be read: '{}'",
+                shorten(text)
+            ));
+        }
+        if !readable && let Some(first) = unreadable.first() {
+            return Err(ParseError::Unreadable(first.clone()));
+        }
+        notes.extend(unreadable);
+        for (g, kind, no) in &self.summary_kinds {
+            let in_group = |b: &&Block| b.groupid == *g;
+            let blocks: Vec<&Block> = self.blocks.iter().filter(in_group).collect();
+            if !blocks.is_empty()
+                && !blocks
+                    .iter()
+                    .any(|b| b.dirs.iter().any(|d| d.kind == *kind) || !b.unreadable.is_empty())
+            {
+                notes.push(format!(
+                    "line {no}: group {g}'s summary shows {} figures, but no job block of the group has a {} line that was read: they are missing",
+                    kind.word().to_uppercase(),
+                    kind.word()
+                ));
+            }
+        }
         let single_pre = self.pre.len() == 1;
         let mut timestamp = None;
         let mut zone_note = None;
@@ -513,29 +837,79 @@ impl State {
         let mut fraction = false;
         let mut old_layout = false;
         let mut jobs = Vec::new();
-        for b in self.blocks {
+        let version = self.version.as_deref().and_then(version_tuple);
+        let same_name = |name: &str| self.blocks.iter().filter(|b| b.name == name).count();
+        for b in &self.blocks {
+            let base = host_tag(&b.name).map_or(b.name.as_str(), |(_, r)| r);
             let pre = self
                 .pre
                 .iter()
-                .find(|p| p.name == b.name && p.group == b.groupid)
-                .or_else(|| self.pre.iter().find(|p| p.name == b.name));
+                .find(|p| p.name == base && p.group == b.groupid)
+                .or_else(|| self.pre.iter().find(|p| p.name == base));
             let numjobs = if b.jobs > 1 {
                 Some(b.jobs)
             } else {
                 match pre {
                     Some(p) if !p.cloned => Some(1),
                     Some(_) if single_pre => self.started,
-                    _ => None,
+                    Some(_) => None,
+                    // no header line and no "Starting" line: the block's own `jobs=1`, when
+                    // no other block has its name (numjobs clones without group_reporting
+                    // print one block each) and the output is not cut
+                    None if self.started.is_none()
+                        && self.group_lines
+                        && same_name(&b.name) == 1 =>
+                    {
+                        Some(1)
+                    }
+                    None => None,
                 }
             };
-            let shape = JobShape {
+            // group_reporting over several job definitions: no one shape
+            let definitions = group_definitions(&self.pre, b.groupid);
+            let mixed = (b.jobs > 1 && definitions.len() > 1).then(|| {
+                format!(
+                    "group_reporting over {} job definitions ({}): its figures mix them",
+                    definitions.len(),
+                    definitions.join("; ")
+                )
+            });
+            let mut shape = JobShape {
                 rw: pre.and_then(|p| p.rw),
                 bs: pre.and_then(|p| p.bs),
                 ioengine: pre.and_then(|p| p.ioengine.clone()),
                 iodepth: pre.and_then(|p| p.iodepth),
                 numjobs,
+                size: self
+                    .laid_out
+                    .iter()
+                    .find(|(n, _)| n == base)
+                    .map(|(_, s)| *s),
                 ..JobShape::default()
             };
+            if mixed.is_some() {
+                let group: Vec<&PreHeader> =
+                    self.pre.iter().filter(|p| p.group == b.groupid).collect();
+                let all_same =
+                    |f: &dyn Fn(&PreHeader) -> String| group.windows(2).all(|w| f(w[0]) == f(w[1]));
+                if !all_same(&|p| format!("{:?}", p.rw)) {
+                    shape.rw = None;
+                }
+                if !all_same(&|p| format!("{:?}", p.bs)) {
+                    shape.bs = None;
+                }
+                if !all_same(&|p| format!("{:?}", p.ioengine)) {
+                    shape.ioengine = None;
+                }
+                if !all_same(&|p| format!("{:?}", p.iodepth)) {
+                    shape.iodepth = None;
+                }
+                if !all_same(&|p| format!("{:?}", self.laid_out.iter().find(|(n, _)| *n == p.name)))
+                {
+                    shape.size = None;
+                }
+            }
+            shape.end_fsync = end_fsync_from_issued(version, b, &shape);
             if timestamp.is_none()
                 && let Some(d) = &b.date
                 && let Some(naive) = parse_ctime(d)
@@ -552,14 +926,14 @@ impl State {
                 bs: shape.bs,
                 cpu_usr_pct: b.usr,
                 cpu_sys_pct: b.sys,
-                sync: b.sync.map(|mut s| {
+                sync: b.sync.clone().map(|mut s| {
                     s.n = b.issued.map_or(0, |i| i[3]);
                     s.percentiles.sort_by(|a, c| a.0.total_cmp(&c.0));
                     s
                 }),
                 ..Measurement::default()
             };
-            for d in b.dirs {
+            for d in b.dirs.clone() {
                 fraction |= d.fraction;
                 old_layout |= d.old_layout;
                 if let Some(msg) = &d.mismatch {
@@ -589,11 +963,12 @@ impl State {
                 }
             }
             jobs.push(FioJob {
-                name: b.name,
+                name: b.name.clone(),
                 groupid: b.groupid,
                 shape,
                 measurement: m,
                 error: b.err,
+                mixed,
             });
         }
 
@@ -635,14 +1010,130 @@ impl State {
         if self.extra_terse {
             notes.push("terse lines in the same output were ignored".into());
         }
-        FioOutput {
+        Ok(FioOutput {
             format: Format::Text,
             fio_version: self.version,
             timestamp,
             jobs,
             notes,
+        })
+    }
+}
+
+impl Kind {
+    fn word(self) -> &'static str {
+        match self {
+            Kind::Read => "read",
+            Kind::Write => "write",
+            Kind::Trim => "trim",
+            Kind::Mixed => "mixed",
         }
     }
+}
+
+/// A line of the input shown in a message: at most 120 characters.
+fn shorten(t: &str) -> String {
+    if t.chars().count() <= 120 {
+        t.to_string()
+    } else {
+        format!("{}…", t.chars().take(119).collect::<String>())
+    }
+}
+
+/// The job definitions (`rw bs engine depth`) that the header lines give a group, distinct.
+fn group_definitions(pre: &[PreHeader], group: u32) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in pre.iter().filter(|p| p.group == group) {
+        let d = format!(
+            "{} {} {} iodepth={}",
+            p.rw.map_or("rw=?".to_string(), |r| r.to_string()),
+            p.bs.map_or("bs=?".to_string(), crate::units::format_size_fio),
+            p.ioengine.as_deref().unwrap_or("engine=?"),
+            p.iodepth.map_or("?".to_string(), |d| d.to_string())
+        );
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// What the `issued rwts:` sync count proves about `end_fsync` (docs/fio-end-fsync.md).
+///
+/// fio 3.4 (commit 7f3ecee2, "Track fsync/fdatasync/sync_file_range issue count") added the
+/// sync column and counted every sync it queued, the end fsync included; fio 3.17 (commit
+/// 00615bfb, "backend: fix final fsync behaviour") stopped counting the syncs issued while the
+/// job is in its final `TD_FSYNCING` state. So in fio 3.4–3.16, for a job that writes and ended
+/// without error, a count of 0 proves there was no end fsync, and a count of 1 to `jobs` (one
+/// per job's file) proves one; a larger count also holds periodic fsyncs and proves nothing.
+/// Before 3.4 (no sync column) and from 3.17 on, the count cannot tell: None.
+fn end_fsync_from_issued(version: Option<(u32, u32)>, b: &Block, shape: &JobShape) -> Option<bool> {
+    let v = version?;
+    if !((3, 4)..(3, 17)).contains(&v) || !b.issued_sync_column || b.err != 0 {
+        return None;
+    }
+    let writes = match shape.rw {
+        Some(rw) => rw.writes(),
+        None => b.dirs.iter().any(|d| d.kind == Kind::Write),
+    };
+    let issued = b.issued?;
+    if !writes || issued[1] == 0 {
+        return None;
+    }
+    match issued[3] {
+        0 => Some(false),
+        n if n <= u64::from(b.jobs.max(1)) => Some(true),
+        _ => None,
+    }
+}
+
+/// `: Laying out IO file (1 file / 4096MiB)` (fio ≥ 3.0, `… files / total 8192MiB` for several)
+/// or `: Laying out IO file(s) (1 file(s) / 4096MB)` (fio ≤ 2.16, where MB meant MiB): the
+/// bytes laid out, which fio computes as the files' size shifted right by 20 and prints in MiB.
+fn laid_out_size(t: &str) -> Option<u64> {
+    let after = &t[t.find('/')? + 1..];
+    let after = after.trim_start();
+    let after = after.strip_prefix("total ").unwrap_or(after).trim_start();
+    let end = after.find(|c: char| !c.is_ascii_digit())?;
+    let n: u64 = after[..end].parse().ok()?;
+    let unit = after[end..].trim_start();
+    if unit.starts_with("MiB") || unit.starts_with("MB") {
+        n.checked_mul(1 << 20)
+    } else {
+        None
+    }
+}
+
+/// `WRITE: bw=…` (a group summary) → its direction.
+fn summary_kind(t: &str) -> Option<Kind> {
+    [
+        ("READ:", Kind::Read),
+        ("WRITE:", Kind::Write),
+        ("TRIM:", Kind::Trim),
+        ("MIXED:", Kind::Mixed),
+    ]
+    .into_iter()
+    .find_map(|(w, k)| {
+        let rest = t.strip_prefix(w)?.trim_start();
+        (rest.starts_with("bw=") || rest.starts_with("io=")).then_some(k)
+    })
+}
+
+/// `write:` / `read :` at a line's start, followed by something fio would print (a figure's
+/// key): a direction line, whether or not its figures can be read.
+fn direction_marker(t: &str) -> Option<Kind> {
+    [
+        ("read", Kind::Read),
+        ("write", Kind::Write),
+        ("trim", Kind::Trim),
+        ("mixed", Kind::Mixed),
+    ]
+    .into_iter()
+    .find_map(|(w, k)| {
+        let rest = word_colon(t, w)?.trim_start();
+        let key = ["IOPS", "io=", "iops", "bw=", "BW"];
+        key.iter().any(|p| rest.starts_with(p)).then_some(k)
+    })
 }
 
 fn into_direction(d: Dir, issued: Option<u64>) -> Direction {
@@ -718,7 +1209,7 @@ fn new_direction(r: &str) -> Option<Dir> {
     let after_bw = &r[bw_at..];
     let bw_end = after_bw.find(['(', ' ', ',']).unwrap_or(after_bw.len());
     let bw_s = after_bw[..bw_end].trim();
-    let primary = parse_rate(bw_s, false)?;
+    let primary = rate(bw_s)?;
     let mut alt: Option<Quantity> = None;
     let mut io: Option<(Quantity, u64)> = None;
     let mut alt_s = "";
@@ -733,8 +1224,10 @@ fn new_direction(r: &str) -> Option<Dir> {
             if let Some((amount, runt)) = ms.rsplit_once('/') {
                 io = Some((parse_bytes(amount, false)?, leading_u64(runt.trim())?));
             }
-        } else if inner.ends_with("/s") && alt.is_none() {
-            alt = parse_rate(inner, false);
+        } else if alt.is_none()
+            && let Some(q) = rate(inner)
+        {
+            alt = Some(q);
             alt_s = inner;
         }
         rest = &rest[open + close + 1..];
@@ -769,6 +1262,18 @@ fn new_direction(r: &str) -> Option<Dir> {
         mismatch,
         ..empty_dir()
     })
+}
+
+/// A rate of the new layout: `272MiB/s`, `285MB/s`, or as fio's client/server mode prints it,
+/// without `B/s`: `29.4Gi`, `31.6G`.
+fn rate(s: &str) -> Option<Quantity> {
+    if s.ends_with("/s") {
+        return parse_rate(s, false);
+    }
+    if s.ends_with('B') || s.is_empty() || s.contains('/') {
+        return None;
+    }
+    parse_bytes(&format!("{s}B"), false)
 }
 
 /// `io=2449.0MB, bw=15980KB/s, iops=3994, runt=156935msec`
@@ -906,7 +1411,8 @@ fn issued_totals(total: &str, line: &str) -> Option<[u64; 4]> {
     let after = &line[line.find("total=")? + 6..];
     let seg = after.split(' ').next()?;
     let nums: Vec<u64> = seg
-        .split(',')
+        // fio 2.0: `total=0/12345/0`
+        .split([',', '/'])
         .filter(|s| !s.is_empty())
         .map(leading_u64)
         .collect::<Option<_>>()?;
@@ -1150,6 +1656,11 @@ mod tests {
             issued_totals(value_of(t, "total=").unwrap(), t),
             Some([282_686_912, 0, 0, 0])
         );
+        let t = "issued r/w/d: total=0/12345/0, short=0/0/0";
+        assert_eq!(
+            issued_totals(value_of(t, "total=").unwrap(), t),
+            Some([0, 12_345, 0, 0])
+        );
         let t = "issued    : total=r=421146001/w=0/d=0, short=r=0/w=0/d=0";
         assert_eq!(
             issued_totals(value_of(t, "total=").unwrap(), t),
@@ -1268,5 +1779,111 @@ Run status group 0 (all jobs):
         assert!(parts[1].starts_with("random-write: (groupid="));
         assert!(parts[2].starts_with("write: IOPS="));
         assert!(parts[3].starts_with("clat (nsec)"));
+    }
+
+    const CLIENT: &str = "\
+hostname=node-a, be=0, 64-bit, os=Linux, arch=x86-64, fio=fio-3.36, flags=1
+<node-a> w: (g=0): rw=randwrite, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=posixaio, iodepth=1
+<node-b> w: (g=0): rw=randwrite, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=posixaio, iodepth=1
+<node-a> Starting 1 process
+<node-a>
+w: (groupid=0, jobs=1): err= 0: pid=11: Thu Jun 12 12:38:19 2025
+  write: IOPS=6015, BW=23.5Mi (24.6M)(1410MiB/60001msec); 0 zone resets
+<node-b> w: (groupid=0, jobs=1): err= 0: pid=12: Thu Jun 12 12:38:19 2025
+  write: IOPS=5882, BW=29.4Gi (31.6G)(1379MiB/60001msec); 0 zone resets
+All clients: (groupid=0, jobs=2): err= 0: pid=0: Thu Jun 12 12:38:19 2025
+  write: IOPS=11.9k, BW=45.5Mi (47.7M)(2789MiB/60001msec); 0 zone resets
+";
+
+    #[test]
+    fn client_server_blocks_are_named_per_host_and_read_without_b_per_s() {
+        let out = parse(CLIENT).unwrap().unwrap();
+        let names: Vec<&str> = out.jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["<node-a> w", "<node-b> w", "All clients"]);
+        assert_eq!(out.fio_version.as_deref(), Some("3.36"));
+        let w = out.jobs[1].measurement.write.as_ref().unwrap();
+        assert_eq!(w.bw_bytes, 29.4 * 1024f64.powi(3));
+        assert_eq!(w.bw_mb_s_printed, Some(31_600.0));
+        assert_eq!(out.jobs[0].shape.rw, Some(Rw::RandWrite));
+        assert!(
+            !out.notes.iter().any(|n| n.contains("lost line breaks")),
+            "{:?}",
+            out.notes
+        );
+    }
+
+    #[test]
+    fn fio_2_0_version_line_and_numjobs_from_the_block_header() {
+        let text = "fio 2.0.6\nx: (groupid=0, jobs=4): err= 0: pid=1\n  write: io=53580KB, bw=914264B/s, iops=223, runt= 60011msec\n\nRun status group 0 (all jobs):\n";
+        let out = parse(text).unwrap().unwrap();
+        assert_eq!(out.fio_version.as_deref(), Some("2.0.6"));
+        assert_eq!(out.jobs[0].shape.numjobs, Some(4));
+        // pasted from the first result block on: jobs=1 is the job's numjobs when no other
+        // block has its name and the output is not cut
+        let one = text.replace("jobs=4", "jobs=1");
+        assert_eq!(parse(&one).unwrap().unwrap().jobs[0].shape.numjobs, Some(1));
+        let two = format!(
+            "{}{}",
+            one.replace("\nRun status group 0 (all jobs):\n", ""),
+            one
+        );
+        let out = parse(&two).unwrap().unwrap();
+        assert_eq!(out.jobs[0].shape.numjobs, None);
+        // fio 2.0.7's spacing, as real outputs print it: `iops=1087 ,`, `bw=663015 B/s`,
+        // `min=50 ,`, and the `issued    : total=r=…/w=…/d=…` line
+        let text = "fio 2.0.7\nx: (groupid=0, jobs=32): err= 0: pid=32245\n  write: io=2044.2MB, bw=17406KB/s, iops=1087 , runt=120256msec\n    clat (usec): min=50 , max=1439.2K, avg=29404.01, stdev=109807.76\n     issued    : total=r=0/w=130823/d=0, short=r=0/w=0/d=0\ny: (groupid=1, jobs=20): err= 0: pid=15273\n  read : io=38912KB, bw=663015 B/s, iops=161 , runt= 60098msec\n";
+        let out = parse(text).unwrap().unwrap();
+        assert_eq!(out.fio_version.as_deref(), Some("2.0.7"));
+        let w = out.jobs[0].measurement.write.as_ref().unwrap();
+        assert_eq!((w.iops, w.ios, w.runtime_ms), (1087.0, 130_823, 120_256));
+        assert_eq!(w.clat.as_ref().unwrap().max_ns, 1_439_200_000.0);
+        let r = out.jobs[1].measurement.read.as_ref().unwrap();
+        assert_eq!((r.iops, r.bw_bytes), (161.0, 663_015.0));
+    }
+
+    #[test]
+    fn laid_out_sizes_of_every_version() {
+        assert_eq!(
+            laid_out_size(": Laying out IO file (1 file / 4096MiB)"),
+            Some(4 << 30)
+        );
+        assert_eq!(
+            laid_out_size(": Laying out IO file(s) (1 file(s) / 400MB)"),
+            Some(400 << 20)
+        );
+        assert_eq!(
+            laid_out_size(": Laying out IO files (2 files / total 8192MiB)"),
+            Some(8 << 30)
+        );
+        assert_eq!(laid_out_size(": Laying out IO file (1 file / lots)"), None);
+    }
+
+    #[test]
+    fn end_fsync_is_read_from_the_sync_count_only_where_fio_counted_it() {
+        let job = |version: &str, sync: u64| {
+            let t = SYNC_JOB
+                .replace("fio-3.33", version)
+                .replace("total=0,10240,0,1280", &format!("total=0,10240,0,{sync}"));
+            parse(&t).unwrap().unwrap().jobs[0].shape.end_fsync
+        };
+        assert_eq!(job("fio-3.7", 1), Some(true));
+        assert_eq!(job("fio-3.16", 0), Some(false));
+        assert_eq!(job("fio-3.4", 0), Some(false));
+        // periodic fsyncs hide whether the end one was there
+        assert_eq!(job("fio-3.7", 1280), None);
+        // fio 3.17 on stopped counting it; before 3.4 there was no count
+        assert_eq!(job("fio-3.17", 0), None);
+        assert_eq!(job("fio-3.33", 1), None);
+        assert_eq!(job("fio-3.3", 0), None);
+        assert_eq!(job("fio-unknown", 0), None);
+    }
+
+    #[test]
+    fn a_result_line_outside_any_block_that_cannot_be_read_is_an_error() {
+        let e = parse("fio-3.33\n  write: IOPS=x, BW=?\n").unwrap_err();
+        assert!(
+            matches!(e, ParseError::Unreadable(ref m) if m.contains("line 2")),
+            "{e:?}"
+        );
     }
 }

@@ -440,12 +440,72 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
         path: shown.clone(),
         msg: "not UTF-8 text; a policy is a YAML file".into(),
     })?;
-    let policy = parse(&yaml, &shown)?;
+    let policy = parse(&yaml, &shown).map_err(|e| without_content(e, path, &yaml))?;
     Ok(Loaded {
         policy,
         origin: Origin::File(path.to_path_buf()),
         yaml,
     })
+}
+
+/// The top-level keys of a policy document.
+const POLICY_KEYS: [&str; 8] = [
+    "name",
+    "description",
+    "vendor",
+    "source",
+    "job",
+    "runs",
+    "rules",
+    "evidence",
+];
+
+/// An error about a file's content quotes that content (a key, a value) only where the file is
+/// a policy document and one the user could read anyway: a regular file, not reached through a
+/// symbolic link, owned by the user or readable by everyone. Otherwise (`policy check` on a
+/// link to /etc/shadow, as root) the error says where and why, without the content.
+fn without_content(e: PolicyError, path: &Path, yaml: &str) -> PolicyError {
+    use std::os::unix::fs::MetadataExt;
+    let shown = path.display().to_string();
+    let is_policy_document = yaml.lines().any(|l| {
+        l.split_once(':')
+            .is_some_and(|(k, _)| POLICY_KEYS.contains(&k) && !k.starts_with(' '))
+    });
+    if !is_policy_document {
+        return match e {
+            PolicyError::Syntax { .. } | PolicyError::Invalid { .. } => PolicyError::Invalid {
+                path: shown,
+                msg: format!(
+                    "not a policy document: it has none of a policy's top-level keys ({}); its content is not shown",
+                    POLICY_KEYS.join(", ")
+                ),
+            },
+            other => other,
+        };
+    }
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    let readable_anyway = std::fs::symlink_metadata(path)
+        .is_ok_and(|m| m.file_type().is_file() && (m.uid() == euid || m.mode() & 0o004 != 0));
+    if readable_anyway {
+        return e;
+    }
+    let why = "its content is not shown, as the file is a symbolic link or neither yours nor readable by everyone";
+    match e {
+        PolicyError::Syntax {
+            path, line, column, ..
+        } => PolicyError::Syntax {
+            path,
+            line,
+            column,
+            msg: format!("does not parse as a policy here; {why}"),
+        },
+        PolicyError::Invalid { path, .. } => PolicyError::Invalid {
+            path,
+            msg: format!("not a valid policy; {why}"),
+        },
+        other => other,
+    }
 }
 
 /// Parses and checks a policy. The only place YAML is read.

@@ -15,6 +15,7 @@ mod json;
 mod junit;
 mod markdown;
 mod prometheus;
+pub mod summary;
 mod table;
 mod xml;
 
@@ -36,10 +37,12 @@ pub enum Format {
     Prometheus,
     Junit,
     Html,
+    /// One line for a ticket: verdict, deciding figure and threshold, runs and days, caveat.
+    Summary,
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 8] = [
         Format::Table,
         Format::Json,
         Format::Csv,
@@ -47,6 +50,7 @@ impl Format {
         Format::Prometheus,
         Format::Junit,
         Format::Html,
+        Format::Summary,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -58,6 +62,7 @@ impl Format {
             Format::Prometheus => "prometheus",
             Format::Junit => "junit",
             Format::Html => "html",
+            Format::Summary => "summary",
         }
     }
 }
@@ -84,6 +89,7 @@ pub fn render(
         Format::Prometheus => prometheus::render(ev, out),
         Format::Junit => junit::render(ev, out),
         Format::Html => html::render(ev, out),
+        Format::Summary => summary::render(ev, out),
     }
 }
 

@@ -112,6 +112,7 @@ pub fn swimlane_record(
         source_digest: None,
         engine: "posixaio".into(),
         engine_note: None,
+        job_assumed: None,
         job: iopscheck::job::JobShape::default(),
         metrics: [
             ("write_bw_mb_s".to_string(), mb_s),

@@ -273,6 +273,7 @@ pub fn render(format: Format, fleet: &Fleet, style: &Style, out: &mut dyn Write)
         Format::Prometheus => prometheus::render(fleet, out),
         Format::Junit => junit::render(fleet, out),
         Format::Html => html::render(fleet, out),
+        Format::Summary => super::summary::render_fleet(fleet, out),
     }
 }
 

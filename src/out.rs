@@ -1,0 +1,95 @@
+//! Standard output and error that a reader may close at any time (`| head -1`, `| true`, a
+//! logger that died). A closed pipe ends the printing, never the command: what remains to be
+//! printed is dropped, and the exit code stays the verdict's (contract.md). Nothing here
+//! panics, unlike `println!`, which does on EPIPE.
+
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+static STDERR_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// True once a write to stdout found its reader gone.
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// Standard output for reports and listings: a closed pipe turns every later write into a
+/// no-op. Other errors (a full disk behind `> file`) are returned as they are.
+pub fn stdout() -> Sink<io::StdoutLock<'static>> {
+    Sink {
+        inner: io::stdout().lock(),
+        closed: &STDOUT_CLOSED,
+    }
+}
+
+/// One line on stderr; never fails and never panics.
+pub fn err_line(msg: impl std::fmt::Display) {
+    let mut e = Sink {
+        inner: io::stderr().lock(),
+        closed: &STDERR_CLOSED,
+    };
+    let _ = writeln!(e, "{msg}");
+}
+
+pub struct Sink<W: Write> {
+    inner: W,
+    closed: &'static AtomicBool,
+}
+
+impl<W: Write> Sink<W> {
+    fn absorb(&self, r: io::Result<usize>, len: usize) -> io::Result<usize> {
+        match r {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed.store(true, Ordering::Relaxed);
+                Ok(len)
+            }
+            r => r,
+        }
+    }
+}
+
+impl<W: Write> Write for Sink<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.closed.load(Ordering::Relaxed) {
+            return Ok(buf.len());
+        }
+        let r = self.inner.write(buf);
+        self.absorb(r, buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.closed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let r = self.inner.flush().map(|()| 0);
+        self.absorb(r, 0).map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Closed;
+    impl Write for Closed {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_ends_the_printing_without_an_error() {
+        static FLAG: AtomicBool = AtomicBool::new(false);
+        let mut s = Sink {
+            inner: Closed,
+            closed: &FLAG,
+        };
+        assert!(writeln!(s, "verdict").is_ok());
+        assert!(s.flush().is_ok());
+        assert!(FLAG.load(Ordering::Relaxed));
+    }
+}
