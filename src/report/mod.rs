@@ -7,6 +7,7 @@
 //! comments plus the `iopscheck_warnings` count, JUnit in the suite's `<system-out>`, HTML as
 //! a list. Each format's file says how it maps the rest.
 
+mod by_day;
 mod csv;
 mod details;
 pub mod fleet;

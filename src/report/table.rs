@@ -243,7 +243,17 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     header.extend(extra.iter().map(|(_, t)| Cell::new(*t)));
     t.set_header(header);
 
-    for (i, run) in ev.runs.iter().enumerate() {
+    // A long history is summarised by day (by_day.rs); otherwise a row per run.
+    let extra_metrics: Vec<&str> = extra.iter().map(|(m, _)| *m).collect();
+    let by_day = super::by_day::rows(&ev.runs, &metrics, &extra_metrics, engine_col);
+    if let Some(rows) = &by_day {
+        writeln!(out, "{}", wrap("", &super::by_day::note(ev.runs.len())))?;
+        for row in rows {
+            t.add_row(row.clone());
+        }
+    }
+    let runs = if by_day.is_some() { &[][..] } else { &ev.runs };
+    for (i, run) in runs.iter().enumerate() {
         let mut row = vec![Cell::new(i + 1), Cell::new(run.timestamp.format(time_fmt))];
         if engine_col {
             row.push(Cell::new(&run.engine));
