@@ -11,7 +11,25 @@ CPU time and peak memory come from wait4()'s rusage of each process tree; IOPS a
 each tool's own JSON. Prints a Markdown table (for the README) and writes the raw runs as
 JSON next to it.
 
-Usage: bench/vs-fio.sh [--pairs N] [--disk-dir DIR] [--tmpfs-dir DIR] [--quick]
+Usage: bench/vs-fio.sh [--pairs N] [--disk-dir DIR] [--tmpfs-dir DIR] [--quick | --full]
+       bench/vs-fio.sh --rows direct,throttle,floor   (the other tables, see below)
+
+Modes:
+  (default)  the rows above, 5 pairs each (about 10 minutes)
+  --quick    every table with tiny sizes and 1-2 s runs, 1 pair: a smoke test (CI) that each
+             row produces figures; the figures themselves mean little
+  --full     the Swimlane job as prescribed (4 GiB, 60 s, posixaio, end fsync) against fio, at
+             least 6 interleaved pairs, with `sync; echo 3 > /proc/sys/vm/drop_caches` and a
+             pause before each run (root): median and spread of the IOPS ratio and of the end
+             fsync's share of each tool's runtime (about 20 minutes)
+Other tables (--rows, comma-separated; all of them with --quick):
+  direct     on the disk with O_DIRECT: the gitlab-gitaly job (4k randrw 75/25, libaio, QD 64)
+             time-based for the same seconds in both tools, and psync QD 1 randwrite
+  throttle   a loop device throttled with cgroup v1 blkio.throttle.write_iops_device to about
+             2,900, 3,100 and 10,000 write IOPS (root): both tools' figures and their verdicts
+             against 3,000 write IOPS side by side
+  floor      a bare 4 KiB random pwrite loop on tmpfs (bench/floor.c) against both tools'
+             psync: iopscheck/floor and fio/floor
 """
 
 import argparse
@@ -28,10 +46,15 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run(cmd, cwd=None):
-    """Runs a command, returns (stdout, rusage, wall seconds)."""
+def run(cmd, cwd=None, cgroup=None):
+    """Runs a command (in the cgroup v1 blkio group `cgroup`, if given), returns (stdout,
+    rusage, wall seconds)."""
+    def enter():
+        if cgroup:
+            with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
     t = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, preexec_fn=enter)
     out = p.stdout.read()
     err = p.stderr.read()
     _, status, ru = os.wait4(p.pid, 0)
@@ -42,13 +65,23 @@ def run(cmd, cwd=None):
     return out, ru, wall
 
 
-def iopscheck(binary, engine, d, size, runtime):
-    out, ru, wall = run([
+def iopscheck(binary, engine, d, size, runtime, policy=None, cgroup=None):
+    cmd = [
         binary, "run", "--no-history", "--quiet", "--format", "json", "--runs", "1",
-        "--engine", engine, "--size", size, "--runtime", str(runtime), "--dir", d,
-    ])
-    m = json.loads(out)["runs"][0]["metrics"]
+        "--engine", engine, "--dir", d,
+    ]
+    if size:
+        cmd += ["--size", size, "--runtime", str(runtime)]
+    if policy:
+        cmd += ["--policy", policy]
+    out, ru, wall = run(cmd, cgroup=cgroup)
+    doc = json.loads(out)
+    m = doc["runs"][0]["metrics"]
     return {
+        "verdict": doc["verdict"],
+        "read_iops": m.get("read_iops", 0.0),
+        "end_fsync_ms": m.get("end_fsync_ms"),
+        "runtime_ms": m.get("write_runtime_ms"),
         "iops": m["write_iops"],
         "ios": m["write_ios"],
         "clat_p50_us": m["write_clat_p50_us"],
@@ -59,23 +92,28 @@ def iopscheck(binary, engine, d, size, runtime):
     }
 
 
-def fio(binary, engine, d, size, runtime):
+def fio(binary, engine, d, size, runtime, extra=(), cgroup=None, end_fsync=True):
     name = f"iopscheck-bench-{os.getpid()}"
     cmd = [
         binary, f"--name={name}", f"--directory={d}", f"--ioengine={engine}", "--rw=randwrite",
         "--bs=4k", "--numjobs=1", f"--size={size}", "--iodepth=1", f"--runtime={runtime}",
-        "--time_based", "--end_fsync=1", "--output-format=json",
+        "--time_based", f"--end_fsync={int(end_fsync)}", "--output-format=json", *extra,
     ]
     try:
-        out, ru, wall = run(cmd)
+        out, ru, wall = run(cmd, cgroup=cgroup)
     finally:
         for f in os.listdir(d):
             if f.startswith(name):
                 os.unlink(os.path.join(d, f))
     text = out.decode(errors="replace")
-    job = json.loads(text[text.index("{"):])["jobs"][0]["write"]
+    j = json.loads(text[text.index("{"):])["jobs"][0]
+    job = j["write"]
     pct = job["clat_ns"]["percentile"]
     return {
+        "read_iops": j["read"]["iops"],
+        # fio's runtime includes the end fsync: what exceeds the timed seconds is the fsync
+        "end_fsync_ms": max(0.0, job["runtime"] - runtime * 1000) if end_fsync else None,
+        "runtime_ms": job["runtime"],
         "iops": job["iops"],
         "ios": job["total_ios"],
         "clat_p50_us": pct["50.000000"] / 1000,
@@ -108,63 +146,282 @@ def fmt(t):
     return f"{med:.2f} ({lo:.2f}–{hi:.2f})"
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pairs", type=int, default=5)
-    ap.add_argument("--disk-dir", default=None, help="directory on the disk (default: a temp dir under the repo)")
-    ap.add_argument("--tmpfs-dir", default="/dev/shm", help="a directory on tmpfs")
-    ap.add_argument("--engines", default="psync,posixaio,io_uring")
-    ap.add_argument("--binary", default=os.path.join(ROOT, "target/release/iopscheck"))
-    ap.add_argument("--fio", default=shutil.which("fio"))
-    ap.add_argument("--quick", action="store_true", help="2 pairs, short runs: a smoke test")
-    a = ap.parse_args()
-    if not a.fio:
-        sys.exit("fio is not installed (apt-get install fio)")
-    if not os.path.exists(a.binary):
-        sys.exit(f"{a.binary} not found: cargo build --release first")
-    pairs = 2 if a.quick else a.pairs
-    targets = [
-        # (label, directory, size, runtime s)
-        ("tmpfs", tempfile.mkdtemp(dir=a.tmpfs_dir), "256m", 2 if a.quick else 5),
-        ("disk", tempfile.mkdtemp(dir=a.disk_dir or os.path.join(ROOT, "target")), "512m", 3 if a.quick else 10),
-    ]
-    fio_version = subprocess.run([a.fio, "--version"], capture_output=True, text=True).stdout.strip()
-    results = {}
-    raw = []
-    try:
-        for label, d, size, runtime in targets:
-            for engine in a.engines.split(","):
-                ps = []
-                for i in range(pairs):
-                    order = [iopscheck, fio] if i % 2 == 0 else [fio, iopscheck]
-                    got = {}
-                    for tool in order:
-                        bin_ = a.binary if tool is iopscheck else a.fio
-                        got[tool.__name__] = tool(bin_, engine, d, size, runtime)
-                    ps.append((got["iopscheck"], got["fio"]))
-                    raw.append({"target": label, "engine": engine, "pair": i, **{k: v for k, v in got.items()}})
-                    print(f"{label} {engine} pair {i + 1}/{pairs}: iopscheck {got['iopscheck']['iops']:.0f} IOPS, fio {got['fio']['iops']:.0f} IOPS", file=sys.stderr)
-                results[(label, engine)] = ratios(ps)
-    finally:
-        for _, d, _, _ in targets:
-            shutil.rmtree(d, ignore_errors=True)
+def med_spread(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "n/a"
+    return f"{statistics.median(xs):.3f} ({min(xs):.3f}–{max(xs):.3f})"
 
+
+def ratio(a, b):
+    return a / b if b else None
+
+
+def load_avg():
+    return " ".join(open("/proc/loadavg").read().split()[:3])
+
+
+def drop_caches(pause):
+    """Neither tool inherits the other's dirty pages: write them back, drop the cache, wait."""
+    subprocess.run(["sync"], check=True)
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+    time.sleep(pause)
+
+
+def policy_file(d, builtin, edits):
+    """A copy of a built-in policy with its job edited, for a row the built-ins do not cover."""
+    text = open(os.path.join(ROOT, "policies", builtin + ".yaml")).read()
+    for old, new in edits:
+        if old not in text:
+            sys.exit(f"policies/{builtin}.yaml no longer holds {old!r}: update bench/vs_fio.py")
+        text = text.replace(old, new)
+    path = os.path.join(d, f"bench-{builtin}.yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def interleaved(pairs, one, two, before=None):
+    """Runs `pairs` pairs of (iopscheck, fio), alternating which goes first."""
+    out = []
+    for i in range(pairs):
+        got = {}
+        for name in (("iopscheck", "fio") if i % 2 == 0 else ("fio", "iopscheck")):
+            if before:
+                before()
+            got[name] = (one if name == "iopscheck" else two)()
+        got["load"] = load_avg()
+        out.append(got)
+    return out
+
+
+def full(a, disk):
+    """The Swimlane job as the policy prescribes it, with the page cache emptied before each run."""
+    if os.geteuid() != 0:
+        sys.exit("--full drops the page cache before each run: run it as root")
+    runs = interleaved(
+        a.pairs, lambda: iopscheck(a.binary, "posixaio", disk, None, 60),
+        lambda: fio(a.fio, "posixaio", disk, "4g", 60), before=lambda: drop_caches(a.pause))
+    for k, p in enumerate(runs):
+        print(f"full pair {k + 1}: iopscheck {p['iopscheck']['iops']:.0f} fio {p['fio']['iops']:.0f} IOPS; "
+              f"end fsync {p['iopscheck']['end_fsync_ms']:.0f} / {p['fio']['end_fsync_ms']:.0f} ms; load {p['load']}", file=sys.stderr)
+    share = lambda r: r["end_fsync_ms"] / r["runtime_ms"] if r["end_fsync_ms"] is not None and r["runtime_ms"] else None
+    print(f"\nSwimlane job as prescribed (4 GiB, 60 s, posixaio, end fsync), {a.pairs} interleaved pairs, "
+          f"caches dropped and {a.pause} s pause before each run; median (min–max).\n")
+    print("| figure | iopscheck | fio | ratio iopscheck / fio |")
+    print("| --- | --- | --- | --- |")
+    for label, f in [("write IOPS", lambda r: r["iops"]), ("clat p50 µs", lambda r: r["clat_p50_us"]),
+                     ("clat p99 µs", lambda r: r["clat_p99_us"]), ("end fsync share of runtime", share),
+                     ("end fsync ms", lambda r: r["end_fsync_ms"]), ("CPU s", lambda r: r["cpu_s"])]:
+        i_ = [f(p["iopscheck"]) for p in runs]
+        f_ = [f(p["fio"]) for p in runs]
+        r_ = [ratio(x, y) if x is not None and y is not None else None for x, y in zip(i_, f_)]
+        print(f"| {label} | {med_spread(i_)} | {med_spread(f_)} | {med_spread(r_)} |")
+    print(f"\nload average (1/5/15 min) after each pair: {'; '.join(p['load'] for p in runs)}")
+    return runs
+
+
+def direct(a, disk, work, quick):
+    """On the device: O_DIRECT, no page cache. The gitlab-gitaly job time-based, and psync QD 1."""
+    size, rt, pairs = ("64m", 2, 1) if quick else ("1g", a.direct_runtime, a.pairs)
+    gitaly = policy_file(work, "gitlab-gitaly", [("time_based: false", "time_based: true")])
+    psync = policy_file(work, "swimlane", [("ioengine: posixaio", "ioengine: psync\n  direct: true"),
+                                             ("end_fsync: true", "end_fsync: false")])
+    rows = []
+    for label, pol, fio_extra in [
+        ("gitlab-gitaly 4k randrw 75/25 libaio QD64 direct", gitaly,
+         ["--ioengine=libaio", "--direct=1", "--rw=randrw", "--rwmixread=75", "--iodepth=64"]),
+        ("psync QD1 direct randwrite", psync, ["--ioengine=psync", "--direct=1"]),
+    ]:
+        ps = interleaved(pairs, lambda: iopscheck(a.binary, "auto", disk, size, rt, policy=pol),
+                         lambda: fio(a.fio, "psync", disk, size, rt, extra=fio_extra, end_fsync=False))
+        rows.append((label, ps))
+    print(f"\nOn the device with O_DIRECT, {size} file, {rt} s time-based in both tools, {pairs} pairs; "
+          "ratio iopscheck / fio, median (min–max). Target: IOPS 0.97–1.03, clat p50/p99 within 5%.\n")
+    print("| job | write IOPS iopscheck / fio | write IOPS ratio | read IOPS ratio | write clat p50 ratio | write clat p99 ratio | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for label, ps in rows:
+        r = lambda f: med_spread([ratio(f(p["iopscheck"]), f(p["fio"])) for p in ps])
+        print(f"| {label} | {statistics.median(p['iopscheck']['iops'] for p in ps):.0f} / "
+              f"{statistics.median(p['fio']['iops'] for p in ps):.0f} | {r(lambda x: x['iops'])} | "
+              f"{r(lambda x: x['read_iops']) if ps[0]['fio']['read_iops'] else '–'} | {r(lambda x: x['clat_p50_us'])} | "
+              f"{r(lambda x: x['clat_p99_us'])} | {ps[-1]['load']} |")
+    return rows
+
+
+def throttle(a, disk, work, quick):
+    """Near the threshold: a loop device throttled with cgroup v1 blkio to a few write IOPS
+    levels; both tools' figures judged by the Swimlane rule (formula IOPS >= 3000)."""
+    blkio = "/sys/fs/cgroup/blkio"
+    if os.geteuid() != 0 or not os.path.exists(os.path.join(blkio, "blkio.throttle.write_iops_device")):
+        print("\nthrottle: skipped (needs root and cgroup v1 blkio at /sys/fs/cgroup/blkio)")
+        return []
+    size, rt, pairs = ("32m", 2, 1) if quick else ("256m", a.throttle_runtime, max(3, a.pairs // 2))
+    psync = policy_file(work, "swimlane", [("ioengine: posixaio", "ioengine: psync\n  direct: true"),
+                                             ("end_fsync: true", "end_fsync: false")])
+    img = os.path.join(disk, "throttle.img")
+    mnt = tempfile.mkdtemp(dir=work)
+    cg = os.path.join(blkio, f"iopscheck-bench-{os.getpid()}")
+    loop = None
+    rows = []
+    try:
+        with open(img, "wb") as f:
+            f.truncate(1 << 30)
+        loop = subprocess.run(["losetup", "-f", "--show", img], check=True, capture_output=True, text=True).stdout.strip()
+        subprocess.run(["mkfs.ext4", "-q", loop], check=True)
+        subprocess.run(["mount", loop, mnt], check=True)
+        st = os.stat(loop)
+        dev = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+        os.mkdir(cg)
+        for limit in (2800, 2900, 10000):
+            with open(os.path.join(cg, "blkio.throttle.write_iops_device"), "w") as f:
+                f.write(f"{dev} {limit}\n")
+            ps = interleaved(pairs, lambda: iopscheck(a.binary, "auto", mnt, size, rt, policy=psync, cgroup=cg),
+                             lambda: fio(a.fio, "psync", mnt, size, rt, extra=["--direct=1"], end_fsync=False, cgroup=cg))
+            rows.append((limit, ps))
+    finally:
+        subprocess.run(["umount", mnt], capture_output=True)
+        if loop:
+            subprocess.run(["losetup", "-d", loop], capture_output=True)
+        if os.path.isdir(cg):
+            os.rmdir(cg)
+        if os.path.exists(img):
+            os.unlink(img)
+    formula = lambda iops: iops * 4096 / 1e6 / 4 * 1024  # the Swimlane article's MB/s -> IOPS
+    print(f"\nNear the threshold: ext4 on a loop device throttled with blkio.throttle.write_iops_device, "
+          f"psync QD1 4k randwrite O_DIRECT, {size}, {rt} s, {pairs} pair(s). Verdict: the Swimlane rule, "
+          "formula IOPS (MB/s / 4 × 1024) ≥ 3000, applied to each tool's figure.\n")
+    print("| throttle (write IOPS) | iopscheck IOPS (formula) | fio IOPS (formula) | ratio | verdict iopscheck / fio | agree | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for limit, ps in rows:
+        for p in ps:
+            i, f = p["iopscheck"]["iops"], p["fio"]["iops"]
+            vi, vf = ("PASS" if formula(i) >= 3000 else "FAIL"), ("PASS" if formula(f) >= 3000 else "FAIL")
+            print(f"| {limit} | {i:.0f} ({formula(i):.0f}) | {f:.0f} ({formula(f):.0f}) | {i / f:.3f} | {vi} / {vf} | "
+                  f"{'yes' if vi == vf else 'NO'} | {p['load']} |")
+    return rows
+
+
+def floor(a, tmpfs, work, quick):
+    """The psync path's physical limit on tmpfs: a bare pwrite loop (bench/floor.c)."""
+    exe = os.path.join(work, "floor")
+    subprocess.run(["cc", "-O2", "-o", exe, os.path.join(ROOT, "bench", "floor.c")], check=True)
+    size, rt, pairs = ("64m", 1, 1) if quick else ("256m", 5, a.pairs)
+    nbytes = int(size[:-1]) << 20
+    rows = []
+    for i in range(pairs):
+        out, _, _ = run([exe, os.path.join(tmpfs, "floor.bin"), str(nbytes), str(rt)])
+        fl = float(out.split()[2])
+        one = iopscheck(a.binary, "psync", tmpfs, size, rt)
+        two = fio(a.fio, "psync", tmpfs, size, rt)
+        rows.append((fl, one, two, load_avg()))
+    print(f"\nThe engine's floor: 4 KiB random pwrite() in a bare loop on tmpfs ({size}, {rt} s), "
+          f"{pairs} round(s) of floor, iopscheck psync, fio psync.\n")
+    print("| floor IOPS | iopscheck IOPS | fio IOPS | iopscheck / floor | fio / floor | iopscheck CPU µs per I/O | fio CPU µs per I/O | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for fl, one, two, load in rows:
+        print(f"| {fl:.0f} | {one['iops']:.0f} | {two['iops']:.0f} | {one['iops'] / fl:.3f} | {two['iops'] / fl:.3f} | "
+              f"{one['cpu_s'] / max(one['ios'], 1) * 1e6:.2f} | {two['cpu_s'] / max(two['ios'], 1) * 1e6:.2f} | {load} |")
+    return rows
+
+
+def header(a, fio_version, pairs):
     cpu = ""
     try:
         with open("/proc/cpuinfo") as f:
             cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    print(f"Measured {time.strftime('%Y-%m-%d')} on {platform.node()}: {os.cpu_count()} vCPU {cpu}, "
-          f"Linux {platform.release()}, {fio_version}; {pairs} pairs per row; "
-          "ratio = iopscheck / fio, median (min–max).\n")
+    print(f"Measured {time.strftime('%Y-%m-%d %H:%M %Z')} on {platform.node()}: {os.cpu_count()} vCPU {cpu}, "
+          f"Linux {platform.release()}, {fio_version}; load average at the start {load_avg()}; "
+          "ratio = iopscheck / fio, median (min–max).")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=None, help="pairs per row (default 5; 6 with --full)")
+    ap.add_argument("--disk-dir", default=None, help="directory on the disk (default: a temp dir under the repo)")
+    ap.add_argument("--tmpfs-dir", default="/dev/shm", help="a directory on tmpfs")
+    ap.add_argument("--engines", default="psync,posixaio,io_uring")
+    ap.add_argument("--binary", default=os.path.join(ROOT, "target/release/iopscheck"))
+    ap.add_argument("--fio", default=shutil.which("fio"))
+    ap.add_argument("--quick", action="store_true", help="every table, 1 pair, tiny runs: a smoke test")
+    ap.add_argument("--full", action="store_true", help="the Swimlane job as prescribed, caches dropped before each run")
+    ap.add_argument("--rows", default="", help="also: direct,throttle,floor")
+    ap.add_argument("--pause", type=float, default=10, help="seconds to wait after dropping caches (--full)")
+    ap.add_argument("--direct-runtime", type=int, default=20)
+    ap.add_argument("--throttle-runtime", type=int, default=10)
+    a = ap.parse_args()
+    if not a.fio:
+        sys.exit("fio is not installed (apt-get install fio)")
+    if not os.path.exists(a.binary):
+        sys.exit(f"{a.binary} not found: cargo build --release first")
+    if a.quick and a.full:
+        sys.exit("--quick and --full: choose one")
+    if a.pairs is None:
+        a.pairs = 6 if a.full else 5
+    if a.full and a.pairs < 6:
+        sys.exit("--full needs at least 6 pairs")
+    fio_version = subprocess.run([a.fio, "--version"], capture_output=True, text=True).stdout.strip()
+    disk = tempfile.mkdtemp(dir=a.disk_dir or os.path.join(ROOT, "target"), prefix="vs-fio-")
+    work = tempfile.mkdtemp(prefix="vs-fio-work-")
+    tmpfs = tempfile.mkdtemp(dir=a.tmpfs_dir)
+    raw = {}
+    try:
+        if a.full:
+            header(a, fio_version, a.pairs)
+            raw["full"] = full(a, disk)
+            return
+        rows = set(filter(None, a.rows.split(",")))
+        if a.quick:
+            rows |= {"direct", "throttle", "floor"}
+        header(a, fio_version, a.pairs)
+        if a.engines:  # --engines "" leaves the first table out
+            raw["engines"] = engines_table(a, tmpfs, disk)
+        if "direct" in rows:
+            raw["direct"] = direct(a, disk, work, a.quick)
+        if "throttle" in rows:
+            raw["throttle"] = throttle(a, disk, work, a.quick)
+        if "floor" in rows:
+            raw["floor"] = floor(a, tmpfs, work, a.quick)
+    finally:
+        for d in (disk, work, tmpfs):
+            shutil.rmtree(d, ignore_errors=True)
+        with open(os.path.join(ROOT, "target", "vs-fio-raw.json"), "w") as f:
+            json.dump(raw, f, indent=1, default=str)
+
+
+def engines_table(a, tmpfs, disk):
+    """The first table: each back end against fio on tmpfs and on the disk (page cache)."""
+    pairs = 1 if a.quick else a.pairs
+    targets = [
+        # (label, directory, size, runtime s)
+        ("tmpfs", tmpfs, "64m" if a.quick else "256m", 1 if a.quick else 5),
+        ("disk", disk, "64m" if a.quick else "512m", 1 if a.quick else 10),
+    ]
+    results = {}
+    raw = []
+    for label, d, size, runtime in targets:
+        for engine in a.engines.split(","):
+            ps = []
+            for i in range(pairs):
+                order = [iopscheck, fio] if i % 2 == 0 else [fio, iopscheck]
+                got = {}
+                for tool in order:
+                    bin_ = a.binary if tool is iopscheck else a.fio
+                    got[tool.__name__] = tool(bin_, engine, d, size, runtime)
+                ps.append((got["iopscheck"], got["fio"]))
+                raw.append({"target": label, "engine": engine, "pair": i, **got})
+                print(f"{label} {engine} pair {i + 1}/{pairs}: iopscheck {got['iopscheck']['iops']:.0f} IOPS, fio {got['fio']['iops']:.0f} IOPS", file=sys.stderr)
+            results[(label, engine)] = ratios(ps)
+    print(f"\nBack ends on tmpfs and on the disk (buffered), {pairs} pair(s) per row; load average now {load_avg()}.\n")
     print("| target | engine | IOPS iopscheck / fio | IOPS ratio | CPU per I/O ratio | clat p50 ratio | clat p99 ratio | peak memory iopscheck / fio |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for (label, engine), r in results.items():
         print(f"| {label} | {engine} | {r['iops_iopscheck']:.0f} / {r['iops_fio']:.0f} | {fmt(r['iops'])} | {fmt(r['cpu_per_io'])} | "
               f"{fmt(r['clat_p50'])} | {fmt(r['clat_p99'])} | {r['mem_iopscheck_mib']:.1f} / {r['mem_fio_mib']:.1f} MiB |")
-    with open(os.path.join(ROOT, "target", "vs-fio-raw.json"), "w") as f:
-        json.dump(raw, f, indent=1)
+    return raw
 
 
 if __name__ == "__main__":

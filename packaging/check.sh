@@ -119,8 +119,11 @@ expected_files() {
         /usr/share/doc/iopscheck/CHANGELOG.md \
         /usr/share/doc/iopscheck/README.md \
         /usr/share/fish/vendor_completions.d/iopscheck.fish \
-        /usr/share/man/man1/iopscheck.1.gz \
         "$zsh"
+    # iopscheck(1) and one page per subcommand, as packaging/build.sh generated them.
+    for m in "${CARGO_TARGET_DIR:-target}"/release/packaging/man/*.1.gz; do
+        echo "/usr/share/man/man1/$(basename "$m")"
+    done
     for p in policies/*.yaml; do echo "/usr/share/iopscheck/policies/$(basename "$p")"; done
 }
 
@@ -154,6 +157,12 @@ if [ -n "$deb" ]; then
     [ "$ok_policies" = yes ] && pass "every packaged policy passes iopscheck policy check" || fail "packaged policies"
     check "the man page is roff with the program's name" \
         bash -c "gzip -dc '$work/deb/usr/share/man/man1/iopscheck.1.gz' | grep -q '^\\.TH iopscheck'"
+    if command -v man >/dev/null; then
+        for m in "$work"/deb/usr/share/man/man1/iopscheck*.1.gz; do
+            check "man -l $(basename "$m") renders with ENVIRONMENT, FILES and EXIT STATUS" \
+                bash -c "MANWIDTH=80 man -l '$m' 2>&1 >/dev/null | { ! grep -q .; } && MANWIDTH=80 man -l '$m' | grep -q '^ENVIRONMENT' && MANWIDTH=80 man -l '$m' | grep -q '^FILES' && MANWIDTH=80 man -l '$m' | grep -q '^EXIT STATUS'"
+        done
+    fi
     check "the bash completion parses" bash -n "$work/deb/usr/share/bash-completion/completions/iopscheck"
     check "the scheduled-check script parses" sh -n "$work/deb/usr/lib/iopscheck/iopscheck-scheduled"
 fi

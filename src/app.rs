@@ -59,8 +59,9 @@ pub fn main() -> ExitCode {
         .and_then(|m| Cli::from_arg_matches(&m).map(|c| (c, m)));
     let (cli, matches) = match parsed {
         Ok(c) => c,
-        Err(e) => {
+        Err(mut e) => {
             let code = if e.use_stderr() { exit::ERROR } else { 0 };
+            did_you_mean(&mut e);
             let _ = e.print();
             return ExitCode::from(code);
         }
@@ -80,6 +81,53 @@ pub fn main() -> ExitCode {
             crate::out::err_line(format_args!("iopscheck: error: {}", chain(&e)));
             ExitCode::from(exit::ERROR)
         }
+    }
+}
+
+/// Puts our did-you-mean into clap's error for a misspelt subcommand or value: a fragment
+/// (`--engine aio`) or a near miss (`rn`), where clap's own suggestion may be another word.
+fn did_you_mean(e: &mut clap::Error) {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let word = |k| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    match e.kind() {
+        ErrorKind::InvalidSubcommand => {
+            let Some(bad) = word(ContextKind::InvalidSubcommand) else {
+                return;
+            };
+            let cmd = Cli::command();
+            let mut names: Vec<String> = Vec::new();
+            for s in cmd.get_subcommands() {
+                names.push(s.get_name().to_string());
+                names.extend(s.get_subcommands().map(|x| x.get_name().to_string()));
+            }
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            if let Some(s) = crate::suggest::closest(&bad, &names) {
+                e.insert(
+                    ContextKind::SuggestedSubcommand,
+                    ContextValue::Strings(vec![s.to_string()]),
+                );
+            }
+        }
+        ErrorKind::InvalidValue => {
+            let Some(bad) = word(ContextKind::InvalidValue) else {
+                return;
+            };
+            let valid = match e.get(ContextKind::ValidValue) {
+                Some(ContextValue::Strings(v)) => v.clone(),
+                _ => return,
+            };
+            let valid: Vec<&str> = valid.iter().map(String::as_str).collect();
+            if let Some(s) = crate::suggest::closest(&bad, &valid) {
+                e.insert(
+                    ContextKind::SuggestedValue,
+                    ContextValue::String(s.to_string()),
+                );
+            }
+        }
+        _ => {}
     }
 }
 
@@ -118,19 +166,11 @@ fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Fleet(a) => commands::fleet::run(a, ctx),
         Command::Bundle(a) => commands::bundle::run(a, ctx),
         Command::Completions { shell } => {
-            // clap_complete panics on a write error: render in memory, print through ours.
-            let mut cmd = Cli::command();
-            let mut buf = Vec::new();
-            clap_complete::generate(shell, &mut cmd, "iopscheck", &mut buf);
-            crate::out::stdout().write_all(&buf)?;
+            // Rendered in memory, printed through ours (a closed pipe is no panic).
+            crate::out::stdout().write_all(&crate::completions::script(shell))?;
             Ok(exit::PASS)
         }
-        Command::Man => {
-            let mut buf = Vec::new();
-            clap_mangen::Man::new(Cli::command()).render(&mut buf)?;
-            crate::out::stdout().write_all(&buf)?;
-            Ok(exit::PASS)
-        }
+        Command::Man { command, out_dir } => man(command, out_dir),
     }
 }
 
@@ -243,4 +283,35 @@ fn check_output_path(p: &Path) -> anyhow::Result<()> {
 /// The history path: --history, else the default (contract.md).
 pub fn history_path(arg: &Option<PathBuf>) -> PathBuf {
     arg.clone().unwrap_or_else(crate::history::default_path)
+}
+
+/// `iopscheck man [COMMAND] [--out-dir DIR]`.
+fn man(command: Option<String>, out_dir: Option<std::path::PathBuf>) -> anyhow::Result<u8> {
+    use std::io::Write as _;
+    let pages = crate::manpage::pages();
+    if let Some(dir) = out_dir {
+        for (name, roff) in &pages {
+            let p = dir.join(name);
+            std::fs::write(&p, roff)
+                .map_err(|e| usage(format!("--out-dir {}: {e}", p.display())))?;
+        }
+        return Ok(exit::PASS);
+    }
+    let want = match &command {
+        None => "iopscheck".to_string(),
+        Some(c) => format!("iopscheck-{}", c.trim().replace(' ', "-")),
+    };
+    let Some((_, roff)) = pages.iter().find(|(n, _)| n.trim_end_matches(".1") == want) else {
+        let names: Vec<String> = crate::manpage::names()
+            .into_iter()
+            .filter_map(|n| n.strip_prefix("iopscheck-").map(str::to_string))
+            .collect();
+        return Err(usage(format!(
+            "man: no page for '{}'; pages: {}",
+            command.unwrap_or_default(),
+            names.join(", ")
+        )));
+    };
+    crate::out::stdout().write_all(roff)?;
+    Ok(exit::PASS)
 }

@@ -47,11 +47,19 @@ pub enum Command {
     Bundle(BundleArgs),
     /// Print shell completions.
     Completions {
+        /// The shell to complete for.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff).
-    Man,
+    /// Print the man page (roff), or write every page into a directory.
+    Man {
+        /// The page of one command, e.g. `run` or `policy-show` (default: iopscheck(1)).
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+        /// Write every page (iopscheck.1, iopscheck-run.1, …) into DIR instead of printing.
+        #[arg(long = "out-dir", value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
+        out_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args, Clone)]
@@ -82,10 +90,14 @@ pub struct HistoryArgs {
 pub enum EngineChoice {
     /// The policy's engine; io_uring falls back to posixaio where the kernel refuses it.
     Auto,
+    /// glibc POSIX AIO, as fio's posixaio (the Swimlane job's engine).
     Posixaio,
+    /// io_uring, as fio's io_uring.
     #[value(name = "io_uring")]
     IoUring,
+    /// pwrite/pread in one thread, as fio's psync.
     Psync,
+    /// Linux native AIO, as fio's libaio.
     Libaio,
     /// The installed fio, with the policy's job.
     Fio,
@@ -93,11 +105,11 @@ pub enum EngineChoice {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Policy name or YAML file.
+    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
     #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
     pub policy: String,
     /// Directory to test (on the disk the vendor's software will use).
-    #[arg(short, long, default_value = ".", value_name = "DIR")]
+    #[arg(short, long, default_value = ".", value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub dir: PathBuf,
     /// Runs in this invocation (default: the policy's).
     #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true)]
@@ -105,6 +117,7 @@ pub struct RunArgs {
     /// Wait this long between runs (e.g. 10m).
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub interval: Option<String>,
+    /// The engine that does the I/O.
     #[arg(short, long, value_enum, default_value = "auto")]
     pub engine: EngineChoice,
     /// Test file size, overriding the policy's (e.g. 64m). Smaller files flatter the disk.
@@ -134,6 +147,7 @@ pub struct ImportArgs {
     /// fio output files; `-` reads stdin.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
     #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
     pub policy: String,
     /// Append the imported runs to the history, with the output's own timestamps.
@@ -158,6 +172,7 @@ pub struct ImportArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
+    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
     #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
     pub policy: String,
     /// Only runs newer than this: a duration back from now (7d, 36h) or a date (2026-11-28).
@@ -185,15 +200,21 @@ pub struct ReportArgs {
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
     /// The built-in and local policies: name, vendor, what it checks, prescribed or assumed.
-    List,
+    List {
+        /// Only the names, one per line (for scripts and shell completion).
+        #[arg(long)]
+        names: bool,
+    },
     /// Print a policy's YAML, to copy and edit.
     Show {
+        /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
         #[arg(value_name = "NAME|FILE")]
         name: String,
     },
     /// Check a policy file; errors give file:line:column and the key.
     Check {
-        #[arg(value_name = "FILE")]
+        /// The policy's YAML file.
+        #[arg(value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
         file: PathBuf,
     },
 }
@@ -221,6 +242,7 @@ pub struct FleetArgs {
     /// Results (`--format json`/`jsonl`), history files, directories of them, or `-` (stdin).
     #[arg(required_unless_present = "expect", value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
     #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
     pub policy: String,
     /// Judge history files over runs newer than this: a duration back from now (7d, 36h) or a
@@ -247,11 +269,12 @@ pub struct BundleArgs {
     /// stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
     #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
     pub policy: String,
     /// Directory whose mount and device to describe, and whose runs the report judges
     /// (default: the directories in this host's history, else .).
-    #[arg(short, long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub dir: Option<PathBuf>,
     /// Whose records to include and judge (default: this host).
     #[arg(long, value_name = "NAME")]

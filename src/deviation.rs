@@ -263,6 +263,8 @@ mod tests {
             bw_basis: None,
             fio_version: None,
             invocation: None,
+            iops_series: None,
+            disk_stats: Vec::new(),
         }
     }
 

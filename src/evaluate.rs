@@ -1102,6 +1102,13 @@ fn find_warnings(
         out.push(Warning::MixedEngines { engines });
     }
 
+    // What happened inside the runs (their IOPS series, the final fsync).
+    out.extend(
+        crate::measure::series::warnings(runs)
+            .into_iter()
+            .map(Warning::Note),
+    );
+
     // A run far from the others: modified z-score with the median absolute deviation.
     if values.len() >= 5 {
         let v: Vec<f64> = values.iter().map(|x| x.1).collect();
@@ -1243,6 +1250,8 @@ mod tests {
             bw_basis: None,
             fio_version: None,
             invocation: None,
+            iops_series: None,
+            disk_stats: Vec::new(),
         }
     }
 

@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, FixedOffset};
+use chrono::{DateTime, FixedOffset, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::job::JobShape;
@@ -15,7 +15,7 @@ use crate::job::JobShape;
 /// Version of the record layout. Readers skip records from a newer version with a warning.
 pub const SCHEMA_VERSION: u32 = 1;
 /// A line longer than this is not a record (records are a few KiB).
-const MAX_LINE: usize = 1 << 20;
+pub const MAX_LINE: usize = 1 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -100,6 +100,12 @@ pub struct Record {
     /// Groups the runs of one `iopscheck run` invocation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invocation: Option<String>,
+    /// I/Os completed per interval inside the run (native runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops_series: Option<crate::measure::Series>,
+    /// The disks' own account of the run (fio's `Disk stats`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disk_stats: Vec<crate::measure::DiskStat>,
 }
 
 /// A history line that was skipped, and why.
@@ -372,13 +378,39 @@ pub fn read_where(
     path: &Path,
     keep: impl Fn(&Head) -> bool,
 ) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
+    let mut records = Vec::new();
+    let skipped = scan(path, None, keep, |r| records.push(r))?;
+    Ok((records, skipped))
+}
+
+/// Streams the history to `each`, one record at a time, in file order, holding one line at a
+/// time: memory follows what the caller keeps, not the file's size. Only records whose head
+/// passes `keep` are parsed in full. With `since`, a line the tool wrote (its first keys are
+/// `schema_version` and `timestamp`, in that order) whose timestamp is before `since` is passed
+/// over without parsing the rest: a report over a week of a ten-year history reads the years
+/// only as bytes. Such a line is not checked any further, so a line damaged after its timestamp
+/// before the window is passed over silently; every line in the window is checked and named
+/// when skipped. A missing file is an empty history.
+pub fn scan(
+    path: &Path,
+    since: Option<DateTime<Utc>>,
+    keep: impl Fn(&Head) -> bool,
+    each: impl FnMut(Record),
+) -> Result<Vec<Skipped>, HistoryError> {
     check_for_reading(path)?;
     let f = match File::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((vec![], vec![])),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(e) => return Err(io_err(path)(e)),
     };
-    read_from_where(BufReader::with_capacity(1 << 16, f), path, keep)
+    scan_from(
+        BufReader::with_capacity(READ_BUFFER, f),
+        path,
+        MAX_LINE,
+        since,
+        keep,
+        each,
+    )
 }
 
 pub fn read_from(
@@ -389,63 +421,144 @@ pub fn read_from(
 }
 
 pub fn read_from_where(
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     path: &Path,
     keep: impl Fn(&Head) -> bool,
 ) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
     let mut records = Vec::new();
-    let mut skipped = Vec::new();
-    let mut line = Vec::new();
-    let mut n = 0usize;
-    loop {
-        line.clear();
-        let read = reader
-            .by_ref()
-            .take(MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .map_err(io_err(path))?;
-        if read == 0 {
-            break;
-        }
-        n += 1;
-        let skip = |reason: String| Skipped {
-            path: path.to_path_buf(),
-            line: n,
-            reason,
-        };
-        if line.len() > MAX_LINE {
-            skipped.push(skip("line longer than 1 MiB".into()));
-            skip_rest_of_line(&mut reader).map_err(io_err(path))?;
-            continue;
-        }
-        let text = line.trim_ascii();
-        if text.is_empty() {
-            continue;
-        }
-        match parse_line(text, &keep) {
-            Ok(Some(r)) => records.push(r),
-            Ok(None) => {}
-            Err(reason) => skipped.push(skip(reason)),
-        }
-    }
+    let skipped = scan_from(reader, path, MAX_LINE, None, keep, |r| records.push(r))?;
     Ok((records, skipped))
 }
 
-/// Discards input up to and including the next newline, in bounded memory.
-fn skip_rest_of_line(reader: &mut impl BufRead) -> std::io::Result<()> {
+/// [`scan`] over any reader, with the longest line it holds (`max_line` bytes).
+pub fn scan_from(
+    reader: impl BufRead,
+    path: &Path,
+    max_line: usize,
+    since: Option<DateTime<Utc>>,
+    keep: impl Fn(&Head) -> bool,
+    mut each: impl FnMut(Record),
+) -> Result<Vec<Skipped>, HistoryError> {
+    let mut skipped = Vec::new();
+    let prefix = format!("{{\"schema_version\":{SCHEMA_VERSION},\"timestamp\":\"");
+    let skip = |n: usize, reason: String| Skipped {
+        path: path.to_path_buf(),
+        line: n,
+        reason,
+    };
+    for_each_line(reader, max_line, |n, line| {
+        let text = match line {
+            Line::Text(t) => t.trim_ascii(),
+            Line::TooLong => {
+                skipped.push(skip(
+                    n,
+                    format!("line longer than {} KiB, not read", max_line / 1024),
+                ));
+                return;
+            }
+        };
+        if text.is_empty() {
+            return;
+        }
+        if let Some(since) = since
+            && before(text, prefix.as_bytes(), since)
+        {
+            return;
+        }
+        match parse_line(text, &keep) {
+            Ok(Some(r)) => each(r),
+            Ok(None) => {}
+            Err(reason) => skipped.push(skip(n, reason)),
+        }
+    })
+    .map_err(io_err(path))?;
+    Ok(skipped)
+}
+
+/// Whether a line the tool wrote is from before `since`, read from its timestamp alone; false
+/// when the line does not start as the tool writes records (then it is parsed in full).
+fn before(text: &[u8], prefix: &[u8], since: DateTime<Utc>) -> bool {
+    let Some(rest) = text.strip_prefix(prefix) else {
+        return false;
+    };
+    let Some(end) = memchr::memchr(b'"', &rest[..rest.len().min(64)]) else {
+        return false;
+    };
+    std::str::from_utf8(&rest[..end])
+        .ok()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .is_some_and(|t| t < since)
+}
+
+/// Bytes read from the history at a time.
+const READ_BUFFER: usize = 1 << 16;
+
+/// One line of input, for [`for_each_line`].
+pub enum Line<'a> {
+    /// The line's bytes, without the newline.
+    Text(&'a [u8]),
+    /// A line longer than the limit: passed over without being held.
+    TooLong,
+}
+
+/// Calls `each(line_number, line)` for every line of `reader`, holding at most `max_line`
+/// bytes of a line: a line within the reader's buffer is passed in place, one that spans
+/// buffers is gathered up to `max_line` bytes, and a longer one is reported as
+/// [`Line::TooLong`] and discarded as it is read. A last line without a newline counts.
+pub fn for_each_line(
+    mut reader: impl BufRead,
+    max_line: usize,
+    mut each: impl FnMut(usize, Line<'_>),
+) -> std::io::Result<()> {
+    let mut partial: Vec<u8> = Vec::new();
+    let mut too_long = false;
+    let mut n = 0usize;
     loop {
-        let buf = reader.fill_buf()?;
+        let buf = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
         if buf.is_empty() {
+            if too_long || !partial.is_empty() {
+                n += 1;
+                each(
+                    n,
+                    if too_long {
+                        Line::TooLong
+                    } else {
+                        Line::Text(&partial)
+                    },
+                );
+            }
             return Ok(());
         }
-        match buf.iter().position(|&b| b == b'\n') {
+        match memchr::memchr(b'\n', buf) {
             Some(i) => {
+                n += 1;
+                if too_long || partial.len() + i > max_line {
+                    each(n, Line::TooLong);
+                } else if partial.is_empty() {
+                    each(n, Line::Text(&buf[..i]));
+                } else {
+                    partial.extend_from_slice(&buf[..i]);
+                    each(n, Line::Text(&partial));
+                }
+                too_long = false;
+                partial.clear();
                 reader.consume(i + 1);
-                return Ok(());
             }
             None => {
-                let n = buf.len();
-                reader.consume(n);
+                let len = buf.len();
+                if !too_long {
+                    if partial.len() + len > max_line {
+                        too_long = true;
+                        partial.clear();
+                    } else {
+                        partial.extend_from_slice(buf);
+                    }
+                }
+                reader.consume(len);
             }
         }
     }
@@ -516,6 +629,8 @@ mod tests {
             bw_basis: None,
             fio_version: None,
             invocation: None,
+            iops_series: None,
+            disk_stats: Vec::new(),
         }
     }
 
@@ -600,5 +715,126 @@ mod tests {
         let (r, s) = read(&p).unwrap();
         assert!(s.is_empty());
         assert_eq!(r.len(), 200);
+    }
+
+    fn line(ts: &str, iops: f64) -> String {
+        serde_json::to_string(&record(ts, iops)).unwrap()
+    }
+
+    fn scan_text(
+        text: &str,
+        buffer: usize,
+        max_line: usize,
+        since: Option<&str>,
+    ) -> (Vec<f64>, Vec<Skipped>) {
+        let since = since.map(|s| DateTime::parse_from_rfc3339(s).unwrap().to_utc());
+        let mut got = Vec::new();
+        let reader = BufReader::with_capacity(buffer, text.as_bytes());
+        // The filter decides; `since` only lets lines be passed over before they are parsed.
+        let keep = |h: &Head| since.is_none_or(|s| h.timestamp >= s);
+        let skipped = scan_from(reader, Path::new("h.jsonl"), max_line, since, keep, |r| {
+            got.push(r.metrics["write_iops"])
+        })
+        .unwrap();
+        (got, skipped)
+    }
+
+    #[test]
+    fn the_window_keeps_records_at_and_after_its_start_whatever_their_offset() {
+        // 10:00Z is the start. A record at 10:30+01:00 (09:30Z) is before it although its
+        // text sorts after; one at 09:30-01:00 (10:30Z) is inside although its text sorts
+        // before; a record written with its keys in another order takes the slow path.
+        let reordered = r#"{"timestamp":"2026-11-30T10:00:01Z","schema_version":1,"host":"node1","source":"native","engine":"psync","job":{},"metrics":{"write_iops":6.0},"tool_version":"0","policy":"swimlane"}"#;
+        let old_reordered = reordered
+            .replace("10:00:01Z", "09:59:59Z")
+            .replace("6.0", "7.0");
+        let text = [
+            line("2026-11-30T09:59:59Z", 1.0),
+            line("2026-11-30T10:00:00Z", 2.0),
+            line("2026-11-30T10:30:00+01:00", 3.0),
+            line("2026-11-30T09:30:00-01:00", 4.0),
+            line("2026-12-01T00:00:00Z", 5.0),
+            reordered.to_string(),
+            old_reordered,
+        ]
+        .join("\n");
+        for buffer in [7, 100, 1 << 16] {
+            let (got, skipped) = scan_text(&text, buffer, MAX_LINE, Some("2026-11-30T10:00:00Z"));
+            assert_eq!(got, vec![2.0, 4.0, 5.0, 6.0], "buffer {buffer}");
+            assert!(skipped.is_empty());
+            let (all, _) = scan_text(&text, buffer, MAX_LINE, None);
+            assert_eq!(all.len(), 7);
+        }
+    }
+
+    #[test]
+    fn corrupt_lines_in_the_window_are_named_by_line_and_the_rest_is_read() {
+        let good = line("2026-11-30T12:00:00Z", 1.0);
+        let torn = &good[..good.len() / 2];
+        // A torn line before the window, cut after its timestamp, is passed over unread; one
+        // cut before its timestamp ends cannot be placed, so it is read and reported.
+        let old = line("2026-11-01T00:00:00Z", 9.0);
+        let old_torn = &old[..old.len() / 2];
+        let text = format!(
+            "{good}\n{torn}\n\nnot json\n{old_torn}\n{}\n{good}",
+            &good[..20]
+        );
+        for buffer in [5, 64, 1 << 16] {
+            let (got, skipped) = scan_text(&text, buffer, MAX_LINE, Some("2026-11-30T00:00:00Z"));
+            assert_eq!(got, vec![1.0, 1.0]);
+            let named: Vec<String> = skipped.iter().map(|s| s.to_string()).collect();
+            assert_eq!(
+                skipped.iter().map(|s| s.line).collect::<Vec<_>>(),
+                vec![2, 4, 6]
+            );
+            assert!(named[0].starts_with("h.jsonl:2: skipped: "), "{named:?}");
+            // Without a window, every damaged line is reported.
+            let (_, all) = scan_text(&text, buffer, MAX_LINE, None);
+            assert_eq!(
+                all.iter().map(|s| s.line).collect::<Vec<_>>(),
+                vec![2, 4, 5, 6]
+            );
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_is_skipped_with_its_number_and_not_held() {
+        let good = line("2026-11-30T12:00:00Z", 1.0);
+        let max = good.len() + 10;
+        let long = format!("{{\"pad\":\"{}\"}}", "x".repeat(max * 50));
+        let text = format!("{good}\n{long}\n{good}\n{long}");
+        for buffer in [3, 16, good.len(), 1 << 16] {
+            let (got, skipped) = scan_text(&text, buffer, max, None);
+            assert_eq!(got, vec![1.0, 1.0], "buffer {buffer}");
+            assert_eq!(skipped.len(), 2);
+            assert_eq!((skipped[0].line, skipped[1].line), (2, 4));
+            assert!(
+                skipped[0]
+                    .to_string()
+                    .starts_with("h.jsonl:2: skipped: line longer than")
+            );
+        }
+        // What the reader holds of a line never exceeds the limit, however long the line.
+        let mut longest = 0;
+        for_each_line(
+            BufReader::with_capacity(16, text.as_bytes()),
+            max,
+            |_, l| {
+                if let Line::Text(t) = l {
+                    longest = longest.max(t.len());
+                }
+            },
+        )
+        .unwrap();
+        assert_eq!(longest, good.len());
+    }
+
+    #[test]
+    fn lines_are_counted_with_windows_newlines_and_a_missing_last_newline() {
+        let good = line("2026-11-30T12:00:00Z", 1.0);
+        let text = format!("{good}\r\n{good}\r\n\r\n{{bad\r\n{good}");
+        let (got, skipped) = scan_text(&text, 8, MAX_LINE, None);
+        assert_eq!(got.len(), 3);
+        assert_eq!(skipped.iter().map(|s| s.line).collect::<Vec<_>>(), vec![4]);
     }
 }

@@ -341,6 +341,19 @@ fn direction(out: &mut BTreeMap<String, f64>, p: &str, d: &Dir, bs: Option<u64>)
     if let Some(l) = &d.lat {
         latency(out, &format!("{p}_lat"), l);
     }
+    if let Some(s) = &d.slat {
+        latency(out, &format!("{p}_slat"), s);
+        if s.n > 0 {
+            out.insert(format!("{p}_slat_mean_us"), s.mean_ns / 1000.0);
+        }
+    }
+    if let Some(s) = &d.samples {
+        out.insert(format!("{p}_iops_min"), s.min);
+        out.insert(format!("{p}_iops_max"), s.max);
+        out.insert(format!("{p}_iops_mean"), s.mean);
+        out.insert(format!("{p}_iops_stdev"), s.stdev);
+        out.insert(format!("{p}_iops_samples"), s.samples as f64);
+    }
 }
 
 fn latency(out: &mut BTreeMap<String, f64>, p: &str, l: &Latency) {

@@ -22,24 +22,28 @@ fn rec(host: &str, dir: &str, ago: Duration, mb_s: f64) -> Record {
     common::swimlane_record(host, dir, (Local::now() - ago).fixed_offset(), mb_s)
 }
 
-/// Three runs a day on each of `days` days, the latest an hour ago, or, when that hour is
-/// just after midnight, half an hour earlier: a day's three runs never straddle a date.
+/// Three runs a day on each of `days` local days, 10 minutes apart around noon, the latest
+/// on the most recent noon that has passed: each day's runs stay on one local date whatever
+/// the time of day the test runs at (an hour before now crossed midnight before 01:20).
 fn runs(host: &str, dir: &str, days: i64, mb_s: f64) -> Vec<Record> {
     let now = Local::now();
-    let mut back = Duration::hours(1);
-    let latest = now - back;
-    if (latest - Duration::minutes(20)).date_naive() != latest.date_naive() {
-        back += Duration::minutes(30);
-    }
+    let noon = now
+        .date_naive()
+        .and_hms_opt(12, 0, 0)
+        .unwrap()
+        .and_local_timezone(Local)
+        .earliest()
+        .unwrap();
+    let latest = if noon <= now {
+        noon
+    } else {
+        noon - Duration::days(1)
+    };
     let mut v = Vec::new();
     for d in 0..days {
         for i in 0..3 {
-            v.push(rec(
-                host,
-                dir,
-                Duration::days(d) + back + Duration::minutes(10 * i),
-                mb_s,
-            ));
+            let ago = now - (latest - Duration::days(d) - Duration::minutes(10 * i));
+            v.push(rec(host, dir, ago, mb_s));
         }
     }
     v

@@ -78,7 +78,7 @@ fn every_asset_the_package_metadata_names_exists() {
         }
     }
     for generated in [
-        "target/release/packaging/iopscheck.1.gz",
+        "target/release/packaging/man/*.1.gz",
         "target/release/packaging/completions/iopscheck.bash",
         "target/release/packaging/completions/_iopscheck",
         "target/release/packaging/completions/iopscheck.fish",

@@ -106,6 +106,31 @@ fn emit(outputs: &Outputs, fleet: &Fleet, ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What a node's history holds beyond the window's records, from each line's head: enough to
+/// say why it has no evidence without keeping its records.
+#[derive(Debug, Default)]
+struct Seen {
+    heads: usize,
+    hosts: BTreeSet<String>,
+    policies: BTreeSet<String>,
+    newest_of_policy: Option<DateTime<FixedOffset>>,
+}
+
+impl Seen {
+    fn note(&mut self, h: &history::Head, policy: &str) {
+        self.heads += 1;
+        if !self.hosts.contains(&h.host) {
+            self.hosts.insert(h.host.clone());
+        }
+        if !self.policies.contains(&h.policy) {
+            self.policies.insert(h.policy.clone());
+        }
+        if h.policy == policy {
+            self.newest_of_policy = self.newest_of_policy.max(Some(h.timestamp));
+        }
+    }
+}
+
 /// What one file says: its rows, and warnings about the file itself.
 #[derive(Debug, Default)]
 pub struct NodeFile {
@@ -376,9 +401,25 @@ impl Judge<'_> {
     }
 
     fn history(&self, name: &str, bytes: &[u8]) -> Result<NodeFile, String> {
-        let (records, skipped) =
-            history::read_from(bytes, Path::new(name)).map_err(|e| format!("cannot read ({e})"))?;
-        if records.is_empty() && !skipped.is_empty() {
+        // Streamed: only the policy's records in the window are parsed in full and kept; of
+        // the rest, what the no-evidence row says (hosts, policies, the newest run) is noted.
+        let seen = std::cell::RefCell::new(Seen::default());
+        let mut records = Vec::new();
+        let skipped = history::scan_from(
+            bytes,
+            Path::new(name),
+            history::MAX_LINE,
+            // every head is read: the no-evidence row names the newest run before the window
+            None,
+            |h| {
+                seen.borrow_mut().note(h, &self.policy.name);
+                h.policy == self.policy.name && h.timestamp >= self.since
+            },
+            |r| records.push(r),
+        )
+        .map_err(|e| format!("cannot read ({e})"))?;
+        let seen = seen.into_inner();
+        if seen.heads == 0 && records.is_empty() && !skipped.is_empty() {
             return Err(format!(
                 "neither an iopscheck JSON result (`--format json`) nor a history (JSON Lines): line {}: {}",
                 skipped[0].line, skipped[0].reason
@@ -402,7 +443,7 @@ impl Judge<'_> {
             policy: self.policy.name.clone(),
             since: self.since,
         };
-        let evs = evaluate_groups(records.clone(), self.policy, &filter, self.now, self.strict);
+        let evs = evaluate_groups(records, self.policy, &filter, self.now, self.strict);
         let mut rows: Vec<Row> = evs
             .into_iter()
             .map(|ev| {
@@ -430,14 +471,14 @@ impl Judge<'_> {
             })
             .collect();
         if rows.is_empty() {
-            rows.push(self.no_evidence(name, &records));
+            rows.push(self.no_evidence(name, &seen));
         }
         Ok(NodeFile { rows, warnings })
     }
 
     /// A history with no runs of the policy in the window: the node has no evidence.
-    fn no_evidence(&self, name: &str, records: &[Record]) -> Row {
-        let hosts: BTreeSet<&str> = records.iter().map(|r| r.host.as_str()).collect();
+    fn no_evidence(&self, name: &str, seen: &Seen) -> Row {
+        let hosts = &seen.hosts;
         let host = if hosts.len() == 1 {
             hosts.iter().next().expect("one").to_string()
         } else {
@@ -448,22 +489,22 @@ impl Judge<'_> {
             self.policy.name,
             self.since.with_timezone(&Local).format("%Y-%m-%d %H:%M")
         );
-        let newest: Option<DateTime<FixedOffset>> = records
-            .iter()
-            .filter(|r| r.policy == self.policy.name)
-            .map(|r| r.timestamp)
-            .max();
+        let newest: Option<DateTime<FixedOffset>> = seen.newest_of_policy;
         if let Some(t) = newest {
             reason.push_str(&format!(
                 "; its newest run of the policy is from {}: widen the window with --since",
                 t.format("%Y-%m-%d %H:%M")
             ));
         } else {
-            let others: BTreeSet<&str> = records.iter().map(|r| r.policy.as_str()).collect();
+            let others = &seen.policies;
             if !others.is_empty() {
                 reason.push_str(&format!(
                     "; it holds runs of {}",
-                    others.into_iter().collect::<Vec<_>>().join(", ")
+                    others
+                        .iter()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
             }
         }

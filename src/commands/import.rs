@@ -229,6 +229,8 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 bw_basis: Some(if printed { "printed" } else { "exact" }.into()),
                 fio_version: parsed.fio_version.clone(),
                 invocation: None,
+                iops_series: m.series.clone(),
+                disk_stats: m.disk.clone(),
             };
             // A figure no disk can give (an overflow, a negative latency in an edited file)
             // is refused before anything is judged or recorded.

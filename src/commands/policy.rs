@@ -10,7 +10,14 @@ use crate::policy::{self, BUILTIN, Level, SYSTEM_POLICY_DIR};
 
 pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
     match cmd {
-        PolicyCommand::List => list(ctx),
+        PolicyCommand::List { names: true } => {
+            let mut out = std::io::stdout().lock();
+            for n in crate::suggest::policy_names(std::path::Path::new(SYSTEM_POLICY_DIR)) {
+                writeln!(out, "{n}")?;
+            }
+            Ok(exit::PASS)
+        }
+        PolicyCommand::List { names: false } => list(ctx),
         PolicyCommand::Show { name } => {
             let loaded = policy::resolve(&name).map_err(|e| usage(e.to_string()))?;
             let mut out = crate::out::stdout();

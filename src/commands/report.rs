@@ -164,10 +164,17 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         policy: policy.name.clone(),
         since,
     };
-    // Only the policy's, the host's and the window's records are parsed in full; other
-    // engines stay in, for the mixed-engine warning.
-    let (records, skipped) =
-        history::read_where(&path, |h| filter.keeps_head(h)).map_err(|e| usage(e.to_string()))?;
+    // Only the policy's, the host's and the window's records are parsed in full (lines before
+    // the window are passed over by their timestamp); other engines stay in, for the
+    // mixed-engine warning.
+    let mut records = Vec::new();
+    let skipped = history::scan(
+        &path,
+        Some(since),
+        |h| filter.keeps_head(h),
+        |r| records.push(r),
+    )
+    .map_err(|e| usage(e.to_string()))?;
     for s in &skipped {
         ctx.warn(s);
     }

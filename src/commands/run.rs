@@ -325,6 +325,11 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
             Ok(())
         }
     };
+    ctx.note(crate::terminal::wrap(
+        "",
+        &progress.estimate_line(),
+        crate::terminal::stderr_width(),
+    ));
     progress.start(0, "laying out");
     match drive(
         spawn_engine(layout),
@@ -341,6 +346,8 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
         Driven::Stopped(s) => return Ok(Outcome::Stopped(s, 0)),
     }
 
+    // The disks under the target, for fio's `Disk stats` of native runs.
+    let disks = crate::measure::disk::disks_under(&plan.dir);
     let mut records = Vec::new();
     for i in 0..plan.runs {
         if i > 0 && !plan.interval.is_zero() {
@@ -363,7 +370,15 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
                     files.handles()?,
                     *backend,
                 );
-                let work = move || engine::run(&job, &handles, backend, &live2, &cancel2);
+                let disks = disks.clone();
+                let work = move || {
+                    let before = crate::measure::disk::snapshot(&disks);
+                    let mut m = engine::run(&job, &handles, backend, &live2, &cancel2)?;
+                    if let (Some(b), Some(a)) = (before, crate::measure::disk::snapshot(&disks)) {
+                        m.disk = crate::measure::disk::delta(&b, &a);
+                    }
+                    Ok(m)
+                };
                 match drive(
                     spawn_engine(work),
                     &live,
@@ -390,6 +405,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
             }
         };
         progress.clear();
+        progress.finished_run();
         let (measurement, fio_version) = result?;
         let record = make_record(plan, started, &measurement, fio_version);
         if let Some(p) = &plan.history {
@@ -450,6 +466,8 @@ fn make_record(
         bw_basis: Some("exact".into()),
         fio_version,
         invocation: Some(plan.invocation.clone()),
+        iops_series: m.series.clone(),
+        disk_stats: m.disk.clone(),
     }
 }
 
@@ -528,14 +546,21 @@ async fn drive<T>(
     }
 }
 
-/// The progress line on stderr: phase, elapsed and remaining time, live IOPS. Hidden when
-/// stderr is not a terminal or with --quiet.
+/// The progress line on stderr: the current run's phase and time, live IOPS, and the whole
+/// check's progress and time left. One line, replaced in place and cleared when a run ends or
+/// a signal stops the check. Hidden when stderr is not a terminal or with --quiet.
 pub struct Progress {
     show: bool,
     bar: std::sync::Mutex<Option<indicatif::ProgressBar>>,
     runtime: Duration,
     runs: u32,
+    interval: Duration,
+    /// Whether each run ends with an fsync whose length depends on the disk.
+    end_fsync: bool,
     last: std::sync::Mutex<(Instant, u64)>,
+    /// When the current run started, and how long the finished ones took.
+    run_started: std::sync::Mutex<Option<Instant>>,
+    done: std::sync::Mutex<Vec<Duration>>,
 }
 
 impl Progress {
@@ -545,18 +570,92 @@ impl Progress {
             bar: std::sync::Mutex::new(None),
             runtime: plan.job.runtime.0,
             runs: plan.runs,
+            interval: plan.interval,
+            end_fsync: plan.job.end_fsync && plan.job.rw.writes(),
             last: std::sync::Mutex::new((Instant::now(), 0)),
+            run_started: std::sync::Mutex::new(None),
+            done: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    /// Before the first run: how long the whole check will take.
+    fn estimate_line(&self) -> String {
+        let runs = self.runs;
+        let waits = runs.saturating_sub(1);
+        let total = self.runtime * runs + self.interval * waits;
+        let mut parts = vec![format!(
+            "{runs} run{} of {}",
+            if runs == 1 { "" } else { "s" },
+            units::format_duration(self.runtime)
+        )];
+        if waits > 0 && !self.interval.is_zero() {
+            parts.push(format!(
+                "{waits} wait{} of {}",
+                if waits == 1 { "" } else { "s" },
+                units::format_duration(self.interval)
+            ));
+        }
+        let mut line = format!(
+            "the check takes about {} ({})",
+            clock(total),
+            parts.join(" + ")
+        );
+        if self.end_fsync {
+            line.push_str(
+                ", plus the final fsync of each run (flushing what the page cache holds; seconds on a fast disk, minutes on a slow one)",
+            );
+        }
+        line
+    }
+
+    /// How long one run takes: the mean of the finished ones, else the runtime.
+    fn per_run(&self) -> Duration {
+        let done = self.done.lock().map(|d| d.clone()).unwrap_or_default();
+        if done.is_empty() {
+            self.runtime
+        } else {
+            done.iter().sum::<Duration>() / done.len() as u32
+        }
+    }
+
+    /// The whole check's share done and time left, during run `run` (1-based) `elapsed` in.
+    fn overall(&self, run: u32, elapsed: Duration) -> (f64, Duration) {
+        let per = self.per_run();
+        let total = per * self.runs + self.interval * self.runs.saturating_sub(1);
+        let finished: Duration = self.done.lock().map(|d| d.iter().sum()).unwrap_or_default();
+        let before = finished + self.interval * run.saturating_sub(1);
+        // The current run counts as at most its expected length until it is done.
+        let so_far = before + elapsed.min(per);
+        let left = total.saturating_sub(so_far);
+        let pct = if total.is_zero() {
+            0.0
+        } else {
+            (so_far.as_secs_f64() / total.as_secs_f64() * 100.0).min(99.0)
+        };
+        (pct, left)
     }
 
     fn start(&self, run: u32, what: &str) {
         if let Ok(mut l) = self.last.lock() {
             *l = (Instant::now(), 0);
         }
+        if run > 0
+            && let Ok(mut s) = self.run_started.lock()
+        {
+            *s = Some(Instant::now());
+        }
         if !self.show {
             return;
         }
-        let b = indicatif::ProgressBar::new_spinner();
+        // The previous line goes first, so the new one is drawn where it was.
+        self.clear();
+        let b = indicatif::ProgressBar::with_draw_target(
+            None,
+            indicatif::ProgressDrawTarget::term_like_with_hz(
+                Box::new(crate::terminal::ProgressTerm),
+                20,
+            ),
+        );
         b.set_style(
             indicatif::ProgressStyle::with_template("{spinner} {msg}").expect("valid template"),
         );
@@ -566,10 +665,18 @@ impl Progress {
             format!("run {run}/{}: {what}", self.runs)
         });
         b.enable_steady_tick(Duration::from_millis(120));
-        if let Ok(mut slot) = self.bar.lock()
-            && let Some(old) = slot.replace(b)
+        if let Ok(mut slot) = self.bar.lock() {
+            *slot = Some(b);
+        }
+    }
+
+    /// A run completed: its length refines the estimate of the others.
+    fn finished_run(&self) {
+        if let Ok(mut s) = self.run_started.lock()
+            && let Some(t) = s.take()
+            && let Ok(mut d) = self.done.lock()
         {
-            old.finish_and_clear();
+            d.push(t.elapsed());
         }
     }
 
@@ -621,16 +728,22 @@ impl Progress {
             Err(_) => 0.0,
         };
         let head = format!("run {run}/{}", self.runs);
+        let (pct, left) = self.overall(run, elapsed);
+        let whole = if self.runs > 1 {
+            format!(" · check {pct:.0}%, {} left", clock(left))
+        } else {
+            String::new()
+        };
         self.set(match phase {
             Phase::Running => format!(
-                "{head}: running · {}s elapsed, {}s left · {:.0} IOPS",
+                "{head}: running {}s of {}s · {:.0} IOPS{whole}",
                 elapsed.as_secs(),
-                self.runtime.saturating_sub(elapsed).as_secs(),
+                self.runtime.as_secs(),
                 rate
             ),
-            Phase::Draining => format!("{head}: draining in-flight I/O"),
+            Phase::Draining => format!("{head}: draining in-flight I/O{whole}"),
             Phase::FinalFsync => format!(
-                "{head}: final fsync (flushing the page cache) · {}s elapsed",
+                "{head}: final fsync (flushing the page cache) · {}s{whole}",
                 elapsed.as_secs()
             ),
             other => format!("{head}: {}", other.label()),
@@ -643,5 +756,17 @@ impl Progress {
         {
             b.finish_and_clear();
         }
+    }
+}
+
+/// A duration as a person reads it on a progress line: 45s, 3m10s, 1h05m.
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{s}s")
+    } else if s < 3600 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
     }
 }

@@ -30,6 +30,7 @@ use std::time::Instant;
 
 use crate::job::{IoEngine, Job};
 use crate::measure::histogram::Histogram;
+use crate::measure::series::{INTERVAL_MS, Series};
 use crate::measure::{Direction, Measurement};
 
 use timed::{Ctx, JobResult};
@@ -461,6 +462,12 @@ fn combine(job: &Job, backend: Backend, jobs: &[JobResult]) -> Measurement {
         .filter_map(|j| j.end_fsync)
         .map(|d| d.as_secs_f64() * 1000.0)
         .reduce(f64::max);
+    let series = combine_series(job, jobs, end_fsync_ms);
+    let dir = |d: usize| {
+        let mut out = dir(d);
+        out.samples = series.samples(if d == 0 { "read" } else { "write" });
+        out
+    };
     Measurement {
         read: job.rw.reads().then(|| dir(timed::Dir::Read as usize)),
         write: job.rw.writes().then(|| dir(timed::Dir::Write as usize)),
@@ -470,5 +477,36 @@ fn combine(job: &Job, backend: Backend, jobs: &[JobResult]) -> Measurement {
         cpu_usr_pct: None,
         cpu_sys_pct: None,
         bs: Some(job.bs.0),
+        series: Some(series),
+        disk: Vec::new(),
+    }
+}
+
+/// The jobs' series added interval by interval (they start together at the barrier).
+fn combine_series(job: &Job, jobs: &[JobResult], end_fsync_ms: Option<f64>) -> Series {
+    let sum = |d: usize| -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::new();
+        for j in jobs {
+            let v = &j.series[d];
+            if out.len() < v.len() {
+                out.resize(v.len(), 0);
+            }
+            for (o, &n) in out.iter_mut().zip(v) {
+                *o = o.saturating_add(n);
+            }
+        }
+        out
+    };
+    Series {
+        interval_ms: INTERVAL_MS,
+        write: if job.rw.writes() { sum(1) } else { Vec::new() },
+        read: if job.rw.reads() { sum(0) } else { Vec::new() },
+        // The job that ran longest ends the series.
+        last_ms: jobs
+            .iter()
+            .map(|j| (j.series[0].len().max(j.series[1].len()), j.last_ms))
+            .max()
+            .map_or(0, |(_, ms)| ms),
+        end_fsync_ms,
     }
 }

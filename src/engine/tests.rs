@@ -631,3 +631,74 @@ fn bench() {
         ru.ru_maxrss
     );
 }
+
+/// The series of a run: one count per 500 ms interval up to the drain, the last one partial;
+/// together they are the run's I/O count, and their sample statistics are fio's.
+fn check_series(m: &Measurement, dir: &str) {
+    let d = if dir == "read" { &m.read } else { &m.write };
+    let d = d.as_ref().unwrap();
+    let s = m.series.as_ref().expect("a native run has a series");
+    let c = s.counts(dir);
+    assert_eq!(s.interval_ms, 500);
+    assert_eq!(
+        c.iter().map(|&n| n as u64).sum::<u64>(),
+        d.ios,
+        "{dir}: the intervals add up to the run's I/Os"
+    );
+    // The intervals cover the time from the first I/O to the drain: the run's time without
+    // its end fsync (runtime_ms is rounded up to the ms).
+    let fsync = m.end_fsync_ms.unwrap_or(0.0);
+    let covered = (c.len() as f64 - 1.0) * 500.0 + s.last_ms as f64;
+    let timed = d.runtime_ms as f64 - fsync;
+    assert!(
+        (covered - timed).abs() <= 2.0,
+        "{dir}: {} intervals and {} ms cover {covered} ms of a {timed} ms run",
+        c.len(),
+        s.last_ms
+    );
+    assert!(s.last_ms <= 500);
+    let full = if s.last_ms == 500 {
+        c.len()
+    } else {
+        c.len() - 1
+    };
+    match &d.samples {
+        Some(x) => assert_eq!(x.samples as usize, full, "{dir}: samples"),
+        None => assert_eq!(full, 0, "{dir}: sample statistics of {full} full intervals"),
+    }
+    assert_eq!(
+        s.end_fsync_ms, m.end_fsync_ms,
+        "the end fsync is its own phase"
+    );
+}
+
+#[test]
+fn a_run_has_one_sample_per_half_second_adding_up_to_its_ios() {
+    let mut j = job(Rw::RandWrite, 4 << 20, 4096);
+    j.runtime = Secs(Duration::from_millis(1200));
+    let m = run_fast(&j, Backend::Psync).unwrap();
+    check_series(&m, "write");
+    let s = m.series.as_ref().unwrap();
+    assert!(s.write.len() >= 3, "1.2 s: two full intervals and a part");
+    assert!(s.read.is_empty(), "a write job has no read series");
+    let x = m.write.as_ref().unwrap().samples.as_ref().unwrap();
+    assert!(x.min <= x.mean && x.mean <= x.max && x.min > 0.0);
+
+    // Two jobs: their intervals are added; a mix has both directions.
+    let mut j = job(Rw::RandRw, 2 << 20, 4096);
+    j.numjobs = 2;
+    j.iodepth = 4;
+    j.runtime = Secs(Duration::from_millis(700));
+    let m = run_fast(&j, Backend::Posixaio).unwrap();
+    check_series(&m, "write");
+    check_series(&m, "read");
+}
+
+#[test]
+fn a_one_pass_run_stops_its_series_where_the_data_ends() {
+    let mut j = job(Rw::Write, 1 << 20, 4096);
+    j.time_based = false;
+    j.runtime = Secs(Duration::from_secs(20));
+    let m = run_tmp(&j, Backend::Psync).unwrap();
+    check_series(&m, "write");
+}

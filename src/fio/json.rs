@@ -244,6 +244,10 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         notes.push("no bw_bytes in this fio version (added in 3.2): bandwidth was computed from io_bytes and runtime as fio does".into());
     }
 
+    let disk = super::disk::from_json(report.get("disk_util"));
+    for j in &mut jobs {
+        j.measurement.disk = disk.clone();
+    }
     FioOutput {
         format: if plus { Format::JsonPlus } else { Format::Json },
         fio_version,
@@ -405,6 +409,7 @@ fn direction(d: &Map<String, Value>, bs: Option<u64>) -> Option<Direction> {
         clat: latency(d, "clat_ns", "clat", ios),
         lat: latency(d, "lat_ns", "lat", ios),
         slat: latency(d, "slat_ns", "slat", ios),
+        samples: super::disk::samples_json(d),
     })
 }
 

@@ -12,6 +12,7 @@
 //! | terse | `Printed`: fio's truncated KiB/s integer × 1024 | truncated integer | IOPS × runtime (estimate) |
 
 mod cmdline;
+mod disk;
 mod json;
 mod num;
 mod terse;
@@ -111,7 +112,13 @@ pub fn parse(input: &[u8]) -> Result<FioOutput, ParseError> {
         }
     }
     match text::parse(&text) {
-        Ok(Some(out)) => return Ok(out),
+        Ok(Some(mut out)) => {
+            let disk = disk::from_text(&text);
+            for j in &mut out.jobs {
+                j.measurement.disk = disk.clone();
+            }
+            return Ok(out);
+        }
         Ok(None) => {}
         // a result line that cannot be read: unless the text is terse after all
         Err(e @ ParseError::Unreadable(_)) => {

@@ -211,6 +211,7 @@ fn direction(f: &[&str]) -> Option<Direction> {
         slat: lat(4, None),
         clat: lat(8, Some(&f[12..32])),
         lat: lat(32, None),
+        samples: None,
     })
 }
 

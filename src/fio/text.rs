@@ -441,6 +441,8 @@ struct Dir {
     slat: Option<Latency>,
     clat: Option<Latency>,
     lat: Option<Latency>,
+    /// `iops : min=…, max=…, avg=…, stdev=…, samples=…`
+    samples: Option<crate::measure::IopsSamples>,
 }
 
 #[derive(Debug)]
@@ -670,6 +672,12 @@ impl State {
                         *slot = Some(lat);
                     }
                 }
+            }
+            return true;
+        }
+        if let Some(rest) = word_colon(t, "iops") {
+            if let Some(d) = self.cur.as_mut().and_then(|b| b.dirs.last_mut()) {
+                d.samples = super::disk::samples_line(rest);
             }
             return true;
         }
@@ -1160,6 +1168,7 @@ fn into_direction(d: Dir, issued: Option<u64>) -> Direction {
         clat: with_n(d.clat),
         lat: with_n(d.lat),
         slat: with_n(d.slat),
+        samples: d.samples,
     }
 }
 
@@ -1198,6 +1207,7 @@ fn empty_dir() -> Dir {
         slat: None,
         clat: None,
         lat: None,
+        samples: None,
     }
 }
 

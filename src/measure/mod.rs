@@ -1,7 +1,11 @@
 //! Measurements: what fio reports for a job, whichever way it was obtained (the native engine,
 //! fio run by us, or a parsed fio output). Metrics for rules and records derive from it.
 
+pub mod disk;
 pub mod histogram;
+pub mod series;
+
+pub use series::{DiskStat, IopsSamples, Series};
 
 use serde::{Deserialize, Serialize};
 
@@ -65,6 +69,9 @@ pub struct Direction {
     pub lat: Option<Latency>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slat: Option<Latency>,
+    /// fio's per-interval IOPS samples (`iops : min=…, max=…, avg=…, stdev=…, samples=…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<IopsSamples>,
 }
 
 impl Direction {
@@ -115,4 +122,10 @@ pub struct Measurement {
     /// Block size, needed for the formula metric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bs: Option<u64>,
+    /// I/Os completed per interval inside the run (native engine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Series>,
+    /// The disks' own account of the run (fio's `Disk stats`), one entry per disk.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disk: Vec<DiskStat>,
 }

@@ -325,9 +325,9 @@ impl Aggregate {
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     #[error(
-        "no policy named '{0}': `iopscheck policy list` shows the built-in ones; give a path to load a file"
+        "no policy named '{0}'{1}: `iopscheck policy list` shows the built-in and local ones; give a path to load a file"
     )]
-    UnknownName(String),
+    UnknownName(String, String),
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -399,7 +399,12 @@ pub fn resolve_in(spec: &str, system_dir: &Path) -> Result<Loaded, PolicyError> 
             return load_file(&p);
         }
     }
-    Err(PolicyError::UnknownName(spec.to_string()))
+    let names = crate::suggest::policy_names(system_dir);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let hint = crate::suggest::closest(spec, &names)
+        .map(|n| format!(" (did you mean '{n}'?)"))
+        .unwrap_or_default();
+    Err(PolicyError::UnknownName(spec.to_string(), hint))
 }
 
 /// Loads a policy file, refusing files others can write when running as root.
@@ -888,7 +893,7 @@ mod tests {
         assert_eq!(l.policy.name, "local");
         assert!(matches!(
             resolve_in("nope", dir.path()),
-            Err(PolicyError::UnknownName(_))
+            Err(PolicyError::UnknownName(..))
         ));
         assert_eq!(
             resolve_in("swimlane", dir.path()).unwrap().origin,

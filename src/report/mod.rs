@@ -7,9 +7,12 @@
 //! comments plus the `iopscheck_warnings` count, JUnit in the suite's `<system-out>`, HTML as
 //! a list. Each format's file says how it maps the rest.
 
+mod by_day;
 mod csv;
+mod details;
 pub mod fleet;
 mod html;
+mod html_series;
 mod json;
 mod junit;
 mod markdown;

@@ -39,16 +39,18 @@ fn column_title(r: &RuleResult) -> String {
 /// and in a ticket without horizontal scrolling.
 pub const WIDTH: usize = 100;
 
-/// Word-wraps `text` after `first` (e.g. "warning: ") to [`WIDTH`] columns, continuation lines
+/// Word-wraps `text` after `first` (e.g. "warning: ") to the output's width (the terminal's or
+/// `COLUMNS`, 80 to 200; [`WIDTH`] when piped), continuation lines
 /// indented under the text. A word longer than a line (a URL) stays whole on its own line.
 pub fn wrap(first: &str, text: &str) -> String {
+    let width = crate::terminal::stdout_width();
     let indent = first.chars().count();
     let mut out = String::from(first);
     let mut col = indent;
     let mut at_start = true;
     for word in text.split_whitespace() {
         let len = word.chars().count();
-        if !at_start && col + 1 + len > WIDTH {
+        if !at_start && col + 1 + len > width {
             out.push('\n');
             out.push_str(&" ".repeat(indent));
             col = indent;
@@ -241,7 +243,17 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     header.extend(extra.iter().map(|(_, t)| Cell::new(*t)));
     t.set_header(header);
 
-    for (i, run) in ev.runs.iter().enumerate() {
+    // A long history is summarised by day (by_day.rs); otherwise a row per run.
+    let extra_metrics: Vec<&str> = extra.iter().map(|(m, _)| *m).collect();
+    let by_day = super::by_day::rows(&ev.runs, &metrics, &extra_metrics, engine_col);
+    if let Some(rows) = &by_day {
+        writeln!(out, "{}", wrap("", &super::by_day::note(ev.runs.len())))?;
+        for row in rows {
+            t.add_row(row.clone());
+        }
+    }
+    let runs = if by_day.is_some() { &[][..] } else { &ev.runs };
+    for (i, run) in runs.iter().enumerate() {
         let mut row = vec![Cell::new(i + 1), Cell::new(run.timestamp.format(time_fmt))];
         if engine_col {
             row.push(Cell::new(&run.engine));
@@ -338,10 +350,41 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     row.extend(extra.iter().map(|_| Cell::new("")));
     t.add_row(row);
 
+    // Narrow terminal: the least important columns go, right to left: runtime and end fsync,
+    // then the rules that are only shown. The deciding rules always stay.
+    let first_metric = 2 + usize::from(engine_col);
+    let mut hideable: Vec<(usize, String)> = extra
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, (_, title))| (first_metric + metrics.len() + i, title.replace('\n', " ")))
+        .collect();
+    hideable.extend(
+        metrics
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|(_, r)| r.level == Level::Info)
+            .map(|(i, r)| (first_metric + i, r.metric.clone())),
+    );
+    let hidden = fit_table(&mut t, &hideable, crate::terminal::stdout_width());
     if ev.runs.is_empty() {
         writeln!(out, "no runs")?;
     } else {
         writeln!(out, "{t}")?;
+        if !hidden.is_empty() {
+            writeln!(
+                out,
+                "{}",
+                wrap(
+                    "",
+                    &format!(
+                        "(not shown at this width: {}; --format json has every figure)",
+                        hidden.join(", ")
+                    )
+                )
+            )?;
+        }
     }
     writeln!(out)?;
 
@@ -352,6 +395,16 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         writeln!(out, "{line}")?;
     }
     writeln!(out)?;
+
+    // Inside each run: fio's sample figures, slat, the final fsync's share, the disks.
+    let inside = super::details::lines(&ev.runs);
+    if !inside.is_empty() {
+        writeln!(out, "inside the runs:")?;
+        for l in inside {
+            writeln!(out, "{l}")?;
+        }
+        writeln!(out)?;
+    }
 
     if !ev.days.is_empty() && ev.scope == Scope::Report {
         writeln!(out, "per day ({}):", ev.primary_metric().unwrap_or(""))?;
@@ -415,6 +468,8 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
             ]);
         }
         if any {
+            let hideable = [(4, "median".to_string()), (2, "days".to_string())];
+            fit_table(&mut t, &hideable, crate::terminal::stdout_width());
             writeln!(out, "per rule:")?;
             writeln!(out, "{t}")?;
             writeln!(out)?;
@@ -456,4 +511,20 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     let line = wrap("verdict: ", &format!("{plain} — {}", ev.reason));
     writeln!(out, "{}", line.replacen(&plain, &verdict, 1))?;
     Ok(())
+}
+
+/// Hides columns of `t`, in the order given, until it fits `width`. Returns what was hidden.
+fn fit_table(t: &mut Table, hideable: &[(usize, String)], width: usize) -> Vec<String> {
+    let wide = |t: &Table| t.lines().next().map_or(0, |l| l.chars().count());
+    let mut hidden = Vec::new();
+    for (i, name) in hideable {
+        if wide(t) <= width {
+            break;
+        }
+        if let Some(c) = t.column_mut(*i) {
+            c.set_constraint(comfy_table::ColumnConstraint::Hidden);
+            hidden.push(name.clone());
+        }
+    }
+    hidden
 }

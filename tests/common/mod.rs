@@ -140,5 +140,7 @@ pub fn swimlane_record(
         bw_basis: None,
         fio_version: None,
         invocation: None,
+        iops_series: None,
+        disk_stats: Vec::new(),
     }
 }
