@@ -233,39 +233,17 @@ pub fn list(d: &[Deviation]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{SCHEMA_VERSION, Source, Target};
 
     fn policy() -> Policy {
         crate::policy::resolve("swimlane").unwrap().policy
     }
 
     fn record(job: JobShape, engine: &str) -> Record {
-        Record {
-            schema_version: SCHEMA_VERSION,
-            timestamp: chrono::DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z").unwrap(),
-            host: "node1".into(),
-            source: Source::Native,
-            source_file: None,
-            source_digest: None,
-            engine: engine.into(),
-            engine_note: None,
-            job_assumed: None,
-            job,
-            metrics: Default::default(),
-            target: Target {
-                dir: "/data".into(),
-                filesystem: Some("ext4".into()),
-                ..Target::default()
-            },
-            tool_version: "0.1.0".into(),
-            policy: "swimlane".into(),
-            overrides: Default::default(),
-            bw_basis: None,
-            fio_version: None,
-            invocation: None,
-            iops_series: None,
-            disk_stats: Vec::new(),
-        }
+        let mut r = crate::evaluate::tests::rec("2026-12-01T10:00:00Z", 16.0);
+        r.job = job;
+        r.engine = engine.into();
+        r.metrics.clear();
+        r
     }
 
     #[test]

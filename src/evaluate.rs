@@ -1211,7 +1211,7 @@ pub fn window_start(now: DateTime<Utc>, window: std::time::Duration) -> DateTime
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::history::{SCHEMA_VERSION, Source, Target};
 
@@ -1219,7 +1219,8 @@ mod tests {
         crate::policy::resolve("swimlane").unwrap().policy
     }
 
-    fn rec(ts: &str, mb_s: f64) -> Record {
+    /// A Swimlane run of the policy's own test on node1 in /data at `ts`, `mb_s` decimal MB/s.
+    pub(crate) fn rec(ts: &str, mb_s: f64) -> Record {
         let formula = crate::metrics::iops_formula(mb_s, 4096);
         Record {
             schema_version: SCHEMA_VERSION,

@@ -43,28 +43,7 @@ pub const WIDTH: usize = 100;
 /// `COLUMNS`, 80 to 200; [`WIDTH`] when piped), continuation lines
 /// indented under the text. A word longer than a line (a URL) stays whole on its own line.
 pub fn wrap(first: &str, text: &str) -> String {
-    let width = crate::terminal::stdout_width();
-    let indent = first.chars().count();
-    let mut out = String::from(first);
-    let mut col = indent;
-    let mut at_start = true;
-    for word in text.split_whitespace() {
-        let len = word.chars().count();
-        if !at_start && col + 1 + len > width {
-            out.push('\n');
-            out.push_str(&" ".repeat(indent));
-            col = indent;
-            at_start = true;
-        }
-        if !at_start {
-            out.push(' ');
-            col += 1;
-        }
-        out.push_str(word);
-        col += len;
-        at_start = false;
-    }
-    out
+    crate::terminal::wrap(first, text, crate::terminal::stdout_width())
 }
 
 /// How many failing runs a rule lists under its line before "and N more".
