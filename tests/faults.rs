@@ -131,18 +131,6 @@ fn wait_code(mut child: Child) -> (Option<i32>, Duration, String) {
     }
 }
 
-fn write_policy(env: &Env, name: &str, edit: impl Fn(String) -> String) -> PathBuf {
-    let out = env
-        .cmd()
-        .args(["policy", "show", "swimlane"])
-        .output()
-        .unwrap();
-    let yaml = edit(String::from_utf8(out.stdout).unwrap());
-    let p = env.tmp.path().join(name);
-    std::fs::write(&p, yaml).unwrap();
-    p
-}
-
 #[test]
 fn sigint_while_writing_removes_the_file_records_nothing_and_exits_130() {
     let env = Env::new();
@@ -179,13 +167,7 @@ fn sigterm_while_writing_exits_143_and_cleans_up() {
 fn sigint_during_layout_removes_the_file() {
     // A read job lays its file out by writing it: long enough to interrupt.
     let env = Env::new();
-    let policy = write_policy(&env, "read.yaml", |y| {
-        y.replace("rw: randwrite", "rw: randread")
-            .replace("  end_fsync: true\n", "")
-            .replace("metric: write_iops_formula", "metric: read_iops_formula")
-            .replace("metric: write_bw_mb_s", "metric: read_bw_mb_s")
-            .replace("metric: write_iops\n", "metric: read_iops\n")
-    });
+    let policy = read_policy(&env);
     let mut child = spawn_run(
         &env,
         &env.dir,
@@ -739,7 +721,7 @@ fn seed_history(env: &Env, mb_s: f64, runs: i64) {
 #[test]
 fn a_closed_stdout_never_changes_the_exit_code_from_the_verdict() {
     let env = Env::new();
-    let high = write_policy(&env, "high.yaml", |y| {
+    let high = env.swimlane_policy("high.yaml", |y| {
         y.replace("threshold: 3000\n", "threshold: 30000000\n")
     });
     let high = high.to_str().unwrap();
@@ -756,7 +738,7 @@ fn a_closed_stdout_never_changes_the_exit_code_from_the_verdict() {
         "posixaio",
     ];
     // Swimlane's job at the sample's own scale (256 MiB, 5 s), so that its import can pass.
-    let scaled = write_policy(&env, "scaled.yaml", |y| {
+    let scaled = env.swimlane_policy("scaled.yaml", |y| {
         y.replace("size: 4g", "size: 256m")
             .replace("runtime: 60s", "runtime: 5s")
     });
@@ -839,7 +821,7 @@ fn a_closed_stdout_never_changes_the_exit_code_from_the_verdict() {
 fn no_command_panics_on_a_closed_stdout_or_stderr() {
     let env = Env::new();
     seed_history(&env, 20.0, 6);
-    let policy = write_policy(&env, "p.yaml", |y| y);
+    let policy = env.swimlane_policy("p.yaml", |y| y);
     let fixture = common::fixture("fio-3.33-sample.json");
     let dir = env.dir.to_str().unwrap();
     let mut cases: Vec<Vec<&str>> = vec![
@@ -916,7 +898,7 @@ const ENDING_SIGNALS: [i32; 6] = [
 /// A read job without an end fsync: its layout writes the file and fsyncs it, and the only
 /// child process the run forks before a signal is that fsync's.
 fn read_policy(env: &Env) -> PathBuf {
-    write_policy(env, "read.yaml", |y| {
+    env.swimlane_policy("read.yaml", |y| {
         y.replace("rw: randwrite", "rw: randread")
             .replace("  end_fsync: true\n", "")
             .replace("metric: write_iops_formula", "metric: read_iops_formula")
@@ -1221,7 +1203,7 @@ fn env_file(path: &Path, edits: &[(&str, String)], extra: &[(&str, String)]) {
 fn the_scheduled_check_reads_its_env_file_as_settings_not_as_a_shell_script() {
     let env = Env::new();
     // A quick policy, so that even a run that lost its options ends quickly (and is caught).
-    let policy = write_policy(&env, "quick.yaml", |y| {
+    let policy = env.swimlane_policy("quick.yaml", |y| {
         y.replace("size: 4g", "size: 16m")
             .replace("runtime: 60s", "runtime: 1s")
             .replace("runs: 3", "runs: 1")

@@ -7,20 +7,6 @@ use common::{Env, fixture};
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn import_json(env: &Env, args: &[&str]) -> (Option<i32>, Value, String) {
-    let out = env
-        .cmd()
-        .arg("import")
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    let j = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}); stderr: {err}"));
-    (out.status.code(), j, err)
-}
-
 #[test]
 fn every_fixture_is_read_and_judged_or_explained_without_an_error() {
     let env = Env::new();
@@ -31,7 +17,7 @@ fn every_fixture_is_read_and_judged_or_explained_without_an_error() {
         if !name.starts_with("fio-") || name == "fio-3.33-eta-lines.txt" {
             continue;
         }
-        let (code, j, err) = import_json(&env, &[p.to_str().unwrap()]);
+        let (code, j, err) = env.import_json(&[p.to_str().unwrap()]);
         assert!(
             matches!(code, Some(0) | Some(1) | Some(3)),
             "{name}: exit {code:?}: {err}"
@@ -58,7 +44,7 @@ fn every_fixture_is_read_and_judged_or_explained_without_an_error() {
 fn the_swimlane_job_from_text_is_judged_from_the_printed_mb_s_with_a_scale_warning() {
     let env = Env::new();
     let f = fixture("fio-3.33-posixaio-randwrite.txt");
-    let (code, j, _) = import_json(&env, &[f.to_str().unwrap()]);
+    let (code, j, _) = env.import_json(&[f.to_str().unwrap()]);
     // a 5 s run of the Swimlane job: a pass on a shorter test than the policy's proves nothing
     assert_eq!(code, Some(3));
     let reason = j["reason"].as_str().unwrap();
@@ -86,7 +72,7 @@ fn the_swimlane_job_from_text_is_judged_from_the_printed_mb_s_with_a_scale_warni
 fn json_is_judged_from_exact_bytes() {
     let env = Env::new();
     let f = fixture("fio-3.33-sample.json");
-    let (code, j, _) = import_json(&env, &[f.to_str().unwrap()]);
+    let (code, j, _) = env.import_json(&[f.to_str().unwrap()]);
     // 256 MiB instead of 4 GiB, and no end_fsync in the JSON's job options: never a pass
     assert_eq!(code, Some(3));
     assert_eq!(j["verdict"], "inconclusive");
@@ -105,7 +91,7 @@ fn json_is_judged_from_exact_bytes() {
 fn another_job_shape_is_inconclusive_with_the_differences_named() {
     let env = Env::new();
     let f = fixture("fio-3.1-text-write.txt");
-    let (code, j, _) = import_json(&env, &[f.to_str().unwrap()]);
+    let (code, j, _) = env.import_json(&[f.to_str().unwrap()]);
     assert_eq!(code, Some(3));
     assert_eq!(j["verdict"], "inconclusive");
     let reason = j["reason"].as_str().unwrap();
@@ -302,7 +288,7 @@ fn a_fresh_fio_run_imported_as_json_and_as_text_gives_fios_own_numbers() {
     std::fs::write(&jp, &json).unwrap();
     std::fs::write(&tp, &text).unwrap();
 
-    let (_, j, _) = import_json(&env, &[jp.to_str().unwrap()]);
+    let (_, j, _) = env.import_json(&[jp.to_str().unwrap()]);
     let m = &j["runs"][0]["metrics"];
     assert_eq!(m["write_iops"].as_f64(), w["iops"].as_f64());
     assert_eq!(m["write_bw_bytes"].as_f64(), w["bw_bytes"].as_f64());
@@ -311,7 +297,7 @@ fn a_fresh_fio_run_imported_as_json_and_as_text_gives_fios_own_numbers() {
     let p99 = w["clat_ns"]["percentile"]["99.000000"].as_f64().unwrap() / 1000.0;
     assert!((m["write_clat_p99_us"].as_f64().unwrap() - p99).abs() < 1e-9);
 
-    let (_, t, _) = import_json(&env, &[tp.to_str().unwrap()]);
+    let (_, t, _) = env.import_json(&[tp.to_str().unwrap()]);
     let tm = &t["runs"][0]["metrics"];
     let iops = w["iops"].as_f64().unwrap();
     // text figures are rounded by fio's num2str: "26.0k" is within half a unit of its last
@@ -701,7 +687,7 @@ fn a_real_all_clients_block_is_read_but_never_judged_as_one_node() {
     let env = Env::new();
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/issue-11/weka-fio-3.20-client-server-all-clients-randread.txt");
-    let (code, j, err) = import_json(&env, &[path.to_str().unwrap()]);
+    let (code, j, err) = env.import_json(&[path.to_str().unwrap()]);
     assert_eq!(code, Some(3), "{err}");
     assert!(j["runs"].as_array().unwrap().is_empty());
     assert!(

@@ -37,21 +37,13 @@ fn a_kernel_that_refuses_io_uring_gets_posixaio_with_the_reason_or_a_clear_error
         );
     };
     let env = Env::new();
-    let yaml = String::from_utf8(
-        env.cmd()
-            .args(["policy", "show", "swimlane"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .replace("ioengine: posixaio", "ioengine: io_uring")
-    .replace(
-        "engines: [posixaio, io_uring]",
-        "engines: [io_uring, posixaio]",
-    );
-    let policy = env.tmp.path().join("uring.yaml");
-    std::fs::write(&policy, yaml).unwrap();
+    let policy = env.swimlane_policy("uring.yaml", |y| {
+        y.replace("ioengine: posixaio", "ioengine: io_uring")
+            .replace(
+                "engines: [posixaio, io_uring]",
+                "engines: [io_uring, posixaio]",
+            )
+    });
 
     let out = env
         .cmd()

@@ -117,17 +117,9 @@ fn the_same_evidence_against_a_stricter_policy_fails() {
         "node1",
         &[at(2, 0), at(2, 1), at(2, 2), at(1, 0), at(1, 1), at(1, 2)],
     );
-    let yaml = String::from_utf8(
-        env.cmd()
-            .args(["policy", "show", "swimlane"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .replacen("threshold: 3000", "threshold: 1000000", 1);
-    let p = env.tmp.path().join("strict.yaml");
-    std::fs::write(&p, yaml).unwrap();
+    let p = env.swimlane_policy("strict.yaml", |y| {
+        y.replacen("threshold: 3000", "threshold: 1000000", 1)
+    });
     let out = env
         .cmd()
         .args(["report", "--host", "node1", "--format", "json", "--policy"])

@@ -201,18 +201,9 @@ fn json_output_carries_the_contract_keys() {
 #[test]
 fn an_unreachable_threshold_fails_with_exit_1() {
     let env = Env::new();
-    let yaml = env
-        .cmd()
-        .args(["policy", "show", "swimlane"])
-        .output()
-        .unwrap()
-        .stdout;
-    let yaml =
-        String::from_utf8(yaml)
-            .unwrap()
-            .replacen("threshold: 3000", "threshold: 1000000000000", 1);
-    let p = env.tmp.path().join("impossible.yaml");
-    std::fs::write(&p, yaml).unwrap();
+    let p = env.swimlane_policy("impossible.yaml", |y| {
+        y.replacen("threshold: 3000", "threshold: 1000000000000", 1)
+    });
     // posixaio, the policy's engine: the quick look only flatters, and a fail stays a fail
     env.small_run("posixaio")
         .arg("--policy")
@@ -335,18 +326,9 @@ fn a_read_only_directory_is_refused_for_non_root_users() {
 /// Swimlane's policy with a threshold every disk meets: whether a run passes then depends on
 /// its test alone, not on this machine's speed.
 fn easy_policy(env: &Env) -> std::path::PathBuf {
-    let yaml = String::from_utf8(
-        env.cmd()
-            .args(["policy", "show", "swimlane"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .replacen("threshold: 3000", "threshold: 1", 1);
-    let p = env.tmp.path().join("easy.yaml");
-    std::fs::write(&p, yaml).unwrap();
-    p
+    env.swimlane_policy("easy.yaml", |y| {
+        y.replacen("threshold: 3000", "threshold: 1", 1)
+    })
 }
 
 #[test]

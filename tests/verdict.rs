@@ -27,25 +27,11 @@ fn as_policys_job(v: &mut Value) {
     o["time_based"] = "1".into();
 }
 
-fn import_json(env: &Env, args: &[&str]) -> (Option<i32>, Value, String) {
-    let out = env
-        .cmd()
-        .arg("import")
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    let j = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}); stderr: {err}"));
-    (out.status.code(), j, err)
-}
-
 #[test]
 fn an_import_without_host_names_no_host_and_cannot_be_recorded() {
     let env = Env::new();
     let f = sample_json(&env, "policy.json", as_policys_job);
-    let (code, j, _) = import_json(&env, &[f.to_str().unwrap()]);
+    let (code, j, _) = env.import_json(&[f.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{}", j["reason"]);
     let host = j["runs"][0]["host"].as_str().unwrap();
     assert_eq!(host, "host not stated (use --host)");
@@ -76,7 +62,7 @@ fn an_imported_json_without_end_fsync_cannot_pass() {
             .unwrap()
             .remove("end_fsync");
     });
-    let (code, j, _) = import_json(&env, &[f.to_str().unwrap()]);
+    let (code, j, _) = env.import_json(&[f.to_str().unwrap()]);
     assert_eq!(code, Some(3));
     let reason = j["reason"].as_str().unwrap();
     assert!(
@@ -88,7 +74,7 @@ fn an_imported_json_without_end_fsync_cannot_pass() {
     assert_eq!(j["deviations"][0]["effect"], "flatters");
     // with it, the same output passes
     let f = sample_json(&env, "fsync.json", as_policys_job);
-    assert_eq!(import_json(&env, &[f.to_str().unwrap()]).0, Some(0));
+    assert_eq!(env.import_json(&[f.to_str().unwrap()]).0, Some(0));
 }
 
 #[test]
@@ -99,7 +85,7 @@ fn a_json_ramp_time_and_directory_are_read_from_the_job_options() {
         v["jobs"][0]["job options"]["ramp_time"] = "10".into();
         v["jobs"][0]["job options"]["directory"] = "/mnt/data".into();
     });
-    let (code, j, _) = import_json(&env, &[f.to_str().unwrap()]);
+    let (code, j, _) = env.import_json(&[f.to_str().unwrap()]);
     assert_eq!(code, Some(3));
     assert!(
         j["reason"]
@@ -119,23 +105,12 @@ fn a_fio_3_33_text_of_the_policys_job_passes_with_end_fsync_not_stated() {
     // cannot tell, so it is a caveat beside the verdict, not a deviation. The policy here is
     // Swimlane's job at the fixture's own scale (256 MiB, 5 s).
     let env = Env::new();
-    let yaml = String::from_utf8(
-        env.cmd()
-            .args(["policy", "show", "swimlane"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .replace("size: 4g", "size: 256m")
-    .replace("runtime: 60s", "runtime: 5s");
-    let p = env.tmp.path().join("swimlane-5s.yaml");
-    std::fs::write(&p, yaml).unwrap();
+    let p = env.swimlane_policy("swimlane-5s.yaml", |y| {
+        y.replace("size: 4g", "size: 256m")
+            .replace("runtime: 60s", "runtime: 5s")
+    });
     let f = fixture("fio-3.33-posixaio-randwrite.txt");
-    let (code, j, _) = import_json(
-        &env,
-        &["--policy", p.to_str().unwrap(), f.to_str().unwrap()],
-    );
+    let (code, j, _) = env.import_json(&["--policy", p.to_str().unwrap(), f.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{}", j["reason"]);
     let caveats = j["caveats"].to_string();
     assert!(caveats.contains("end fsync not stated"), "{caveats}");

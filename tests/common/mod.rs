@@ -47,6 +47,34 @@ impl Env {
         c
     }
 
+    /// Swimlane's built-in policy as `policy show` prints it, changed by `edit`, written to
+    /// `name` in this env's temp dir.
+    pub fn swimlane_policy(&self, name: &str, edit: impl Fn(String) -> String) -> PathBuf {
+        let out = self
+            .cmd()
+            .args(["policy", "show", "swimlane"])
+            .output()
+            .unwrap();
+        let p = self.tmp.path().join(name);
+        std::fs::write(&p, edit(String::from_utf8(out.stdout).unwrap())).unwrap();
+        p
+    }
+
+    /// `iopscheck import ARGS --format json`: the exit code, the JSON and stderr.
+    pub fn import_json(&self, args: &[&str]) -> (Option<i32>, serde_json::Value, String) {
+        let out = self
+            .cmd()
+            .arg("import")
+            .args(args)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let j = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}); stderr: {err}"));
+        (out.status.code(), j, err)
+    }
+
     pub fn history_lines(&self) -> Vec<serde_json::Value> {
         match std::fs::read_to_string(&self.history) {
             Ok(t) => t
