@@ -231,9 +231,10 @@ fn x_labels(s: &mut String, f: &Frame, labels: &[(f64, String)]) {
 /// A box a label takes: x from, x to, y top, y bottom.
 type Bbox = (f64, f64, f64, f64);
 
-/// Where a label for a horizontal line at `ly` goes: the first of (right end above, right
-/// end below, left end above, left end below, middle above, middle below) whose box holds
-/// no point (with its radius) and meets no box already taken; the first when all do.
+/// Where a label for a horizontal line at `ly` goes: just above the line, then just below,
+/// then a little further from it, each tried from the right end of the plot leftwards in
+/// steps; the first box that holds no point (with its radius) and meets no box already taken
+/// wins; the right end above when none does.
 fn place_label(
     f: &Frame,
     ly: f64,
@@ -243,24 +244,10 @@ fn place_label(
 ) -> (f64, f64, &'static str, Bbox) {
     let w = text_w(label);
     let r = 6.0;
-    let cands = [
-        (f.x_end() - 4.0, ly - 5.0, "end"),
-        (f.x_end() - 4.0, ly + 14.0, "end"),
-        (f.left + 4.0, ly - 5.0, "start"),
-        (f.left + 4.0, ly + 14.0, "start"),
-        (f.left + f.plot_w() / 2.0, ly - 5.0, "middle"),
-        (f.left + f.plot_w() / 2.0, ly + 14.0, "middle"),
-    ];
-    let bbox = |(x, y, anchor): (f64, f64, &str)| -> Bbox {
-        let x0 = match anchor {
-            "end" => x - w,
-            "middle" => x - w / 2.0,
-            _ => x,
-        };
-        (x0, x0 + w, y - 10.0, y + 2.0)
-    };
+    let bbox = |x: f64, y: f64| -> Bbox { (x - w, x, y - 10.0, y + 2.0) };
     let clear = |b: Bbox| {
-        b.2 >= f.top - 2.0
+        b.0 >= f.left + 2.0
+            && b.2 >= f.top - 2.0
             && b.3 <= f.y_end() + 2.0
             && points
                 .iter()
@@ -269,12 +256,17 @@ fn place_label(
                 .iter()
                 .all(|t| t.1 < b.0 || t.0 > b.1 || t.3 < b.2 || t.2 > b.3)
     };
-    let pick = cands
-        .iter()
-        .copied()
-        .find(|c| clear(bbox(*c)))
-        .unwrap_or(cands[0]);
-    (pick.0, pick.1, pick.2, bbox(pick))
+    let right = f.x_end() - 4.0;
+    for y in [ly - 5.0, ly + 14.0, ly - 17.0, ly + 26.0] {
+        let mut x = right;
+        while x - w >= f.left + 2.0 {
+            if clear(bbox(x, y)) {
+                return (x, y, "end", bbox(x, y));
+            }
+            x -= 20.0;
+        }
+    }
+    (right, ly - 5.0, "end", bbox(right, ly - 5.0))
 }
 
 /// A horizontal line across the plot with its label placed clear of `points`; returns the
@@ -1033,19 +1025,26 @@ mod tests {
     }
 
     #[test]
-    fn a_line_label_moves_away_from_a_point_under_it() {
+    fn a_line_label_moves_away_from_the_points_near_it() {
         let f = RUNS;
         let ly = 200.0;
-        // a point where the right-end label would go
+        let apart = |b: Bbox, p: &[(f64, f64)]| {
+            p.iter()
+                .all(|&(x, y)| x + 6.0 < b.0 || x - 6.0 > b.1 || y + 6.0 < b.2 || y - 6.0 > b.3)
+        };
+        // a point where the right-end label would go: the label moves left along the line
         let points = [(f.x_end() - 20.0, ly - 9.0)];
-        let (x, y, anchor, _) = place_label(&f, ly, "threshold ≥ 3000", &points, &[]);
-        assert_eq!((x, y, anchor), (f.x_end() - 4.0, ly + 14.0, "end"));
-        let (_, _, _, b) = place_label(&f, ly, "threshold ≥ 3000", &[], &[]);
-        assert!(
-            points
-                .iter()
-                .all(|p| p.0 < b.0 || p.0 > b.1 || p.1 < b.2 || p.1 > b.3)
-                || b.2 < ly
-        );
+        let (_, y, _, b) = place_label(&f, ly, "threshold ≥ 3000", &points, &[]);
+        assert!(apart(b, &points) && y == ly - 5.0, "{b:?}");
+        // points hugging the line on both sides all along: the label steps further away
+        let points: Vec<(f64, f64)> = (0..70)
+            .flat_map(|i| {
+                let x = f.left + 10.0 * i as f64;
+                [(x, ly - 9.0), (x, ly + 9.0)]
+            })
+            .collect();
+        let (_, y, _, b) = place_label(&f, ly, "mean 8064", &points, &[]);
+        assert!(apart(b, &points), "{b:?}");
+        assert!((y - ly).abs() > 14.0, "{y}");
     }
 }
