@@ -360,6 +360,49 @@ fn zsh_completes_policy_names() {
     assert!(out.status.success(), "the zsh script parses");
 }
 
+/// zsh's own completion system, in a terminal: Tab after a partial policy name or directory
+/// completes it. Each step waits for what zsh prints, never for a time.
+#[test]
+fn zsh_completes_policy_names_and_directories_when_tab_is_pressed() {
+    if !have("zsh") || !have_tmux() {
+        return skip("zsh or tmux is not installed (apt-get install zsh tmux)");
+    }
+    let env = Env::new();
+    let (p, path) = completion(&env, "zsh");
+    std::fs::create_dir(env.tmp.path().join("somedir")).unwrap();
+    let t = Tmux::start(
+        "zsh",
+        120,
+        &format!(
+            "env -i HOME='{home}' TERM=screen PATH='{path}' IOPSCHECK_HISTORY='{home}/h.jsonl' zsh -f",
+            home = env.tmp.path().display()
+        ),
+    )
+    .expect("tmux starts");
+    // compinit with a dump file of our own, then the script registers itself with compdef.
+    t.keys(&format!(
+        "autoload -Uz compinit && compinit -u -d '{}/zcompdump' && source '{}' && echo READY-$((20+22))",
+        env.tmp.path().display(),
+        p.display()
+    ));
+    t.keys("Enter");
+    t.wait_for("READY-42");
+    t.keys("iopscheck run --policy swim");
+    t.keys("Tab");
+    t.wait_for("--policy swimlane");
+    t.keys("C-u");
+    t.keys("iopscheck policy show openshift-e");
+    t.keys("Tab");
+    t.wait_for("policy show openshift-etcd");
+    t.keys("C-u");
+    t.keys(&format!(
+        "iopscheck report --dir {}/som",
+        env.tmp.path().display()
+    ));
+    t.keys("Tab");
+    t.wait_for(&format!("--dir {}/somedir/", env.tmp.path().display()));
+}
+
 #[test]
 fn misspellings_get_a_did_you_mean() {
     let env = Env::new();

@@ -7,6 +7,8 @@
 //! run's value of the primary metric (the first fail-level rule's) over time: one
 //! `circle.run` per run with a `<title>` tooltip, the threshold as `line.threshold`, the
 //! aggregate as `line.aggregate`, the side that meets the threshold shaded, and the verdict.
+//! The charts are drawn in `chart.rs`; the stylesheet, shared with the fleet page, is
+//! `report.css`.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};

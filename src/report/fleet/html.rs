@@ -94,7 +94,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         for r in &fleet.rows {
             let _ = writeln!(
                 h,
-                "<tr class=\"{}\"><td class=\"node\">{}</td><td>{}</td><td class=\"node\">{}</td><td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"verdict\">{}</td><td>{}</td></tr>",
+                "<tr class=\"{}\"><td class=\"node\">{}</td><td>{}</td><td class=\"node\">{}</td><td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"verdict\">{}</td><td class=\"reason\">{}</td></tr>",
                 r.verdict.as_str(),
                 text(&r.host),
                 text(dash(&r.dir)),
