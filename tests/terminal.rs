@@ -668,6 +668,19 @@ fn piped_output_keeps_a_stable_width() {
     let piped = run(None);
     assert_eq!(piped, run(Some("100")), "piped output is 100 columns wide");
     assert_ne!(piped, run(Some("80")));
+    // The listing keeps the same layout piped whatever the terminal was.
+    let list = |columns: Option<&str>| {
+        let mut c = env.cmd();
+        c.env_remove("COLUMNS");
+        if let Some(v) = columns {
+            c.env("COLUMNS", v);
+        }
+        String::from_utf8(c.args(["policy", "list"]).output().unwrap().stdout).unwrap()
+    };
+    let piped = list(None);
+    assert_eq!(piped, list(Some("100")));
+    assert!(piped.lines().all(|l| l.chars().count() <= 100), "{piped}");
+    assert_ne!(piped, list(Some("200")));
 }
 
 /// Every line of `text` fits `cols`, but a single word longer than a line (a URL).
