@@ -449,16 +449,20 @@ fn every_argument_has_a_help_line() {
     walk(&cmd, "iopscheck");
 }
 
-/// A private tmux server running one command in a pseudo-terminal of `cols` columns.
+/// A private tmux server running one command in a pseudo-terminal of `cols` columns. Its
+/// socket is a file of our own in the temp dir, removed with the server.
 struct Tmux {
     socket: String,
 }
 
 impl Tmux {
     fn start(name: &str, cols: u32, command: &str) -> Option<Tmux> {
-        let socket = format!("iopscheck-test-{}-{name}", std::process::id());
+        let socket = std::env::temp_dir()
+            .join(format!("iopscheck-test-{}-{name}.tmux", std::process::id()))
+            .display()
+            .to_string();
         let ok = std::process::Command::new("tmux")
-            .args(["-L", &socket, "new-session", "-d", "-x", &cols.to_string()])
+            .args(["-S", &socket, "new-session", "-d", "-x", &cols.to_string()])
             .args(["-y", "40", command])
             .status()
             .is_ok_and(|s| s.success());
@@ -467,7 +471,7 @@ impl Tmux {
 
     fn screen(&self) -> String {
         let out = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-S", "-"])
+            .args(["-S", &self.socket, "capture-pane", "-p", "-J", "-S", "-"])
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -491,7 +495,7 @@ impl Tmux {
 
     fn keys(&self, k: &str) {
         std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys", k])
+            .args(["-S", &self.socket, "send-keys", k])
             .status()
             .unwrap();
     }
@@ -500,8 +504,9 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
+            .args(["-S", &self.socket, "kill-server"])
             .status();
+        let _ = std::fs::remove_file(&self.socket);
     }
 }
 
