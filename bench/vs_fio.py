@@ -21,7 +21,12 @@ Modes:
   --full     the Swimlane job as prescribed (4 GiB, 60 s, posixaio, end fsync) against fio, at
              least 6 interleaved pairs, with `sync; echo 3 > /proc/sys/vm/drop_caches` and a
              pause before each run (root): median and spread of the IOPS ratio and of the end
-             fsync's share of each tool's runtime (about 20 minutes)
+             fsync's share of each tool's runtime (about 20 minutes). On a fresh ext4 on a
+             loop device over an image in --disk-dir (see ScratchFs), or with --full-fs dir
+             in --disk-dir itself
+
+Each pair's figures are printed to stderr and appended to target/vs-fio-pairs.jsonl as soon as
+the pair ends.
 Other tables (--rows, comma-separated; all of them with --quick):
   direct     on the disk with O_DIRECT: the gitlab-gitaly job (4k randrw 75/25, libaio, QD 64)
              time-based for the same seconds in both tools, and psync QD 1 randwrite

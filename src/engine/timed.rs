@@ -188,6 +188,11 @@ pub fn run_job<B: IoPath>(ctx: &Ctx<'_>, be: &mut B) -> Result<JobResult, Engine
         tick: [0; 2],
     };
     let r = l.run();
+    if !B::ASYNC {
+        for d in &mut l.res.dirs {
+            d.lat = d.clat.clone();
+        }
+    }
     let clean = r.is_ok() || l.drain_quietly();
     l.flush_live();
     let res = std::mem::take(&mut l.res);
@@ -477,11 +482,12 @@ impl<B: IoPath> Loop<'_, '_, B> {
         d.ios += 1;
         d.bytes += s.len as u64;
         d.clat.record(end.duration_since(s.issue).as_nanos() as u64);
-        d.lat.record(end.duration_since(s.start).as_nanos() as u64);
         if B::ASYNC {
+            d.lat.record(end.duration_since(s.start).as_nanos() as u64);
             d.slat
                 .record(s.issue.duration_since(s.start).as_nanos() as u64);
         }
+        // A sync engine's issue time is its start (§5.1): lat = clat, copied once at the end.
         self.live_pending += 1;
         if self.live_pending >= LIVE_BATCH {
             self.flush_live();
