@@ -37,6 +37,23 @@ impl Verdict {
             Verdict::Inconclusive => 3,
         }
     }
+
+    /// The verdict of several judged together (the groups of a report, the nodes of a
+    /// fleet), which every one must pass: fail if any fails, else inconclusive if any is or
+    /// there are none, else pass.
+    pub fn worst(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
+        let mut worst = None;
+        for v in verdicts {
+            match v {
+                Verdict::Fail => return Verdict::Fail,
+                Verdict::Inconclusive => worst = Some(Verdict::Inconclusive),
+                Verdict::Pass => {
+                    worst.get_or_insert(Verdict::Pass);
+                }
+            }
+        }
+        worst.unwrap_or(Verdict::Inconclusive)
+    }
 }
 
 impl fmt::Display for Verdict {
@@ -1198,16 +1215,6 @@ fn declining(values: &[(DateTime<FixedOffset>, f64)], metric: &str, op: Op) -> O
         per_day_pct: (slope / my).abs() * 100.0,
         total_pct: total * 100.0,
     })
-}
-
-/// Records within the window ending at `now`.
-pub fn in_window(r: &Record, since: DateTime<Utc>) -> bool {
-    r.timestamp.with_timezone(&Utc) >= since
-}
-
-/// The start of a window of `window` ending at `now`.
-pub fn window_start(now: DateTime<Utc>, window: std::time::Duration) -> DateTime<Utc> {
-    now - ChronoDuration::from_std(window).unwrap_or(ChronoDuration::days(36500))
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod out;
 pub mod policy;
 pub mod report;
+pub mod select;
 pub mod suggest;
 pub mod system;
 pub mod terminal;

@@ -12,12 +12,12 @@ use serde::Deserialize;
 
 use crate::app::{Ctx, Outputs, usage};
 use crate::cli::FleetArgs;
-use crate::commands::report::{Filter, evaluate_groups, parse_since};
 use crate::evaluate::{self, Options, Scope, Verdict};
 use crate::history::{self, Record};
 use crate::policy::{self, Policy};
 use crate::report::fleet::{self, Fleet, Head, Row, RowSource};
 use crate::report::{Format, Style, fmt_precise};
+use crate::select::{self, Filter, evaluate_groups, parse_since};
 
 use super::fleet_input::{self, Stream};
 
@@ -35,7 +35,7 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let now = Utc::now();
     let since = match &args.since {
         Some(s) => parse_since(s, now).map_err(usage)?,
-        None => evaluate::window_start(now, policy.evidence.window.0),
+        None => select::window_start(now, policy.evidence.window.0),
     };
     let judge = Judge {
         policy: &policy,

@@ -136,17 +136,6 @@ pub struct Fleet {
     pub generated: DateTime<Utc>,
 }
 
-/// Every node must pass.
-pub fn fleet_verdict(rows: &[Row]) -> Verdict {
-    if rows.iter().any(|r| r.verdict == Verdict::Fail) {
-        Verdict::Fail
-    } else if rows.is_empty() || rows.iter().any(|r| r.verdict == Verdict::Inconclusive) {
-        Verdict::Inconclusive
-    } else {
-        Verdict::Pass
-    }
-}
-
 impl Fleet {
     /// Sorts the rows (host, directory, engine) and decides the fleet's verdict and reason.
     pub fn new(
@@ -161,7 +150,8 @@ impl Fleet {
         rows.sort_by(|a, b| {
             (&a.host, &a.dir, &a.engine, &a.file).cmp(&(&b.host, &b.dir, &b.engine, &b.file))
         });
-        let verdict = fleet_verdict(&rows);
+        // Every node must pass.
+        let verdict = Verdict::worst(rows.iter().map(|r| r.verdict));
         let mut fleet = Fleet {
             policy,
             head,
