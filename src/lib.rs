@@ -10,6 +10,7 @@ pub mod deviation;
 pub mod engine;
 pub mod evaluate;
 pub mod fio;
+pub mod fleet;
 pub mod history;
 pub mod job;
 pub mod manpage;
