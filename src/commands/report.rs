@@ -120,7 +120,11 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         }
         outputs.emit(ev, ctx)?;
     }
-    Ok(Verdict::worst(evs.iter().map(|e| e.verdict)).exit_code())
+    let code = Verdict::worst(evs.iter().map(|e| e.verdict)).exit_code();
+    // The process ends here: freeing every record of the window one by one first is a tenth
+    // of the time of a report over 100,000 runs, for nothing.
+    std::mem::forget(evs);
+    Ok(code)
 }
 
 fn list(records: &[Record], policy: &Policy, now: DateTime<Utc>) -> anyhow::Result<u8> {
