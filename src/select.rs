@@ -79,56 +79,130 @@ impl Filter {
     }
 }
 
-/// Evaluates every group of records that passes the filter. Takes the records by value: a
-/// year of history is moved into its groups, not copied.
+/// Records sorted into their groups as they are streamed in, with the engines each node,
+/// test and directory used in the window (for the mixed-engine warning). A record is moved
+/// into its group, never copied, and no list of all records is built first.
+pub struct Grouping {
+    filter: Filter,
+    /// The filter without its engine: the records the mixed-engine warning counts.
+    all_engines: Filter,
+    /// (host, policy, dir) → runs per engine.
+    engines: Vec<((String, String, String), BTreeMap<String, usize>)>,
+    groups: Vec<(Group, Vec<Record>)>,
+    /// The group the last record went to: a history's records come in long runs of one group.
+    last: usize,
+}
+
+impl Grouping {
+    pub fn new(filter: &Filter) -> Grouping {
+        Grouping {
+            filter: Filter {
+                host: filter.host.clone(),
+                dir: filter.dir.clone(),
+                engine: filter.engine.clone(),
+                policy: filter.policy.clone(),
+                since: filter.since,
+            },
+            all_engines: Filter {
+                engine: None,
+                host: filter.host.clone(),
+                dir: filter.dir.clone(),
+                policy: filter.policy.clone(),
+                since: filter.since,
+            },
+            engines: Vec::new(),
+            groups: Vec::new(),
+            last: 0,
+        }
+    }
+
+    /// Takes one record: counted for the engines if the filter (but for its engine) keeps
+    /// it, and put in its group if the filter keeps it.
+    pub fn add(&mut self, r: Record) {
+        if !self.all_engines.keeps(&r) {
+            return;
+        }
+        let node =
+            |k: &(String, String, String)| k.0 == r.host && k.1 == r.policy && k.2 == r.target.dir;
+        let counts = match self.engines.iter().position(|(k, _)| node(k)) {
+            Some(i) => &mut self.engines[i].1,
+            None => {
+                let key = (r.host.clone(), r.policy.clone(), r.target.dir.clone());
+                self.engines.push((key, BTreeMap::new()));
+                &mut self.engines.last_mut().expect("pushed").1
+            }
+        };
+        match counts.get_mut(r.engine.as_str()) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(r.engine.clone(), 1);
+            }
+        }
+        if !self.filter.keeps(&r) {
+            return;
+        }
+        let same = |g: &Group| {
+            g.host == r.host
+                && g.policy == r.policy
+                && g.dir == r.target.dir
+                && g.engine == r.engine
+        };
+        let i = if self.groups.get(self.last).is_some_and(|(g, _)| same(g)) {
+            self.last
+        } else if let Some(i) = self.groups.iter().position(|(g, _)| same(g)) {
+            i
+        } else {
+            self.groups.push((Group::of(&r), Vec::new()));
+            self.groups.len() - 1
+        };
+        self.last = i;
+        self.groups[i].1.push(r);
+    }
+
+    /// Evaluates every group, in the order of their names (host, policy, directory, engine).
+    pub fn evaluate(self, policy: &Policy, now: DateTime<Utc>, strict: bool) -> Vec<Evaluation> {
+        let Grouping {
+            engines,
+            mut groups,
+            ..
+        } = self;
+        groups.sort_by(|a, b| a.0.cmp(&b.0));
+        groups
+            .into_iter()
+            .map(|(g, recs)| {
+                let mut opts = Options::new(Scope::Report, now);
+                opts.strict = strict;
+                if let Some((_, e)) = engines
+                    .iter()
+                    .find(|(k, _)| k.0 == g.host && k.1 == g.policy && k.2 == g.dir)
+                {
+                    opts.other_engines = e
+                        .iter()
+                        .filter(|(name, _)| **name != g.engine)
+                        .map(|(k, v)| (k.clone(), *v))
+                        .collect();
+                }
+                let mut ev = evaluate::evaluate(recs, policy, &opts);
+                ev.group = Some(g);
+                ev
+            })
+            .collect()
+    }
+}
+
+/// Evaluates every group of records that passes the filter (see [`Grouping`]).
 pub fn evaluate_groups(
-    records: Vec<Record>,
+    records: impl IntoIterator<Item = Record>,
     policy: &Policy,
     filter: &Filter,
     now: DateTime<Utc>,
     strict: bool,
 ) -> Vec<Evaluation> {
-    // Engines used on each node, test and directory in the window, for the mixed-engine
-    // warning; then the groups themselves.
-    let mut engines: BTreeMap<(String, String, String), BTreeMap<String, usize>> = BTreeMap::new();
-    let mut groups: BTreeMap<Group, Vec<Record>> = BTreeMap::new();
-    let all_engines = Filter {
-        engine: None,
-        host: filter.host.clone(),
-        dir: filter.dir.clone(),
-        policy: filter.policy.clone(),
-        since: filter.since,
-    };
+    let mut grouping = Grouping::new(filter);
     for r in records {
-        if !all_engines.keeps(&r) {
-            continue;
-        }
-        *engines
-            .entry((r.host.clone(), r.policy.clone(), r.target.dir.clone()))
-            .or_default()
-            .entry(r.engine.clone())
-            .or_default() += 1;
-        if filter.keeps(&r) {
-            groups.entry(Group::of(&r)).or_default().push(r);
-        }
+        grouping.add(r);
     }
-    groups
-        .into_iter()
-        .map(|(g, recs)| {
-            let mut opts = Options::new(Scope::Report, now);
-            opts.strict = strict;
-            if let Some(e) = engines.get(&(g.host.clone(), g.policy.clone(), g.dir.clone())) {
-                opts.other_engines = e
-                    .iter()
-                    .filter(|(name, _)| **name != g.engine)
-                    .map(|(k, v)| (k.clone(), *v))
-                    .collect();
-            }
-            let mut ev = evaluate::evaluate(recs, policy, &opts);
-            ev.group = Some(g);
-            ev
-        })
-        .collect()
+    grouping.evaluate(policy, now, strict)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use crate::evaluate::{self, Group, Options, Scope, Verdict};
 use crate::history::{self, Record};
 use crate::policy::{self, Policy};
 use crate::report::Format;
-use crate::select::{self, Filter, evaluate_groups, parse_since};
+use crate::select::{self, Filter, Grouping, parse_since};
 
 pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
@@ -59,18 +59,19 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // Only the policy's, the host's and the window's records are parsed in full (lines before
     // the window are passed over by their timestamp); other engines stay in, for the
     // mixed-engine warning.
-    let mut records = Vec::new();
+    // Each record goes straight into its group as it is read.
+    let mut grouping = Grouping::new(&filter);
     let skipped = history::scan(
         &path,
         Some(since),
         |h| filter.keeps_head(h),
-        |r| records.push(r),
+        |r| grouping.add(r),
     )
     .map_err(|e| usage(e.to_string()))?;
     for s in &skipped {
         ctx.warn(s);
     }
-    let mut evs = evaluate_groups(records, &policy, &filter, now, args.out.strict);
+    let mut evs = grouping.evaluate(&policy, now, args.out.strict);
     if evs.is_empty() {
         // Say so in the chosen format: an evaluation of nothing is inconclusive.
         let mut opts = Options::new(Scope::Report, now);

@@ -337,33 +337,41 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
     // In the order found, each once.
     let mut deviations: Vec<Deviation> = Vec::new();
     let mut caveats: Vec<String> = Vec::new();
-    let mut judged: Vec<Record> = Vec::with_capacity(runs.len());
     let mut run_deviations: Vec<String> = Vec::new();
-    for r in runs {
-        if is_future(&r, opts.now) {
-            future.push(r);
-            continue;
-        }
-        let c = deviation::check(&r, policy);
-        if opts.scope == Scope::Report && !c.is_policy_test() {
-            let reason = deviation::list(&c.deviations);
-            excluded.push((r, reason));
-            continue;
-        }
-        run_deviations.push(deviation::list(&c.deviations));
-        for d in c.deviations {
-            if !deviations.contains(&d) {
-                deviations.push(d);
+    // The runs left out are taken out in place (None: dated in the future), so that a year
+    // of runs is never held twice.
+    let mut left_out: Vec<Option<String>> = Vec::new();
+    let out: Vec<Record> = runs
+        .extract_if(.., |r| {
+            if is_future(r, opts.now) {
+                left_out.push(None);
+                return true;
             }
-        }
-        for c in c.caveats {
-            if !caveats.contains(&c) {
-                caveats.push(c);
+            let c = deviation::check(r, policy);
+            if opts.scope == Scope::Report && !c.is_policy_test() {
+                left_out.push(Some(deviation::list(&c.deviations)));
+                return true;
             }
+            run_deviations.push(deviation::list(&c.deviations));
+            for d in c.deviations {
+                if !deviations.contains(&d) {
+                    deviations.push(d);
+                }
+            }
+            for c in c.caveats {
+                if !caveats.contains(&c) {
+                    caveats.push(c);
+                }
+            }
+            false
+        })
+        .collect();
+    for (r, why) in out.into_iter().zip(left_out) {
+        match why {
+            None => future.push(r),
+            Some(reason) => excluded.push((r, reason)),
         }
-        judged.push(r);
     }
-    let runs = judged;
     let mut not_counted: BTreeMap<String, usize> = BTreeMap::new();
     for (_, reason) in &excluded {
         *not_counted.entry(reason.clone()).or_default() += 1;
@@ -400,7 +408,10 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
     let mut columns: std::collections::HashMap<&str, Vec<f64>> = Default::default();
     for r in &runs {
         for (k, &v) in &r.metrics {
-            columns.entry(k.as_str()).or_default().push(v);
+            columns
+                .entry(k.as_str())
+                .or_insert_with(|| Vec::with_capacity(runs.len()))
+                .push(v);
         }
     }
     let metrics: BTreeMap<String, Stats> = columns
