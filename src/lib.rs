@@ -15,6 +15,7 @@ pub mod history;
 pub mod job;
 pub mod manpage;
 pub mod measure;
+pub mod metric_values;
 pub mod metrics;
 pub mod out;
 pub mod policy;

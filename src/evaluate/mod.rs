@@ -409,7 +409,7 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
     for r in &runs {
         for (k, &v) in &r.metrics {
             columns
-                .entry(k.as_str())
+                .entry(k)
                 .or_insert_with(|| Vec::with_capacity(runs.len()))
                 .push(v);
         }
