@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use chrono::{DateTime, Duration as ChronoDuration, NaiveDate, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::deviation::{self, Deviation, Effect};
 use crate::history::Record;
@@ -26,12 +26,22 @@ pub use stats::{Stats, ci95_of_mean, modified_z_scores, t_975};
 pub use warnings::{FIRST_RUN_FACTOR, OUTLIER_Z, Warning};
 use warnings::{dedup, find_warnings};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Pass,
     Fail,
     Inconclusive,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Run => "run",
+            Scope::Import => "import",
+            Scope::Report => "report",
+        }
+    }
 }
 
 impl Verdict {
@@ -76,7 +86,7 @@ impl fmt::Display for Verdict {
 }
 
 /// What is being judged, which decides whether the evidence rule applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// The runs of one `iopscheck run` invocation: judged as they are; the evidence rule is
@@ -115,27 +125,37 @@ impl Options {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One rule's result. Read back (`Deserialize`) from a node's JSON result by `fleet`: what a
+/// result leaves out takes its default, and the unit, derived from the metric, is not read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuleResult {
     pub metric: String,
     pub op: Op,
     pub threshold: f64,
+    #[serde(default)]
     pub level: Level,
     /// The aggregate (mean or median) across runs; absent when no run has the metric.
+    #[serde(default)]
     pub value: Option<f64>,
+    #[serde(default)]
     pub passed: Option<bool>,
     /// The 95% interval of the mean straddles the threshold: more runs could change the verdict.
+    #[serde(default)]
     pub marginal: bool,
+    #[serde(skip_deserializing)]
     pub unit: &'static str,
+    #[serde(default)]
     pub aggregate: Aggregate,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// Per-run pass marks, in run order (None: the run lacks the metric).
+    #[serde(default)]
     pub per_run: Vec<Option<bool>>,
 }
 
 /// The evidence rule: how many runs over how many days make a verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct EvidenceStatus {
     pub runs: usize,
     pub days: usize,
@@ -190,22 +210,30 @@ pub struct Summary {
     pub metrics: BTreeMap<String, Stats>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PolicyInfo {
     pub name: String,
+    #[serde(default)]
     pub description: String,
+    #[serde(default)]
     pub vendor: String,
+    #[serde(default)]
     pub source: String,
+    #[serde(default)]
     pub url: String,
+    #[serde(default)]
     pub seen: String,
+    #[serde(default)]
     pub test: String,
+    #[serde(default)]
     pub aggregate: Aggregate,
 }
 
 /// The group a report judges: one host, policy, directory and engine.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Group {
     pub host: String,
+    #[serde(default)]
     pub policy: String,
     pub dir: String,
     pub engine: String,

@@ -9,8 +9,9 @@ use serde::Deserialize;
 
 use super::stream::{self, Stream};
 use super::{Head, Row, RowSource};
-use crate::evaluate::{self, Verdict};
+use crate::evaluate::{self, EvidenceStatus, Group, PolicyInfo, RuleResult, Scope, Verdict};
 use crate::history::{self, Record};
+use crate::policy::Level;
 use crate::policy::Policy;
 use crate::report::fmt_precise;
 use crate::select::{Filter, evaluate_groups};
@@ -61,56 +62,50 @@ pub struct Judge<'a> {
     pub strict: bool,
 }
 
-/// The part of a `--format json` result the fleet reads (contract.md's keys).
+/// A node's `--format json` result, read through the types it is written from
+/// (`crate::evaluate`, contract.md's keys), so that what the fleet reads cannot drift from
+/// what a node writes. Keys the fleet does not use are not read; keys a result may lack take
+/// their defaults.
 #[derive(Debug, Deserialize)]
 struct NodeResult {
     schema_version: u64,
     #[serde(default)]
-    scope: Option<String>,
-    policy: NodePolicy,
-    verdict: String,
+    scope: Option<Scope>,
+    policy: PolicyInfo,
+    verdict: Verdict,
     #[serde(default)]
     reason: String,
     #[serde(default)]
     runs: Vec<Record>,
     #[serde(default)]
-    rules: Vec<NodeRule>,
+    rules: Vec<RuleResult>,
     #[serde(default)]
     warnings: Vec<String>,
     #[serde(default)]
-    evidence: Option<NodeEvidence>,
+    evidence: Option<EvidenceStatus>,
     #[serde(default)]
-    group: Option<NodeGroup>,
+    group: Option<Group>,
     #[serde(default)]
     generated: Option<DateTime<Utc>>,
 }
 
-#[derive(Debug, Deserialize)]
-struct NodePolicy {
-    name: String,
-}
-
-#[derive(Debug, Deserialize)]
-struct NodeRule {
-    metric: String,
-    threshold: f64,
-    #[serde(default)]
-    level: Option<String>,
-    #[serde(default)]
-    value: Option<f64>,
-}
-
-#[derive(Debug, Deserialize)]
-struct NodeEvidence {
-    runs: usize,
-    days: usize,
-}
-
-#[derive(Debug, Deserialize)]
-struct NodeGroup {
-    host: String,
-    dir: String,
-    engine: String,
+/// Reads a result object: a newer schema or an unknown verdict is named before the rest is
+/// read (its keys may have changed).
+fn node_result(obj: serde_json::Map<String, serde_json::Value>) -> Result<NodeResult, String> {
+    if let Some(v) = obj.get("schema_version").and_then(|v| v.as_u64())
+        && v > 1
+    {
+        return Err(format!(
+            "schema_version {v} is newer than this iopscheck understands (1); upgrade iopscheck to read it"
+        ));
+    }
+    if let Some(v) = obj.get("verdict").and_then(|v| v.as_str())
+        && !matches!(v, "pass" | "fail" | "inconclusive")
+    {
+        return Err(format!("unknown verdict '{v}'"));
+    }
+    serde_json::from_value(serde_json::Value::Object(obj))
+        .map_err(|e| format!("not a valid iopscheck JSON result ({e})"))
 }
 
 impl Judge<'_> {
@@ -135,9 +130,7 @@ impl Judge<'_> {
                             .into(),
                     );
                 }
-                let result: NodeResult = serde_json::from_value(serde_json::Value::Object(obj))
-                    .map_err(|e| format!("not a valid iopscheck JSON result ({e})"))?;
-                return self.result(name, result);
+                return self.result(name, node_result(obj)?);
             }
         }
         // A history (the common, large input) holds no results and no log prefixes: read it
@@ -169,8 +162,7 @@ impl Judge<'_> {
         let mut out = NodeFile::default();
         for (line, obj) in s.results {
             let at = format!("{name}:{line}");
-            let result: NodeResult = serde_json::from_value(serde_json::Value::Object(obj))
-                .map_err(|e| format!("line {line}: not a valid iopscheck JSON result ({e})"))?;
+            let result = node_result(obj).map_err(|e| format!("line {line}: {e}"))?;
             let node = self
                 .result(&at, result)
                 .map_err(|e| format!("line {line}: {e}"))?;
@@ -202,24 +194,14 @@ impl Judge<'_> {
     }
 
     fn result(&self, name: &str, r: NodeResult) -> Result<NodeFile, String> {
-        if r.schema_version > 1 {
-            return Err(format!(
-                "schema_version {} is newer than this iopscheck understands (1); upgrade iopscheck to read it",
-                r.schema_version
-            ));
-        }
+        debug_assert!(r.schema_version <= 1, "checked by node_result");
         if r.policy.name != self.policy.name {
             return Err(format!(
                 "a result of policy {}, but the fleet is judged by {}: pass --policy {}, or leave the file out",
                 r.policy.name, self.policy.name, r.policy.name
             ));
         }
-        let verdict = match r.verdict.as_str() {
-            "pass" => Verdict::Pass,
-            "fail" => Verdict::Fail,
-            "inconclusive" => Verdict::Inconclusive,
-            other => return Err(format!("unknown verdict '{other}'")),
-        };
+        let verdict = r.verdict;
         let joined = |f: &dyn Fn(&Record) -> &str| {
             let set: BTreeSet<&str> = r.runs.iter().map(f).collect();
             set.into_iter().collect::<Vec<_>>().join(",")
@@ -251,7 +233,7 @@ impl Judge<'_> {
             r.rules
                 .iter()
                 .filter(|x| x.metric == h.metric)
-                .find(|x| x.level.as_deref().is_none_or(|l| l == "fail"))
+                .find(|x| x.level == Level::Fail)
         });
         if let (Some(h), Some(rule)) = (&self.head, rule)
             && rule.threshold != h.threshold
@@ -273,7 +255,7 @@ impl Judge<'_> {
             engine,
             file: name.to_string(),
             source: RowSource::Result,
-            scope: r.scope.clone(),
+            scope: r.scope.map(|s| s.as_str().to_string()),
             runs,
             days,
             value: rule.and_then(|x| x.value),
@@ -300,10 +282,10 @@ impl Judge<'_> {
                 r.reason
             );
         }
-        if matches!(r.scope.as_deref(), Some("run" | "import")) {
+        if matches!(r.scope, Some(Scope::Run | Scope::Import)) {
             warnings.push(format!(
                 "{name}: the result of one `iopscheck {}`, judged as it is: the policy's evidence rule ({} runs over {} days) applies only to histories and `iopscheck report` results",
-                r.scope.as_deref().unwrap_or("run"),
+                r.scope.map_or("run", Scope::as_str),
                 self.policy.evidence.min_runs,
                 self.policy.evidence.min_days
             ));
