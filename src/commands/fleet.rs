@@ -40,9 +40,11 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let mut rows = Vec::new();
     let mut warnings = Vec::new();
     for input in fleet_input::gather(&args.files, MAX_FILE_BYTES)? {
-        let name = &input.name;
-        let node = match judge.file(name, &input.bytes) {
-            Err(e) if input.in_dir && e.starts_with(FLEET_RESULT) => {
+        let (name, in_dir) = (input.name.clone(), input.in_dir);
+        let name = &name;
+        let bytes = input.load()?;
+        let node = match judge.file(name, &bytes) {
+            Err(e) if in_dir && e.starts_with(FLEET_RESULT) => {
                 warnings.push(format!("{name}: a fleet's result, left out"));
                 continue;
             }

@@ -8,14 +8,51 @@ use std::path::{Path, PathBuf};
 
 use crate::app::usage;
 
-/// One input: a file, a file found in a directory, or stdin.
+/// One input: a file, a file found in a directory, or stdin. A file is checked when gathered
+/// and read only when its turn comes ([`Input::load`]), so that a fleet of thousands of nodes
+/// holds one node's file at a time.
 #[derive(Debug)]
 pub struct Input {
     pub name: String,
-    pub bytes: Vec<u8>,
+    content: Content,
     /// Found in a directory the user named rather than named itself: a fleet's own result in
     /// it (written there by an earlier `fleet -o`) is left out with a warning, not an error.
     pub in_dir: bool,
+}
+
+#[derive(Debug)]
+enum Content {
+    /// Already read (stdin).
+    Read(Vec<u8>),
+    /// A file checked by [`check_file`], read by [`Input::load`], with the most it may hold.
+    File(PathBuf, u64),
+}
+
+impl Input {
+    /// The input's bytes; a file is read now. Errors name the file and exit 2.
+    pub fn load(self) -> anyhow::Result<Vec<u8>> {
+        match self.content {
+            Content::Read(b) => Ok(b),
+            Content::File(p, max_bytes) => {
+                let cannot =
+                    |e: std::io::Error| usage(format!("fleet: {}: cannot read: {e}", p.display()));
+                let mut bytes = Vec::new();
+                std::fs::File::open(&p)
+                    .map_err(cannot)?
+                    .take(max_bytes + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(cannot)?;
+                if bytes.len() as u64 > max_bytes {
+                    return Err(usage(format!(
+                        "fleet: {}: larger than {} MiB; not a node's result or history",
+                        p.display(),
+                        max_bytes >> 20
+                    )));
+                }
+                Ok(bytes)
+            }
+        }
+    }
 }
 
 /// File names a directory is searched for.
@@ -47,7 +84,7 @@ pub fn gather(paths: &[PathBuf], max_bytes: u64) -> anyhow::Result<Vec<Input>> {
             }
             inputs.push(Input {
                 name: "stdin".into(),
-                bytes,
+                content: Content::Read(bytes),
                 in_dir: false,
             });
             continue;
@@ -66,14 +103,14 @@ pub fn gather(paths: &[PathBuf], max_bytes: u64) -> anyhow::Result<Vec<Input>> {
             for f in found {
                 inputs.push(Input {
                     name: f.display().to_string(),
-                    bytes: read_file(&f, max_bytes)?,
+                    content: check_file(&f, max_bytes)?,
                     in_dir: true,
                 });
             }
         } else {
             inputs.push(Input {
                 name: shown.to_string(),
-                bytes: read_file(path, max_bytes)?,
+                content: check_file(path, max_bytes)?,
                 in_dir: false,
             });
         }
@@ -104,8 +141,9 @@ fn dir_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Reads a node's file whole, refusing what cannot be one: exit 2, naming the file.
-fn read_file(path: &Path, max_bytes: u64) -> anyhow::Result<Vec<u8>> {
+/// Checks a node's file before it is read whole, refusing what cannot be one: exit 2, naming
+/// the file.
+fn check_file(path: &Path, max_bytes: u64) -> anyhow::Result<Content> {
     let shown = path.display();
     // As for a history read by report: no symlink, and as root nothing others can write.
     crate::history::check_for_reading(path).map_err(|e| usage(format!("fleet: {e}")))?;
@@ -117,5 +155,38 @@ fn read_file(path: &Path, max_bytes: u64) -> anyhow::Result<Vec<u8>> {
             max_bytes >> 20
         )));
     }
-    std::fs::read(path).map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))
+    Ok(Content::File(path.to_path_buf(), max_bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_checked_when_gathered_and_read_one_at_a_time_when_judged() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+        std::fs::write(&a, b"{}").unwrap();
+        std::fs::write(&b, b"[]").unwrap();
+        let mut inputs = gather(&[dir.path().to_path_buf()], 1 << 20)
+            .unwrap()
+            .into_iter();
+        // Nothing was read yet: a file changed after gathering is read as it is then.
+        std::fs::write(&b, b"[1]").unwrap();
+        assert_eq!(inputs.next().unwrap().load().unwrap(), b"{}");
+        let second = inputs.next().unwrap();
+        assert!(second.in_dir);
+        assert_eq!(second.load().unwrap(), b"[1]");
+        // A file grown past the limit after gathering is still refused, naming it.
+        let big = gather(&[a.clone()], 4).unwrap();
+        std::fs::write(&a, b"0123456789").unwrap();
+        let e = big
+            .into_iter()
+            .next()
+            .unwrap()
+            .load()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a.json: larger than"), "{e}");
+    }
 }
