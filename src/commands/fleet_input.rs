@@ -178,7 +178,7 @@ mod tests {
         assert!(second.in_dir);
         assert_eq!(second.load().unwrap(), b"[1]");
         // A file grown past the limit after gathering is still refused, naming it.
-        let big = gather(&[a.clone()], 4).unwrap();
+        let big = gather(std::slice::from_ref(&a), 4).unwrap();
         std::fs::write(&a, b"0123456789").unwrap();
         let e = big
             .into_iter()
