@@ -9,13 +9,13 @@ use super::markers::{Ddir, host_tag};
 use super::shorten;
 use super::state::{Block, State};
 use crate::fio::num::version_tuple;
-use crate::fio::{FioJob, FioOutput, Format, ParseError};
+use crate::fio::{FioFormat, FioJob, FioOutput, ParseError};
 use crate::job::JobShape;
-use crate::measure::{BwBasis, Direction, Latency, Measurement};
+use crate::measure::{BwBasis, DirectionStats, Latency, Measurement};
 
 impl State {
     pub(super) fn finish(self, mut notes: Vec<String>) -> Result<FioOutput, ParseError> {
-        // Direction markers whose figures could not be read: an error when nothing else could
+        // DirectionStats markers whose figures could not be read: an error when nothing else could
         // be read, else a warning naming each.
         let readable = self.blocks.iter().any(|b| !b.dirs.is_empty());
         let mut unreadable: Vec<String> = Vec::new();
@@ -241,7 +241,7 @@ impl State {
             notes.push("terse lines in the same output were ignored".into());
         }
         Ok(FioOutput {
-            format: Format::Text,
+            format: FioFormat::Text,
             fio_version: self.version,
             timestamp,
             jobs,
@@ -297,7 +297,7 @@ fn end_fsync_from_issued(version: Option<(u32, u32)>, b: &Block, shape: &JobShap
     }
 }
 
-fn into_direction(d: DdirLine, issued: Option<u64>) -> Direction {
+fn into_direction(d: DdirLine, issued: Option<u64>) -> DirectionStats {
     // Without an `issued` line: a truncated IOPS of N means N to N + 1, so the middle.
     let half = if d.iops_truncated { 0.5 } else { 0.0 };
     let ios = issued
@@ -310,7 +310,7 @@ fn into_direction(d: DdirLine, issued: Option<u64>) -> Direction {
             l
         })
     };
-    Direction {
+    DirectionStats {
         ios,
         bytes: d.bytes.round() as u64,
         runtime_ms: d.runtime_ms,
