@@ -312,6 +312,8 @@ fn open_for_append(path: &Path) -> Result<File, HistoryError> {
 
 /// Appends records under an exclusive lock, each as one line, then fsyncs. A torn last line
 /// left by a crash is closed with a newline first, so the new records start on their own line.
+/// Not a write-and-rename (tempfile's `persist`): the history is appended to in place, never
+/// replaced, so that a concurrent writer's records are never lost and the file keeps its owner.
 pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {
     if records.is_empty() {
         return Ok(());
