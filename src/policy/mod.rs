@@ -1,11 +1,11 @@
 //! Policies: what to run (a job) and how to judge it (rules, evidence), with the vendor's
 //! publication they encode. Built-in policies are embedded from `policies/`.
 //!
-//! - [`schema`]: what a policy file may say (a new key goes here);
-//! - [`load`]: resolving a name or a path, reading the file safely, YAML with error locations
+//! - `schema.rs`: what a policy file may say (a new key goes here);
+//! - `load.rs`: resolving a name or a path, reading the file safely, YAML with error locations
 //!   (the only door through which YAML enters);
-//! - [`check`]: what a valid policy is beyond its types (a new rule about policies goes here);
-//! - [`builtin`]: the policies shipped inside the binary.
+//! - `check.rs`: what a valid policy is beyond its types (a new rule about policies goes here);
+//! - `builtin.rs`: the policies shipped inside the binary.
 
 mod builtin;
 mod check;

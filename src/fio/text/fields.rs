@@ -3,7 +3,7 @@
 //! figures, and the small scanners they share. Each takes a trimmed line and returns None when
 //! the figures do not read.
 
-use super::markers::{Ddir, LATENCY_LINES, LatKind, PERCENTILE_HEADERS, ddir_line_start};
+use super::markers::{Ddir, LatKind, Marker, ddir_line_start, marker};
 use crate::fio::choose_bs;
 use crate::fio::num::{Base, Quantity, parse_bytes, parse_count, parse_rate};
 use crate::job::{IoEngine, Rw};
@@ -187,9 +187,9 @@ fn unit_ns(u: &str) -> Option<f64> {
 
 /// `clat (nsec): min=101, max=2829.5k, avg=9063.87, stdev=35430.77`
 pub(super) fn latency_line(t: &str) -> Option<(LatKind, Latency)> {
-    let (kind, rest) = LATENCY_LINES
-        .into_iter()
-        .find_map(|(p, k)| t.strip_prefix(p).map(|r| (k, r)))?;
+    let (Marker::Latency(kind), rest) = marker(t)? else {
+        return None;
+    };
     let close = rest.find(')')?;
     let unit = unit_ns(&rest[..close])?;
     let body = &rest[close + 1..];
@@ -215,9 +215,10 @@ pub(super) fn latency_line(t: &str) -> Option<(LatKind, Latency)> {
 /// `clat percentiles (usec):` and, when the lines were joined, the rows that follow on the
 /// same line.
 pub(super) fn percentile_header(t: &str) -> Option<(LatKind, f64, &str)> {
-    let (kind, rest) = PERCENTILE_HEADERS
-        .into_iter()
-        .find_map(|(p, k)| t.strip_prefix(p)?.strip_prefix(" (").map(|r| (k, r)))?;
+    let (Marker::Percentiles(kind), rest) = marker(t)? else {
+        return None;
+    };
+    let rest = rest.strip_prefix(" (")?;
     let close = rest.find(')')?;
     let unit = unit_ns(&rest[..close])?;
     Some((kind, unit, &rest[close + 1..]))

@@ -1,12 +1,9 @@
 //! The one table of how fio's lines begin. The re-joiner never takes a line that begins with
 //! a marker for the continuation of a wrapped line, the re-splitter cuts text that lost its
-//! line breaks before each marker, and the reader ([`super::state`]) recognises lines by the
-//! same entries. A new kind of line fio prints starts here: its marker in one of these
-//! tables; then, if it carries figures, its field parser in [`super::fields`] and where its
-//! figures go in [`super::state`].
-//!
-//! How a marker matches at a line's (or a token's) start: a marker of letters only is a word
-//! followed by optional spaces and a colon (`cpu          :`); any other marker is a prefix.
+//! line breaks before each marker, and the state machine ([`super::state`]) dispatches on the
+//! same [`Marker`]s. A new kind of line fio prints starts here: its entry in [`FIXED`] (or
+//! the direction and summary words); then, if it carries figures, its field parser in
+//! [`super::fields`] and where its figures go in [`super::state`].
 
 use super::fields::{is_version, word_colon};
 
@@ -40,14 +37,14 @@ pub(super) enum LatKind {
 }
 
 /// A job's direction lines: `write: IOPS=…` (fio ≥ 2.17), `read : io=…` (fio ≤ 2.16).
-pub(super) const DDIR_WORDS: [(&str, Ddir); 4] = [
+const DDIR_WORDS: [(&str, Ddir); 4] = [
     ("read", Ddir::Read),
     ("write", Ddir::Write),
     ("trim", Ddir::Trim),
     ("mixed", Ddir::Mixed),
 ];
 /// What follows a direction line's colon in the new layout and in the old one.
-pub(super) const DDIR_LAYOUTS: [&str; 2] = ["IOPS=", "io="];
+const DDIR_LAYOUTS: [&str; 2] = ["IOPS=", "io="];
 /// What may follow a direction line's colon at all, the figures readable or not.
 const DDIR_KEYS: [&str; 5] = ["IOPS", "io=", "iops", "bw=", "BW"];
 
@@ -60,88 +57,108 @@ const SUMMARY_WORDS: [(&str, Ddir); 4] = [
 ];
 const SUMMARY_KEYS: [&str; 2] = ["bw=", "io="];
 
-/// Latency lines: `clat (usec): min=…, max=…, avg=…, stdev=…`.
-pub(super) const LATENCY_LINES: [(&str, LatKind); 4] = [
-    ("slat (", LatKind::Slat),
-    ("clat (", LatKind::Clat),
-    ("lat (", LatKind::Lat),
-    ("sync (", LatKind::Sync),
-];
-/// Percentile headers: `clat percentiles (usec):`, the rows (`|  1.00th=[…]`) following.
-pub(super) const PERCENTILE_HEADERS: [(&str, LatKind); 4] = [
-    ("clat percentiles", LatKind::Clat),
-    ("lat percentiles", LatKind::Lat),
-    ("slat percentiles", LatKind::Slat),
-    ("sync percentiles", LatKind::Sync),
+/// What a line that begins with a fixed marker is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Marker {
+    /// `clat (usec): min=…, max=…, avg=…, stdev=…`; for `lat (`, also the latency
+    /// distribution `lat (usec)   : 2=0.01%, 4=0.01%`.
+    Latency(LatKind),
+    /// `clat percentiles (usec):`, the rows (`|  1.00th=[…]`) following.
+    Percentiles(LatKind),
+    /// `iops        : min= 6148, max= 8044, avg=7667.32, stdev=437.09, samples=68`
+    IopsSamples,
+    /// `cpu          : usr=9.14%, sys=22.01%, ctx=720818, majf=0, minf=24`
+    Cpu,
+    /// `issued rwts: total=…` (fio ≥ 3.4), `issued r/w/d: total=…`, `issued    : total=r=…`
+    Issued,
+    /// A line of a job block that carries nothing the measurement needs: bandwidth samples,
+    /// depth distributions, the sync section's title, priority latencies.
+    Skipped,
+    /// `Run status group 0 (all jobs):`, the group summaries following.
+    RunStatus,
+    /// `Disk stats (read/write):`
+    DiskStats,
+    /// `fio: terminating on signal 2`, `fio: pid=…, err=…`
+    FioMessage,
+    /// `All clients: (groupid=…`, a client/server run's totals (read as a block header).
+    AllClients,
+    /// An ETA line, `Jobs: 1 (f=1): [w(1)][60.0%]…`.
+    Eta,
+    /// `Starting 4 processes`
+    Starting,
+    /// `fio-3.33`
+    Version,
+    /// `...` under a header printed before the run: the job has clones.
+    Clones,
+}
+
+/// The fixed markers. A marker of letters only is a word followed by optional spaces and a
+/// colon (`cpu          :`); any other marker is a prefix. The first that matches counts.
+const FIXED: [(&str, Marker); 25] = [
+    ("slat (", Marker::Latency(LatKind::Slat)),
+    ("clat (", Marker::Latency(LatKind::Clat)),
+    ("lat (", Marker::Latency(LatKind::Lat)),
+    ("sync (", Marker::Latency(LatKind::Sync)),
+    ("clat percentiles", Marker::Percentiles(LatKind::Clat)),
+    ("lat percentiles", Marker::Percentiles(LatKind::Lat)),
+    ("slat percentiles", Marker::Percentiles(LatKind::Slat)),
+    ("sync percentiles", Marker::Percentiles(LatKind::Sync)),
+    ("iops", Marker::IopsSamples),
+    ("cpu", Marker::Cpu),
+    ("issued", Marker::Issued),
+    ("issued rwt", Marker::Issued),
+    ("issued r/w", Marker::Issued),
+    ("bw (", Marker::Skipped),
+    ("IO depths", Marker::Skipped),
+    ("submit", Marker::Skipped),
+    ("complete", Marker::Skipped),
+    ("latency", Marker::Skipped),
+    ("fsync/fdatasync", Marker::Skipped),
+    ("clat prio", Marker::Skipped),
+    ("lat prio", Marker::Skipped),
+    ("Run status group", Marker::RunStatus),
+    ("Disk stats", Marker::DiskStats),
+    ("fio: ", Marker::FioMessage),
+    ("All clients:", Marker::AllClients),
 ];
 
-/// Lines of a job block the reader knows and takes nothing from: bandwidth samples, depth and
-/// latency distributions (`lat (usec)   : 2=0.01%`), the sync section's title, priorities.
-pub(super) const SKIPPED: [&str; 10] = [
-    "bw (",
-    "iops",
-    "lat (",
-    "IO depths",
-    "submit",
-    "complete",
-    "latency",
-    "fsync/fdatasync",
-    "clat prio",
-    "lat prio",
+/// Markers followed by a digit.
+const NUMBERED: [(&str, Marker); 3] = [
+    ("Jobs: ", Marker::Eta),
+    ("Starting ", Marker::Starting),
+    ("fio-", Marker::Version),
 ];
-
-/// The other lines with a fixed start: a job block's CPU and issued counts (`issued rwts:`
-/// from fio 3.4, `issued r/w/d:` before, `issued    :` in fio 2.0), a group summary's title,
-/// the disks' statistics, fio's messages, a client/server run's totals.
-const OTHER_LINES: [&str; 8] = [
-    "cpu",
-    "issued",
-    "issued rwt",
-    "issued r/w",
-    "Run status group",
-    "Disk stats",
-    "fio: ",
-    "All clients:",
-];
-
-/// Line starts followed by a digit: ETA lines, `Starting 4 processes`, the version `fio-3.33`.
-const NUMBERED: [&str; 3] = ["Jobs: ", "Starting ", "fio-"];
 
 /// Markers that follow a job's (or a disk's) name, which may contain spaces: a result block's
 /// header, the header printed before the run, the laying out of its file, a disk's statistics.
 pub(super) const NAMED: [&str; 4] = [": (groupid=", ": (g=", ": Laying out IO file", ": ios="];
 
-/// Does `s` begin with `marker` (a word and its colon, or a prefix)?
-pub(super) fn at_start(s: &str, marker: &str) -> bool {
-    if marker.bytes().all(|b| b.is_ascii_alphabetic()) {
-        word_colon(s, marker).is_some()
-    } else {
-        s.starts_with(marker)
+/// The fixed marker `s` begins with, and the rest of `s` after it (after the colon, for a
+/// word).
+pub(super) fn marker(s: &str) -> Option<(Marker, &str)> {
+    for (m, kind) in FIXED {
+        let rest = if m.bytes().all(|b| b.is_ascii_alphabetic()) {
+            word_colon(s, m)
+        } else {
+            s.strip_prefix(m)
+        };
+        if let Some(rest) = rest {
+            return Some((kind, rest));
+        }
     }
+    for (m, kind) in NUMBERED {
+        if let Some(rest) = s.strip_prefix(m)
+            && rest.starts_with(|c: char| c.is_ascii_digit())
+        {
+            return Some((kind, rest));
+        }
+    }
+    (s == "..." || s.starts_with("... ")).then(|| (Marker::Clones, &s[3..]))
 }
 
 /// Does `s` (at a token start) begin one of fio's lines?
 pub(super) fn starts_marker(s: &str) -> bool {
-    let fixed = LATENCY_LINES
-        .iter()
-        .chain(PERCENTILE_HEADERS.iter())
-        .map(|(m, _)| *m)
-        .chain(SKIPPED)
-        .chain(OTHER_LINES);
-    if fixed.into_iter().any(|m| at_start(s, m)) {
-        return true;
-    }
-    if ddir_line_start(s).is_some() || summary_kind(s).is_some() {
-        return true;
-    }
-    let digit_after = |p: &str| {
-        s.strip_prefix(p)
-            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
-    };
-    if NUMBERED.iter().any(|p| digit_after(p)) {
-        return true;
-    }
-    s == "..." || s.starts_with("... ")
+    marker(s).is_some() || ddir_line_start(s).is_some() || summary_kind(s).is_some()
 }
 
 /// Does a (trimmed) line begin one of fio's lines, so that it cannot continue the one before?
@@ -266,6 +283,9 @@ mod tests {
             "io=53580KB,",
             "cpu=1",
             "read-write: x",
+            "..",
+            "é",
+            "",
         ] {
             assert!(!starts_marker(s), "{s}");
         }

@@ -7,9 +7,9 @@
 use super::Line;
 use super::fields::{
     DdirLine, PreHeader, direction_line, is_version, issued_totals, laid_out_size, latency_line,
-    leading_u64, parse_f64, percentile_header, percentile_pairs, pre_header, value_of, word_colon,
+    leading_u64, parse_f64, percentile_header, percentile_pairs, pre_header, value_of,
 };
-use super::markers::{Ddir, LatKind, SKIPPED, at_start, direction_marker, host_tag, summary_kind};
+use super::markers::{Ddir, LatKind, Marker, direction_marker, host_tag, marker, summary_kind};
 use crate::measure::Latency;
 
 #[derive(Debug)]
@@ -140,48 +140,56 @@ impl State {
             }
             return false;
         }
-        if t == "..." {
-            if let Some(p) = self.pre.last_mut() {
-                p.cloned = true;
+        let marker = marker(t);
+        match marker {
+            Some((Marker::Clones, _)) => {
+                if t != "..." {
+                    return false;
+                }
+                if let Some(p) = self.pre.last_mut() {
+                    p.cloned = true;
+                }
+                return true;
             }
-            return true;
-        }
-        if let Some(n) = t
-            .strip_prefix("Starting ")
-            .and_then(leading_u64)
-            .and_then(|n| u32::try_from(n).ok())
-        {
-            self.started = Some(n);
-            return true;
-        }
-        if let Some(v) = t
-            .strip_prefix("fio-")
-            .and_then(|v| v.split_whitespace().next())
-            && is_version(v)
-        {
-            if self.version.is_none() {
-                self.version = Some(v.to_string());
+            Some((Marker::Starting, rest)) => {
+                let Some(n) = leading_u64(rest).and_then(|n| u32::try_from(n).ok()) else {
+                    return false;
+                };
+                self.started = Some(n);
+                return true;
             }
-            return true;
-        }
-        if let Some(rest) = t.strip_prefix("fio: ") {
-            if rest.contains("terminating on signal") {
-                self.interrupted = true;
-            } else if rest.starts_with("pid=") || rest.contains("err=") {
-                self.errors.push(t.to_string());
+            Some((Marker::Version, rest)) => {
+                let Some(v) = rest.split_whitespace().next().filter(|v| is_version(v)) else {
+                    return false;
+                };
+                if self.version.is_none() {
+                    self.version = Some(v.to_string());
+                }
+                return true;
             }
-            return false;
-        }
-        if let Some(rest) = t.strip_prefix("Run status group") {
-            self.close_block();
-            self.group_lines = true;
-            self.summary_group = leading_u64(rest.trim_start()).and_then(|g| u32::try_from(g).ok());
-            return true;
-        }
-        if t.starts_with("Disk stats") {
-            self.close_block();
-            self.summary_group = None;
-            return true;
+            Some((Marker::FioMessage, rest)) => {
+                if rest.contains("terminating on signal") {
+                    self.interrupted = true;
+                } else if rest.starts_with("pid=") || rest.contains("err=") {
+                    self.errors.push(t.to_string());
+                }
+                return false;
+            }
+            Some((Marker::RunStatus, rest)) => {
+                self.close_block();
+                self.group_lines = true;
+                self.summary_group =
+                    leading_u64(rest.trim_start()).and_then(|g| u32::try_from(g).ok());
+                return true;
+            }
+            Some((Marker::DiskStats, _)) => {
+                self.close_block();
+                self.summary_group = None;
+                return true;
+            }
+            // an ETA line; `All clients:` without its `(groupid=`
+            Some((Marker::Eta | Marker::AllClients, _)) => return false,
+            _ => {}
         }
         if let Some(kind) = summary_kind(t) {
             if let Some(g) = self.summary_group {
@@ -193,78 +201,77 @@ impl State {
             self.extra_terse = true;
             return false;
         }
-        if self.cur.is_none() {
+        let Some(b) = self.cur.as_mut() else {
             if direction_marker(t).is_some() {
                 self.orphan_unreadable.push((no, t.to_string()));
             }
             return false;
-        }
+        };
         if let Some((kind, dir)) = direction_line(t) {
-            let b = self.cur.as_mut().expect("checked above");
             b.dirs.push(DdirLine { kind, ..dir });
             return true;
         }
         if let Some(kind) = direction_marker(t) {
             // fio's marker, figures that cannot be read: never dropped silently
-            let b = self.cur.as_mut().expect("checked above");
             b.unreadable.push((kind, no, t.to_string()));
             return true;
         }
-        if let Some((kind, unit, rest)) = percentile_header(t) {
-            let target = match kind {
-                LatKind::Sync => Some((None, kind, unit)),
-                _ => self
-                    .cur
-                    .as_ref()
-                    .and_then(|b| b.dirs.len().checked_sub(1))
-                    .map(|i| (Some(i), kind, unit)),
-            };
-            if let Some(target) = target {
-                self.add_percentiles(target, rest);
-                self.pct = Some(target);
+        let Some((marker, rest)) = marker else {
+            return false;
+        };
+        match marker {
+            Marker::Percentiles(_) => {
+                let Some((kind, unit, rest)) = percentile_header(t) else {
+                    return false;
+                };
+                let target = match kind {
+                    LatKind::Sync => Some((None, kind, unit)),
+                    _ => b.dirs.len().checked_sub(1).map(|i| (Some(i), kind, unit)),
+                };
+                if let Some(target) = target {
+                    self.add_percentiles(target, rest);
+                    self.pct = Some(target);
+                }
             }
-            return true;
-        }
-        if let Some((kind, lat)) = latency_line(t) {
-            let b = self.cur.as_mut().expect("checked above");
-            match kind {
-                LatKind::Sync => b.sync = Some(lat),
-                _ => {
-                    if let Some(d) = b.dirs.last_mut() {
-                        let slot = match kind {
-                            LatKind::Slat => &mut d.slat,
-                            LatKind::Clat => &mut d.clat,
-                            _ => &mut d.lat,
-                        };
-                        *slot = Some(lat);
+            Marker::Latency(kind) => {
+                let Some((_, lat)) = latency_line(t) else {
+                    // `lat (usec)   : 2=0.01%, …`: the distribution, nothing to take
+                    return kind == LatKind::Lat;
+                };
+                match kind {
+                    LatKind::Sync => b.sync = Some(lat),
+                    _ => {
+                        if let Some(d) = b.dirs.last_mut() {
+                            let slot = match kind {
+                                LatKind::Slat => &mut d.slat,
+                                LatKind::Clat => &mut d.clat,
+                                _ => &mut d.lat,
+                            };
+                            *slot = Some(lat);
+                        }
                     }
                 }
             }
-            return true;
-        }
-        if let Some(rest) = word_colon(t, "iops") {
-            if let Some(d) = self.cur.as_mut().and_then(|b| b.dirs.last_mut()) {
-                d.samples = crate::fio::disk::samples_line(rest);
+            Marker::IopsSamples => {
+                if let Some(d) = b.dirs.last_mut() {
+                    d.samples = crate::fio::disk::samples_line(rest);
+                }
             }
-            return true;
-        }
-        if let Some(rest) = word_colon(t, "cpu") {
-            let b = self.cur.as_mut().expect("checked above");
-            b.usr = value_of(rest, "usr=").and_then(|v| parse_f64(v.trim_end_matches('%')));
-            b.sys = value_of(rest, "sys=").and_then(|v| parse_f64(v.trim_end_matches('%')));
-            return true;
-        }
-        if t.starts_with("issued") {
-            if let Some(total) = value_of(t, "total=") {
-                let b = self.cur.as_mut().expect("checked above");
-                b.issued = issued_totals(total, t);
-                b.issued_sync_column = t.starts_with("issued rwts");
+            Marker::Cpu => {
+                b.usr = value_of(rest, "usr=").and_then(|v| parse_f64(v.trim_end_matches('%')));
+                b.sys = value_of(rest, "sys=").and_then(|v| parse_f64(v.trim_end_matches('%')));
             }
-            return true;
+            Marker::Issued => {
+                if let Some(total) = value_of(t, "total=") {
+                    b.issued = issued_totals(total, t);
+                    b.issued_sync_column = t.starts_with("issued rwts");
+                }
+            }
+            Marker::Skipped => {}
+            // read before the block's lines
+            _ => return false,
         }
-        // The rest of a job block (bw/iops sample lines, lat distribution, IO depths…) is
-        // fio's but carries nothing the measurement needs.
-        SKIPPED.iter().any(|k| at_start(t, k))
+        true
     }
 
     fn job_header(&mut self, t: &str, host: Option<String>) -> bool {
