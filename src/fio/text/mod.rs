@@ -9,13 +9,13 @@
 //! about the job (size, numjobs, end fsync by fio version) is in docs/fio-text.md.
 //!
 //! Every figure here is one fio printed, rounded to 3–4 significant digits: bandwidth is
-//! [`BwBasis::Printed`]. The I/O count comes from the `issued` line when there is one (exact),
+//! [`BwBasis::Printed`](crate::measure::BwBasis::Printed). The I/O count comes from the `issued` line when there is one (exact),
 //! otherwise it is estimated as IOPS × runtime.
 //!
 //! Where things are — for a new quirk of fio's text, the one file to change:
 //!
 //! - [`markers`]: the one table of how fio's lines begin (a new kind of line starts here);
-//! - [`rejoin`]: lines wrapped by a mail client or a terminal, joined again;
+//! - [`rejoin`](mod@rejoin): lines wrapped by a mail client or a terminal, joined again;
 //! - [`resplit`]: text that lost its line breaks, cut before each marker;
 //! - [`state`]: the state machine that reads the lines in order into job blocks;
 //! - [`fields`]: the field parsers, one line into its figures (a new layout of a line);
