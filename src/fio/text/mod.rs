@@ -39,7 +39,7 @@ use resplit::split_lines;
 use state::State;
 
 /// A line of the (re-split) text with the line number it came from.
-pub(super) struct Line<'a> {
+pub(super) struct TextLine<'a> {
     pub(super) text: &'a str,
     pub(super) no: usize,
 }

@@ -1,12 +1,12 @@
 //! Re-splitting text that lost its line breaks (copied from a web page or a ticket): cut
 //! before each of fio's markers.
 
-use super::Line;
+use super::TextLine;
 use super::markers::{NAMED, host_tag, starts_marker};
 
 /// Splits into lines and re-splits lines that hold several of fio's lines (text copied from a
 /// web page or a ticket). Returns whether anything was re-split.
-pub(super) fn split_lines(physical: &[(String, usize)]) -> (Vec<Line<'_>>, bool) {
+pub(super) fn split_lines(physical: &[(String, usize)]) -> (Vec<TextLine<'_>>, bool) {
     let mut out = Vec::new();
     let mut resplit = false;
     for (raw, no) in physical {
@@ -14,20 +14,20 @@ pub(super) fn split_lines(physical: &[(String, usize)]) -> (Vec<Line<'_>>, bool)
         let no = *no;
         let points = split_points(raw);
         if points.is_empty() {
-            out.push(Line { text: raw, no });
+            out.push(TextLine { text: raw, no });
             continue;
         }
         // ETA lines glued together (no newline between `Jobs:` updates) are not worth a note.
         resplit |= points.iter().any(|&p| !raw[p..].starts_with("Jobs: "));
         let mut from = 0;
         for p in points {
-            out.push(Line {
+            out.push(TextLine {
                 text: &raw[from..p],
                 no,
             });
             from = p;
         }
-        out.push(Line {
+        out.push(TextLine {
             text: &raw[from..],
             no,
         });

@@ -4,7 +4,7 @@
 //! summaries, disk statistics), and what cannot be read. Which line is which is decided by
 //! [`super::markers`]; the figures are read by [`super::fields`].
 
-use super::Line;
+use super::TextLine;
 use super::fields::{
     DdirLine, PreHeader, direction_line, is_version, issued_totals, laid_out_size, latency_line,
     leading_u64, parse_f64, percentile_header, percentile_pairs, pre_header, value_of,
@@ -62,7 +62,7 @@ pub(super) struct State {
 }
 
 impl State {
-    pub(super) fn line(&mut self, line: &Line<'_>) {
+    pub(super) fn line(&mut self, line: &TextLine<'_>) {
         let t = line.text.trim();
         if t.is_empty() {
             return;
