@@ -9,8 +9,8 @@
 //! about the job (size, numjobs, end fsync by fio version) is in docs/fio-text.md.
 //!
 //! Every figure here is one fio printed, rounded to 3–4 significant digits: bandwidth is
-//! [`BwBasis::Printed`](crate::measure::BwBasis::Printed). The I/O count comes from the `issued` line when there is one (exact),
-//! otherwise it is estimated as IOPS × runtime.
+//! [`BwBasis::Printed`](crate::measure::BwBasis::Printed). The I/O count comes from the
+//! `issued` line when there is one (exact), otherwise it is estimated as IOPS × runtime.
 //!
 //! Where things are — for a new quirk of fio's text, the one file to change:
 //!
