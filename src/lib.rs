@@ -15,6 +15,7 @@ pub mod job;
 pub mod manpage;
 pub mod measure;
 pub mod metrics;
+pub mod os;
 pub mod out;
 pub mod policy;
 pub mod report;

@@ -29,9 +29,7 @@ pub fn lock_path() -> anyhow::Result<PathBuf> {
     if let Some(p) = std::env::var_os("IOPSCHECK_LOCK_FILE").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(p));
     }
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
-    if uid == 0 {
+    if crate::os::is_root() {
         for dir in ["/run/lock", "/run"] {
             if Path::new(dir).is_dir() {
                 return Ok(PathBuf::from(dir).join("iopscheck.lock"));
