@@ -175,6 +175,7 @@ fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
 }
 
 /// Parsed `--format`, `-o` and `--export`: where each rendering goes.
+#[derive(Debug)]
 pub struct Outputs {
     pub stdout: Option<Format>,
     pub files: Vec<(Format, PathBuf)>,
@@ -185,8 +186,8 @@ impl Outputs {
         let mut files = Vec::new();
         let mut flags = Vec::new();
         for e in &a.export {
-            files.push(report::parse_export(e).map_err(usage)?);
-            flags.push(format!("--export {e}"));
+            files.push((e.format, e.file.clone()));
+            flags.push(format!("--export {}", e.given));
         }
         let stdout = match &a.output {
             Some(path) => {

@@ -6,6 +6,7 @@ pub mod app;
 pub mod cli;
 pub mod commands;
 pub mod completions;
+pub mod config;
 pub mod deviation;
 pub mod engine;
 pub mod evaluate;

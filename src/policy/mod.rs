@@ -43,6 +43,18 @@ fn default_runs() -> u32 {
     3
 }
 
+/// How many runs one invocation may make, from a policy's `runs` or `run --runs`.
+pub const RUNS: std::ops::RangeInclusive<u32> = 1..=1000;
+
+/// Checks a number of runs against [`RUNS`].
+pub fn check_runs(n: u32) -> Result<(), String> {
+    if RUNS.contains(&n) {
+        Ok(())
+    } else {
+        Err(format!("must be {} to {}", RUNS.start(), RUNS.end()))
+    }
+}
+
 /// The vendor's publication this policy encodes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -651,9 +663,7 @@ pub fn check(p: &Policy) -> Result<(), String> {
             p.job.ioengine
         ));
     }
-    if p.runs == 0 || p.runs > 1000 {
-        return Err("runs: must be 1 to 1000".into());
-    }
+    check_runs(p.runs).map_err(|e| format!("runs: {e}"))?;
     if p.rules.is_empty() {
         return Err("rules: a policy needs at least one rule".into());
     }

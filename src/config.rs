@@ -1,0 +1,86 @@
+//! The high-level configuration of a run, decided once from its flags (`cli::RunArgs`, the
+//! low-level arguments, each already typed by clap) and the policy they name: what the
+//! invocation runs, where, how often, and what it may change from the policy's test. Every
+//! check that needs more than one value (an override against the policy's job, the history
+//! flags against each other) is made here, naming the flag, before anything touches the disk.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::app::{Outputs, usage};
+use crate::cli::{EngineChoice, RunArgs};
+use crate::job::{JobError, Secs, Size};
+use crate::policy::{self, Policy};
+use crate::units;
+
+/// `iopscheck run`, decided.
+#[derive(Debug)]
+pub struct RunConfig {
+    /// The policy as written: the yardstick the runs are judged by, never changed.
+    pub declared: Policy,
+    /// What this invocation runs: the policy with --size and --runtime applied.
+    pub policy: Policy,
+    /// What differs from the policy's test, as records carry it (`size`, `runtime`).
+    pub overrides: BTreeMap<String, String>,
+    pub runs: u32,
+    pub interval: Duration,
+    pub engine: EngineChoice,
+    pub dir: PathBuf,
+    /// The history to record in; None with --no-history.
+    pub history: Option<PathBuf>,
+    /// Wait for another run on this host rather than refuse.
+    pub wait: bool,
+    /// The node's name every record carries.
+    pub host: String,
+    pub outputs: Outputs,
+    /// Warn-level rules decide the verdict too.
+    pub strict: bool,
+}
+
+impl TryFrom<RunArgs> for RunConfig {
+    type Error = anyhow::Error;
+
+    fn try_from(args: RunArgs) -> anyhow::Result<RunConfig> {
+        let declared = policy::resolve(&args.policy)?.policy;
+        let mut policy = declared.clone();
+        let mut overrides = BTreeMap::new();
+        if let Some(v) = args.size {
+            policy.job.size = Size(v);
+            overrides.insert("size".into(), units::format_size_fio(v));
+        }
+        if let Some(d) = args.runtime {
+            policy.job.runtime = Secs(d);
+            overrides.insert("runtime".into(), units::format_duration(d));
+        }
+        // An override may break the job (a size smaller than a block): name the flag, not the
+        // policy, when it did.
+        if let Err(e) = policy.job.validate() {
+            let JobError::Invalid { field, msg } = &e;
+            return Err(match *field {
+                "size" if args.size.is_some() => usage(format!("--size: {msg}")),
+                "runtime" if args.runtime.is_some() => usage(format!("--runtime: {msg}")),
+                _ => usage(format!("policy {}: job.{e}", policy.name)),
+            });
+        }
+        let outputs = Outputs::from_args(&args.out)?;
+        let host = crate::system::host_from(args.host.as_deref())
+            .map_err(usage)?
+            .unwrap_or_else(crate::system::hostname);
+        let history = (!args.no_history).then(|| crate::app::history_path(&args.history.history));
+        Ok(RunConfig {
+            runs: args.runs.unwrap_or(policy.runs),
+            interval: args.interval.unwrap_or(Duration::ZERO),
+            declared,
+            policy,
+            overrides,
+            engine: args.engine,
+            dir: args.dir,
+            history,
+            wait: args.wait,
+            host,
+            outputs,
+            strict: args.out.strict,
+        })
+    }
+}
