@@ -9,6 +9,7 @@ pub mod completions;
 pub mod config;
 pub mod deviation;
 pub mod engine;
+pub mod error;
 pub mod evaluate;
 pub mod fio;
 pub mod history;

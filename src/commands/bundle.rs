@@ -25,7 +25,7 @@ use crate::system;
 const MAX_TARGETS: usize = 8;
 
 pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
+    let loaded = policy::resolve(&args.policy)?;
     let now = Utc::now();
     let host = match &args.host {
         Some(h) => h.clone(),
@@ -59,7 +59,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
 
     let history_path = crate::app::history_path(&args.history.history);
-    history::check_for_reading(&history_path).map_err(|e| usage(e.to_string()))?;
+    history::check_for_reading(&history_path)?;
     let dir = args.dir.as_ref().map(|d| {
         std::fs::canonicalize(d)
             .map(|p| p.display().to_string())
@@ -100,8 +100,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         Some(since),
         |h| filter.keeps_head(h),
         |r| records.push(r),
-    )
-    .map_err(|e| usage(e.to_string()))?;
+    )?;
     spool.seek(SeekFrom::Start(0)).map_err(cannot_read)?;
 
     let window_runs = records.len();

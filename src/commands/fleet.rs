@@ -29,7 +29,7 @@ const SKIPPED_SHOWN: usize = 5;
 const FLEET_RESULT: &str = "a fleet's result, not a node's";
 
 pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
+    let loaded = policy::resolve(&args.policy)?;
     let policy = loaded.policy;
     let outputs = Outputs::from_args(&args.out)?;
     let now = Utc::now();

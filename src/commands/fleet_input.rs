@@ -112,7 +112,7 @@ fn dir_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 fn read_file(path: &Path, max_bytes: u64) -> anyhow::Result<Vec<u8>> {
     let shown = path.display();
     // As for a history read by report: no symlink, and as root nothing others can write.
-    crate::history::check_for_reading(path).map_err(|e| usage(format!("fleet: {e}")))?;
+    crate::history::check_for_reading(path).map_err(|e| anyhow::Error::new(e).context("fleet"))?;
     let meta =
         std::fs::metadata(path).map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))?;
     if meta.len() > max_bytes {

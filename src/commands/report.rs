@@ -124,14 +124,14 @@ pub fn worst(evs: &[Evaluation]) -> Verdict {
 }
 
 pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
+    let loaded = policy::resolve(&args.policy)?;
     let policy = loaded.policy;
     let outputs = Outputs::from_args(&args.out)?;
     let path = crate::app::history_path(&args.history.history);
     let now = Utc::now();
 
     if args.list {
-        let (records, skipped) = history::read(&path).map_err(|e| usage(e.to_string()))?;
+        let (records, skipped) = history::read(&path)?;
         for s in &skipped {
             ctx.warn(s);
         }
@@ -173,8 +173,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         Some(since),
         |h| filter.keeps_head(h),
         |r| records.push(r),
-    )
-    .map_err(|e| usage(e.to_string()))?;
+    )?;
     for s in &skipped {
         ctx.warn(s);
     }

@@ -18,6 +18,7 @@ use crate::app::{Ctx, usage};
 use crate::cli::{EngineChoice, RunArgs};
 use crate::config::RunConfig;
 use crate::engine::{self, Backend, EngineError, Live, Phase};
+use crate::error::RunError;
 use crate::evaluate::{self, Group, Options, Scope, Warning};
 use crate::history::{self, Record, SCHEMA_VERSION, Source, Target};
 use crate::job::Job;
@@ -91,11 +92,11 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
 
     if let Some(p) = &history_path {
-        history::prepare(p).map_err(|e| usage(e.to_string()))?;
+        history::prepare(p)?;
     }
 
     let total_bytes = policy.job.size.0 * u64::from(policy.job.numjobs);
-    let dir = testfile::preflight(&dir, total_bytes).map_err(|e| usage(e.to_string()))?;
+    let dir = testfile::preflight(&dir, total_bytes)?;
 
     let _lock = HostLock::acquire(wait, ctx)?;
 
@@ -436,25 +437,28 @@ fn make_record(
 }
 
 fn create_error(dir: &Path, e: std::io::Error) -> anyhow::Error {
-    let d = dir.display();
-    match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => usage(format!(
-            "--dir {d}: permission denied creating the test file"
-        )),
-        Some(libc::EROFS) => usage(format!("--dir {d}: read-only filesystem")),
-        Some(libc::ENOSPC) => usage(format!("--dir {d}: no space left for the test file")),
-        _ => usage(format!("--dir {d}: cannot create the test file: {e}")),
+    let why = match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "permission denied creating the test file".to_string()
+        }
+        Some(libc::EROFS) => "read-only filesystem".to_string(),
+        Some(libc::ENOSPC) => "no space left for the test file".to_string(),
+        _ => format!("cannot create the test file: {e}"),
+    };
+    RunError::TestFile {
+        dir: dir.display().to_string(),
+        why,
     }
+    .into()
 }
 
 fn engine_error(e: EngineError, dir: &Path) -> anyhow::Error {
+    let dir = dir.display().to_string();
     match e.raw_os_error() {
-        Some(libc::ENOSPC) | Some(libc::EDQUOT) => usage(format!(
-            "disk full: {e} in {}: the filesystem ran out of space during the test (another process may be filling it); the test file was removed, nothing was recorded for this run",
-            dir.display()
-        )),
-        _ => usage(format!("the test could not run in {}: {e}", dir.display())),
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => RunError::DiskFull { dir, source: e },
+        _ => RunError::Engine { dir, source: e },
     }
+    .into()
 }
 
 type EngineResult<T> = Result<T, EngineError>;
