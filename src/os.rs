@@ -6,10 +6,9 @@
 //! Calls that stay `unsafe` where they are, and why:
 //! - testfile::detach_descriptors forks: after a fork in a threaded process the child may only
 //!   call async-signal-safe functions, a promise a safe wrapper could not keep for its callers.
-//! - fio_runner's `pre_exec` hook runs between fork and exec for the same reason.
-//! - system.rs (gethostname, statvfs), terminal.rs (TIOCGWINSZ), signals.rs (SIG_DFL),
-//!   bundle.rs (linkat of an O_TMPFILE) and fio_runner.rs (kill) each make one call for one
-//!   caller, with its SAFETY comment beside it.
+//! - fio_runner's `pre_exec` hook runs between fork and exec, for the same reason.
+//! - bundle.rs links its O_TMPFILE into place (linkat through /proc/self/fd), one call that
+//!   belongs with the atomic-write code it is part of.
 
 use std::ffi::CStr;
 use std::fs::File;
@@ -124,6 +123,57 @@ pub fn get_xattr(f: &impl AsFd, name: &CStr, buf: &mut [u8]) -> io::Result<usize
     Ok(n as usize)
 }
 
+/// This machine's host name, as the kernel has it (None if it cannot say).
+pub fn hostname() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it or
+    // truncates, and we stop at the first NUL.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+/// What statvfs says of the filesystem holding `path`.
+pub fn statvfs(path: &Path) -> io::Result<libc::statvfs> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    let mut s = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: a NUL-terminated path and a struct statvfs fills.
+    if unsafe { libc::statvfs(c.as_ptr(), s.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: statvfs succeeded, so it filled the struct.
+    Ok(unsafe { s.assume_init() })
+}
+
+/// The columns of the terminal on `fd`, if it is one and says.
+pub fn terminal_columns(fd: BorrowedFd<'_>) -> Option<u16> {
+    let mut ws = std::mem::MaybeUninit::<libc::winsize>::zeroed();
+    // SAFETY: TIOCGWINSZ fills a winsize struct, which is ours.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCGWINSZ, ws.as_mut_ptr()) };
+    // SAFETY: zero-initialised, and filled by the ioctl where it succeeded.
+    let ws = unsafe { ws.assume_init() };
+    (r == 0 && ws.ws_col > 0).then_some(ws.ws_col)
+}
+
+/// Sends `sig` to the process `pid`. The caller names a process of its own (a child it has
+/// not reaped, or one found below it), so the id cannot have been reused by a stranger.
+pub fn send_signal(pid: i32, sig: i32) -> io::Result<()> {
+    // SAFETY: kill has no memory arguments.
+    if unsafe { libc::kill(pid, sig) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Gives `sig` its default action back.
+pub fn default_signal_action(sig: i32) {
+    // SAFETY: resetting a disposition to SIG_DFL installs no handler of ours.
+    unsafe { libc::signal(sig, libc::SIG_DFL) };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +203,14 @@ mod tests {
         let dir = File::open(d.path()).unwrap();
         assert!(create_new_at(dir.as_fd(), c"l", 0o600).is_err());
         assert!(!d.path().join("target").exists());
+    }
+
+    #[test]
+    fn the_host_name_and_a_filesystem_are_described() {
+        assert!(hostname().is_some_and(|h| !h.is_empty()));
+        let d = tempfile::tempdir().unwrap();
+        assert!(statvfs(d.path()).unwrap().f_bsize > 0);
+        assert!(statvfs(&d.path().join("missing")).is_err());
     }
 
     #[test]
