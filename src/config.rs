@@ -14,6 +14,18 @@ use crate::job::{JobError, Secs, Size};
 use crate::policy::{self, Policy};
 use crate::units;
 
+/// How many runs one invocation may make, from a policy's `runs` or `run --runs`.
+pub const RUNS: std::ops::RangeInclusive<u32> = 1..=1000;
+
+/// Checks a number of runs against [`RUNS`].
+pub fn check_runs(n: u32) -> Result<(), String> {
+    if RUNS.contains(&n) {
+        Ok(())
+    } else {
+        Err(format!("must be {} to {}", RUNS.start(), RUNS.end()))
+    }
+}
+
 /// `iopscheck run`, decided.
 #[derive(Debug)]
 pub struct RunConfig {

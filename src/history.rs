@@ -182,7 +182,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> HistoryError + '_ {
 /// The default history path (contract.md): `/var/lib/iopscheck/history.jsonl` for root, else
 /// `$XDG_STATE_HOME/iopscheck/history.jsonl` (`~/.local/state/...` when unset).
 pub fn default_path() -> PathBuf {
-    if crate::os::is_root() {
+    if crate::sys::is_root() {
         return PathBuf::from("/var/lib/iopscheck/history.jsonl");
     }
     let state = std::env::var_os("XDG_STATE_HOME")
@@ -197,7 +197,7 @@ pub fn default_path() -> PathBuf {
 /// history file others can write: anyone could plant or alter evidence.
 fn check_trusted(path: &Path) -> Result<(), HistoryError> {
     use std::os::unix::fs::MetadataExt;
-    if !crate::os::is_root() {
+    if !crate::sys::is_root() {
         return Ok(());
     }
     if let Ok(m) = std::fs::symlink_metadata(path)
@@ -268,7 +268,7 @@ pub fn prepare(path: &Path) -> Result<(), HistoryError> {
             None => Path::new("."),
         };
     }
-    if let Err(e) = crate::os::can_create_in(dir) {
+    if let Err(e) = crate::sys::can_create_in(dir) {
         return Err(HistoryError::Io {
             path: path.display().to_string(),
             source: std::io::Error::new(

@@ -9,7 +9,7 @@ use crate::history::Target;
 
 /// This machine's host name.
 pub fn hostname() -> String {
-    crate::os::hostname()
+    crate::sys::hostname()
         .map(|h| h.trim().to_string())
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "localhost".to_string())
@@ -215,7 +215,7 @@ pub struct FsSpace {
 }
 
 pub fn fs_space(dir: &Path) -> std::io::Result<FsSpace> {
-    let s = crate::os::statvfs(dir)?;
+    let s = crate::sys::statvfs(dir)?;
     Ok(FsSpace {
         available: s.f_bavail as u64 * s.f_frsize as u64,
         read_only: s.f_flag & libc::ST_RDONLY != 0,

@@ -95,7 +95,7 @@ pub fn preflight(dir: &Path, bytes: u64) -> Result<PathBuf, PreflightError> {
     if space.read_only {
         return Err(PreflightError::ReadOnly(shown));
     }
-    if let Err(e) = crate::os::can_create_in(&canonical) {
+    if let Err(e) = crate::sys::can_create_in(&canonical) {
         return Err(match e.raw_os_error() {
             Some(libc::EROFS) => PreflightError::ReadOnly(shown),
             _ => PreflightError::Permission {
@@ -120,7 +120,7 @@ pub fn preflight(dir: &Path, bytes: u64) -> Result<PathBuf, PreflightError> {
 }
 
 fn current_user() -> String {
-    let uid = crate::os::euid();
+    let uid = crate::sys::euid();
     std::env::var("USER")
         .ok()
         .filter(|u| !u.is_empty())
@@ -171,13 +171,13 @@ impl TestFiles {
         for job in 0..count {
             let name = CString::new(format!("{PREFIX}{}.{tag}.{job}", std::process::id()))
                 .expect("no NUL");
-            let file = crate::os::create_new_at(out.dir.fd.as_fd(), &name, 0o600)?;
+            let file = crate::sys::create_new_at(out.dir.fd.as_fd(), &name, 0o600)?;
             let meta = file.metadata()?;
             register(&out.dir.path.join(name.to_str().unwrap_or("")), &meta);
             // Held while the file is in use; a file whose lock is free is stale (stale_files).
             let locked = file.try_lock();
             // Best effort: tmpfs before 6.6 and some filesystems have no user xattrs.
-            let _ = crate::os::set_xattr(&file, MARKER, MARKER_VALUE);
+            let _ = crate::sys::set_xattr(&file, MARKER, MARKER_VALUE);
             out.files.push((name, file));
             locked.map_err(io::Error::from)?;
         }
@@ -264,7 +264,7 @@ pub fn remove_registered() {
 /// that writeback (seconds on a busy disk), so a child inherits every descriptor and holds
 /// them until this process is gone; the wait then happens in the orphaned child, not here.
 pub fn detach_descriptors() {
-    // Stays unsafe here rather than in crate::os: after a fork in a threaded process the child
+    // Stays unsafe here rather than in crate::sys: after a fork in a threaded process the child
     // may call only async-signal-safe functions, which this code keeps to and a wrapper could
     // not promise for its callers.
     let parent = std::process::id() as libc::pid_t;
@@ -291,7 +291,7 @@ pub fn detach_descriptors() {
 /// Unlinks `name` in `dir` only if it is still the file we hold.
 fn unlink_if_same(dir: BorrowedFd<'_>, name: &CStr, file: &File) -> io::Result<()> {
     let ours = file.metadata()?;
-    let (dev, ino) = match crate::os::id_at(dir, name) {
+    let (dev, ino) = match crate::sys::id_at(dir, name) {
         Ok(id) => id,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e),
@@ -299,7 +299,7 @@ fn unlink_if_same(dir: BorrowedFd<'_>, name: &CStr, file: &File) -> io::Result<(
     if dev != ours.dev() || ino != ours.ino() {
         return Ok(()); // someone replaced it: not ours to delete
     }
-    crate::os::unlink_at(dir, name)
+    crate::sys::unlink_at(dir, name)
 }
 
 /// A test file left behind by a run that was killed.
@@ -315,7 +315,7 @@ pub fn stale_files(dir: &Path) -> Vec<Stale> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return vec![];
     };
-    let uid = crate::os::euid();
+    let uid = crate::sys::euid();
     let mut out = Vec::new();
     for e in entries.flatten() {
         let name = e.file_name();
@@ -355,7 +355,7 @@ pub fn stale_files(dir: &Path) -> Vec<Stale> {
 /// name, owner, mode and lock decide).
 fn has_marker(f: &File) -> bool {
     let mut buf = [0u8; 64];
-    match crate::os::get_xattr(f, MARKER, &mut buf) {
+    match crate::sys::get_xattr(f, MARKER, &mut buf) {
         Ok(_) => true,
         Err(e) => e.raw_os_error() != Some(libc::ENODATA),
     }

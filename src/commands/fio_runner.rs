@@ -56,7 +56,7 @@ pub async fn run_fio(
         // In a group of its own, so that a terminal's ^C reaches fio only through us, and we
         // end it and its jobs together (end_fio).
         .process_group(0);
-    // Stays unsafe here rather than in crate::os: the hook runs between fork and exec, where
+    // Stays unsafe here rather than in crate::sys: the hook runs between fork and exec, where
     // only async-signal-safe calls are allowed, and pre_exec is unsafe for that reason.
     // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
@@ -155,12 +155,12 @@ async fn end_fio(child: &mut tokio::process::Child, pid: Option<i32>) {
     let mut procs = Vec::new();
     if let Some(p) = pid {
         // Our own child, not yet reaped (we hold its status): the id is still fio's.
-        let _ = crate::os::send_signal(p, libc::SIGSTOP);
+        let _ = crate::sys::send_signal(p, libc::SIGSTOP);
         procs.push(p);
         procs.extend(descendants(p));
         for &q in procs.iter().rev() {
             // fio and the processes it forked, found just now.
-            let _ = crate::os::send_signal(q, libc::SIGKILL);
+            let _ = crate::sys::send_signal(q, libc::SIGKILL);
         }
     }
     let _ = child.start_kill();

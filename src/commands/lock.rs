@@ -35,7 +35,7 @@ pub fn lock_path() -> anyhow::Result<PathBuf> {
     if let Some(p) = std::env::var_os("IOPSCHECK_LOCK_FILE").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(p));
     }
-    if crate::os::is_root() {
+    if crate::sys::is_root() {
         for dir in ["/run/lock", "/run"] {
             if Path::new(dir).is_dir() {
                 return Ok(PathBuf::from(dir).join("iopscheck.lock"));

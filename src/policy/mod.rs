@@ -43,18 +43,6 @@ fn default_runs() -> u32 {
     3
 }
 
-/// How many runs one invocation may make, from a policy's `runs` or `run --runs`.
-pub const RUNS: std::ops::RangeInclusive<u32> = 1..=1000;
-
-/// Checks a number of runs against [`RUNS`].
-pub fn check_runs(n: u32) -> Result<(), String> {
-    if RUNS.contains(&n) {
-        Ok(())
-    } else {
-        Err(format!("must be {} to {}", RUNS.start(), RUNS.end()))
-    }
-}
-
 /// The vendor's publication this policy encodes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -432,7 +420,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let root = crate::os::is_root();
+        let root = crate::sys::is_root();
         if root && meta.mode() & 0o002 != 0 {
             return Err(PolicyError::Unsafe {
                 path: shown,
@@ -503,7 +491,7 @@ fn without_content(e: PolicyError, path: &Path, yaml: &str) -> PolicyError {
             other => other,
         };
     }
-    let euid = crate::os::euid();
+    let euid = crate::sys::euid();
     let readable_anyway = std::fs::symlink_metadata(path)
         .is_ok_and(|m| m.file_type().is_file() && (m.uid() == euid || m.mode() & 0o004 != 0));
     if readable_anyway {
@@ -663,7 +651,7 @@ pub fn check(p: &Policy) -> Result<(), String> {
             p.job.ioengine
         ));
     }
-    check_runs(p.runs).map_err(|e| format!("runs: {e}"))?;
+    crate::config::check_runs(p.runs).map_err(|e| format!("runs: {e}"))?;
     if p.rules.is_empty() {
         return Err("rules: a policy needs at least one rule".into());
     }

@@ -106,7 +106,7 @@ pub fn fixture(name: &str) -> PathBuf {
 }
 
 pub fn is_root() -> bool {
-    iopscheck::os::is_root()
+    iopscheck::sys::is_root()
 }
 
 pub fn have_fio() -> bool {

@@ -1,7 +1,7 @@
 //! The few system calls iopscheck makes outside the engine, each behind a safe function: the
-//! rest of the crate asks here instead of calling libc itself. (The engine's own calls, for
-//! its I/O loop, are in engine/sys.rs.) Whole-file locks are std's `File::lock`/`try_lock`
-//! (flock on Linux), never a libc call.
+//! rest of the crate asks here instead of calling libc itself. The engine keeps its own, for
+//! its I/O loop, in engine/sys.rs. Whole-file locks are std's `File::lock`/`try_lock` (flock
+//! on Linux), never a libc call.
 //!
 //! Calls that stay `unsafe` where they are, and why:
 //! - testfile::detach_descriptors forks: after a fork in a threaded process the child may only
