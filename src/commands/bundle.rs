@@ -75,12 +75,9 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // The history is streamed: this host's lines go to an unnamed temporary file (the tar's
     // member, copied in after), and only the window's records of the policy are parsed in full.
     let cannot_read = |e: std::io::Error| {
-        usage(format!(
-            "history {}: cannot read: {e}",
-            history_path.display()
-        ))
+        anyhow::Error::new(e).context(format!("history {}: cannot read", history_path.display()))
     };
-    let mut spool = spool().map_err(|e| usage(format!("bundle: temporary file: {e}")))?;
+    let mut spool = spool().map_err(|e| anyhow::Error::new(e).context("bundle: temporary file"))?;
     let kept = match std::fs::File::open(&history_path) {
         Ok(f) => keep_host_lines(
             std::io::BufReader::with_capacity(1 << 16, f),
@@ -190,9 +187,9 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             archive(&base, &mut members, now, &mut out)
                 .and_then(|()| out.flush())
                 .map_err(|e| {
-                    usage(format!(
+                    anyhow::anyhow!(
                         "bundle -o -: the bundle could not be written to stdout ({e}); what was written is incomplete and unusable"
-                    ))
+                    )
                 })?;
             size = out.1;
         }
@@ -209,7 +206,9 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                     "bundle: {} already exists; remove it or choose another name with -o",
                     p.display()
                 )),
-                Published::Io(e) => usage(format!("bundle: cannot write {}: {e}", p.display())),
+                Published::Io(e) => {
+                    anyhow::Error::new(e).context(format!("bundle: cannot write {}", p.display()))
+                }
             })?;
             writeln!(crate::out::stdout(), "{}", p.display())?;
         }

@@ -42,7 +42,7 @@ pub fn gather(paths: &[PathBuf], max_bytes: u64) -> anyhow::Result<Vec<Input>> {
                 .lock()
                 .take(max_bytes + 1)
                 .read_to_end(&mut bytes)
-                .map_err(|e| usage(format!("fleet: stdin: cannot read: {e}")))?;
+                .map_err(|e| cannot_read(e, &"stdin"))?;
             if bytes.len() as u64 > max_bytes {
                 return Err(usage(format!(
                     "fleet: stdin: more than {} MiB; give the results as files or a directory",
@@ -57,8 +57,7 @@ pub fn gather(paths: &[PathBuf], max_bytes: u64) -> anyhow::Result<Vec<Input>> {
             continue;
         }
         let shown = path.display();
-        let meta = std::fs::metadata(path)
-            .map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))?;
+        let meta = std::fs::metadata(path).map_err(|e| cannot_read(e, &shown))?;
         if meta.is_dir() {
             let found = dir_files(path)?;
             if found.is_empty() {
@@ -87,11 +86,10 @@ pub fn gather(paths: &[PathBuf], max_bytes: u64) -> anyhow::Result<Vec<Input>> {
 
 fn dir_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let shown = dir.display();
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| cannot_read(e, &shown))?;
     let mut files = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))?;
+        let entry = entry.map_err(|e| cannot_read(e, &shown))?;
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
@@ -108,20 +106,24 @@ fn dir_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// An input that cannot be read, named: "fleet: FILE: cannot read: <the OS's reason>".
+fn cannot_read(e: std::io::Error, shown: &dyn std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(e).context(format!("fleet: {shown}: cannot read"))
+}
+
 /// Reads a node's file whole, refusing what cannot be one: exit 2, naming the file.
 fn read_file(path: &Path, max_bytes: u64) -> anyhow::Result<Vec<u8>> {
     let shown = path.display();
     // As for a history read by report: no symlink, and as root nothing others can write.
     crate::history::check_for_reading(path).map_err(|e| anyhow::Error::new(e).context("fleet"))?;
-    let meta =
-        std::fs::metadata(path).map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))?;
+    let meta = std::fs::metadata(path).map_err(|e| cannot_read(e, &shown))?;
     if meta.len() > max_bytes {
         return Err(usage(format!(
             "fleet: {shown}: larger than {} MiB; not a node's result or history",
             max_bytes >> 20
         )));
     }
-    std::fs::read(path).map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))
+    std::fs::read(path).map_err(|e| cannot_read(e, &shown))
 }
 
 /// What a stream holds: the results and history records in it, and the lines that are neither.
