@@ -96,3 +96,56 @@ impl TryFrom<RunArgs> for RunConfig {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> anyhow::Result<RunConfig> {
+        let mut argv = vec!["iopscheck", "run", "--no-history"];
+        argv.extend_from_slice(args);
+        match crate::cli::Cli::try_parse_from(argv)?.command {
+            crate::cli::Command::Run(a) => RunConfig::try_from(a),
+            _ => unreachable!("a run"),
+        }
+    }
+
+    #[test]
+    fn overrides_change_what_runs_never_the_yardstick() {
+        let c = config(&["--size", "64m", "--runtime", "5s", "--runs", "2"]).unwrap();
+        assert_eq!(c.policy.job.size, Size(64 << 20));
+        assert_eq!(c.policy.job.runtime, Secs(Duration::from_secs(5)));
+        assert_eq!(c.declared.job.size, Size(4 << 30), "the policy as written");
+        assert_eq!(c.runs, 2);
+        assert_eq!(
+            c.overrides.keys().collect::<Vec<_>>(),
+            ["runtime", "size"],
+            "{:?}",
+            c.overrides
+        );
+        assert!(c.history.is_none());
+        let c = config(&[]).unwrap();
+        assert_eq!(c.runs, c.declared.runs, "the policy's runs by default");
+        assert!(c.overrides.is_empty());
+    }
+
+    #[test]
+    fn an_override_that_breaks_the_job_names_its_flag() {
+        let e = config(&["--size", "2k"]).unwrap_err().to_string();
+        assert!(e.starts_with("--size: "), "{e}");
+        assert!(e.contains("smaller than the block size"), "{e}");
+    }
+
+    #[test]
+    fn the_limit_on_runs_is_one_to_a_thousand() {
+        assert!(check_runs(1).is_ok() && check_runs(1000).is_ok());
+        assert_eq!(check_runs(0).unwrap_err(), "must be 1 to 1000");
+        assert_eq!(check_runs(1001).unwrap_err(), "must be 1 to 1000");
+        let e = config(&["--runs", "1001"]).unwrap_err().to_string();
+        assert!(
+            e.contains("--runs") && e.contains("must be 1 to 1000"),
+            "{e}"
+        );
+    }
+}
