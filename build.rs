@@ -1,7 +1,7 @@
 //! Puts the commit the binary was built from into `iopscheck --version`, and tells the tests
-//! which of their prerequisites this machine has (root, fio, io_uring): a test that needs one
-//! that is missing is marked ignored with the reason (`#[cfg_attr(not(have_fio), ignore =
-//! "needs fio")]`), so the test runner shows it as not run instead of a silent pass.
+//! which of their prerequisites this machine has (root, fio, io_uring, chromium): a test that
+//! needs one that is missing is marked ignored with the reason (`#[cfg_attr(not(have_fio),
+//! ignore = "needs fio")]`), so the test runner shows it as not run instead of a silent pass.
 
 use std::process::Command;
 
@@ -25,14 +25,16 @@ fn main() {
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/refs/heads");
 
-    // Test prerequisites. Detected when the build script runs: after installing fio, or
-    // running as another user, `touch build.rs` (or change PATH) to detect them again.
+    // Test prerequisites. Detected when the build script runs: after installing fio or
+    // chromium, or running as another user, `touch build.rs` (or change PATH) to detect them
+    // again.
     println!("cargo:rerun-if-env-changed=PATH");
     println!("cargo:rerun-if-changed=build.rs");
     for (cfg, present) in [
         ("have_root", is_root()),
         ("have_fio", has_fio()),
         ("have_io_uring", has_io_uring()),
+        ("have_chromium", has_chromium()),
     ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
         if present {
@@ -49,6 +51,14 @@ fn is_root() -> bool {
             .and_then(|ids| ids.split_whitespace().nth(1).map(|e| e == "0"))
             .unwrap_or(false)
     })
+}
+
+/// Debian's headless-capable browser, for the tests that render the HTML pages.
+fn has_chromium() -> bool {
+    Command::new("chromium")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 fn has_fio() -> bool {

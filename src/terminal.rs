@@ -44,8 +44,17 @@ pub fn stderr_width() -> usize {
 
 /// Word-wraps `text` after `first` (e.g. "warning: ") to `width` columns, continuation lines
 /// indented under the text. A word longer than a line (a URL) stays whole on its own line.
+/// A label longer than a third of the width or 40 columns (a fleet node's host and directory) gets a line of
+/// its own, the text indented by four under it, rather than a column of single words.
 pub fn wrap(first: &str, text: &str, width: usize) -> String {
     let indent = first.chars().count();
+    let text_len = text
+        .split_whitespace()
+        .map(|w| w.chars().count() + 1)
+        .sum::<usize>();
+    if indent > (width / 3).min(40) && !first.trim().is_empty() && indent + text_len > width + 1 {
+        return format!("{}\n{}", first.trim_end(), wrap("    ", text, width));
+    }
     let mut out = String::from(first);
     let mut col = indent;
     let mut at_start = true;
@@ -146,5 +155,19 @@ mod tests {
                 .collect();
             assert_eq!(words, want);
         }
+    }
+
+    #[test]
+    fn a_long_label_gets_its_own_line_rather_than_a_column_of_words() {
+        let label =
+            "node-c.prod.example.internal /mnt/very/long/path/to/swimlane/storage posixaio: ";
+        let text = "INCONCLUSIVE — no runs of the policy's test to judge (15 runs not counted)";
+        let s = wrap(label, text, 80);
+        assert!(s.lines().all(|l| l.chars().count() <= 80), "{s}");
+        assert_eq!(s.lines().count(), 2, "{s}");
+        assert_eq!(s.lines().next(), Some(label.trim_end()));
+        // A short label keeps its hanging indent.
+        let s = wrap("node-b: ", text, 60);
+        assert!(s.lines().nth(1).unwrap().starts_with("        "), "{s}");
     }
 }

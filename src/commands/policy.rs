@@ -2,8 +2,6 @@
 
 use std::io::Write;
 
-use comfy_table::{ContentArrangement, Table, presets};
-
 use crate::app::{Ctx, exit};
 use crate::cli::PolicyCommand;
 use crate::policy::{self, BUILTIN, Level, SYSTEM_POLICY_DIR};
@@ -57,10 +55,6 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
 }
 
 fn list(ctx: &Ctx) -> anyhow::Result<u8> {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_header(vec!["name", "vendor", "test job", "checks", "test"]);
     let mut rows = Vec::new();
     for (name, yaml) in BUILTIN {
         let p = policy::parse(yaml, name).map_err(|e| anyhow::anyhow!("built-in {e}"))?;
@@ -80,8 +74,32 @@ fn list(ctx: &Ctx) -> anyhow::Result<u8> {
             }
         }
     }
-    for (p, origin) in rows {
-        let checks: Vec<String> = p
+    let rows: Vec<ListRow> = rows.iter().map(|(p, o)| ListRow::of(p, o)).collect();
+    writeln!(
+        crate::out::stdout(),
+        "{}",
+        crate::report::list_table(&rows, crate::terminal::stdout_width())
+    )?;
+    Ok(exit::PASS)
+}
+
+/// One policy as `policy list` shows it.
+pub struct ListRow {
+    pub name: String,
+    pub vendor: String,
+    /// The job in parts: rw and block size, the engines, the flags (queue depth, direct, fsync).
+    pub job: [String; 3],
+    /// The deciding and soft rules, one per line.
+    pub checks: Vec<String>,
+    /// prescribed or assumed.
+    pub test: String,
+    /// "built-in" or the file it came from.
+    pub origin: String,
+}
+
+impl ListRow {
+    fn of(p: &policy::Policy, origin: &str) -> ListRow {
+        let checks = p
             .rules
             .iter()
             .filter(|r| r.level != Level::Info)
@@ -102,32 +120,27 @@ fn list(ctx: &Ctx) -> anyhow::Result<u8> {
             .collect();
         let j = &p.job;
         let engines: Vec<String> = p.accepted_engines().iter().map(|e| e.to_string()).collect();
-        let mut job = format!(
-            "{} {} {}",
-            j.rw,
-            crate::units::format_size_fio(j.bs.0),
-            engines.join("|")
-        );
+        let mut flags = Vec::new();
         if j.iodepth > 1 {
-            job.push_str(&format!(" qd{}", j.iodepth));
+            flags.push(format!("qd{}", j.iodepth));
         }
         if j.direct {
-            job.push_str(" direct");
+            flags.push("direct".to_string());
         }
         if j.fdatasync > 0 {
-            job.push_str(" fdatasync");
+            flags.push("fdatasync".to_string());
         }
-        if origin != "built-in" {
-            job.push_str(&format!("\n({origin})"));
+        ListRow {
+            name: p.name.clone(),
+            vendor: p.vendor.clone(),
+            job: [
+                format!("{} {}", j.rw, crate::units::format_size_fio(j.bs.0)),
+                engines.join("|"),
+                flags.join(" "),
+            ],
+            checks,
+            test: p.source.test.to_string(),
+            origin: origin.to_string(),
         }
-        t.add_row(vec![
-            p.name.clone(),
-            p.vendor.clone(),
-            job,
-            checks.join("\n"),
-            p.source.test.to_string(),
-        ]);
     }
-    writeln!(crate::out::stdout(), "{t}")?;
-    Ok(exit::PASS)
 }

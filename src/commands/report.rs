@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 
 use chrono::{DateTime, Local, NaiveDate, TimeZone, Utc};
-use comfy_table::{Table, presets};
 
 use crate::app::{Ctx, Outputs, exit, usage};
 use crate::cli::ReportArgs;
@@ -257,42 +256,31 @@ fn list(records: &[Record], policy: &Policy, now: DateTime<Utc>) -> anyhow::Resu
         row.first = Some(row.first.map_or(r.timestamp, |f| f.min(r.timestamp)));
         row.last = Some(row.last.map_or(r.timestamp, |l| l.max(r.timestamp)));
     }
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED);
-    t.set_header(vec![
-        "host",
-        "policy",
-        "directory",
-        "engine",
-        "runs",
-        "not counted",
-        "first",
-        "last",
-    ]);
-    for (g, row) in &groups {
-        let fmt = |t: Option<DateTime<chrono::FixedOffset>>| {
-            t.map(|t| t.format("%Y-%m-%d %H:%M").to_string())
-                .unwrap_or_default()
-        };
-        t.add_row(vec![
-            g.host.clone(),
-            g.policy.clone(),
-            g.dir.clone(),
-            g.engine.clone(),
-            row.n.to_string(),
-            if row.not_counted.is_empty() {
-                if g.policy == policy.name { "0" } else { "—" }.to_string()
+    let fmt = |t: Option<DateTime<chrono::FixedOffset>>| {
+        t.map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+            .unwrap_or_default()
+    };
+    let rows: Vec<crate::report::GroupRow> = groups
+        .iter()
+        .map(|(g, row)| crate::report::GroupRow {
+            host: g.host.clone(),
+            policy: g.policy.clone(),
+            dir: g.dir.clone(),
+            engine: g.engine.clone(),
+            runs: row.n,
+            not_counted: if row.not_counted.is_empty() {
+                vec![if g.policy == policy.name { "0" } else { "—" }.to_string()]
             } else {
                 row.not_counted
                     .iter()
                     .map(|(why, n)| format!("{n}: {why}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
+                    .collect()
             },
-            fmt(row.first),
-            fmt(row.last),
-        ]);
-    }
+            first: fmt(row.first),
+            last: fmt(row.last),
+        })
+        .collect();
+    let t = crate::report::groups_table(&rows, crate::terminal::stdout_width());
     writeln!(crate::out::stdout(), "{t}")?;
     Ok(exit::PASS)
 }

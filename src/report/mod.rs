@@ -8,13 +8,16 @@
 //! a list. Each format's file says how it maps the rest.
 
 mod by_day;
+mod chart;
 mod csv;
 mod details;
+mod fit;
 pub mod fleet;
 mod html;
 mod html_series;
 mod json;
 mod junit;
+mod lists;
 mod markdown;
 mod prometheus;
 pub mod summary;
@@ -28,6 +31,7 @@ use std::path::Path;
 use crate::evaluate::Evaluation;
 
 pub use json::to_json;
+pub use lists::{GroupRow, groups_table, list_table};
 pub use table::fmt_value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -1,6 +1,6 @@
 //! The table for people: the policy and what was tested, one row per run, the aggregate,
 //! spread and threshold rows, the rules, the per-day figures (report), the evidence, the
-//! warnings, and the verdict last, where the eye lands. Kept within 100 columns where it can:
+//! warnings, and the verdict last, where the eye lands. Kept within the terminal's width:
 //! the engine column appears only when runs differ, seconds only when two runs share a
 //! minute, and prose is word-wrapped with a hanging indent.
 
@@ -35,12 +35,8 @@ fn column_title(r: &RuleResult) -> String {
     format!("{}{}", r.metric, unit)
 }
 
-/// The width the text and the table keep to where they can: readable in a 100-column terminal
-/// and in a ticket without horizontal scrolling.
-pub const WIDTH: usize = 100;
-
 /// Word-wraps `text` after `first` (e.g. "warning: ") to the output's width (the terminal's or
-/// `COLUMNS`, 80 to 200; [`WIDTH`] when piped), continuation lines
+/// `COLUMNS`, 80 to 200; 100 when piped), continuation lines
 /// indented under the text. A word longer than a line (a URL) stays whole on its own line.
 pub fn wrap(first: &str, text: &str) -> String {
     crate::terminal::wrap(first, text, crate::terminal::stdout_width())
@@ -346,7 +342,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
             .filter(|(_, r)| r.level == Level::Info)
             .map(|(i, r)| (first_metric + i, r.metric.clone())),
     );
-    let hidden = fit_table(&mut t, &hideable, crate::terminal::stdout_width());
+    let hidden = super::fit::hide_until_fits(&mut t, &hideable, crate::terminal::stdout_width());
     if ev.runs.is_empty() {
         writeln!(out, "no runs")?;
     } else {
@@ -448,7 +444,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         }
         if any {
             let hideable = [(4, "median".to_string()), (2, "days".to_string())];
-            fit_table(&mut t, &hideable, crate::terminal::stdout_width());
+            super::fit::hide_until_fits(&mut t, &hideable, crate::terminal::stdout_width());
             writeln!(out, "per rule:")?;
             writeln!(out, "{t}")?;
             writeln!(out)?;
@@ -490,20 +486,4 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     let line = wrap("verdict: ", &format!("{plain} — {}", ev.reason));
     writeln!(out, "{}", line.replacen(&plain, &verdict, 1))?;
     Ok(())
-}
-
-/// Hides columns of `t`, in the order given, until it fits `width`. Returns what was hidden.
-fn fit_table(t: &mut Table, hideable: &[(usize, String)], width: usize) -> Vec<String> {
-    let wide = |t: &Table| t.lines().next().map_or(0, |l| l.chars().count());
-    let mut hidden = Vec::new();
-    for (i, name) in hideable {
-        if wide(t) <= width {
-            break;
-        }
-        if let Some(c) = t.column_mut(*i) {
-            c.set_constraint(comfy_table::ColumnConstraint::Hidden);
-            hidden.push(name.clone());
-        }
-    }
-    hidden
 }

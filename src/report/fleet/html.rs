@@ -6,37 +6,11 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use super::super::html::{dash, page_start};
+use super::super::chart;
+use super::super::html::{CSS, dash, page_start};
 use super::super::table::fmt_value;
 use super::super::xml::{attr, text};
 use super::{Fleet, RowSource, threshold_text};
-
-const CSS: &str = "
-:root { --pass: #1a7f37; --fail: #cf222e; --inconclusive: #9a6700; --fg: #1f2328;
-  --muted: #59636e; --line: #d1d9e0; --bg: #ffffff; }
-@media (prefers-color-scheme: dark) {
-  :root { --pass: #3fb950; --fail: #f85149; --inconclusive: #d29922; --fg: #e6edf3;
-    --muted: #9198a1; --line: #3d444d; --bg: #0d1117; }
-}
-body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; color: var(--fg);
-  background: var(--bg); margin: 0 auto; max-width: 72rem; padding: 1rem 1.5rem; line-height: 1.45; }
-h1 { font-size: 1.5rem; margin: 0 0 0.25rem 0; }
-h2 { font-size: 1.15rem; margin-top: 1.75rem; border-bottom: 1px solid var(--line); }
-.banner { border-left: 0.5rem solid; padding: 0.75rem 1rem; margin: 1rem 0; }
-.banner.pass { border-color: var(--pass); }
-.banner.fail { border-color: var(--fail); }
-.banner.inconclusive { border-color: var(--inconclusive); }
-.banner .word { font-size: 1.75rem; font-weight: 700; letter-spacing: 0.05em; }
-.pass .word, tr.pass td.verdict { color: var(--pass); }
-.fail .word, tr.fail td.verdict { color: var(--fail); }
-.inconclusive .word, tr.inconclusive td.verdict { color: var(--inconclusive); }
-td.verdict { font-weight: 700; }
-table { border-collapse: collapse; margin: 0.5rem 0; font-size: 0.9rem; }
-th, td { border: 1px solid var(--line); padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.scroll { overflow-x: auto; }
-.muted, footer { color: var(--muted); font-size: 0.85rem; }
-";
 
 pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let p = &fleet.policy;
@@ -87,6 +61,8 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     }
     h.push_str("</section>\n");
 
+    nodes_chart(&mut h, fleet);
+
     h.push_str("<section id=\"nodes\">\n<h2>Nodes</h2>\n");
     if fleet.rows.is_empty() {
         h.push_str("<p class=\"muted\">No nodes.</p>\n");
@@ -118,7 +94,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         for r in &fleet.rows {
             let _ = writeln!(
                 h,
-                "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"verdict\">{}</td><td>{}</td></tr>",
+                "<tr class=\"{}\"><td class=\"node\">{}</td><td>{}</td><td class=\"node\">{}</td><td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"verdict\">{}</td><td class=\"reason\">{}</td></tr>",
                 r.verdict.as_str(),
                 text(&r.host),
                 text(dash(&r.dir)),
@@ -168,4 +144,47 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     );
     h.push_str("</body>\n</html>\n");
     out.write_all(h.as_bytes())
+}
+
+/// Each node's deciding figure as a bar, failures first, with its threshold.
+fn nodes_chart(h: &mut String, fleet: &Fleet) {
+    let Some(head) = fleet.head.as_ref() else {
+        return;
+    };
+    if fleet.rows.is_empty() {
+        return;
+    }
+    let bars: Vec<chart::NodeBar> = fleet
+        .rows
+        .iter()
+        .map(|r| chart::NodeBar {
+            label: r.label(fleet),
+            value: r.value,
+            threshold: r.threshold,
+            verdict: r.verdict.as_str(),
+            tip: format!(
+                "{}: {} {}, {} — {}",
+                r.label(fleet),
+                fleet.value_title(),
+                r.value.map(fmt_value).unwrap_or("—".into()),
+                threshold_text(fleet, r),
+                r.verdict.as_str().to_uppercase()
+            ),
+        })
+        .collect();
+    let _ = writeln!(
+        h,
+        "<section id=\"nodes-chart\">\n<h2>{} per node</h2>",
+        text(&fleet.value_title())
+    );
+    if bars.len() > chart::NODES_DRAWN {
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">The first {} nodes, failures first; the table lists all {}.</p>",
+            chart::NODES_DRAWN,
+            bars.len()
+        );
+    }
+    h.push_str(&chart::nodes(&bars, head.unit));
+    h.push_str("</section>\n");
 }

@@ -4,12 +4,13 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::{Cell, CellAlignment};
 
 use crate::evaluate::Verdict;
 
 use super::super::Style;
-use super::super::table::{WIDTH, fmt_value, wrap};
+use super::super::fit;
+use super::super::table::{fmt_value, wrap};
 use super::{Fleet, RowSource, threshold_text};
 
 pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<()> {
@@ -58,10 +59,6 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
         let engines: std::collections::BTreeSet<&str> =
             fleet.rows.iter().map(|r| r.engine.as_str()).collect();
         let engine_col = engines.len() > 1;
-        let mut t = Table::new();
-        t.load_style(presets::UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_width(WIDTH as u16);
         let unit = fleet
             .head
             .as_ref()
@@ -69,44 +66,70 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             .filter(|u| !u.is_empty())
             .map(|u| format!("\n{u}"))
             .unwrap_or_default();
+        // Wide: a column per field. Stacked: the node's host, dir and engine under each other,
+        // and runs over days. Else each node as a record (cards).
+        let mut wide = fit::table();
+        let mut stacked = fit::table();
         let mut header = vec![Cell::new("host"), Cell::new("dir")];
         if engine_col {
             header.push(Cell::new("engine"));
         }
+        let value_title = format!("{}{unit}", fleet.value_title());
         header.extend([
             Cell::new("runs"),
             Cell::new("days"),
-            Cell::new(format!("{}{unit}", fleet.value_title())),
+            Cell::new(&value_title),
             Cell::new("threshold"),
             Cell::new("verdict"),
         ]);
-        t.set_header(header);
+        wide.set_header(header);
+        stacked.set_header(vec![
+            Cell::new(if engine_col {
+                "host\ndir\nengine"
+            } else {
+                "host\ndir"
+            }),
+            Cell::new("runs\ndays"),
+            Cell::new(value_title.replace(' ', "\n")),
+            Cell::new("threshold"),
+            Cell::new("verdict"),
+        ]);
         for r in &fleet.rows {
             let mut row = vec![Cell::new(&r.host), Cell::new(dash(&r.dir))];
+            let mut node = vec![r.host.as_str(), dash(&r.dir)];
             if engine_col {
                 row.push(Cell::new(dash(&r.engine)));
+                node.push(dash(&r.engine));
             }
             let mark = match (r.value, &fleet.head, r.threshold) {
                 (Some(v), Some(h), Some(t)) if h.op.holds(v, t) => " ✓",
                 (Some(_), Some(_), Some(_)) => " ✗",
                 _ => "",
             };
+            let value = r
+                .value
+                .map(|v| format!("{}{mark}", fmt_value(v)))
+                .unwrap_or("—".into());
+            let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+            // Painted text would count its escape codes as columns; the word is short.
+            let verdict = r.verdict.as_str().to_uppercase();
             row.extend([
-                Cell::new(r.runs).set_alignment(CellAlignment::Right),
-                Cell::new(r.days).set_alignment(CellAlignment::Right),
-                Cell::new(
-                    r.value
-                        .map(|v| format!("{}{mark}", fmt_value(v)))
-                        .unwrap_or("—".into()),
-                )
-                .set_alignment(CellAlignment::Right),
-                Cell::new(threshold_text(fleet, r)).set_alignment(CellAlignment::Right),
-                // Painted text would count its escape codes as columns; the word is short.
-                Cell::new(r.verdict.as_str().to_uppercase()),
+                right(r.runs.to_string()),
+                right(r.days.to_string()),
+                right(value.clone()),
+                right(threshold_text(fleet, r)),
+                Cell::new(&verdict),
             ]);
-            t.add_row(row);
+            wide.add_row(row);
+            stacked.add_row(vec![
+                Cell::new(node.join("\n")),
+                right(format!("{}\n{}", r.runs, r.days)),
+                right(value),
+                right(threshold_text(fleet, r)),
+                Cell::new(verdict),
+            ]);
         }
-        let text = t.to_string();
+        let text = fit::first_fitting(&[wide, stacked], crate::terminal::stdout_width());
         // Colour the verdict words after layout, so widths stay right.
         let text = if style.color {
             text.lines()
@@ -116,6 +139,10 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
                         let plain = format!(" {} ", v.as_str().to_uppercase());
                         if let Some(i) = l.rfind(&plain) {
                             return format!("{} {} {}", &l[..i], word(v), &l[i + plain.len()..]);
+                        }
+                        // a record's (card's) verdict line ends with the word
+                        if let Some(head) = l.strip_suffix(plain.trim()) {
+                            return format!("{head}{}", word(v));
                         }
                     }
                     l.to_string()

@@ -1,0 +1,304 @@
+//! The HTML pages as a browser draws them: Debian's chromium, headless, renders the node
+//! report, a run's page and the fleet page; each is screenshotted as it ships, and a copy with
+//! a measuring script added (the page's own Content-Security-Policy forbids scripts) reports
+//! the drawn geometry: the charts are there with their points and labels, no two labels
+//! overlap, no line label sits on a point, the axis reads "0" and not "0.000", no x label
+//! repeats, and the fleet's chart puts failures first.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::Env;
+
+/// Measures the page after layout and writes `key=value` lines into `<pre id="measured">`.
+const MEASURE: &str = r#"
+<script>
+(function () {
+  var out = [];
+  function put(k, v) { out.push(k + '=' + v); }
+  function box(e) { return e.getBoundingClientRect(); }
+  function meets(a, b, slack) {
+    return a.left < b.right - slack && b.left < a.right - slack &&
+           a.top < b.bottom - slack && b.top < a.bottom - slack;
+  }
+  function words(e) { return (e.textContent || '').replace(/\s+/g, ' ').trim(); }
+  var svgs = document.querySelectorAll('svg.chart');
+  put('charts', svgs.length);
+  svgs.forEach(function (svg, i) {
+    var name = 'chart' + i;
+    var sb = box(svg);
+    put(name + '.class', svg.getAttribute('class').replace(/\s+/g, '.'));
+    put(name + '.size', Math.round(sb.width) + 'x' + Math.round(sb.height));
+    var texts = Array.prototype.filter.call(svg.querySelectorAll('text'), function (t) {
+      return words(t) !== '';
+    });
+    put(name + '.texts', texts.length);
+    var overlaps = [];
+    for (var a = 0; a < texts.length; a++) {
+      for (var b = a + 1; b < texts.length; b++) {
+        if (meets(box(texts[a]), box(texts[b]), 0.5)) {
+          overlaps.push(words(texts[a]) + ' / ' + words(texts[b]));
+        }
+      }
+    }
+    put(name + '.overlapping', overlaps.join(' | '));
+    var outside = texts.filter(function (t) {
+      var b = box(t);
+      return b.left < sb.left - 1 || b.right > sb.right + 1 || b.top < sb.top - 1 || b.bottom > sb.bottom + 1;
+    }).map(words);
+    put(name + '.clipped', outside.join(' | '));
+    var marks = svg.querySelectorAll('circle, polyline, rect.bar');
+    var onPoint = [];
+    svg.querySelectorAll('.threshold-label, .aggregate-label').forEach(function (l) {
+      svg.querySelectorAll('circle').forEach(function (c) {
+        if (meets(box(l), box(c), 0)) { onPoint.push(words(l)); }
+      });
+    });
+    put(name + '.label-on-point', onPoint.join(' | '));
+    put(name + '.marks', marks.length);
+    put(name + '.circles', svg.querySelectorAll('circle').length);
+    var pl = svg.querySelector('polyline');
+    put(name + '.polyline-points', pl ? pl.getAttribute('points').trim().split(/\s+/).length : 0);
+    var y = Array.prototype.map.call(svg.querySelectorAll('text.tick-label.y'), words);
+    put(name + '.y-labels', y.join(','));
+    var x = Array.prototype.map.call(svg.querySelectorAll('text.tick-label.x'), words);
+    put(name + '.x-labels', x.join(','));
+    var nodes = Array.prototype.map.call(svg.querySelectorAll('g.node'), function (g) {
+      return g.getAttribute('class').split(' ')[1];
+    });
+    put(name + '.nodes', nodes.join(','));
+    put(name + '.days', svg.querySelectorAll('g.day').length);
+    put(name + '.threshold-lines', svg.querySelectorAll('line.threshold').length);
+  });
+  put('verdict', words(document.querySelector('.banner .word')));
+  put('page-width', document.documentElement.scrollWidth + '/' + window.innerWidth);
+  var pre = document.createElement('pre');
+  pre.id = 'measured';
+  pre.textContent = out.join('\n');
+  document.body.appendChild(pre);
+})();
+</script>
+"#;
+
+/// chromium, headless, without a sandbox (CI runs as root) and with a profile of its own.
+fn chromium(profile: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new("chromium");
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+        "--window-size=1100,1400",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    c
+}
+
+/// The page as it ships, screenshotted: a PNG of the window's size.
+fn screenshot(env: &Env, page: &Path) -> PathBuf {
+    let png = page.with_extension("png");
+    let out = chromium(&env.tmp.path().join("profile"))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "chromium: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&png).expect("a screenshot");
+    assert_eq!(&bytes[1..4], b"PNG");
+    // IHDR: width and height, big-endian, at bytes 16..24
+    let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let h = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    assert_eq!((w, h), (1100, 1400));
+    png
+}
+
+/// The page with the measuring script, as chromium's DOM after layout: `key=value` pairs.
+fn measure(env: &Env, page: &Path) -> std::collections::BTreeMap<String, String> {
+    let html = std::fs::read_to_string(page).unwrap();
+    let csp = html
+        .find("<meta http-equiv=\"Content-Security-Policy\"")
+        .expect("the page forbids scripts");
+    let end = csp + html[csp..].find("/>").unwrap() + 2;
+    let body_end = html.rfind("</body>").unwrap();
+    let measured = format!(
+        "{}{}{MEASURE}{}",
+        &html[..csp],
+        &html[end..body_end],
+        &html[body_end..]
+    );
+    let copy = page.with_extension("measured.html");
+    std::fs::write(&copy, measured).unwrap();
+    let out = chromium(&env.tmp.path().join("profile"))
+        .args(["--dump-dom", "--virtual-time-budget=2000"])
+        .arg(format!("file://{}", copy.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let start = dom
+        .find("<pre id=\"measured\">")
+        .unwrap_or_else(|| panic!("the script ran: {}", String::from_utf8_lossy(&out.stderr)));
+    let text = &dom[start + "<pre id=\"measured\">".len()..];
+    let text = &text[..text.find("</pre>").unwrap()];
+    text.lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| {
+            let v = v
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&");
+            (k.to_string(), v)
+        })
+        .collect()
+}
+
+/// The charts of a page whose class includes `class`, by index.
+fn charts_of(m: &std::collections::BTreeMap<String, String>, class: &str) -> Vec<String> {
+    let n: usize = m["charts"].parse().unwrap();
+    (0..n)
+        .map(|i| format!("chart{i}"))
+        .filter(|c| m[&format!("{c}.class")].split('.').any(|k| k == class))
+        .collect()
+}
+
+/// What every chart keeps: drawn, labels apart, none clipped or on a point, a plain zero,
+/// no repeated x label.
+fn assert_readable(m: &std::collections::BTreeMap<String, String>, page: &str) {
+    let n: usize = m["charts"].parse().unwrap();
+    assert!(n > 0, "{page}: no chart drawn: {m:?}");
+    for i in 0..n {
+        let c = format!("chart{i}");
+        let get = |k: &str| m[&format!("{c}.{k}")].as_str();
+        let (w, h) = get("size").split_once('x').unwrap();
+        assert!(
+            w.parse::<u32>().unwrap() > 200 && h.parse::<u32>().unwrap() > 80,
+            "{page} {c} is drawn: {}",
+            get("size")
+        );
+        assert_eq!(get("overlapping"), "", "{page} {c}: labels overlap");
+        assert_eq!(get("clipped"), "", "{page} {c}: labels outside the chart");
+        assert_eq!(
+            get("label-on-point"),
+            "",
+            "{page} {c}: a line's label on a point"
+        );
+        let y: Vec<&str> = get("y-labels")
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .collect();
+        assert!(
+            y.iter().all(|l| !l.starts_with("0.0") || l.len() < 4),
+            "{page} {c}: y labels {y:?}"
+        );
+        let x: Vec<&str> = get("x-labels")
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .collect();
+        let uniq: std::collections::BTreeSet<&&str> = x.iter().collect();
+        assert_eq!(uniq.len(), x.len(), "{page} {c}: x labels repeat: {x:?}");
+    }
+    let (doc, window) = m["page-width"].split_once('/').unwrap();
+    assert!(
+        doc.parse::<u32>().unwrap() <= window.parse::<u32>().unwrap(),
+        "{page}: wider than the window: {}",
+        m["page-width"]
+    );
+}
+
+#[test]
+#[cfg_attr(not(have_chromium), ignore = "needs chromium")]
+fn the_pages_render_in_chromium_with_readable_charts() {
+    let env = Env::new();
+    let now = chrono::Utc::now().fixed_offset();
+    // (the small node's run is now; the others on whole days)
+    // A node with three days of two runs each, passing; a fleet of it, a failing node and a
+    // node with no runs of the policy's test.
+    let mut node = String::new();
+    let mut fleet = String::new();
+    for (host, mb_s) in [("node-pass", 30.0), ("node-fail", 2.0)] {
+        for day in 0..3 {
+            for k in 0..2 {
+                // 11:00 and 13:00 UTC of the three days before today: three days whatever
+                // the hour the test runs at
+                let t = (now.date_naive() - chrono::Days::new(day + 1))
+                    .and_hms_opt(11 + 2 * k as u32, 0, 0)
+                    .unwrap()
+                    .and_utc()
+                    .fixed_offset();
+                let r = common::swimlane_record(host, "/data", t, mb_s * (1.0 + 0.1 * k as f64));
+                let line = serde_json::to_string(&r).unwrap() + "\n";
+                if host == "node-pass" {
+                    node.push_str(&line);
+                }
+                fleet.push_str(&line);
+            }
+        }
+    }
+    let mut small = common::swimlane_record("node-small", "/data", now, 30.0);
+    small.job.size = Some(1 << 20);
+    fleet.push_str(&(serde_json::to_string(&small).unwrap() + "\n"));
+    std::fs::write(&env.history, node).unwrap();
+    let fleet_file = env.tmp.path().join("fleet.jsonl");
+    std::fs::write(&fleet_file, fleet).unwrap();
+
+    let report = env.tmp.path().join("report.html");
+    env.cmd()
+        .args(["report", "--host", "node-pass", "--format", "html", "-o"])
+        .arg(&report)
+        .assert()
+        .code(0);
+    let fleet_page = env.tmp.path().join("fleet.html");
+    env.cmd()
+        .args(["fleet", "--format", "html", "-o"])
+        .arg(&fleet_page)
+        .arg(&fleet_file)
+        .assert()
+        .code(1);
+    // A real run, for the IOPS-inside-the-run chart.
+    let run_page = env.tmp.path().join("run.html");
+    env.small_run("psync")
+        .arg("--export")
+        .arg(format!("html={}", run_page.display()))
+        .assert()
+        .code(predicates::function::function(|c: &i32| *c != 2));
+
+    for page in [&report, &fleet_page, &run_page] {
+        screenshot(&env, page);
+    }
+
+    // The report: six runs on the chart, the threshold, three days with their mean.
+    let m = measure(&env, &report);
+    assert_eq!(m["verdict"], "PASS");
+    assert_readable(&m, "report");
+    let runs = charts_of(&m, "runs");
+    assert_eq!(runs.len(), 1, "{m:?}");
+    assert_eq!(m[&format!("{}.circles", runs[0])], "6");
+    assert_eq!(m[&format!("{}.threshold-lines", runs[0])], "1");
+    assert!(m[&format!("{}.y-labels", runs[0])].split(',').count() >= 3);
+    let days = charts_of(&m, "days");
+    assert_eq!(days.len(), 1, "{m:?}");
+    assert_eq!(m[&format!("{}.days", days[0])], "3");
+
+    // The fleet: a bar per node, the failing one first, the passing one last.
+    let m = measure(&env, &fleet_page);
+    assert_eq!(m["verdict"], "FAIL");
+    assert_readable(&m, "fleet");
+    let nodes = charts_of(&m, "nodes");
+    assert_eq!(nodes.len(), 1, "{m:?}");
+    assert_eq!(m[&format!("{}.nodes", nodes[0])], "fail,inconclusive,pass");
+
+    // The run: its IOPS every 500 ms from zero, against the threshold.
+    let m = measure(&env, &run_page);
+    assert_readable(&m, "run");
+    let series = charts_of(&m, "series-run");
+    assert_eq!(series.len(), 1, "{m:?}");
+    let s = &series[0];
+    assert!(m[&format!("{s}.polyline-points")].parse::<usize>().unwrap() >= 2);
+    assert!(m[&format!("{s}.y-labels")].starts_with("0,"), "{m:?}");
+    assert_eq!(m[&format!("{s}.threshold-lines")], "1");
+}
