@@ -72,7 +72,7 @@ impl TryFrom<RunArgs> for RunConfig {
             return Err(match *field {
                 "size" if args.size.is_some() => usage(format!("--size: {msg}")),
                 "runtime" if args.runtime.is_some() => usage(format!("--runtime: {msg}")),
-                _ => usage(format!("policy {}: job.{e}", policy.name)),
+                _ => anyhow::anyhow!("policy {}: job.{e}", policy.name),
             });
         }
         let outputs = Outputs::from_args(&args.out)?;

@@ -38,8 +38,8 @@ pub enum Kind {
     Usage,
     /// The test could not run ([`RunError`]).
     CouldNotRun,
-    /// What the user gave us cannot be used: a policy, a fio output, a history, a file to
-    /// read or write.
+    /// What iopscheck was given, or asked to write, cannot be used: a policy, a fio output, a
+    /// history, a node's result, a file to read or write. Any error not typed otherwise.
     Input,
 }
 

@@ -54,7 +54,7 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 warnings.push(format!("{name}: a fleet's result, left out"));
                 continue;
             }
-            r => r.map_err(|e| usage(format!("fleet: {name}: {e}")))?,
+            r => r.map_err(|e| anyhow::anyhow!("fleet: {name}: {e}"))?,
         };
         rows.extend(node.rows);
         warnings.extend(node.warnings);

@@ -44,10 +44,10 @@ pub fn gather(paths: &[PathBuf], max_bytes: u64) -> anyhow::Result<Vec<Input>> {
                 .read_to_end(&mut bytes)
                 .map_err(|e| cannot_read(e, &"stdin"))?;
             if bytes.len() as u64 > max_bytes {
-                return Err(usage(format!(
+                return Err(anyhow::anyhow!(
                     "fleet: stdin: more than {} MiB; give the results as files or a directory",
                     max_bytes >> 20
-                )));
+                ));
             }
             inputs.push(Input {
                 name: "stdin".into(),
@@ -61,10 +61,10 @@ pub fn gather(paths: &[PathBuf], max_bytes: u64) -> anyhow::Result<Vec<Input>> {
         if meta.is_dir() {
             let found = dir_files(path)?;
             if found.is_empty() {
-                return Err(usage(format!(
+                return Err(anyhow::anyhow!(
                     "fleet: {shown}: a directory without results: no *.{} files in it",
                     DIR_EXTENSIONS.join(", *.")
-                )));
+                ));
             }
             for f in found {
                 inputs.push(Input {
@@ -118,10 +118,10 @@ fn read_file(path: &Path, max_bytes: u64) -> anyhow::Result<Vec<u8>> {
     crate::history::check_for_reading(path).map_err(|e| anyhow::Error::new(e).context("fleet"))?;
     let meta = std::fs::metadata(path).map_err(|e| cannot_read(e, &shown))?;
     if meta.len() > max_bytes {
-        return Err(usage(format!(
+        return Err(anyhow::anyhow!(
             "fleet: {shown}: larger than {} MiB; not a node's result or history",
             max_bytes >> 20
-        )));
+        ));
     }
     std::fs::read(path).map_err(|e| cannot_read(e, &shown))
 }

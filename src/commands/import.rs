@@ -231,10 +231,10 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             // A figure no disk can give (an overflow, a negative latency in an edited file)
             // is refused before anything is judged or recorded.
             history::check_metrics(&record.metrics).map_err(|e| {
-                usage(format!(
+                anyhow::anyhow!(
                     "{}: {label}: {e}; nothing was imported or recorded",
                     input.name
-                ))
+                )
             })?;
             candidates.push(Candidate {
                 record,
