@@ -92,9 +92,9 @@ pub struct Record {
     /// Flags that changed the policy's test, e.g. {"size": "64m"}.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub overrides: BTreeMap<String, String>,
-    /// "exact" or "printed": whether bandwidth came from byte counts or a printed figure.
+    /// Whether bandwidth came from byte counts or a printed figure ("exact" | "printed").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bw_basis: Option<String>,
+    pub bw_basis: Option<crate::measure::BwBasis>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_version: Option<String>,
     /// Groups the runs of one `iopscheck run` invocation.
@@ -306,6 +306,8 @@ fn open_for_append(path: &Path) -> Result<File, HistoryError> {
 
 /// Appends records under an exclusive lock, each as one line, then fsyncs. A torn last line
 /// left by a crash is closed with a newline first, so the new records start on their own line.
+/// Not a write-and-rename (tempfile's `persist`): the history is appended to in place, never
+/// replaced, so that a concurrent writer's records are never lost and the file keeps its owner.
 pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {
     if records.is_empty() {
         return Ok(());
@@ -670,6 +672,24 @@ mod tests {
         let lines: Vec<_> = s.iter().map(|s| s.line).collect();
         assert_eq!(lines, vec![2, 3, 5]);
         assert!(s[0].reason.contains("newer"));
+    }
+
+    #[test]
+    fn bw_basis_reads_and_writes_the_contracts_words_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.jsonl");
+        let mut r = record("2026-11-30T10:00:00Z", 1.0);
+        r.bw_basis = Some(crate::measure::BwBasis::Printed);
+        let good = serde_json::to_string(&r).unwrap();
+        assert!(good.contains("\"bw_basis\":\"printed\""), "{good}");
+        let unknown = good.replace("\"printed\"", "\"approximate\"");
+        std::fs::write(&p, format!("{good}\n{unknown}\n")).unwrap();
+        let (got, s) = read(&p).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].bw_basis, Some(crate::measure::BwBasis::Printed));
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].line, 2);
+        assert!(s[0].reason.contains("approximate"), "{}", s[0].reason);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::measure::{Direction as Dir, Latency, Measurement};
+use crate::measure::{DirectionStats, Latency, Measurement};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -321,7 +321,7 @@ pub fn from_measurement(m: &Measurement) -> BTreeMap<String, f64> {
     out
 }
 
-fn direction(out: &mut BTreeMap<String, f64>, p: &str, d: &Dir, bs: Option<u64>) {
+fn direction(out: &mut BTreeMap<String, f64>, p: &str, d: &DirectionStats, bs: Option<u64>) {
     let mb_s = d.bw_mb_s_printed.unwrap_or(d.bw_bytes / 1e6);
     out.insert(format!("{p}_iops"), d.iops);
     out.insert(format!("{p}_bw_bytes"), d.bw_bytes);
@@ -387,7 +387,7 @@ mod tests {
     #[test]
     fn metrics_from_a_measurement_follow_fio() {
         // fio-3.33-sample.json: 262,145 writes, 1,073,745,920 bytes, 5064 ms.
-        let d = Dir::from_counts(262_145, 1_073_745_920, 5064);
+        let d = DirectionStats::from_counts(262_145, 1_073_745_920, 5064);
         let m = Measurement {
             write: Some(d),
             bs: Some(4096),

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use iopscheck::fio::{FioOutput, Format, ParseError, parse};
-use iopscheck::measure::{BwBasis, Direction};
+use iopscheck::fio::{FioFormat, FioOutput, ParseError, parse};
+use iopscheck::measure::{BwBasis, DirectionStats};
 use proptest::prelude::*;
 
 fn fixture_dir() -> PathBuf {
@@ -62,13 +62,13 @@ fn every_fixture_parses_in_its_own_format() {
         let out = parse(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(!out.jobs.is_empty(), "{name}: no jobs");
         let want = if name.contains("jsonplus") {
-            Format::JsonPlus
+            FioFormat::JsonPlus
         } else if name.ends_with(".json") {
-            Format::Json
+            FioFormat::Json
         } else if name.contains("terse") {
-            Format::Terse
+            FioFormat::Terse
         } else {
-            Format::Text
+            FioFormat::Text
         };
         assert_eq!(out.format, want, "{name}");
         assert!(out.fio_version.is_some(), "{name}: no fio version");
@@ -184,7 +184,7 @@ fn every_expected_row_matches() {
                 assert!(d.is_none(), "{ctx}: {dir} should be idle");
                 continue;
             };
-            let d: &Direction = d.as_ref().unwrap_or_else(|| panic!("{ctx}: no {dir}"));
+            let d: &DirectionStats = d.as_ref().unwrap_or_else(|| panic!("{ctx}: no {dir}"));
             assert!(
                 close(d.iops, printed_count(&iops), 1e-12),
                 "{ctx}: {dir} iops {} vs {iops}",
@@ -433,7 +433,7 @@ fn summary(out: &FioOutput) -> Vec<String> {
     out.jobs
         .iter()
         .map(|j| {
-            let dir = |d: &Option<Direction>| {
+            let dir = |d: &Option<DirectionStats>| {
                 d.as_ref().map(|d| {
                     format!(
                         "ios={} bytes={} rt={} iops={} bw={} mb={:?} clat={:?} lat={:?} slat={:?}",
@@ -491,7 +491,7 @@ fn text_that_lost_its_line_breaks_gives_the_same_values() {
         ];
         for (how, v) in variants {
             let got = parse(v.as_bytes()).unwrap_or_else(|e| panic!("{name} ({how}): {e}"));
-            assert_eq!(got.format, Format::Text, "{name} ({how})");
+            assert_eq!(got.format, FioFormat::Text, "{name} ({how})");
             assert_eq!(got.fio_version, want.fio_version, "{name} ({how})");
             assert_eq!(got.timestamp, want.timestamp, "{name} ({how})");
             assert_eq!(summary(&got), summary(&want), "{name} ({how})");
@@ -807,7 +807,7 @@ fn split_fields(text: &str) -> String {
 
 fn assert_same_figures(name: &str, how: &str, got: &str, want: &FioOutput) {
     let out = parse(got.as_bytes()).unwrap_or_else(|e| panic!("{name} ({how}): {e}"));
-    assert_eq!(out.format, Format::Text, "{name} ({how})");
+    assert_eq!(out.format, FioFormat::Text, "{name} ({how})");
     assert_eq!(out.fio_version, want.fio_version, "{name} ({how})");
     assert_eq!(out.timestamp, want.timestamp, "{name} ({how})");
     assert_eq!(summary(&out), summary(want), "{name} ({how})");
@@ -941,7 +941,7 @@ fn a_real_client_server_all_clients_block_is_read_with_units_without_b_per_s() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/issue-11/weka-fio-3.20-client-server-all-clients-randread.txt");
     let out = parse(&std::fs::read(path).unwrap()).unwrap();
-    assert_eq!(out.format, Format::Text);
+    assert_eq!(out.format, FioFormat::Text);
     assert_eq!(out.jobs.len(), 1);
     let j = &out.jobs[0];
     assert_eq!(j.name, "All clients");

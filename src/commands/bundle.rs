@@ -77,7 +77,10 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let cannot_read = |e: std::io::Error| {
         anyhow::Error::new(e).context(format!("history {}: cannot read", history_path.display()))
     };
-    let mut spool = spool().map_err(|e| anyhow::Error::new(e).context("bundle: temporary file"))?;
+    // An unnamed temporary file (O_TMPFILE), or a named one removed at once where the
+    // temporary directory's filesystem has none: gone when the process ends, whatever happens.
+    let mut spool = tempfile::tempfile()
+        .map_err(|e| anyhow::Error::new(e).context("bundle: temporary file"))?;
     let kept = match std::fs::File::open(&history_path) {
         Ok(f) => keep_host_lines(
             std::io::BufReader::with_capacity(1 << 16, f),
@@ -361,32 +364,6 @@ fn target_dirs(dirs: &BTreeMap<String, DateTime<FixedOffset>>) -> Vec<String> {
         );
     }
     dirs
-}
-
-/// An unnamed temporary file (O_TMPFILE), or a named one removed at once where the temporary
-/// directory's filesystem has no O_TMPFILE: gone when the process ends, whatever happens.
-fn spool() -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = std::env::temp_dir();
-    if let Ok(f) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_TMPFILE)
-        .open(&dir)
-    {
-        return Ok(f);
-    }
-    let path = dir.join(format!(".iopscheck-bundle-{}.tmp", std::process::id()));
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)?;
-    std::fs::remove_file(&path)?;
-    Ok(f)
 }
 
 /// A member of the bundle: bytes made here, or the spooled history copied in as it is read.
@@ -704,8 +681,10 @@ enum Published {
 
 /// Writes what `write` writes to `path` all at once or not at all, and never over an existing file: the
 /// data goes to an unnamed temporary file (O_TMPFILE) that is linked in under its name when
-/// complete, so an interruption leaves nothing behind. Where the filesystem has no O_TMPFILE,
-/// a named temporary file is hard-linked in, then removed.
+/// complete, so an interruption leaves nothing behind (tempfile's `NamedTempFile` always has a
+/// name, which a kill would leave behind, hence the linkat here). Where the filesystem has no
+/// O_TMPFILE, a named temporary file is moved in without replacing anything
+/// (`persist_noclobber`: renameat2's NOREPLACE, or a hard link).
 fn publish(
     path: &Path,
     mut write: impl FnMut(&mut std::fs::File) -> std::io::Result<()>,
@@ -752,40 +731,66 @@ fn publish(
         }
         // No /proc, say: fall back to a named temporary file.
     }
+    publish_named(dir, path, write)
+}
 
+/// [`publish`] through a named temporary file in `dir`, moved in without replacing anything.
+fn publish_named(
+    dir: &Path,
+    path: &Path,
+    mut write: impl FnMut(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<(), Published> {
+    use std::os::unix::fs::PermissionsExt;
+    let exists = |e: &std::io::Error| e.kind() == std::io::ErrorKind::AlreadyExists;
     let name = path
         .file_name()
         .ok_or_else(|| Published::Io(std::io::Error::other("not a file name")))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-            .map_err(Published::Io)?;
-        write(&mut f).map_err(Published::Io)?;
-        f.sync_all().map_err(Published::Io)?;
-        match std::fs::hard_link(&tmp, path) {
-            Ok(()) => Ok(()),
-            Err(e) if exists(&e) => Err(Published::Exists),
-            // A filesystem without hard links: rename, having checked the name is free.
-            Err(_) if std::fs::symlink_metadata(path).is_ok() => Err(Published::Exists),
-            Err(_) => std::fs::rename(&tmp, path).map_err(Published::Io),
-        }
-    })();
-    let _ = std::fs::remove_file(&tmp);
-    result
+    // Removed when dropped: an error before it is linked in leaves nothing behind.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{}.", name.to_string_lossy()))
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o644))
+        .tempfile_in(dir)
+        .map_err(Published::Io)?;
+    write(tmp.as_file_mut()).map_err(Published::Io)?;
+    tmp.as_file().sync_all().map_err(Published::Io)?;
+    match tmp.persist_noclobber(path) {
+        Ok(_) => Ok(()),
+        Err(e) if exists(&e.error) => Err(Published::Exists),
+        // A filesystem without hard links: rename, having checked the name is free.
+        Err(_) if std::fs::symlink_metadata(path).is_ok() => Err(Published::Exists),
+        Err(e) => e
+            .file
+            .persist(path)
+            .map(drop)
+            .map_err(|e| Published::Io(e.error)),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_temporary_file_is_published_once_and_never_left_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.tar.gz");
+        assert!(publish_named(dir.path(), &p, |f| f.write_all(b"one")).is_ok());
+        assert!(matches!(
+            publish_named(dir.path(), &p, |f| f.write_all(b"two")),
+            Err(Published::Exists)
+        ));
+        let failed = publish_named(dir.path(), &dir.path().join("c"), |_| {
+            Err(std::io::Error::other("disk full"))
+        });
+        assert!(matches!(failed, Err(Published::Io(_))));
+        assert_eq!(std::fs::read(&p).unwrap(), b"one");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["b.tar.gz"]);
+    }
 
     #[test]
     fn only_this_hosts_lines_are_kept_verbatim() {

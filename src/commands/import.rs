@@ -222,7 +222,11 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 tool_version: crate::app::VERSION.to_string(),
                 policy: policy.name.clone(),
                 overrides: Default::default(),
-                bw_basis: Some(if printed { "printed" } else { "exact" }.into()),
+                bw_basis: Some(if printed {
+                    crate::measure::BwBasis::Printed
+                } else {
+                    crate::measure::BwBasis::Exact
+                }),
                 fio_version: parsed.fio_version.clone(),
                 invocation: None,
                 iops_series: m.series.clone(),

@@ -428,7 +428,7 @@ fn make_record(
         tool_version: crate::app::VERSION.to_string(),
         policy: plan.policy_name.clone(),
         overrides: plan.overrides.clone(),
-        bw_basis: Some("exact".into()),
+        bw_basis: Some(crate::measure::BwBasis::Exact),
         fio_version,
         invocation: Some(plan.invocation.clone()),
         iops_series: m.series.clone(),

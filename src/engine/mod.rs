@@ -31,7 +31,7 @@ use std::time::Instant;
 use crate::job::{IoEngine, Job};
 use crate::measure::histogram::Histogram;
 use crate::measure::series::{INTERVAL_MS, Series};
-use crate::measure::{Direction, Measurement};
+use crate::measure::{DirectionStats, Measurement};
 
 use timed::{Ctx, JobResult};
 
@@ -425,7 +425,7 @@ fn run_worker(
 /// Adds up the jobs of a group as fio's group_reporting does (§8): I/Os and bytes summed,
 /// runtime the longest, histograms merged.
 fn combine(job: &Job, backend: Backend, jobs: &[JobResult]) -> Measurement {
-    let dir = |d: usize| -> Direction {
+    let dir = |d: usize| -> DirectionStats {
         let (mut ios, mut bytes, mut runtime_ms) = (0u64, 0u64, 0u64);
         let (mut clat, mut lat, mut slat) = (
             Histogram::default(),
@@ -444,7 +444,7 @@ fn combine(job: &Job, backend: Backend, jobs: &[JobResult]) -> Measurement {
             lat.merge(&s.lat);
             slat.merge(&s.slat);
         }
-        let mut out = Direction::from_counts(ios, bytes, runtime_ms);
+        let mut out = DirectionStats::from_counts(ios, bytes, runtime_ms);
         let some = |h: &Histogram| (!h.is_empty()).then(|| h.summary());
         out.clat = some(&clat);
         out.lat = some(&lat);

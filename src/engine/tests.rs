@@ -96,7 +96,7 @@ fn uring_ok() -> bool {
 }
 
 /// The figures of one direction agree with each other as fio's would.
-fn check_dir(d: &Direction, bs: u64, min_runtime_ms: u64, async_engine: bool) {
+fn check_dir(d: &DirectionStats, bs: u64, min_runtime_ms: u64, async_engine: bool) {
     assert!(d.ios > 0, "no I/O done");
     assert_eq!(d.bytes, d.ios * bs, "bytes == ios × bs");
     assert!(

@@ -10,9 +10,9 @@ use chrono::{DateTime, FixedOffset};
 use serde_json::{Map, Value};
 
 use super::num::{fio_option_bool, fio_option_int, fio_option_size};
-use super::{FioJob, FioOutput, Format, ParseError, choose_bs, count_lines};
+use super::{FioFormat, FioJob, FioOutput, ParseError, choose_bs, count_lines};
 use crate::job::{IoEngine, JobShape, Rw, SyncMode};
-use crate::measure::{BwBasis, Direction, Latency, Measurement};
+use crate::measure::{BwBasis, DirectionStats, Latency, Measurement};
 
 /// Where the JSON starts: the first `{` followed by a key (`{ "fio version"…`), so that braces
 /// in noise before it (`${HOME}` in a prompt) are passed over.
@@ -249,7 +249,11 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         j.measurement.disk = disk.clone();
     }
     FioOutput {
-        format: if plus { Format::JsonPlus } else { Format::Json },
+        format: if plus {
+            FioFormat::JsonPlus
+        } else {
+            FioFormat::Json
+        },
         fio_version,
         timestamp,
         jobs,
@@ -362,7 +366,7 @@ fn as_u64(v: &Value) -> Option<u64> {
 }
 
 /// One direction; None when it did no I/O (fio prints zeros for idle directions).
-fn direction(d: &Map<String, Value>, bs: Option<u64>) -> Option<Direction> {
+fn direction(d: &Map<String, Value>, bs: Option<u64>) -> Option<DirectionStats> {
     let num = |k: &str| d.get(k).and_then(as_u64);
     let io = num("io_bytes").unwrap_or(0);
     let runtime_ms = num("runtime").unwrap_or(0);
@@ -394,7 +398,7 @@ fn direction(d: &Map<String, Value>, bs: Option<u64>) -> Option<Direction> {
     });
     // KiB counts are exact bytes only when every I/O is a whole number of KiB.
     let exact = !kib || d.contains_key("bw_bytes") || bs.is_some_and(|b| b > 0 && b % 1024 == 0);
-    Some(Direction {
+    Some(DirectionStats {
         ios,
         bytes,
         runtime_ms,

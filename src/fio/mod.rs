@@ -28,7 +28,7 @@ use crate::measure::Measurement;
 /// The format an output was recognised as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Format {
+pub enum FioFormat {
     Json,
     /// json+ (JSON with `clat_ns.bins`).
     JsonPlus,
@@ -54,7 +54,7 @@ pub struct FioJob {
 /// A parsed output.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FioOutput {
-    pub format: Format,
+    pub format: FioFormat,
     /// e.g. "3.33" (without the "fio-" prefix).
     pub fio_version: Option<String>,
     /// The output's own timestamp (JSON `timestamp`, text job header date).

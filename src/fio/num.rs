@@ -83,29 +83,22 @@ fn prefix_multiplier(prefix: &str, old_layout: bool) -> Option<(f64, Base)> {
         return Some((1.0, Base::Plain));
     }
     if let Some(p) = prefix.strip_suffix('i') {
-        let pow = match p {
-            "K" | "k" => 1,
-            "M" => 2,
-            "G" => 3,
-            "T" => 4,
-            "P" => 5,
-            "E" => 6,
-            _ => return None,
-        };
-        return Some((1024f64.powi(pow), Base::Binary));
+        return Some((1024f64.powi(power(p)?), Base::Binary));
     }
     if old_layout {
         let pow = match prefix {
-            "K" | "k" => 1,
-            "M" => 2,
-            "G" => 3,
             "P" | "T" => 4,
             "E" => 5,
-            _ => return None,
+            p => power(p).filter(|&n| n <= 3)?,
         };
         return Some((1024f64.powi(pow), Base::Binary));
     }
-    let pow = match prefix {
+    Some((1000f64.powi(power(prefix)?), Base::Decimal))
+}
+
+/// The power of the unit a prefix names: k (or K) 1, M 2, G 3, T 4, P 5, E 6.
+fn power(prefix: &str) -> Option<i32> {
+    Some(match prefix {
         "k" | "K" => 1,
         "M" => 2,
         "G" => 3,
@@ -113,8 +106,7 @@ fn prefix_multiplier(prefix: &str, old_layout: bool) -> Option<(f64, Base)> {
         "P" => 5,
         "E" => 6,
         _ => return None,
-    };
-    Some((1000f64.powi(pow), Base::Decimal))
+    })
 }
 
 /// A size in a job option (JSON `"job options"`), read as fio reads it: `k`/`m`/`g`/`t`/`p` (and
@@ -220,6 +212,15 @@ mod tests {
             parse_bytes("1.5PB", true).unwrap().bytes,
             1.5 * 1024f64.powi(4)
         ));
+        assert!(close(
+            parse_bytes("2EB", true).unwrap().bytes,
+            2.0 * 1024f64.powi(5)
+        ));
+        assert!(close(
+            parse_bytes("3TB", true).unwrap().bytes,
+            3.0 * 1024f64.powi(4)
+        ));
+        assert!(parse_bytes("3ZB", true).is_none());
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! default). One `;`-separated record per job: bandwidth is a truncated KiB/s integer, IOPS a
 //! truncated integer, latencies µs. Field positions: fio-semantics.md §7.3 and fio's HOWTO.
 
-use super::{FioJob, FioOutput, Format, ParseError};
+use super::{FioFormat, FioJob, FioOutput, ParseError};
 use crate::job::JobShape;
-use crate::measure::{BwBasis, Direction, Latency, Measurement};
+use crate::measure::{BwBasis, DirectionStats, Latency, Measurement};
 
 /// Fields of one direction: io KiB, bw, iops, runtime, slat ×4, clat ×4, 20 percentiles,
 /// lat ×4, bw stats ×5 (v5 adds bw samples and 5 iops fields).
@@ -140,7 +140,7 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
     }
     notes.push("terse output: bandwidth is fio's truncated KiB/s integer and IOPS a truncated integer; I/O counts are estimated as IOPS × runtime; job options (rw, bs, ioengine…) are not in terse output".into());
     Ok(Some(FioOutput {
-        format: Format::Terse,
+        format: FioFormat::Terse,
         fio_version: version,
         timestamp: None,
         jobs,
@@ -171,7 +171,7 @@ fn float(s: &str) -> f64 {
 }
 
 /// One direction's fields; None for an idle direction.
-fn direction(f: &[&str]) -> Option<Direction> {
+fn direction(f: &[&str]) -> Option<DirectionStats> {
     let (kib, bw, iops, runtime_ms) = (int(f[0]), int(f[1]), int(f[2]), int(f[3]));
     if kib == 0 && runtime_ms == 0 {
         return None;
@@ -200,7 +200,7 @@ fn direction(f: &[&str]) -> Option<Direction> {
             percentiles,
         })
     };
-    Some(Direction {
+    Some(DirectionStats {
         ios,
         bytes: kib.saturating_mul(1024),
         runtime_ms,

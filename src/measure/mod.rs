@@ -47,7 +47,7 @@ pub enum BwBasis {
 
 /// One direction (read or write) of a job.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Direction {
+pub struct DirectionStats {
     /// I/Os issued (equal to completed after the drain).
     pub ios: u64,
     /// Bytes completed.
@@ -74,9 +74,9 @@ pub struct Direction {
     pub samples: Option<IopsSamples>,
 }
 
-impl Direction {
+impl DirectionStats {
     /// Fills iops and bw from the counts, as fio's stat.c computes them.
-    pub fn from_counts(ios: u64, bytes: u64, runtime_ms: u64) -> Direction {
+    pub fn from_counts(ios: u64, bytes: u64, runtime_ms: u64) -> DirectionStats {
         let (iops, bw) = if runtime_ms == 0 {
             (0.0, 0.0)
         } else {
@@ -86,14 +86,14 @@ impl Direction {
                 ((bytes as u128 * 1000) / runtime_ms as u128) as f64,
             )
         };
-        Direction {
+        DirectionStats {
             ios,
             bytes,
             runtime_ms,
             iops,
             bw_bytes: bw,
             bw_basis: BwBasis::Exact,
-            ..Direction::default()
+            ..DirectionStats::default()
         }
     }
 }
@@ -102,9 +102,9 @@ impl Direction {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read: Option<Direction>,
+    pub read: Option<DirectionStats>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write: Option<Direction>,
+    pub write: Option<DirectionStats>,
     /// Latency of fsync/fdatasync issued every N writes (not the end fsync).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<Latency>,

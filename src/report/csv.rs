@@ -106,8 +106,17 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn write_row<'a>(out: &mut dyn Write, fields: impl Iterator<Item = &'a str>) -> io::Result<()> {
-    let line: Vec<String> = fields.map(field).collect();
+/// One row: the fields, each quoted where needed, joined by commas, ended by `\n`. The node
+/// and the fleet CSV both write their rows here.
+///
+/// By hand rather than with the `csv` crate (a dev-dependency: the tests read these files back
+/// with it): the crate quotes a field only for a separator, a quote or a line break, and
+/// leaves a field's edge spaces bare, which some readers trim away.
+pub(crate) fn write_row<S: AsRef<str>>(
+    out: &mut dyn Write,
+    fields: impl IntoIterator<Item = S>,
+) -> io::Result<()> {
+    let line: Vec<String> = fields.into_iter().map(|f| field(f.as_ref())).collect();
     writeln!(out, "{}", line.join(","))
 }
 

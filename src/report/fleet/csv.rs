@@ -9,6 +9,7 @@
 use std::io::{self, Write};
 
 use super::Fleet;
+use crate::report::csv::write_row;
 use crate::report::fmt_exact;
 
 const HEADER: [&str; 19] = [
@@ -34,7 +35,7 @@ const HEADER: [&str; 19] = [
 ];
 
 pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
-    write_row(out, HEADER.iter().map(|s| s.to_string()))?;
+    write_row(out, HEADER)?;
     let head = fleet.head.as_ref();
     let one_line = |s: &String| s.replace(['\r', '\n'], " ");
     for (i, r) in fleet.rows.iter().enumerate() {
@@ -67,22 +68,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
             warnings.join("\n"),
             fleet.verdict.as_str().into(),
         ];
-        write_row(out, row.into_iter())?;
+        write_row(out, row)?;
     }
     Ok(())
-}
-
-fn write_row(out: &mut dyn Write, fields: impl Iterator<Item = String>) -> io::Result<()> {
-    let line: Vec<String> = fields.map(|f| field(&f)).collect();
-    writeln!(out, "{}", line.join(","))
-}
-
-/// A field, quoted when it holds a separator, a quote, a line break or edge spaces; quotes
-/// inside are doubled.
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }

@@ -1,0 +1,326 @@
+//! From the blocks read to the output: each job block's shape (from the header printed before
+//! the run, `Starting N processes`, the laid-out size, the `issued` sync count) and
+//! measurement, and the notes on what the text does not prove.
+
+use super::date::{local_time, parse_ctime};
+use super::fields::DdirLine;
+use super::fields::PreHeader;
+use super::markers::{Ddir, host_tag};
+use super::shorten;
+use super::state::{Block, State};
+use crate::fio::num::version_tuple;
+use crate::fio::{FioFormat, FioJob, FioOutput, ParseError};
+use crate::job::JobShape;
+use crate::measure::{BwBasis, DirectionStats, Latency, Measurement};
+
+impl State {
+    pub(super) fn finish(self, mut notes: Vec<String>) -> Result<FioOutput, ParseError> {
+        // DirectionStats markers whose figures could not be read: an error when nothing else could
+        // be read, else a warning naming each.
+        let readable = self.blocks.iter().any(|b| !b.dirs.is_empty());
+        let mut unreadable: Vec<String> = Vec::new();
+        for b in &self.blocks {
+            for (kind, no, text) in &b.unreadable {
+                let read = b.dirs.iter().any(|d| d.kind == *kind);
+                let consequence = if read {
+                    "another one was read".to_string()
+                } else {
+                    format!("its {} figures are missing", kind.word())
+                };
+                unreadable.push(format!(
+                    "line {no}: job '{}' has a {} line whose figures could not be read ({consequence}): '{}'",
+                    b.name,
+                    kind.word(),
+                    shorten(text)
+                ));
+            }
+        }
+        for (no, text) in &self.orphan_unreadable {
+            unreadable.push(format!(
+                "line {no}: a result line outside any job block could not be read: '{}'",
+                shorten(text)
+            ));
+        }
+        if !readable && let Some(first) = unreadable.first() {
+            return Err(ParseError::Unreadable(first.clone()));
+        }
+        notes.extend(unreadable);
+        for (g, kind, no) in &self.summary_kinds {
+            let in_group = |b: &&Block| b.groupid == *g;
+            let blocks: Vec<&Block> = self.blocks.iter().filter(in_group).collect();
+            if !blocks.is_empty()
+                && !blocks
+                    .iter()
+                    .any(|b| b.dirs.iter().any(|d| d.kind == *kind) || !b.unreadable.is_empty())
+            {
+                notes.push(format!(
+                    "line {no}: group {g}'s summary shows {} figures, but no job block of the group has a {} line that was read: they are missing",
+                    kind.word().to_uppercase(),
+                    kind.word()
+                ));
+            }
+        }
+        let single_pre = self.pre.len() == 1;
+        let mut timestamp = None;
+        let mut zone_note = None;
+        let mut estimated = false;
+        let mut fraction = false;
+        let mut old_layout = false;
+        let mut jobs = Vec::new();
+        let version = self.version.as_deref().and_then(version_tuple);
+        let same_name = |name: &str| self.blocks.iter().filter(|b| b.name == name).count();
+        for b in &self.blocks {
+            let base = host_tag(&b.name).map_or(b.name.as_str(), |(_, r)| r);
+            let pre = self
+                .pre
+                .iter()
+                .find(|p| p.name == base && p.group == b.groupid)
+                .or_else(|| self.pre.iter().find(|p| p.name == base));
+            let numjobs = if b.jobs > 1 {
+                Some(b.jobs)
+            } else {
+                match pre {
+                    Some(p) if !p.cloned => Some(1),
+                    Some(_) if single_pre => self.started,
+                    Some(_) => None,
+                    // no header line and no "Starting" line: the block's own `jobs=1`, when
+                    // no other block has its name (numjobs clones without group_reporting
+                    // print one block each) and the output is not cut
+                    None if self.started.is_none()
+                        && self.group_lines
+                        && same_name(&b.name) == 1 =>
+                    {
+                        Some(1)
+                    }
+                    None => None,
+                }
+            };
+            // group_reporting over several job definitions: no one shape
+            let definitions = group_definitions(&self.pre, b.groupid);
+            let mixed = (b.jobs > 1 && definitions.len() > 1).then(|| {
+                format!(
+                    "group_reporting over {} job definitions ({}): its figures mix them",
+                    definitions.len(),
+                    definitions.join("; ")
+                )
+            });
+            let mut shape = JobShape {
+                rw: pre.and_then(|p| p.rw),
+                bs: pre.and_then(|p| p.bs),
+                ioengine: pre.and_then(|p| p.ioengine.clone()),
+                iodepth: pre.and_then(|p| p.iodepth),
+                numjobs,
+                size: self
+                    .laid_out
+                    .iter()
+                    .find(|(n, _)| n == base)
+                    .map(|(_, s)| *s),
+                ..JobShape::default()
+            };
+            if mixed.is_some() {
+                let group: Vec<&PreHeader> =
+                    self.pre.iter().filter(|p| p.group == b.groupid).collect();
+                let all_same =
+                    |f: &dyn Fn(&PreHeader) -> String| group.windows(2).all(|w| f(w[0]) == f(w[1]));
+                if !all_same(&|p| format!("{:?}", p.rw)) {
+                    shape.rw = None;
+                }
+                if !all_same(&|p| format!("{:?}", p.bs)) {
+                    shape.bs = None;
+                }
+                if !all_same(&|p| format!("{:?}", p.ioengine)) {
+                    shape.ioengine = None;
+                }
+                if !all_same(&|p| format!("{:?}", p.iodepth)) {
+                    shape.iodepth = None;
+                }
+                if !all_same(&|p| format!("{:?}", self.laid_out.iter().find(|(n, _)| *n == p.name)))
+                {
+                    shape.size = None;
+                }
+            }
+            shape.end_fsync = end_fsync_from_issued(version, b, &shape);
+            if timestamp.is_none()
+                && let Some(d) = &b.date
+                && let Some(naive) = parse_ctime(d)
+            {
+                let local = local_time(naive);
+                zone_note = Some(format!(
+                    "the text's date '{}' has no time zone; it was read as this machine's local time (UTC{})",
+                    d.split_whitespace().take(5).collect::<Vec<_>>().join(" "),
+                    local.format("%:z")
+                ));
+                timestamp = Some(local);
+            }
+            let mut m = Measurement {
+                bs: shape.bs,
+                cpu_usr_pct: b.usr,
+                cpu_sys_pct: b.sys,
+                sync: b.sync.clone().map(|mut s| {
+                    s.n = b.issued.map_or(0, |i| i[3]);
+                    s.percentiles.sort_by(|a, c| a.0.total_cmp(&c.0));
+                    s
+                }),
+                ..Measurement::default()
+            };
+            for d in b.dirs.clone() {
+                fraction |= d.fraction;
+                old_layout |= d.old_layout;
+                if let Some(msg) = &d.mismatch {
+                    notes.push(format!("job '{}': {msg}", b.name));
+                }
+                let issued = b.issued.map(|i| match d.kind {
+                    Ddir::Read => i[0],
+                    Ddir::Write => i[1],
+                    Ddir::Trim => i[2],
+                    Ddir::Mixed => i[..3].iter().fold(0u64, |a, &x| a.saturating_add(x)),
+                });
+                estimated |= issued.is_none();
+                let kind = d.kind;
+                let dir = into_direction(d, issued);
+                match kind {
+                    Ddir::Read => m.read = Some(dir),
+                    Ddir::Write => m.write = Some(dir),
+                    Ddir::Trim => {}
+                    Ddir::Mixed => match shape.rw {
+                        Some(rw) if rw.writes() && !rw.reads() => m.write = Some(dir),
+                        Some(rw) if rw.reads() && !rw.writes() => m.read = Some(dir),
+                        _ => notes.push(format!(
+                            "job '{}': unified_rw_reporting mixes reads and writes into one figure; it was not used",
+                            b.name
+                        )),
+                    },
+                }
+            }
+            jobs.push(FioJob {
+                name: b.name.clone(),
+                groupid: b.groupid,
+                shape,
+                measurement: m,
+                error: b.err,
+                mixed,
+            });
+        }
+
+        notes.push(format!(
+            "text output: bandwidth and IOPS are the figures fio printed (3–4 significant digits); I/O counts {}",
+            if estimated {
+                "are estimated as IOPS × runtime where fio printed no 'issued' line"
+            } else {
+                "come from fio's 'issued' lines"
+            }
+        ));
+        let before_2_20 = match self.version.as_deref().and_then(version_tuple) {
+            Some(v) => v < (2, 20),
+            None => old_layout,
+        };
+        if fraction && before_2_20 {
+            notes.push(
+                "fio before 2.20 printed fractions with an unreliable last digit (e.g. 35.1GiB/s for 35.9); treat decimals in this output with care".into(),
+            );
+        }
+        if let Some(z) = zone_note {
+            notes.push(z);
+        }
+        if self.interrupted {
+            notes.push("interrupted run (fio: terminating on signal): the figures cover the time until the interruption".into());
+        }
+        if let Some(first) = self.errors.first() {
+            notes.push(format!(
+                "fio reported {} error line{} before the results, e.g. '{first}'",
+                self.errors.len(),
+                if self.errors.len() == 1 { "" } else { "s" }
+            ));
+        }
+        if !self.group_lines {
+            notes.push(
+                "no 'Run status group' summary: the output may be cut after the job results".into(),
+            );
+        }
+        if self.extra_terse {
+            notes.push("terse lines in the same output were ignored".into());
+        }
+        Ok(FioOutput {
+            format: FioFormat::Text,
+            fio_version: self.version,
+            timestamp,
+            jobs,
+            notes,
+        })
+    }
+}
+
+/// The job definitions (`rw bs engine depth`) that the header lines give a group, distinct.
+fn group_definitions(pre: &[PreHeader], group: u32) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in pre.iter().filter(|p| p.group == group) {
+        let d = format!(
+            "{} {} {} iodepth={}",
+            p.rw.map_or("rw=?".to_string(), |r| r.to_string()),
+            p.bs.map_or("bs=?".to_string(), crate::units::format_size_fio),
+            p.ioengine.as_deref().unwrap_or("engine=?"),
+            p.iodepth.map_or("?".to_string(), |d| d.to_string())
+        );
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// What the `issued rwts:` sync count proves about `end_fsync` (docs/fio-end-fsync.md).
+///
+/// fio 3.4 (commit 7f3ecee2, "Track fsync/fdatasync/sync_file_range issue count") added the
+/// sync column and counted every sync it queued, the end fsync included; fio 3.17 (commit
+/// 00615bfb, "backend: fix final fsync behaviour") stopped counting the syncs issued while the
+/// job is in its final `TD_FSYNCING` state. So in fio 3.4–3.16, for a job that writes and ended
+/// without error, a count of 0 proves there was no end fsync, and a count of 1 to `jobs` (one
+/// per job's file) proves one; a larger count also holds periodic fsyncs and proves nothing.
+/// Before 3.4 (no sync column) and from 3.17 on, the count cannot tell: None.
+fn end_fsync_from_issued(version: Option<(u32, u32)>, b: &Block, shape: &JobShape) -> Option<bool> {
+    let v = version?;
+    if !((3, 4)..(3, 17)).contains(&v) || !b.issued_sync_column || b.err != 0 {
+        return None;
+    }
+    let writes = match shape.rw {
+        Some(rw) => rw.writes(),
+        None => b.dirs.iter().any(|d| d.kind == Ddir::Write),
+    };
+    let issued = b.issued?;
+    if !writes || issued[1] == 0 {
+        return None;
+    }
+    match issued[3] {
+        0 => Some(false),
+        n if n <= u64::from(b.jobs.max(1)) => Some(true),
+        _ => None,
+    }
+}
+
+fn into_direction(d: DdirLine, issued: Option<u64>) -> DirectionStats {
+    // Without an `issued` line: a truncated IOPS of N means N to N + 1, so the middle.
+    let half = if d.iops_truncated { 0.5 } else { 0.0 };
+    let ios = issued
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| ((d.iops + half) * d.runtime_ms as f64 / 1000.0).round() as u64);
+    let with_n = |l: Option<Latency>| {
+        l.map(|mut l| {
+            l.n = ios;
+            l.percentiles.sort_by(|a, b| a.0.total_cmp(&b.0));
+            l
+        })
+    };
+    DirectionStats {
+        ios,
+        bytes: d.bytes.round() as u64,
+        runtime_ms: d.runtime_ms,
+        iops: d.iops,
+        bw_bytes: d.bw_bytes,
+        bw_mb_s_printed: d.bw_decimal.map(|b| b / 1e6),
+        bw_basis: BwBasis::Printed,
+        clat: with_n(d.clat),
+        lat: with_n(d.lat),
+        slat: with_n(d.slat),
+        samples: d.samples,
+    }
+}

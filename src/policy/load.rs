@@ -1,0 +1,470 @@
+//! Loading a policy: resolving `--policy NAME|FILE`, reading the file safely, and parsing
+//! YAML with error locations (`file:line:column: key.path: what was expected`). The only door
+//! through which YAML enters.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::builtin::builtin_yaml;
+use super::check::check;
+use super::schema::Policy;
+
+/// Where local policies live, looked up by name after the built-in ones.
+pub const SYSTEM_POLICY_DIR: &str = "/etc/iopscheck/policies";
+/// Policy files are small; anything larger is not a policy.
+const MAX_POLICY_BYTES: usize = 256 * 1024;
+
+/// A policy that could not be loaded: where, and what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error(
+        "no policy named '{0}'{1}: `iopscheck policy list` shows the built-in and local ones; give a path to load a file"
+    )]
+    UnknownName(String, String),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: larger than {max} bytes; a policy is a short YAML file", max = MAX_POLICY_BYTES)]
+    TooLarge { path: String },
+    #[error("{path}:{line}:{column}: {msg}")]
+    Syntax {
+        path: String,
+        line: u64,
+        column: u64,
+        msg: String,
+    },
+    #[error("{path}: {msg}")]
+    Invalid { path: String, msg: String },
+    #[error(
+        "{path}: refusing a policy file that other users can write (mode {mode:o}); fix its permissions"
+    )]
+    Unsafe { path: String, mode: u32 },
+}
+
+/// A loaded policy and where it came from.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub policy: Policy,
+    pub origin: Origin,
+    pub yaml: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Origin {
+    BuiltIn,
+    File(PathBuf),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::BuiltIn => f.write_str("built-in"),
+            Origin::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// Resolves `--policy NAME|FILE`: a path (anything with a `/` or a `.yaml`/`.yml` ending, or
+/// an existing file) is loaded; otherwise a built-in name; otherwise
+/// `/etc/iopscheck/policies/NAME.yaml`.
+pub fn resolve(spec: &str) -> Result<Loaded, PolicyError> {
+    resolve_in(spec, Path::new(SYSTEM_POLICY_DIR))
+}
+
+pub fn resolve_in(spec: &str, system_dir: &Path) -> Result<Loaded, PolicyError> {
+    let looks_like_path = spec.contains('/') || spec.ends_with(".yaml") || spec.ends_with(".yml");
+    if looks_like_path || (Path::new(spec).is_file() && builtin_yaml(spec).is_none()) {
+        return load_file(Path::new(spec));
+    }
+    if let Some(yaml) = builtin_yaml(spec) {
+        let policy = parse(yaml, &format!("<built-in {spec}>"))?;
+        return Ok(Loaded {
+            policy,
+            origin: Origin::BuiltIn,
+            yaml: yaml.to_string(),
+        });
+    }
+    for ext in ["yaml", "yml"] {
+        let p = system_dir.join(format!("{spec}.{ext}"));
+        if p.is_file() {
+            return load_file(&p);
+        }
+    }
+    let names = crate::suggest::policy_names(system_dir);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let hint = crate::suggest::closest(spec, &names)
+        .map(|n| format!(" (did you mean '{n}'?)"))
+        .unwrap_or_default();
+    Err(PolicyError::UnknownName(spec.to_string(), hint))
+}
+
+/// Loads a policy file, refusing files others can write when running as root.
+pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|source| PolicyError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    if meta.len() > MAX_POLICY_BYTES as u64 {
+        return Err(PolicyError::TooLarge { path: shown });
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let root = crate::sys::is_root();
+        if root && meta.mode() & 0o002 != 0 {
+            return Err(PolicyError::Unsafe {
+                path: shown,
+                mode: meta.mode() & 0o7777,
+            });
+        }
+        // A directory anyone can write (without the sticky bit) lets anyone swap the file.
+        if root
+            && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && let Ok(d) = std::fs::metadata(dir)
+            && d.mode() & 0o002 != 0
+            && d.mode() & 0o1000 == 0
+        {
+            return Err(PolicyError::Unsafe {
+                path: dir.display().to_string(),
+                mode: d.mode() & 0o7777,
+            });
+        }
+    }
+    let bytes = std::fs::read(path).map_err(|source| PolicyError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let yaml = String::from_utf8(bytes).map_err(|_| PolicyError::Invalid {
+        path: shown.clone(),
+        msg: "not UTF-8 text; a policy is a YAML file".into(),
+    })?;
+    let policy = parse(&yaml, &shown).map_err(|e| without_content(e, path, &yaml))?;
+    Ok(Loaded {
+        policy,
+        origin: Origin::File(path.to_path_buf()),
+        yaml,
+    })
+}
+
+/// The top-level keys of a policy document.
+const POLICY_KEYS: [&str; 8] = [
+    "name",
+    "description",
+    "vendor",
+    "source",
+    "job",
+    "runs",
+    "rules",
+    "evidence",
+];
+
+/// An error about a file's content quotes that content (a key, a value) only where the file is
+/// a policy document and one the user could read anyway: a regular file, not reached through a
+/// symbolic link, owned by the user or readable by everyone. Otherwise (`policy check` on a
+/// link to /etc/shadow, as root) the error says where and why, without the content.
+fn without_content(e: PolicyError, path: &Path, yaml: &str) -> PolicyError {
+    use std::os::unix::fs::MetadataExt;
+    let shown = path.display().to_string();
+    let is_policy_document = yaml.lines().any(|l| {
+        l.split_once(':')
+            .is_some_and(|(k, _)| POLICY_KEYS.contains(&k) && !k.starts_with(' '))
+    });
+    if !is_policy_document {
+        return match e {
+            PolicyError::Syntax { .. } | PolicyError::Invalid { .. } => PolicyError::Invalid {
+                path: shown,
+                msg: format!(
+                    "not a policy document: it has none of a policy's top-level keys ({}); its content is not shown",
+                    POLICY_KEYS.join(", ")
+                ),
+            },
+            other => other,
+        };
+    }
+    let euid = crate::sys::euid();
+    let readable_anyway = std::fs::symlink_metadata(path)
+        .is_ok_and(|m| m.file_type().is_file() && (m.uid() == euid || m.mode() & 0o004 != 0));
+    if readable_anyway {
+        return e;
+    }
+    let why = "its content is not shown, as the file is a symbolic link or neither yours nor readable by everyone";
+    match e {
+        PolicyError::Syntax {
+            path, line, column, ..
+        } => PolicyError::Syntax {
+            path,
+            line,
+            column,
+            msg: format!("does not parse as a policy here; {why}"),
+        },
+        PolicyError::Invalid { path, .. } => PolicyError::Invalid {
+            path,
+            msg: format!("not a valid policy; {why}"),
+        },
+        other => other,
+    }
+}
+
+/// Parses and checks a policy. The only place YAML is read.
+pub fn parse(yaml: &str, path: &str) -> Result<Policy, PolicyError> {
+    if yaml.len() > MAX_POLICY_BYTES {
+        return Err(PolicyError::TooLarge { path: path.into() });
+    }
+    let mut budget = serde_saphyr::Budget::default();
+    // A policy has a few dozen keys; these bounds stop alias bombs and deep nesting early.
+    budget.max_events = 20_000;
+    budget.max_aliases = 100;
+    budget.max_anchors = 100;
+    budget.max_depth = 32;
+    budget.max_nodes = 10_000;
+    budget.max_total_scalar_bytes = MAX_POLICY_BYTES;
+    budget.max_recorded_anchor_events = 10_000;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    let policy: Policy = serde_saphyr::from_str_with_options(yaml, options).map_err(|e| {
+        let (line, column) = e
+            .location()
+            .map(|l| (l.line(), l.column()))
+            .unwrap_or((0, 0));
+        let mut msg = clean_message(&e.to_string());
+        if let Some(key) = key_path_at(yaml, line as usize)
+            && !msg.starts_with("missing field")
+        {
+            // An unknown key is reported at the key itself: name the mapping it is in.
+            let key = if msg.starts_with("unknown field") {
+                key.rsplit_once('.').map(|(p, _)| p.to_string())
+            } else {
+                Some(key)
+            };
+            if let Some(k) = key {
+                msg = format!("{k}: {msg}");
+            }
+        }
+        if line == 0 {
+            PolicyError::Invalid {
+                path: path.into(),
+                msg,
+            }
+        } else {
+            PolicyError::Syntax {
+                path: path.into(),
+                line,
+                column,
+                msg,
+            }
+        }
+    })?;
+    check(&policy).map_err(|msg| PolicyError::Invalid {
+        path: path.into(),
+        msg,
+    })?;
+    Ok(policy)
+}
+
+/// serde-saphyr appends its own location to messages; ours goes in front instead.
+fn clean_message(msg: &str) -> String {
+    let mut m = msg.lines().next().unwrap_or(msg).trim();
+    m = m.strip_prefix("error: ").unwrap_or(m);
+    // "line 38 column 5: …"
+    if let Some(rest) = m.strip_prefix("line ")
+        && let Some((_, after)) = rest.split_once(": ")
+    {
+        m = after;
+    }
+    let m = match m.rfind(" at line ") {
+        Some(i) => &m[..i],
+        None => m,
+    };
+    match m {
+        "invalid u32" | "invalid u64" | "invalid u8" => "expected a whole number".to_string(),
+        "invalid f64" => "expected a number".to_string(),
+        "externally tagged enum expected scalar or mapping" => {
+            "expected a single value, not a list".to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The dotted key path of the mapping key on a 1-based line ("job.numjobs", "rules[].op"),
+/// found from indentation: enough to tell a policy author which key is wrong.
+fn key_path_at(yaml: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = yaml.lines().collect();
+    let key_of = |l: &str| -> Option<(usize, String, bool)> {
+        let indent = l.len() - l.trim_start().len();
+        let t = l.trim_start();
+        let (item, t) = match t.strip_prefix("- ") {
+            Some(rest) => (true, rest),
+            None => (false, t),
+        };
+        if t.starts_with('#') {
+            return None;
+        }
+        let (k, _) = t.split_once(':')?;
+        let k = k.trim();
+        (!k.is_empty() && !k.contains(' '))
+            .then(|| (indent + if item { 2 } else { 0 }, k.to_string(), item))
+    };
+    let (mut indent, key, mut item) = key_of(lines.get(line.checked_sub(1)?)?)?;
+    let mut path = vec![key];
+    for l in lines[..line - 1].iter().rev() {
+        if let Some((i, k, it)) = key_of(l) {
+            if i < indent {
+                let k = if item { format!("{k}[]") } else { k };
+                path.push(k);
+                indent = i;
+                item = it;
+            } else if i == indent && it && !item {
+                item = true;
+            }
+        }
+        if indent == 0 {
+            break;
+        }
+    }
+    path.reverse();
+    let mut msg = path.join(".");
+    msg = msg.replace(".[", "[");
+    Some(msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{BUILTIN, Level};
+
+    #[test]
+    fn every_builtin_policy_parses_and_checks() {
+        for (name, yaml) in BUILTIN {
+            let p = parse(yaml, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(&p.name, name);
+        }
+    }
+
+    #[test]
+    fn swimlane_holds_the_articles_job_and_rules() {
+        let p = resolve("swimlane").unwrap().policy;
+        assert_eq!(p.job.bs.0, 4096);
+        assert_eq!(p.job.size.0, 4 << 30);
+        assert_eq!(p.job.runtime.0.as_secs(), 60);
+        assert_eq!(p.job.ioengine.as_str(), "posixaio");
+        assert!(p.job.end_fsync && p.job.time_based);
+        assert_eq!(p.runs, 3);
+        let deciding: Vec<_> = p.deciding_rules().collect();
+        assert_eq!(deciding.len(), 1);
+        assert_eq!(deciding[0].metric, "write_iops_formula");
+        assert_eq!(deciding[0].threshold, 3000.0);
+        let bw = p
+            .rules
+            .iter()
+            .find(|r| r.metric == "write_bw_mb_s")
+            .unwrap();
+        assert_eq!((bw.threshold, bw.level), (11.7, Level::Info));
+    }
+
+    #[test]
+    fn unknown_keys_are_located_errors() {
+        let yaml = builtin_yaml("swimlane")
+            .unwrap()
+            .replace("iodepth: 1", "iodepht: 1");
+        let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("p.yaml:"), "{e}");
+        assert!(e.contains("iodepht"), "{e}");
+        assert!(matches!(
+            parse(&yaml, "p.yaml"),
+            Err(PolicyError::Syntax { line, .. }) if line > 1
+        ));
+    }
+
+    #[test]
+    fn a_wrong_type_names_the_key_path() {
+        let yaml = builtin_yaml("swimlane")
+            .unwrap()
+            .replace("numjobs: 1", "numjobs: many");
+        let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
+        assert!(e.contains("job.numjobs: expected a whole number"), "{e}");
+        let yaml = builtin_yaml("swimlane")
+            .unwrap()
+            .replacen("op: \">=\"", "op: \"=>\"", 1);
+        let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
+        assert!(
+            e.contains("rules[].op:") && e.contains("expected one of"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_bad_size_names_the_value() {
+        let yaml = builtin_yaml("swimlane")
+            .unwrap()
+            .replace("size: 4g", "size: 4q");
+        let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
+        assert!(e.contains("4q"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_metric_is_named() {
+        let yaml = builtin_yaml("swimlane")
+            .unwrap()
+            .replace("metric: write_iops_formula", "metric: write_ipos");
+        let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
+        assert!(
+            e.starts_with("p.yaml:44:")
+                && e.contains("rules[].metric: unknown metric 'write_ipos'"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_yaml_alias_bomb_is_refused_quickly() {
+        let mut y = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let p = i - 1;
+            y.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        let t = std::time::Instant::now();
+        assert!(parse(&y, "bomb.yaml").is_err());
+        assert!(t.elapsed().as_secs() < 5);
+    }
+
+    #[test]
+    #[cfg_attr(not(have_root), ignore = "needs root (the rule applies to root)")]
+    fn as_root_a_policy_file_others_can_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("open.yaml");
+        std::fs::write(&p, builtin_yaml("swimlane").unwrap()).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(matches!(load_file(&p), Err(PolicyError::Unsafe { .. })));
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(load_file(&p).is_ok());
+        // a directory anyone can write is refused too, unless sticky like /tmp
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(matches!(load_file(&p), Err(PolicyError::Unsafe { .. })));
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert!(load_file(&p).is_ok());
+    }
+
+    #[test]
+    fn names_resolve_in_the_system_dir_after_builtins() {
+        let dir = tempfile::tempdir().unwrap();
+        let yaml = builtin_yaml("swimlane")
+            .unwrap()
+            .replace("name: swimlane", "name: local");
+        std::fs::write(dir.path().join("local.yaml"), yaml).unwrap();
+        let l = resolve_in("local", dir.path()).unwrap();
+        assert_eq!(l.policy.name, "local");
+        assert!(matches!(
+            resolve_in("nope", dir.path()),
+            Err(PolicyError::UnknownName(..))
+        ));
+        assert_eq!(
+            resolve_in("swimlane", dir.path()).unwrap().origin,
+            Origin::BuiltIn
+        );
+    }
+}

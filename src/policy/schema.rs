@@ -1,0 +1,367 @@
+//! The schema of a policy document: what a policy file may say, field by field, and how a
+//! rule's threshold given with a unit is read. A new key in policy files goes here (and, if a
+//! value of it can be wrong in a way the YAML types cannot say, its check in `check.rs`).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::job::{IoEngine, Job, Secs};
+use crate::metrics;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    pub name: String,
+    pub description: String,
+    pub vendor: String,
+    pub source: Publication,
+    pub job: Job,
+    /// The engines the policy's test may run on, the first being the default (the job's
+    /// `ioengine`). A policy without the list accepts its job's engine only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub engines: Vec<IoEngine>,
+    /// Runs per `iopscheck run` invocation.
+    #[serde(default = "default_runs")]
+    pub runs: u32,
+    pub rules: Vec<Rule>,
+    #[serde(default)]
+    pub evidence: Evidence,
+}
+
+fn default_runs() -> u32 {
+    3
+}
+
+/// The vendor's publication this policy encodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Publication {
+    pub title: String,
+    pub url: String,
+    /// When the page was read (YYYY-MM-DD).
+    pub seen: String,
+    /// Whether the vendor prescribes the test, or only a number (the test is then ours).
+    pub test: TestOrigin,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TestOrigin {
+    Prescribed,
+    Assumed,
+}
+
+impl fmt::Display for TestOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TestOrigin::Prescribed => "prescribed",
+            TestOrigin::Assumed => "assumed",
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RuleRaw")]
+pub struct Rule {
+    pub metric: String,
+    pub op: Op,
+    /// In the metric's unit. The YAML may give it with a unit of the same kind ("10ms" for a
+    /// latency in µs, "250MB/s", "7.5k" IOPS); it is converted and checked on load.
+    pub threshold: f64,
+    /// `fail` decides the verdict; `warn` is a soft limit (changes the exit code only with
+    /// `--strict`); `info` is shown beside the others and never decides.
+    #[serde(default)]
+    pub level: Level,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A rule as written in YAML, before its threshold is converted to the metric's unit.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleRaw {
+    metric: String,
+    op: Op,
+    threshold: RawThreshold,
+    #[serde(default)]
+    level: Level,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawThreshold {
+    Number(f64),
+    Text(String),
+}
+
+impl TryFrom<RuleRaw> for Rule {
+    type Error = String;
+    fn try_from(r: RuleRaw) -> Result<Rule, String> {
+        let Some(info) = metrics::lookup(&r.metric) else {
+            return Err(format!(
+                "unknown metric '{}'; known metrics: {}",
+                r.metric,
+                metrics::known_names().join(", ")
+            ));
+        };
+        let threshold = match r.threshold {
+            RawThreshold::Number(n) => n,
+            RawThreshold::Text(t) => convert_threshold(&t, info.unit)
+                .map_err(|e| format!("threshold of {}: {e}", r.metric))?,
+        };
+        Ok(Rule {
+            metric: r.metric,
+            op: r.op,
+            threshold,
+            level: r.level,
+            note: r.note,
+        })
+    }
+}
+
+/// Converts "10ms", "250MB/s", "7.5k" into the unit of a metric, refusing a unit of another
+/// kind (a duration for an IOPS metric, say).
+pub fn convert_threshold(text: &str, unit: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number with a unit"))?;
+    let suffix = suffix.trim();
+    let wrong = |kind: &str| Err(format!("'{text}' is {kind}, but the metric is in {unit}"));
+    let rate = |s: &str| -> Option<f64> {
+        // bytes per second for a rate suffix
+        Some(match s {
+            "B/s" => 1.0,
+            "kB/s" | "KB/s" => 1e3,
+            "MB/s" => 1e6,
+            "GB/s" => 1e9,
+            "KiB/s" => 1024.0,
+            "MiB/s" => 1_048_576.0,
+            "GiB/s" => 1_073_741_824.0,
+            _ => return None,
+        })
+    };
+    match unit {
+        "µs" | "ms" => {
+            let d = crate::units::parse_duration(t).map_err(|e| e.to_string())?;
+            if suffix.is_empty() {
+                return Ok(v);
+            }
+            let us = d.as_secs_f64() * 1e6;
+            Ok(if unit == "ms" { us / 1000.0 } else { us })
+        }
+        "MB/s" | "MiB/s" | "B/s" => {
+            if suffix.is_empty() {
+                return Ok(v);
+            }
+            let Some(bps) = rate(suffix) else {
+                return wrong("not a rate such as 250MB/s");
+            };
+            let per = match unit {
+                "MB/s" => 1e6,
+                "MiB/s" => 1_048_576.0,
+                _ => 1.0,
+            };
+            Ok(v * bps / per)
+        }
+        "IOPS" | "I/Os" | "%" => match suffix {
+            "" => Ok(v),
+            "k" | "K" if unit != "%" => Ok(v * 1000.0),
+            "M" if unit != "%" => Ok(v * 1e6),
+            s if rate(s).is_some() => wrong("a rate"),
+            _ if crate::units::parse_duration(t).is_ok() => wrong("a duration"),
+            _ => Err(format!(
+                "'{text}': unknown unit '{suffix}' for a metric in {unit}"
+            )),
+        },
+        _ => Err(format!("'{text}': give a plain number in {unit}")),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Op {
+    #[serde(rename = ">=")]
+    Ge,
+    #[serde(rename = ">")]
+    Gt,
+    #[serde(rename = "<=")]
+    Le,
+    #[serde(rename = "<")]
+    Lt,
+}
+
+impl Op {
+    pub fn holds(self, value: f64, threshold: f64) -> bool {
+        match self {
+            Op::Ge => value >= threshold,
+            Op::Gt => value > threshold,
+            Op::Le => value <= threshold,
+            Op::Lt => value < threshold,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Ge => ">=",
+            Op::Gt => ">",
+            Op::Le => "<=",
+            Op::Lt => "<",
+        }
+    }
+    /// Whether a larger value is better for this rule.
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Op::Ge | Op::Gt)
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Op::Ge => "≥",
+            Op::Gt => ">",
+            Op::Le => "≤",
+            Op::Lt => "<",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    #[default]
+    Fail,
+    Warn,
+    Info,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Fail => "fail",
+            Level::Warn => "warn",
+            Level::Info => "info",
+        }
+    }
+}
+
+/// How much evidence makes a verdict, and over which window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Evidence {
+    #[serde(default = "default_min_runs")]
+    pub min_runs: u32,
+    #[serde(default = "default_min_days")]
+    pub min_days: u32,
+    #[serde(default = "default_window")]
+    pub window: Secs,
+    #[serde(default)]
+    pub aggregate: Aggregate,
+    /// Coefficient of variation across runs above which a warning says the runs disagree.
+    #[serde(default = "default_max_cv")]
+    pub max_cv: f64,
+}
+
+fn default_min_runs() -> u32 {
+    6
+}
+fn default_min_days() -> u32 {
+    2
+}
+fn default_window() -> Secs {
+    Secs(std::time::Duration::from_secs(7 * 86400))
+}
+fn default_max_cv() -> f64 {
+    0.25
+}
+
+impl Default for Evidence {
+    fn default() -> Self {
+        Evidence {
+            min_runs: default_min_runs(),
+            min_days: default_min_days(),
+            window: default_window(),
+            aggregate: Aggregate::Mean,
+            max_cv: default_max_cv(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Aggregate {
+    #[default]
+    Mean,
+    Median,
+}
+
+impl Aggregate {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Aggregate::Mean => "mean",
+            Aggregate::Median => "median",
+        }
+    }
+}
+
+impl Policy {
+    /// The engines whose runs are the policy's test: `engines`, or the job's engine alone.
+    pub fn accepted_engines(&self) -> Vec<IoEngine> {
+        if self.engines.is_empty() {
+            vec![self.job.ioengine.clone()]
+        } else {
+            self.engines.clone()
+        }
+    }
+
+    /// Whether a run on `engine` (fio's name; "fio/posixaio" as records write fio's runs)
+    /// is the policy's test.
+    pub fn accepts_engine(&self, engine: &str) -> bool {
+        let e = IoEngine::from(engine.strip_prefix("fio/").unwrap_or(engine));
+        self.accepted_engines().contains(&e)
+    }
+
+    /// The rules that decide the verdict.
+    pub fn deciding_rules(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter().filter(|r| r.level == Level::Fail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{builtin_yaml, parse};
+
+    #[test]
+    fn thresholds_with_units_are_converted_and_checked() {
+        assert_eq!(convert_threshold("10ms", "µs"), Ok(10_000.0));
+        assert_eq!(convert_threshold("500us", "µs"), Ok(500.0));
+        assert_eq!(convert_threshold("250MB/s", "MB/s"), Ok(250.0));
+        assert!((convert_threshold("100MiB/s", "MB/s").unwrap() - 104.857_6).abs() < 1e-9);
+        assert_eq!(convert_threshold("7.5k", "IOPS"), Ok(7500.0));
+        assert!(
+            convert_threshold("10ms", "IOPS")
+                .unwrap_err()
+                .contains("duration")
+        );
+        assert!(
+            convert_threshold("5MB/s", "IOPS")
+                .unwrap_err()
+                .contains("rate")
+        );
+        assert!(convert_threshold("10ms", "MB/s").is_err());
+        let yaml =
+            builtin_yaml("swimlane")
+                .unwrap()
+                .replacen("threshold: 3000", "threshold: 3s", 1);
+        let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
+        assert!(e.contains("duration") && e.contains("IOPS"), "{e}");
+    }
+}
