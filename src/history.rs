@@ -11,6 +11,7 @@ use chrono::{DateTime, FixedOffset, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::job::JobShape;
+pub use crate::metric_values::Metrics;
 
 /// Version of the record layout. Readers skip records from a newer version with a warning.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -84,7 +85,7 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_assumed: Option<String>,
     pub job: JobShape,
-    pub metrics: BTreeMap<String, f64>,
+    pub metrics: Metrics,
     #[serde(default)]
     pub target: Target,
     pub tool_version: String,
@@ -160,7 +161,7 @@ pub enum HistoryError {
 
 /// The rule every record's figures keep, on the way into the history and out of it: finite
 /// and not negative (no metric iopscheck knows can be below zero). The error names the metric.
-pub fn check_metrics(metrics: &BTreeMap<String, f64>) -> Result<(), String> {
+pub fn check_metrics(metrics: &Metrics) -> Result<(), String> {
     for (k, &v) in metrics {
         if !v.is_finite() {
             return Err(format!("metric {k} is {v}, not a finite number"));

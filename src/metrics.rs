@@ -1,7 +1,7 @@
 //! Metric names (contract.md): one namespace `<direction>_<measure>` shared by policies,
 //! records, summaries and rules; and the derivation of a record's metrics from a measurement.
 
-use std::collections::BTreeMap;
+use crate::metric_values::Metrics;
 
 use crate::measure::{DirectionStats, Latency, Measurement};
 
@@ -296,8 +296,8 @@ pub fn iops_formula(mb_s: f64, bs: u64) -> f64 {
 }
 
 /// The flat metric map of a record, derived from a measurement.
-pub fn from_measurement(m: &Measurement) -> BTreeMap<String, f64> {
-    let mut out = BTreeMap::new();
+pub fn from_measurement(m: &Measurement) -> Metrics {
+    let mut out = Metrics::new();
     let bs = m.bs;
     for (prefix, dir) in [("read", &m.read), ("write", &m.write)] {
         if let Some(d) = dir {
@@ -321,7 +321,7 @@ pub fn from_measurement(m: &Measurement) -> BTreeMap<String, f64> {
     out
 }
 
-fn direction(out: &mut BTreeMap<String, f64>, p: &str, d: &DirectionStats, bs: Option<u64>) {
+fn direction(out: &mut Metrics, p: &str, d: &DirectionStats, bs: Option<u64>) {
     let mb_s = d.bw_mb_s_printed.unwrap_or(d.bw_bytes / 1e6);
     out.insert(format!("{p}_iops"), d.iops);
     out.insert(format!("{p}_bw_bytes"), d.bw_bytes);
@@ -356,7 +356,7 @@ fn direction(out: &mut BTreeMap<String, f64>, p: &str, d: &DirectionStats, bs: O
     }
 }
 
-fn latency(out: &mut BTreeMap<String, f64>, p: &str, l: &Latency) {
+fn latency(out: &mut Metrics, p: &str, l: &Latency) {
     if l.n == 0 && l.percentiles.is_empty() {
         return;
     }

@@ -14,11 +14,11 @@ use serde_json::{Value, json};
 
 use crate::app::{Ctx, VERSION, exit, usage};
 use crate::cli::BundleArgs;
-use crate::commands::report::{Filter, evaluate_groups, parse_since};
 use crate::evaluate::{self, Evaluation, Options, Scope};
 use crate::history;
 use crate::policy;
 use crate::report::{self, Format, Style};
+use crate::select::{self, Filter, evaluate_groups, parse_since};
 use crate::system;
 
 /// Directories whose mounts and devices the context describes, at most.
@@ -35,7 +35,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     };
     let since = match &args.since {
         Some(s) => parse_since(s, now).map_err(usage)?,
-        None => evaluate::window_start(now, loaded.policy.evidence.window.0),
+        None => select::window_start(now, loaded.policy.evidence.window.0),
     };
     let stamp = now
         .with_timezone(&Local)

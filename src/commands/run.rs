@@ -155,20 +155,22 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     // Where the history stands against the evidence rule, for this node and test.
     if let Some(p) = &history_path {
-        let since = evaluate::window_start(now, policy.evidence.window.0);
-        let group = ev.group.clone();
+        let since = crate::select::window_start(now, policy.evidence.window.0);
+        // This group's runs only: its host, policy, directory and engine.
+        let filter = ev
+            .group
+            .as_ref()
+            .map(|g| crate::select::Filter::group(g, since));
         let read = history::read_where(p, |h| {
-            h.policy == policy.name
-                && group
-                    .as_ref()
-                    .is_some_and(|g| g.host == h.host && g.engine == h.engine)
-                && h.timestamp.with_timezone(&Utc) >= since
+            filter
+                .as_ref()
+                .is_some_and(|f| f.keeps_head(h) && f.engine.as_ref() == Some(&h.engine))
         });
         match read {
             Ok((all, _)) => {
                 let in_group: Vec<Record> = all
                     .into_iter()
-                    .filter(|r| Some(Group::of(r)) == group)
+                    .filter(|r| filter.as_ref().is_some_and(|f| f.keeps(r)))
                     .collect();
                 let h = evaluate::evaluate(
                     in_group,

@@ -4,10 +4,20 @@
 
 use crate::history::Record;
 
+/// Past [`super::by_day::MAX_RUN_ROWS`] runs (when the table summarises them by day), the
+/// details of this many runs, the latest, are shown: four lines a run for a year of runs is
+/// read by no one. The warnings drawn from inside every run stay in the verdict's warnings.
+pub const LATEST_SHOWN: usize = 10;
+
 /// Lines for the table, empty when no run carries any of these details.
 pub fn lines(runs: &[Record]) -> Vec<String> {
     let mut out = Vec::new();
-    for (i, r) in runs.iter().enumerate() {
+    let first = if runs.len() > super::by_day::MAX_RUN_ROWS {
+        runs.len() - LATEST_SHOWN
+    } else {
+        0
+    };
+    for (i, r) in runs.iter().enumerate().skip(first) {
         let m = &r.metrics;
         let mut parts: Vec<String> = Vec::new();
         for dir in ["write", "read"] {
@@ -61,6 +71,15 @@ pub fn lines(runs: &[Record]) -> Vec<String> {
             out.push(crate::terminal::wrap(first, p, width));
         }
     }
+    if first > 0 && !out.is_empty() {
+        out.insert(
+            0,
+            format!(
+                "  the {LATEST_SHOWN} latest of {} runs (`--format json` has every run's figures):",
+                runs.len()
+            ),
+        );
+    }
     out
 }
 
@@ -69,5 +88,50 @@ fn short(v: f64) -> String {
         format!("{v:.0}")
     } else {
         format!("{v:.1}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::by_day::MAX_RUN_ROWS;
+
+    fn runs(n: usize) -> Vec<Record> {
+        (0..n)
+            .map(|i| {
+                let mut r = crate::evaluate::tests::rec("2026-12-01T10:00:00Z", 16.0);
+                r.metrics.insert("end_fsync_ms".into(), 100.0 + i as f64);
+                r.metrics.insert("write_runtime_ms".into(), 1000.0);
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_run_is_detailed_up_to_the_by_day_limit_then_the_latest_ones() {
+        let all = lines(&runs(MAX_RUN_ROWS));
+        assert_eq!(all.len(), MAX_RUN_ROWS);
+        assert!(
+            all[0].starts_with("  run 1: final fsync 0.1 s"),
+            "{}",
+            all[0]
+        );
+
+        let n = MAX_RUN_ROWS + 1;
+        let latest = lines(&runs(n));
+        assert_eq!(latest.len(), LATEST_SHOWN + 1);
+        assert_eq!(
+            latest[0],
+            format!(
+                "  the {LATEST_SHOWN} latest of {n} runs (`--format json` has every run's figures):"
+            )
+        );
+        let first_shown = n - LATEST_SHOWN + 1;
+        assert!(
+            latest[1].starts_with(&format!("  run {first_shown}: ")),
+            "{}",
+            latest[1]
+        );
+        assert!(latest[LATEST_SHOWN].starts_with(&format!("  run {n}: ")));
     }
 }

@@ -26,7 +26,20 @@ pub fn section(ev: &Evaluation) -> String {
     let mut h = String::from(
         "<section id=\"inside\">\n<h2>IOPS inside each run</h2>\n<p class=\"muted\">I/Os completed in each 500 ms, as fio's samples (the last, partial interval left out, as fio does); the shaded band is the final fsync, inside the measured time.</p>\n",
     );
-    for (i, r) in runs {
+    // Past the count the tables summarise by day, the latest runs' charts only: a chart per
+    // run of a year of runs is a page no one reads (and hundreds of MB).
+    let latest = crate::report::details::LATEST_SHOWN;
+    let skip = if runs.len() > crate::report::by_day::MAX_RUN_ROWS {
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">The {latest} latest of {} runs; <code>--format json</code> has every run's series.</p>",
+            runs.len()
+        );
+        runs.len() - latest
+    } else {
+        0
+    };
+    for (i, r) in runs.into_iter().skip(skip) {
         let s = r.iops_series.as_ref().expect("filtered");
         let _ = writeln!(
             h,
@@ -48,4 +61,55 @@ pub fn section(ev: &Evaluation) -> String {
     }
     h.push_str("</section>\n");
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluate::{Options, Scope, evaluate};
+    use crate::report::by_day::MAX_RUN_ROWS;
+    use crate::report::details::LATEST_SHOWN;
+
+    fn section_of(n: usize) -> String {
+        let runs: Vec<crate::history::Record> = (0..n)
+            .map(|i| {
+                let ts = chrono::DateTime::parse_from_rfc3339("2026-11-01T00:00:00Z").unwrap()
+                    + chrono::Duration::minutes(5 * i as i64);
+                let mut r = crate::evaluate::tests::rec(&ts.to_rfc3339(), 16.0);
+                r.iops_series = Some(crate::measure::Series {
+                    interval_ms: 500,
+                    write: vec![2000, 2100, 900],
+                    read: vec![],
+                    last_ms: 250,
+                    end_fsync_ms: Some(80.0),
+                });
+                r
+            })
+            .collect();
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T00:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        section(&evaluate(runs, &policy, &Options::new(Scope::Report, now)))
+    }
+
+    #[test]
+    fn a_chart_for_every_run_up_to_the_by_day_limit_then_for_the_latest_and_it_says_so() {
+        let all = section_of(MAX_RUN_ROWS);
+        assert_eq!(
+            all.matches("<figure class=\"series\">").count(),
+            MAX_RUN_ROWS
+        );
+        assert!(!all.contains("latest of"));
+
+        let n = MAX_RUN_ROWS + 1;
+        let latest = section_of(n);
+        assert_eq!(
+            latest.matches("<figure class=\"series\">").count(),
+            LATEST_SHOWN
+        );
+        assert!(latest.contains(&format!("The {LATEST_SHOWN} latest of {n} runs")));
+        assert!(latest.contains(&format!("<figcaption>run {n} — ")));
+        assert!(!latest.contains(&format!("<figcaption>run {} — ", n - LATEST_SHOWN)));
+    }
 }

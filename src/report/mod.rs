@@ -113,13 +113,13 @@ pub fn metric_columns(ev: &Evaluation) -> Vec<String> {
             cols.push(r.metric.clone());
         }
     }
-    let rest: BTreeSet<&String> = ev
+    let rest: BTreeSet<&str> = ev
         .runs
         .iter()
         .flat_map(|r| r.metrics.keys())
-        .filter(|m| !cols.contains(m))
+        .filter(|m| !cols.iter().any(|c| c == m))
         .collect();
-    cols.extend(rest.into_iter().cloned());
+    cols.extend(rest.into_iter().map(String::from));
     cols
 }
 

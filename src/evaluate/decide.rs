@@ -1,0 +1,210 @@
+//! The verdict and its one-line reason, from the rules' results, the evidence rule, the
+//! deviations from the policy's test and what was not counted.
+
+use std::collections::BTreeMap;
+
+use super::warnings::short;
+use super::{EvidenceStatus, NotCounted, Options, RuleResult, Scope, Stats, Verdict};
+use crate::deviation::{self, Deviation, Effect};
+use crate::history::Record;
+use crate::policy::{Level, Op};
+
+/// Everything the verdict is decided from.
+pub(super) struct Judged<'a> {
+    pub(super) rules: &'a [RuleResult],
+    pub(super) evidence: &'a EvidenceStatus,
+    pub(super) opts: &'a Options,
+    pub(super) runs: &'a [Record],
+    pub(super) metrics: &'a BTreeMap<String, Stats>,
+    pub(super) deviations: &'a [Deviation],
+    pub(super) not_counted: &'a [NotCounted],
+}
+
+/// Whether the 95% interval of the mean lies on both sides of the threshold.
+pub(super) fn straddles(s: &Stats, op: Op, threshold: f64) -> bool {
+    s.n > 1 && op.holds(s.ci95_low, threshold) != op.holds(s.ci95_high, threshold)
+}
+
+pub(super) fn decide(j: &Judged) -> (Verdict, String) {
+    let (rules, evidence, opts, runs) = (j.rules, j.evidence, j.opts, j.runs);
+    let not_counted = if j.not_counted.is_empty() {
+        String::new()
+    } else {
+        let l: Vec<String> = j.not_counted.iter().map(|n| n.to_string()).collect();
+        format!(" ({})", l.join("; "))
+    };
+    if runs.is_empty() {
+        if !j.not_counted.is_empty() {
+            return (
+                Verdict::Inconclusive,
+                format!(
+                    "no runs of the policy's test to judge{not_counted}: run `iopscheck run` without --size or --runtime on the node's disk"
+                ),
+            );
+        }
+        return (
+            Verdict::Inconclusive,
+            "no runs to judge: run `iopscheck run`, or widen the window with --since".into(),
+        );
+    }
+    if !opts.shape_differences.is_empty() {
+        let d: Vec<String> = opts
+            .shape_differences
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        return (
+            Verdict::Inconclusive,
+            format!("not the policy's test: {}", d.join("; ")),
+        );
+    }
+    let deciding =
+        |r: &&RuleResult| r.level == Level::Fail || (opts.strict && r.level == Level::Warn);
+    let missing: Vec<&str> = rules
+        .iter()
+        .filter(deciding)
+        .filter(|r| r.value.is_none())
+        .map(|r| r.metric.as_str())
+        .collect();
+    let either: Vec<Deviation> = j
+        .deviations
+        .iter()
+        .filter(|d| d.effect == Effect::EitherWay)
+        .cloned()
+        .collect();
+    let flatters: Vec<Deviation> = j
+        .deviations
+        .iter()
+        .filter(|d| d.effect == Effect::Flatters)
+        .cloned()
+        .collect();
+    if !either.is_empty() {
+        let first = rules
+            .iter()
+            .find(deciding)
+            .filter(|r| r.value.is_some())
+            .map(|r| {
+                format!(
+                    "{} {} {} {}",
+                    r.aggregate.as_str(),
+                    r.metric,
+                    r.value.map(short).unwrap_or_default(),
+                    r.unit
+                )
+            })
+            .map(|m| format!("; its runs measured {m}, which says nothing about the policy's test"))
+            .unwrap_or_default();
+        return (
+            Verdict::Inconclusive,
+            format!("not the policy's test: {}{first}", deviation::list(&either)),
+        );
+    }
+    if !missing.is_empty() {
+        return (
+            Verdict::Inconclusive,
+            format!(
+                "the runs do not measure {}, which the policy judges",
+                missing.join(", ")
+            ),
+        );
+    }
+    let failed: Vec<&RuleResult> = rules
+        .iter()
+        .filter(deciding)
+        .filter(|r| r.passed == Some(false))
+        .collect();
+    let describe = |r: &RuleResult| {
+        format!(
+            "{} {} is {} {}, {} {} {}",
+            r.aggregate.as_str(),
+            r.metric,
+            r.value.map(short).unwrap_or_default(),
+            r.unit,
+            if r.passed == Some(true) {
+                "meeting"
+            } else {
+                "missing"
+            },
+            r.op,
+            short(r.threshold),
+        )
+    };
+    if opts.scope == Scope::Report && !evidence.enough {
+        let leaning = if failed.is_empty() { "pass" } else { "fail" };
+        return (
+            Verdict::Inconclusive,
+            format!(
+                "not enough evidence yet ({}){not_counted}; so far the runs lean towards {leaning}",
+                evidence.advice()
+            ),
+        );
+    }
+    // Marginal only where the evidence rule is met; before that, the runs are too few to
+    // bound the mean at all.
+    let marg = if rules.iter().filter(deciding).any(|r| r.marginal) {
+        "; marginal: the 95% interval of the mean straddles the threshold, so more runs could change the verdict".to_string()
+    } else if !evidence.enough {
+        let straddling = rules.iter().filter(deciding).any(|r| {
+            j.metrics
+                .get(&r.metric)
+                .is_some_and(|s| straddles(s, r.op, r.threshold))
+        });
+        format!(
+            "; {} run{} {} too few to bound the mean{} (the evidence rule asks for {} runs over {} days)",
+            runs.len(),
+            if runs.len() == 1 { "" } else { "s" },
+            if runs.len() == 1 { "is" } else { "are" },
+            if straddling {
+                ", and their 95% interval straddles the threshold"
+            } else {
+                ""
+            },
+            evidence.min_runs,
+            evidence.min_days
+        )
+    } else {
+        String::new()
+    };
+    if failed.is_empty() {
+        let first = rules
+            .iter()
+            .find(deciding)
+            .map(describe)
+            .unwrap_or_default();
+        // Soft limits missed do not change the verdict (without --strict), but the line says so.
+        let soft: Vec<String> = rules
+            .iter()
+            .filter(|r| r.level == Level::Warn && r.passed == Some(false))
+            .map(describe)
+            .collect();
+        let soft = if soft.is_empty() {
+            String::new()
+        } else {
+            format!("; soft limit missed: {}", soft.join("; "))
+        };
+        if !flatters.is_empty() {
+            return (
+                Verdict::Inconclusive,
+                format!(
+                    "passed only on a test that flatters the disk ({}): {first}{soft}; only the policy's own test can pass",
+                    deviation::list(&flatters)
+                ),
+            );
+        }
+        (Verdict::Pass, format!("{first}{soft}{marg}{not_counted}"))
+    } else {
+        let d: Vec<String> = failed.iter().map(|r| describe(r)).collect();
+        let even = if flatters.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; failed even on a test that flatters the disk ({})",
+                deviation::list(&flatters)
+            )
+        };
+        (
+            Verdict::Fail,
+            format!("{}{even}{marg}{not_counted}", d.join("; ")),
+        )
+    }
+}

@@ -1,0 +1,474 @@
+use super::*;
+use crate::history::{SCHEMA_VERSION, Source, Target};
+
+fn policy() -> Policy {
+    crate::policy::resolve("swimlane").unwrap().policy
+}
+
+/// A Swimlane run of the policy's own test on node1 in /data at `ts`, `mb_s` decimal MB/s.
+pub(crate) fn rec(ts: &str, mb_s: f64) -> Record {
+    let formula = crate::metrics::iops_formula(mb_s, 4096);
+    Record {
+        schema_version: SCHEMA_VERSION,
+        timestamp: DateTime::parse_from_rfc3339(ts).unwrap(),
+        host: "node1".into(),
+        source: Source::Native,
+        source_file: None,
+        source_digest: None,
+        engine: "posixaio".into(),
+        engine_note: None,
+        job_assumed: None,
+        job: policy().job.shape(),
+        metrics: [
+            ("write_bw_mb_s".to_string(), mb_s),
+            ("write_iops_formula".to_string(), formula),
+            ("write_iops".to_string(), mb_s * 1e6 / 4096.0),
+        ]
+        .into_iter()
+        .collect(),
+        target: Target {
+            dir: "/data".into(),
+            filesystem: Some("ext4".into()),
+            ..Target::default()
+        },
+        tool_version: "0.1.0".into(),
+        policy: "swimlane".into(),
+        overrides: BTreeMap::new(),
+        bw_basis: None,
+        fio_version: None,
+        invocation: None,
+        iops_series: None,
+        disk_stats: Vec::new(),
+    }
+}
+
+fn now() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-12-02T12:00:00Z")
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+fn run_eval(r: &[Record]) -> Evaluation {
+    evaluate(r, &policy(), &Options::new(Scope::Run, now()))
+}
+
+#[test]
+fn the_articles_example_passes_and_11_6_fails() {
+    let e = run_eval(&[rec("2026-12-01T10:00:00Z", 16.4)]);
+    assert_eq!(e.verdict, Verdict::Pass);
+    assert!((e.rules[0].value.unwrap() - 4198.4).abs() < 1e-9);
+    let e = run_eval(&[rec("2026-12-01T10:00:00Z", 11.6)]);
+    assert_eq!(e.verdict, Verdict::Fail);
+    assert_eq!(e.verdict.exit_code(), 1);
+}
+
+#[test]
+fn the_11_7_edge_fails_by_the_deciding_rule_and_shows_the_article_figure_beside_it() {
+    let e = run_eval(&[rec("2026-12-01T10:00:00Z", 11.7)]);
+    assert_eq!(e.verdict, Verdict::Fail);
+    let bw = e
+        .rules
+        .iter()
+        .find(|r| r.metric == "write_bw_mb_s")
+        .unwrap();
+    assert_eq!(bw.passed, Some(true));
+    assert_eq!(bw.level, Level::Info);
+    let e = run_eval(&[rec("2026-12-01T10:00:00Z", 11.71875)]);
+    assert_eq!(e.verdict, Verdict::Pass);
+}
+
+#[test]
+fn the_verdict_is_on_the_mean_of_the_runs() {
+    // 10 and 14 MB/s: each alone would fail/pass; the mean (12) passes.
+    let e = run_eval(&[
+        rec("2026-12-01T10:00:00Z", 10.0),
+        rec("2026-12-01T11:00:00Z", 14.0),
+    ]);
+    let s = &e.summary.metrics["write_bw_mb_s"];
+    assert_eq!((s.n, s.mean, s.min, s.max), (2, 12.0, 10.0, 14.0));
+    assert!((s.stdev - 8f64.sqrt()).abs() < 1e-12);
+    assert_eq!(e.verdict, Verdict::Pass);
+    assert_eq!(e.rules[0].per_run, vec![Some(false), Some(true)]);
+    // The interval of two such runs straddles 3000, but two runs are too few to bound the
+    // mean at all: that is what the verdict says, not "marginal".
+    assert!(!e.rules[0].marginal);
+    assert!(!e.reason.contains("marginal"), "{}", e.reason);
+    assert!(
+        e.reason.contains("2 runs are too few to bound the mean"),
+        "{}",
+        e.reason
+    );
+}
+
+#[test]
+fn marginal_only_once_the_evidence_rule_is_met() {
+    // Six runs over two days, alternating below and above 3000 by the formula.
+    let recs: Vec<Record> = (0..6)
+        .map(|i| {
+            rec(
+                &format!("2026-12-0{}T0{i}:00:00Z", 1 + i / 3),
+                if i % 2 == 0 { 10.5 } else { 13.5 },
+            )
+        })
+        .collect();
+    let e = evaluate(
+        recs.as_slice(),
+        &policy(),
+        &Options::new(Scope::Report, now()),
+    );
+    assert!(e.evidence.enough);
+    assert_eq!(e.verdict, Verdict::Pass);
+    assert!(e.rules[0].marginal);
+    assert!(e.reason.contains("marginal"), "{}", e.reason);
+    assert!(!e.reason.contains("too few"), "{}", e.reason);
+}
+
+#[test]
+fn the_interval_of_positive_figures_stays_positive() {
+    // Two runs averaging 57904 IOPS: Student's t gave −57,297 to 167,591.
+    let s = Stats::of(&[55147.0, 55147.0 * 1.1]).unwrap();
+    assert!(s.ci95_low > 0.0, "{s:?}");
+    assert!(s.ci95_low < s.mean && s.mean < s.ci95_high, "{s:?}");
+    // The modified Cox interval, computed independently (Python, t(1) = 12.706).
+    assert!((s.ci95_low - 31596.59376).abs() < 0.01, "{s:?}");
+    assert!((s.ci95_high - 106357.66015).abs() < 0.01, "{s:?}");
+    // Identical runs: no spread, an interval of one point.
+    let s = Stats::of(&[3000.0, 3000.0, 3000.0]).unwrap();
+    assert_eq!((s.ci95_low, s.ci95_high), (3000.0, 3000.0));
+    // A zero (a latency too short to measure): Student's t, cut at 0.
+    let s = Stats::of(&[0.0, 10.0]).unwrap();
+    assert_eq!(s.ci95_low, 0.0);
+    assert!((s.ci95_high - (5.0 + 12.706 * 50f64.sqrt() / 2f64.sqrt())).abs() < 1e-9);
+}
+
+/// A small deterministic generator for the coverage check (SplitMix64).
+fn normal(state: &mut u64) -> f64 {
+    let mut next = || {
+        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (u1, u2) = (next().max(1e-300), next());
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+#[test]
+fn the_interval_covers_the_true_mean_of_skewed_figures_95_times_in_100() {
+    // Lognormal runs (σ = 0.3 on the log scale: a CV of about 30%, as cached runs vary):
+    // the interval should hold the true mean, exp(σ²/2), in about 95% of samples.
+    let sigma = 0.3f64;
+    let truth = (sigma * sigma / 2.0).exp();
+    let mut state = 42u64;
+    for n in [3usize, 6, 12] {
+        let trials = 4000;
+        let mut covered = 0;
+        for _ in 0..trials {
+            let v: Vec<f64> = (0..n).map(|_| (sigma * normal(&mut state)).exp()).collect();
+            let s = Stats::of(&v).unwrap();
+            assert!(s.ci95_low > 0.0);
+            if s.ci95_low <= truth && truth <= s.ci95_high {
+                covered += 1;
+            }
+        }
+        let rate = covered as f64 / trials as f64;
+        assert!((0.93..=0.97).contains(&rate), "n = {n}: coverage {rate}");
+    }
+}
+
+#[test]
+fn stats_match_known_values() {
+    let s = Stats::of(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+    assert_eq!(s.mean, 5.0);
+    assert_eq!(s.median, 4.5);
+    assert!((s.stdev - 2.138_089_935).abs() < 1e-9);
+    // The modified Cox interval with t(7) = 2.365, computed independently (Python).
+    assert!((s.ci95_low - 3.430_191_902).abs() < 1e-6, "{s:?}");
+    assert!((s.ci95_high - 7.537_507_570).abs() < 1e-6, "{s:?}");
+    assert!((s.cv - 0.427_617_987).abs() < 1e-6);
+    assert!((t_975(100) - 1.984).abs() < 0.001);
+    assert!((t_975(1000) - 1.962).abs() < 0.001);
+}
+
+#[test]
+fn report_needs_the_evidence_rule() {
+    let p = policy();
+    let recs: Vec<Record> = (0..6)
+        .map(|i| rec(&format!("2026-12-01T0{i}:00:00Z"), 16.0))
+        .collect();
+    let o = Options::new(Scope::Report, now());
+    let e = evaluate(recs.as_slice(), &p, &o);
+    assert_eq!(e.verdict, Verdict::Inconclusive);
+    assert_eq!((e.evidence.runs, e.evidence.days), (6, 1));
+    assert_eq!(e.evidence.more_days, 1);
+    assert!(
+        e.evidence.advice().contains("6 of 6 runs over 1 of 2 days"),
+        "{}",
+        e.evidence.advice()
+    );
+    let mut two_days = recs.clone();
+    two_days[5] = rec("2026-12-02T09:00:00Z", 16.0);
+    let e = evaluate(two_days.as_slice(), &p, &o);
+    assert_eq!(e.verdict, Verdict::Pass);
+    assert_eq!(e.days.len(), 2);
+    assert_eq!(e.days[0].runs, 5);
+}
+
+#[test]
+fn days_are_the_nodes_local_days() {
+    // 23:30 at UTC−5 is the next day in UTC; it still counts as the node's 1 December.
+    let a = rec("2026-12-01T23:30:00-05:00", 16.0);
+    let b = rec("2026-12-01T08:00:00-05:00", 16.0);
+    assert_eq!(day_of(&a), day_of(&b));
+    let c = rec("2026-12-02T00:30:00+01:00", 16.0); // 23:30 UTC on 1 December
+    assert_eq!(day_of(&c).to_string(), "2026-12-02");
+}
+
+#[test]
+fn warnings_for_spread_first_run_outlier_and_tmpfs() {
+    let mut recs = vec![
+        rec("2026-12-01T10:00:00Z", 40.0),
+        rec("2026-12-01T10:05:00Z", 12.0),
+        rec("2026-12-01T10:10:00Z", 12.5),
+    ];
+    for r in &mut recs {
+        r.invocation = Some("a".into());
+    }
+    let e = run_eval(&recs);
+    let text: Vec<String> = e.warnings.iter().map(|w| w.to_string()).collect();
+    assert!(
+        text.iter().any(|w| w.starts_with("runs disagree")),
+        "{text:?}"
+    );
+    assert!(
+        text.iter().any(|w| w.starts_with("the first run was")),
+        "{text:?}"
+    );
+
+    let mut recs: Vec<Record> = (0..7)
+        .map(|i| {
+            rec(
+                &format!("2026-12-01T1{i}:00:00Z"),
+                15.0 + (i % 2) as f64 * 0.2,
+            )
+        })
+        .collect();
+    recs[3].metrics.insert("write_iops_formula".into(), 900.0);
+    let e = run_eval(&recs);
+    assert!(
+        e.warnings
+            .iter()
+            .any(|w| matches!(w, Warning::Outlier { .. }))
+    );
+}
+
+#[test]
+fn a_pass_on_a_flattering_test_is_inconclusive_and_a_fail_still_fails() {
+    let mut quick = rec("2026-12-01T10:00:00Z", 100.0);
+    quick.job.size = Some(64 << 20);
+    quick.job.runtime_s = Some(3.0);
+    let e = run_eval(std::slice::from_ref(&quick));
+    assert_eq!(e.verdict, Verdict::Inconclusive);
+    assert!(
+        e.reason.starts_with("passed only on a test that flatters the disk (size 64 MiB instead of 4 GiB; runtime 3s instead of 1m)"),
+        "{}",
+        e.reason
+    );
+    // the figures are still there
+    assert!(e.rules[0].value.unwrap() > 25000.0);
+    let mut slow = quick.clone();
+    slow.metrics.insert("write_iops_formula".into(), 2554.0);
+    let e = run_eval(&[slow]);
+    assert_eq!(e.verdict, Verdict::Fail);
+    assert!(
+        e.reason
+            .contains("failed even on a test that flatters the disk (size 64 MiB"),
+        "{}",
+        e.reason
+    );
+    let mut tmpfs = rec("2026-12-01T10:00:00Z", 100.0);
+    tmpfs.target.filesystem = Some("tmpfs".into());
+    let e = run_eval(&[tmpfs]);
+    assert_eq!(e.verdict, Verdict::Inconclusive);
+    assert!(
+        e.reason.contains("target tmpfs (in RAM) instead of a disk"),
+        "{}",
+        e.reason
+    );
+    // io_uring is the policy's to accept; psync is not, and could go either way
+    let mut uring = rec("2026-12-01T10:00:00Z", 16.0);
+    uring.engine = "io_uring".into();
+    assert_eq!(run_eval(&[uring.clone()]).verdict, Verdict::Pass);
+    uring.engine = "psync".into();
+    uring.metrics.insert("write_iops_formula".into(), 100.0);
+    let e = run_eval(&[uring]);
+    assert_eq!(e.verdict, Verdict::Inconclusive);
+    assert!(
+        e.reason
+            .contains("ioengine psync instead of posixaio or io_uring"),
+        "{}",
+        e.reason
+    );
+}
+
+#[test]
+fn a_report_counts_only_the_policys_test_and_lists_the_rest() {
+    let mut recs: Vec<Record> = (0..6)
+        .map(|i| rec(&format!("2026-12-0{}T0{i}:00:00Z", 1 + i / 3), 16.0))
+        .collect();
+    for i in 0..4 {
+        let mut q = rec(&format!("2026-12-02T0{i}:00:00Z"), 90.0);
+        q.job.size = Some(64 << 20);
+        recs.push(q);
+    }
+    let e = evaluate(
+        recs.as_slice(),
+        &policy(),
+        &Options::new(Scope::Report, now()),
+    );
+    assert_eq!(e.verdict, Verdict::Pass);
+    assert_eq!(e.runs.len(), 6);
+    assert_eq!(e.evidence.runs, 6);
+    assert_eq!(e.not_counted.len(), 1);
+    assert_eq!(
+        e.not_counted[0].to_string(),
+        "4 runs not counted: size 64 MiB instead of 4 GiB"
+    );
+    assert!(e.reason.contains("4 runs not counted"), "{}", e.reason);
+    assert_eq!(e.excluded.len(), 4);
+    // quick looks alone are no evidence
+    let e = evaluate(&recs[6..], &policy(), &Options::new(Scope::Report, now()));
+    assert_eq!(e.verdict, Verdict::Inconclusive);
+    assert!(
+        e.reason.starts_with("no runs of the policy's test"),
+        "{}",
+        e.reason
+    );
+}
+
+#[test]
+fn records_dated_in_the_future_never_count_and_are_named() {
+    let mut recs: Vec<Record> = (0..6)
+        .map(|i| rec(&format!("2026-12-0{}T0{i}:00:00Z", 1 + i / 3), 16.0))
+        .collect();
+    recs.push(rec("9999-12-31T23:59:59Z", 1.0));
+    recs.push(rec("2026-12-02T12:30:00Z", 1.0));
+    let e = evaluate(
+        recs.as_slice(),
+        &policy(),
+        &Options::new(Scope::Report, now()),
+    );
+    assert_eq!(e.verdict, Verdict::Pass);
+    assert_eq!(e.runs.len(), 6);
+    assert!(
+        e.days
+            .iter()
+            .all(|d| d.date.to_string().as_str() < "2026-12-03")
+    );
+    let w: Vec<String> = e.warnings.iter().map(|w| w.to_string()).collect();
+    assert!(
+        w.iter()
+            .any(|w| w.starts_with("2 runs dated in the future (the latest 9999-12-31 23:59")),
+        "{w:?}"
+    );
+    assert!(
+        e.not_counted
+            .iter()
+            .any(|n| n.runs == 2 && n.reason.contains("future"))
+    );
+}
+
+#[test]
+fn a_steady_decline_is_flagged_and_noise_is_not() {
+    let recs: Vec<Record> = (0..8)
+        .map(|i| {
+            rec(
+                &format!("2026-11-2{}T10:00:00Z", i + 1),
+                30.0 - 2.0 * i as f64,
+            )
+        })
+        .collect();
+    let e = run_eval(&recs);
+    assert!(
+        e.warnings
+            .iter()
+            .any(|w| matches!(w, Warning::Declining { .. })),
+        "{:?}",
+        e.warnings
+    );
+    let flat: Vec<Record> = (0..8)
+        .map(|i| {
+            rec(
+                &format!("2026-11-2{}T10:00:00Z", i + 1),
+                20.0 + [0.3, -0.2, 0.1, -0.3, 0.2, 0.0, -0.1, 0.25][i],
+            )
+        })
+        .collect();
+    let e = run_eval(&flat);
+    assert!(
+        !e.warnings
+            .iter()
+            .any(|w| matches!(w, Warning::Declining { .. }))
+    );
+}
+
+#[test]
+fn mixed_engines_and_small_files_warn_once() {
+    let mut recs = vec![
+        rec("2026-12-01T10:00:00Z", 16.0),
+        rec("2026-12-01T11:00:00Z", 16.0),
+    ];
+    for r in &mut recs {
+        r.target.memory_bytes = Some(24 << 30);
+    }
+    let mut o = Options::new(Scope::Report, now());
+    o.other_engines.insert("psync".into(), 3);
+    let e = evaluate(recs.as_slice(), &policy(), &o);
+    let n_small = e
+        .warnings
+        .iter()
+        .filter(|w| matches!(w, Warning::FileSmallerThanRam { .. }))
+        .count();
+    assert_eq!(n_small, 1);
+    assert!(
+        e.warnings
+            .iter()
+            .any(|w| matches!(w, Warning::MixedEngines { .. }))
+    );
+}
+
+#[test]
+fn differences_in_shape_are_inconclusive() {
+    let mut o = Options::new(Scope::Import, now());
+    o.shape_differences.push(ShapeDifference {
+        field: "bs",
+        expected: "4k".into(),
+        found: "8k".into(),
+    });
+    let e = evaluate(&[rec("2026-12-01T10:00:00Z", 16.0)], &policy(), &o);
+    assert_eq!(e.verdict, Verdict::Inconclusive);
+    assert!(e.reason.contains("bs is 8k"), "{}", e.reason);
+}
+
+#[test]
+fn no_runs_is_inconclusive() {
+    assert_eq!(run_eval(&[]).verdict, Verdict::Inconclusive);
+}
+
+#[test]
+fn warn_rules_decide_only_when_strict() {
+    let mut p = policy();
+    p.rules.push(crate::policy::Rule {
+        metric: "write_iops".into(),
+        op: Op::Ge,
+        threshold: 1e9,
+        level: Level::Warn,
+        note: None,
+    });
+    let recs = [rec("2026-12-01T10:00:00Z", 16.0)];
+    let mut o = Options::new(Scope::Run, now());
+    assert_eq!(evaluate(recs.as_slice(), &p, &o).verdict, Verdict::Pass);
+    o.strict = true;
+    assert_eq!(evaluate(recs.as_slice(), &p, &o).verdict, Verdict::Fail);
+}

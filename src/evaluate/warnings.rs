@@ -1,0 +1,339 @@
+//! Warnings: what a careful reader of a verdict should know (spread, the page cache, a first
+//! run faster than the rest, a network filesystem, mixed engines, outliers, a decline), each
+//! shown once and carried in every format.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use chrono::{DateTime, FixedOffset};
+use serde::Serialize;
+
+use super::Options;
+use super::stats::{Stats, modified_z_scores, t_975};
+use crate::history::Record;
+use crate::policy::{Op, Policy};
+
+/// Something a careful reader should know; shown once, carried in every format.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Warning {
+    HighSpread {
+        metric: String,
+        cv: f64,
+        limit: f64,
+    },
+    FileSmallerThanRam {
+        size: u64,
+        ram: u64,
+    },
+    FirstRunFaster {
+        metric: String,
+        first: f64,
+        rest: f64,
+    },
+    VolatileTarget {
+        filesystem: String,
+        network: bool,
+    },
+    MixedEngines {
+        engines: BTreeMap<String, usize>,
+    },
+    Outlier {
+        metric: String,
+        timestamp: DateTime<FixedOffset>,
+        value: f64,
+        score: f64,
+    },
+    Declining {
+        metric: String,
+        per_day_pct: f64,
+        total_pct: f64,
+    },
+    /// A caveat found by the caller (smaller test than the policy's, printed figures, fallback…).
+    Note(String),
+}
+
+/// The modified z-score above which a run is called an outlier (Iglewicz & Hoaglin, 1993).
+pub const OUTLIER_Z: f64 = 3.5;
+/// First run faster than the mean of the others by this factor: the page cache was empty.
+pub const FIRST_RUN_FACTOR: f64 = 1.5;
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::HighSpread { metric, cv, limit } => write!(
+                f,
+                "runs disagree: {metric} varies by {:.0}% of its mean (limit {:.0}%); caching and neighbours move single runs, so gather more runs before trusting the average",
+                cv * 100.0,
+                limit * 100.0
+            ),
+            Warning::FileSmallerThanRam { size, ram } => write!(
+                f,
+                "the test file ({}) is smaller than this machine's RAM ({}): the page cache can absorb much of it and flatter buffered results (the article's caveat); run several times over days, or use a larger --size",
+                crate::units::format_size(*size),
+                crate::units::format_size(*ram)
+            ),
+            Warning::FirstRunFaster {
+                metric,
+                first,
+                rest,
+            } => write!(
+                f,
+                "the first run was {:.1}× faster than the others ({metric} {} vs {}): it likely ran into an empty page cache; later runs describe the steady state better",
+                first / rest,
+                short(*first),
+                short(*rest)
+            ),
+            Warning::VolatileTarget {
+                filesystem,
+                network,
+            } => {
+                if *network {
+                    write!(
+                        f,
+                        "the target is on a network filesystem ({filesystem}): results describe the network and the server as much as this node's disk"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "the target is on {filesystem}, which lives in RAM: this measures memory, not the disk the vendor asks about"
+                    )
+                }
+            }
+            Warning::MixedEngines { engines } => {
+                let list: Vec<_> = engines.iter().map(|(e, n)| format!("{e}: {n}")).collect();
+                write!(
+                    f,
+                    "the window holds runs of several engines ({}); engines give different numbers on the same disk, so each is judged on its own",
+                    list.join(", ")
+                )
+            }
+            Warning::Outlier {
+                metric,
+                timestamp,
+                value,
+                score,
+            } => write!(
+                f,
+                "the run of {} is far from the others ({metric} {}, modified z-score {:.1}); check what else the node was doing then",
+                timestamp.format("%Y-%m-%d %H:%M"),
+                short(*value),
+                score
+            ),
+            Warning::Declining {
+                metric,
+                per_day_pct,
+                total_pct,
+            } => write!(
+                f,
+                "{metric} is falling steadily with time ({per_day_pct:.1}% a day, {total_pct:.0}% over the window): burst credits of a cloud disk running out look like this; judge the later runs"
+            ),
+            Warning::Note(s) => f.write_str(s),
+        }
+    }
+}
+
+impl Serialize for Warning {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+pub(super) fn short(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+pub(super) fn dedup(w: &mut Vec<Warning>) {
+    let mut seen = BTreeSet::new();
+    w.retain(|x| seen.insert(x.to_string()));
+}
+
+const NETWORK_FS: &[&str] = &[
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "smbfs",
+    "9p",
+    "fuse.sshfs",
+    "ceph",
+    "glusterfs",
+    "fuse.glusterfs",
+    "lustre",
+    "gpfs",
+    "beegfs",
+    "virtiofs",
+];
+
+pub(super) fn find_warnings(
+    runs: &[Record],
+    policy: &Policy,
+    metrics: &BTreeMap<String, Stats>,
+    opts: &Options,
+) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let Some(primary) = policy.deciding_rules().next() else {
+        return out;
+    };
+    let m = primary.metric.as_str();
+    let values: Vec<(DateTime<FixedOffset>, f64)> = runs
+        .iter()
+        .filter_map(|r| r.metrics.get(m).map(|&v| (r.timestamp, v)))
+        .collect();
+
+    // Spread across runs.
+    if let Some(s) = metrics.get(m)
+        && s.n >= 2
+        && s.cv > policy.evidence.max_cv
+    {
+        out.push(Warning::HighSpread {
+            metric: m.into(),
+            cv: s.cv,
+            limit: policy.evidence.max_cv,
+        });
+    }
+
+    // Test file smaller than RAM (the page cache can absorb it).
+    if let Some(r) = runs
+        .iter()
+        .find(|r| matches!((r.job.size, r.target.memory_bytes), (Some(s), Some(ram)) if s < ram))
+        && !policy.job.direct
+    {
+        out.push(Warning::FileSmallerThanRam {
+            size: r.job.size.unwrap_or(0),
+            ram: r.target.memory_bytes.unwrap_or(0),
+        });
+    }
+
+    // First run much faster than the rest, per invocation (or over the set without ids).
+    let mut by_invocation: BTreeMap<Option<&str>, Vec<f64>> = BTreeMap::new();
+    for r in runs {
+        if let Some(&v) = r.metrics.get(m) {
+            by_invocation
+                .entry(r.invocation.as_deref())
+                .or_default()
+                .push(v);
+        }
+    }
+    for v in by_invocation.values() {
+        if v.len() >= 3 {
+            let rest = v[1..].iter().sum::<f64>() / (v.len() - 1) as f64;
+            let faster = if primary.op.higher_is_better() {
+                v[0] > rest * FIRST_RUN_FACTOR
+            } else {
+                v[0] * FIRST_RUN_FACTOR < rest
+            };
+            if rest > 0.0 && faster {
+                out.push(Warning::FirstRunFaster {
+                    metric: m.into(),
+                    first: v[0],
+                    rest,
+                });
+                break;
+            }
+        }
+    }
+
+    // tmpfs or a network filesystem.
+    let filesystems: BTreeSet<&str> = runs
+        .iter()
+        .filter_map(|r| r.target.filesystem.as_deref())
+        .collect();
+    for fs in filesystems {
+        let base = fs.split('.').next().unwrap_or(fs);
+        // A RAM-backed target is a deviation (crate::deviation), named with the verdict.
+        if NETWORK_FS.contains(&fs) || NETWORK_FS.contains(&base) {
+            out.push(Warning::VolatileTarget {
+                filesystem: fs.into(),
+                network: true,
+            });
+        }
+    }
+
+    // Engines mixed in the window.
+    let mut engines: BTreeMap<String, usize> = opts.other_engines.clone();
+    for r in runs {
+        *engines.entry(r.engine.clone()).or_default() += 1;
+    }
+    if engines.len() > 1 {
+        out.push(Warning::MixedEngines { engines });
+    }
+
+    // What happened inside the runs (their IOPS series, the final fsync).
+    out.extend(
+        crate::measure::series::warnings(runs)
+            .into_iter()
+            .map(Warning::Note),
+    );
+
+    // A run far from the others: modified z-score with the median absolute deviation.
+    if values.len() >= 5 {
+        let v: Vec<f64> = values.iter().map(|x| x.1).collect();
+        for (i, score) in modified_z_scores(&v).into_iter().enumerate() {
+            if score.abs() > OUTLIER_Z {
+                out.push(Warning::Outlier {
+                    metric: m.into(),
+                    timestamp: values[i].0,
+                    value: values[i].1,
+                    score,
+                });
+            }
+        }
+    }
+
+    // Falling steadily with time.
+    if let Some(w) = declining(&values, m, primary.op) {
+        out.push(w);
+    }
+    out
+}
+
+/// A steady decline: at least 5 runs spanning a day or more, a least-squares slope whose
+/// t-statistic is significant at about 5% and a fall of at least 10% of the mean over the span.
+fn declining(values: &[(DateTime<FixedOffset>, f64)], metric: &str, op: Op) -> Option<Warning> {
+    let n = values.len();
+    if n < 5 {
+        return None;
+    }
+    let t0 = values[0].0;
+    let xs: Vec<f64> = values
+        .iter()
+        .map(|(t, _)| (*t - t0).num_seconds() as f64 / 86400.0)
+        .collect();
+    let span = xs[n - 1] - xs[0];
+    if span < 1.0 {
+        return None;
+    }
+    let ys: Vec<f64> = values.iter().map(|x| x.1).collect();
+    let (mx, my) = (
+        xs.iter().sum::<f64>() / n as f64,
+        ys.iter().sum::<f64>() / n as f64,
+    );
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    if sxx == 0.0 || my == 0.0 {
+        return None;
+    }
+    let slope = sxy / sxx;
+    let resid: f64 = xs
+        .iter()
+        .zip(&ys)
+        .map(|(x, y)| (y - (my + slope * (x - mx))).powi(2))
+        .sum();
+    let se = (resid / (n - 2) as f64 / sxx).sqrt();
+    let worse = if op.higher_is_better() {
+        slope < 0.0
+    } else {
+        slope > 0.0
+    };
+    let significant = se == 0.0 || (slope / se).abs() > t_975(n - 2);
+    let total = (slope * span / my).abs();
+    (worse && significant && total >= 0.10).then(|| Warning::Declining {
+        metric: metric.into(),
+        per_day_pct: (slope / my).abs() * 100.0,
+        total_pct: total * 100.0,
+    })
+}

@@ -1,0 +1,312 @@
+//! The fleet: many nodes' verdicts under one policy, and the one verdict they add up to. Every
+//! node must pass: the fleet fails if any node fails, is inconclusive if any is (or has
+//! no evidence at all) and none fails, and passes only when every node passes.
+//!
+//! [`Judge`] turns each node's file (a `--format json` result, a history, or a stream of both)
+//! into rows; [`stream`] splits a stream and counts a node given twice once; [`Fleet::new`]
+//! decides. `iopscheck fleet` gathers the files and renders the [`Fleet`] (`report::fleet`).
+
+mod judge;
+pub mod stream;
+
+use chrono::{DateTime, FixedOffset, Utc};
+
+use crate::evaluate::{PolicyInfo, Verdict};
+use crate::policy::{Aggregate, Op, Policy};
+
+pub use judge::{FLEET_RESULT, Judge, NodeFile, cross_check};
+
+/// Where a row's verdict came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowSource {
+    /// A node's `--format json` output, whose verdict is taken as the node gave it.
+    Result,
+    /// A history file, judged here over the fleet's window.
+    History,
+    /// Nothing: a host named with `--expect` that no file speaks for.
+    Missing,
+}
+
+impl RowSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RowSource::Result => "result",
+            RowSource::History => "history",
+            RowSource::Missing => "missing",
+        }
+    }
+}
+
+/// The policy's deciding rule, which the fleet's value column shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Head {
+    pub metric: String,
+    pub op: Op,
+    pub threshold: f64,
+    pub unit: &'static str,
+    pub aggregate: Aggregate,
+}
+
+impl Head {
+    /// The first fail-level rule of the policy, if it has one.
+    pub fn of(policy: &Policy) -> Option<Head> {
+        policy.deciding_rules().next().map(|r| Head {
+            metric: r.metric.clone(),
+            op: r.op,
+            threshold: r.threshold,
+            unit: crate::metrics::unit(&r.metric),
+            aggregate: policy.evidence.aggregate,
+        })
+    }
+}
+
+/// One node (one host, directory and engine).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub host: String,
+    pub dir: String,
+    pub engine: String,
+    /// The file the row was read from (empty for a missing host).
+    pub file: String,
+    pub source: RowSource,
+    /// For a result: the scope it was judged in (run, import, report).
+    pub scope: Option<String>,
+    pub runs: usize,
+    pub days: usize,
+    /// The aggregate of the deciding rule's metric, when measured.
+    pub value: Option<f64>,
+    /// The threshold the node was judged against (the policy's, unless the node's result
+    /// says otherwise).
+    pub threshold: Option<f64>,
+    pub verdict: Verdict,
+    pub reason: String,
+    pub warnings: Vec<String>,
+    pub last_run: Option<DateTime<FixedOffset>>,
+}
+
+impl Row {
+    /// "node1" or, where a host has several rows, "node1 /data posixaio".
+    pub fn label(&self, fleet: &Fleet) -> String {
+        let same_host = fleet.rows.iter().filter(|r| r.host == self.host).count();
+        if same_host > 1 {
+            format!("{} {} {}", self.host, self.dir, self.engine)
+        } else {
+            self.host.clone()
+        }
+    }
+}
+
+/// How many rows have each verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub pass: usize,
+    pub fail: usize,
+    pub inconclusive: usize,
+}
+
+impl Counts {
+    pub fn total(&self) -> usize {
+        self.pass + self.fail + self.inconclusive
+    }
+}
+
+/// The value every fleet format renders.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fleet {
+    pub policy: PolicyInfo,
+    pub head: Option<Head>,
+    pub verdict: Verdict,
+    pub reason: String,
+    /// Start of the window history files were judged over.
+    pub since: DateTime<Utc>,
+    pub rows: Vec<Row>,
+    /// About the set of files rather than one node: unreadable lines, duplicates, results of
+    /// single invocations.
+    pub warnings: Vec<String>,
+    pub strict: bool,
+    pub generated: DateTime<Utc>,
+}
+
+impl Fleet {
+    /// Sorts the rows (host, directory, engine) and decides the fleet's verdict and reason.
+    pub fn new(
+        policy: PolicyInfo,
+        head: Option<Head>,
+        since: DateTime<Utc>,
+        mut rows: Vec<Row>,
+        warnings: Vec<String>,
+        strict: bool,
+        generated: DateTime<Utc>,
+    ) -> Fleet {
+        rows.sort_by(|a, b| {
+            (&a.host, &a.dir, &a.engine, &a.file).cmp(&(&b.host, &b.dir, &b.engine, &b.file))
+        });
+        // Every node must pass.
+        let verdict = Verdict::worst(rows.iter().map(|r| r.verdict));
+        let mut fleet = Fleet {
+            policy,
+            head,
+            verdict,
+            reason: String::new(),
+            since,
+            rows,
+            warnings,
+            strict,
+            generated,
+        };
+        fleet.reason = fleet.explain();
+        fleet
+    }
+
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for r in &self.rows {
+            match r.verdict {
+                Verdict::Pass => c.pass += 1,
+                Verdict::Fail => c.fail += 1,
+                Verdict::Inconclusive => c.inconclusive += 1,
+            }
+        }
+        c
+    }
+
+    /// "2 of 3 nodes fail: node2, node3; every node must pass".
+    fn explain(&self) -> String {
+        let n = self.rows.len();
+        if n == 0 {
+            return "no nodes to judge: give the nodes' JSON results or history files".into();
+        }
+        let names = |v: Verdict| -> String {
+            let names: Vec<String> = self
+                .rows
+                .iter()
+                .filter(|r| r.verdict == v)
+                .map(|r| r.label(self))
+                .collect();
+            const SHOWN: usize = 5;
+            if names.len() > SHOWN {
+                format!(
+                    "{} and {} more",
+                    names[..SHOWN].join(", "),
+                    names.len() - SHOWN
+                )
+            } else {
+                names.join(", ")
+            }
+        };
+        let c = self.counts();
+        let nodes = |k: usize| if k == 1 { "node" } else { "nodes" };
+        match self.verdict {
+            Verdict::Pass if n == 1 => "the only node passes".into(),
+            Verdict::Pass => format!("all {n} nodes pass"),
+            Verdict::Fail => {
+                let mut s = format!(
+                    "{} of {n} {} {}: {}",
+                    c.fail,
+                    nodes(n),
+                    if c.fail == 1 { "fails" } else { "fail" },
+                    names(Verdict::Fail)
+                );
+                if c.inconclusive > 0 {
+                    s.push_str(&format!(
+                        "; {} inconclusive: {}",
+                        c.inconclusive,
+                        names(Verdict::Inconclusive)
+                    ));
+                }
+                s.push_str("; every node must pass");
+                s
+            }
+            Verdict::Inconclusive => format!(
+                "{} of {n} {} {} inconclusive: {}; none fails, but every node must pass",
+                c.inconclusive,
+                nodes(n),
+                if c.inconclusive == 1 { "is" } else { "are" },
+                names(Verdict::Inconclusive)
+            ),
+        }
+    }
+
+    /// "mean write_iops_formula" for column titles.
+    pub fn value_title(&self) -> String {
+        match &self.head {
+            Some(h) => format!("{} {}", h.aggregate.as_str(), h.metric),
+            None => "value".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn row(host: &str, verdict: Verdict, value: f64) -> Row {
+        Row {
+            host: host.into(),
+            dir: "/data".into(),
+            engine: "posixaio".into(),
+            file: format!("{host}.jsonl"),
+            source: RowSource::History,
+            scope: None,
+            runs: 6,
+            days: 2,
+            value: Some(value),
+            threshold: Some(3000.0),
+            verdict,
+            reason: format!("mean write_iops_formula is {value}"),
+            warnings: vec![],
+            last_run: None,
+        }
+    }
+
+    pub(crate) fn fleet(rows: Vec<Row>) -> Fleet {
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let ev = crate::evaluate::evaluate(
+            &[],
+            &policy,
+            &crate::evaluate::Options::new(crate::evaluate::Scope::Report, Utc::now()),
+        );
+        Fleet::new(
+            ev.policy,
+            Head::of(&policy),
+            Utc::now(),
+            rows,
+            vec![],
+            false,
+            Utc::now(),
+        )
+    }
+
+    #[test]
+    fn every_node_must_pass() {
+        use Verdict::*;
+        let f = fleet(vec![row("a", Pass, 4000.0), row("b", Pass, 3500.0)]);
+        assert_eq!((f.verdict, f.reason.as_str()), (Pass, "all 2 nodes pass"));
+        let f = fleet(vec![
+            row("a", Pass, 4000.0),
+            row("b", Inconclusive, 3500.0),
+            row("c", Fail, 2000.0),
+        ]);
+        assert_eq!(f.verdict, Fail);
+        assert!(
+            f.reason
+                .starts_with("1 of 3 nodes fails: c; 1 inconclusive: b"),
+            "{}",
+            f.reason
+        );
+        let f = fleet(vec![row("a", Pass, 4000.0), row("b", Inconclusive, 3500.0)]);
+        assert_eq!(f.verdict, Inconclusive);
+        assert!(f.reason.starts_with("1 of 2 nodes is inconclusive: b"));
+        assert_eq!(fleet(vec![]).verdict, Inconclusive);
+    }
+
+    #[test]
+    fn rows_are_sorted_and_labelled_by_host_then_group() {
+        use Verdict::*;
+        let mut b2 = row("b", Pass, 1.0);
+        b2.dir = "/other".into();
+        let f = fleet(vec![row("c", Pass, 1.0), b2, row("b", Pass, 1.0)]);
+        let labels: Vec<String> = f.rows.iter().map(|r| r.label(&f)).collect();
+        assert_eq!(labels, ["b /data posixaio", "b /other posixaio", "c"]);
+    }
+}

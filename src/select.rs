@@ -1,0 +1,296 @@
+//! Selection and grouping: which records of a history a report, a bundle or a fleet judges
+//! (policy, host, directory, engine and window), and the groups they are judged in (one host,
+//! policy, directory and engine each, never mixed). Pure, like `evaluate`: the caller passes
+//! `now` and streams the records in.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration as ChronoDuration, Local, NaiveDate, TimeZone, Utc};
+
+use crate::evaluate::{self, Evaluation, Group, Options, Scope};
+use crate::history::{self, Record};
+use crate::policy::Policy;
+
+/// Parses `--since`: a duration back from `now` (7d, 36h) or a date (2026-11-28, local
+/// midnight) or an RFC 3339 timestamp.
+pub fn parse_since(s: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    if let Ok(d) = crate::units::parse_duration(s) {
+        return Ok(window_start(now, d));
+    }
+    if let Ok(t) = DateTime::parse_from_rfc3339(s.trim()) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d") {
+        let midnight = d.and_hms_opt(0, 0, 0).expect("valid time");
+        if let Some(t) = Local.from_local_datetime(&midnight).earliest() {
+            return Ok(t.with_timezone(&Utc));
+        }
+    }
+    Err(format!(
+        "--since: '{s}' is neither a duration (7d, 36h) nor a date (2026-11-28)"
+    ))
+}
+
+/// Records within the window ending at `now`.
+pub fn in_window(r: &Record, since: DateTime<Utc>) -> bool {
+    r.timestamp.with_timezone(&Utc) >= since
+}
+
+/// The start of a window of `window` ending at `now`.
+pub fn window_start(now: DateTime<Utc>, window: std::time::Duration) -> DateTime<Utc> {
+    now - ChronoDuration::from_std(window).unwrap_or(ChronoDuration::days(36500))
+}
+
+/// Which records a report looks at.
+pub struct Filter {
+    pub host: Option<String>,
+    pub dir: Option<String>,
+    pub engine: Option<String>,
+    pub policy: String,
+    pub since: DateTime<Utc>,
+}
+
+impl Filter {
+    /// The records of one group (its host, policy, directory and engine) since `since`.
+    pub fn group(g: &Group, since: DateTime<Utc>) -> Filter {
+        Filter {
+            host: Some(g.host.clone()),
+            dir: Some(g.dir.clone()),
+            engine: Some(g.engine.clone()),
+            policy: g.policy.clone(),
+            since,
+        }
+    }
+
+    /// The part of the filter a history line's head can answer: policy, host and window.
+    /// Other engines pass, for the mixed-engine warning.
+    pub fn keeps_head(&self, h: &history::Head) -> bool {
+        h.policy == self.policy
+            && self.host.as_ref().is_none_or(|x| &h.host == x)
+            && h.timestamp.with_timezone(&Utc) >= self.since
+    }
+
+    pub fn keeps(&self, r: &Record) -> bool {
+        r.policy == self.policy
+            && self.host.as_ref().is_none_or(|h| &r.host == h)
+            && self.dir.as_ref().is_none_or(|d| &r.target.dir == d)
+            && self.engine.as_ref().is_none_or(|e| &r.engine == e)
+            && in_window(r, self.since)
+    }
+}
+
+/// A node's test on one directory: (host, policy, dir).
+type Node = (String, String, String);
+
+/// Records sorted into their groups as they are streamed in, with the engines each node,
+/// test and directory used in the window (for the mixed-engine warning). A record is moved
+/// into its group, never copied, and no list of all records is built first.
+pub struct Grouping {
+    filter: Filter,
+    /// The filter without its engine: the records the mixed-engine warning counts.
+    all_engines: Filter,
+    /// (host, policy, dir) → runs per engine.
+    engines: Vec<(Node, BTreeMap<String, usize>)>,
+    groups: Vec<(Group, Vec<Record>)>,
+    /// The group the last record went to: a history's records come in long runs of one group.
+    last: usize,
+}
+
+impl Grouping {
+    pub fn new(filter: &Filter) -> Grouping {
+        Grouping {
+            filter: Filter {
+                host: filter.host.clone(),
+                dir: filter.dir.clone(),
+                engine: filter.engine.clone(),
+                policy: filter.policy.clone(),
+                since: filter.since,
+            },
+            all_engines: Filter {
+                engine: None,
+                host: filter.host.clone(),
+                dir: filter.dir.clone(),
+                policy: filter.policy.clone(),
+                since: filter.since,
+            },
+            engines: Vec::new(),
+            groups: Vec::new(),
+            last: 0,
+        }
+    }
+
+    /// Takes one record: counted for the engines if the filter (but for its engine) keeps
+    /// it, and put in its group if the filter keeps it.
+    pub fn add(&mut self, r: Record) {
+        if !self.all_engines.keeps(&r) {
+            return;
+        }
+        let node =
+            |k: &(String, String, String)| k.0 == r.host && k.1 == r.policy && k.2 == r.target.dir;
+        let counts = match self.engines.iter().position(|(k, _)| node(k)) {
+            Some(i) => &mut self.engines[i].1,
+            None => {
+                let key = (r.host.clone(), r.policy.clone(), r.target.dir.clone());
+                self.engines.push((key, BTreeMap::new()));
+                &mut self.engines.last_mut().expect("pushed").1
+            }
+        };
+        match counts.get_mut(r.engine.as_str()) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(r.engine.clone(), 1);
+            }
+        }
+        if !self.filter.keeps(&r) {
+            return;
+        }
+        let same = |g: &Group| {
+            g.host == r.host
+                && g.policy == r.policy
+                && g.dir == r.target.dir
+                && g.engine == r.engine
+        };
+        let i = if self.groups.get(self.last).is_some_and(|(g, _)| same(g)) {
+            self.last
+        } else if let Some(i) = self.groups.iter().position(|(g, _)| same(g)) {
+            i
+        } else {
+            self.groups.push((Group::of(&r), Vec::new()));
+            self.groups.len() - 1
+        };
+        self.last = i;
+        self.groups[i].1.push(r);
+    }
+
+    /// Evaluates every group, in the order of their names (host, policy, directory, engine).
+    pub fn evaluate(self, policy: &Policy, now: DateTime<Utc>, strict: bool) -> Vec<Evaluation> {
+        let Grouping {
+            engines,
+            mut groups,
+            ..
+        } = self;
+        groups.sort_by(|a, b| a.0.cmp(&b.0));
+        groups
+            .into_iter()
+            .map(|(g, recs)| {
+                let mut opts = Options::new(Scope::Report, now);
+                opts.strict = strict;
+                if let Some((_, e)) = engines
+                    .iter()
+                    .find(|(k, _)| k.0 == g.host && k.1 == g.policy && k.2 == g.dir)
+                {
+                    opts.other_engines = e
+                        .iter()
+                        .filter(|(name, _)| **name != g.engine)
+                        .map(|(k, v)| (k.clone(), *v))
+                        .collect();
+                }
+                let mut ev = evaluate::evaluate(recs, policy, &opts);
+                ev.group = Some(g);
+                ev
+            })
+            .collect()
+    }
+}
+
+/// Evaluates every group of records that passes the filter (see [`Grouping`]).
+pub fn evaluate_groups(
+    records: impl IntoIterator<Item = Record>,
+    policy: &Policy,
+    filter: &Filter,
+    now: DateTime<Utc>,
+    strict: bool,
+) -> Vec<Evaluation> {
+    let mut grouping = Grouping::new(filter);
+    for r in records {
+        grouping.add(r);
+    }
+    grouping.evaluate(policy, now, strict)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluate::Verdict;
+    use crate::evaluate::tests::rec;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-12-02T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    #[test]
+    fn since_is_a_duration_a_date_or_a_timestamp_and_names_the_flag_otherwise() {
+        let n = now();
+        assert_eq!(
+            parse_since("36h", n).unwrap(),
+            n - ChronoDuration::hours(36)
+        );
+        assert_eq!(
+            parse_since("2026-11-30T08:00:00+02:00", n).unwrap(),
+            DateTime::parse_from_rfc3339("2026-11-30T06:00:00Z").unwrap()
+        );
+        let midnight = Local
+            .from_local_datetime(
+                &NaiveDate::from_ymd_opt(2026, 11, 28)
+                    .unwrap()
+                    .and_hms_opt(0, 0, 0)
+                    .unwrap(),
+            )
+            .earliest()
+            .unwrap();
+        assert_eq!(parse_since("2026-11-28", n).unwrap(), midnight);
+        let e = parse_since("last tuesday", n).unwrap_err();
+        assert!(e.starts_with("--since: 'last tuesday'"), "{e}");
+    }
+
+    #[test]
+    fn groups_never_mix_and_other_engines_are_counted_for_the_warning() {
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let mut io_uring = rec("2026-12-01T11:00:00Z", 16.0);
+        io_uring.engine = "io_uring".into();
+        let mut other_dir = rec("2026-12-01T12:00:00Z", 16.0);
+        other_dir.target.dir = "/other".into();
+        let old = rec("2026-11-01T10:00:00Z", 16.0);
+        let records = vec![rec("2026-12-01T10:00:00Z", 16.0), io_uring, other_dir, old];
+        let filter = Filter {
+            host: Some("node1".into()),
+            dir: None,
+            engine: Some("posixaio".into()),
+            policy: "swimlane".into(),
+            since: window_start(now(), std::time::Duration::from_secs(7 * 86400)),
+        };
+        let evs = evaluate_groups(records, &policy, &filter, now(), false);
+        let groups: Vec<(&str, usize)> = evs
+            .iter()
+            .map(|e| (e.group.as_ref().unwrap().dir.as_str(), e.runs.len()))
+            .collect();
+        assert_eq!(groups, [("/data", 1), ("/other", 1)]);
+        let mixed = evs[0].warnings.iter().any(|w| {
+            matches!(w, crate::evaluate::Warning::MixedEngines { engines }
+                if engines.get("io_uring") == Some(&1) && engines.get("posixaio") == Some(&1))
+        });
+        assert!(mixed, "{:?}", evs[0].warnings);
+        assert!(
+            evs[1]
+                .warnings
+                .iter()
+                .all(|w| !matches!(w, crate::evaluate::Warning::MixedEngines { .. }))
+        );
+        // The report's verdict: every group must pass.
+        assert_eq!(
+            Verdict::worst(evs.iter().map(|e| e.verdict)),
+            Verdict::Inconclusive
+        );
+    }
+
+    #[test]
+    fn the_worst_verdict_fails_first_and_nothing_is_inconclusive() {
+        use Verdict::*;
+        assert_eq!(Verdict::worst([Pass, Inconclusive, Fail, Pass]), Fail);
+        assert_eq!(Verdict::worst([Pass, Inconclusive]), Inconclusive);
+        assert_eq!(Verdict::worst([Pass, Pass]), Pass);
+        assert_eq!(Verdict::worst([]), Inconclusive);
+    }
+}
