@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::report::Format;
+use crate::select::Since;
 
 const ABOUT: &str = "Checks whether a machine's storage meets a vendor's published minimum, with evidence kept over days.";
 
@@ -180,8 +181,8 @@ pub struct ReportArgs {
     pub policy: String,
     /// Only runs newer than this: a duration back from now (7d, 36h) or a date (2026-11-28).
     /// Default: the policy's window.
-    #[arg(long, value_name = "DURATION|DATE")]
-    pub since: Option<String>,
+    #[arg(long, value_name = "DURATION|DATE", value_parser = Since::parse)]
+    pub since: Option<Since>,
     /// Host to report on (default: this host); `all` for every host.
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
@@ -250,8 +251,8 @@ pub struct FleetArgs {
     pub policy: String,
     /// Judge history files over runs newer than this: a duration back from now (7d, 36h) or a
     /// date. Results older than it are stale. Default: the policy's window.
-    #[arg(long, value_name = "DURATION|DATE")]
-    pub since: Option<String>,
+    #[arg(long, value_name = "DURATION|DATE", value_parser = Since::parse)]
+    pub since: Option<Since>,
     /// Hosts that must be in the fleet (repeatable or comma-separated): one without a file is
     /// an inconclusive row, so a node that did not report cannot pass unseen.
     #[arg(long, value_name = "HOST,...", value_delimiter = ',')]
@@ -284,8 +285,8 @@ pub struct BundleArgs {
     pub host: Option<String>,
     /// The report's window: a duration back from now (7d, 36h) or a date. Default: the
     /// policy's window.
-    #[arg(long, value_name = "DURATION|DATE")]
-    pub since: Option<String>,
+    #[arg(long, value_name = "DURATION|DATE", value_parser = Since::parse)]
+    pub since: Option<Since>,
     #[command(flatten)]
     pub history: HistoryArgs,
 }

@@ -18,7 +18,7 @@ use crate::evaluate::{self, Evaluation, Options, Scope};
 use crate::history;
 use crate::policy;
 use crate::report::{self, Format, Style};
-use crate::select::{self, Filter, evaluate_groups, parse_since};
+use crate::select::{self, Filter, evaluate_groups};
 use crate::system;
 
 /// Directories whose mounts and devices the context describes, at most.
@@ -34,7 +34,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             .unwrap_or_else(system::hostname),
     };
     let since = match &args.since {
-        Some(s) => parse_since(s, now).map_err(usage)?,
+        Some(s) => s.start(now),
         None => select::window_start(now, loaded.policy.evidence.window.0),
     };
     let stamp = now

@@ -12,7 +12,7 @@ use crate::evaluate::{self, Group, Options, Scope, Verdict};
 use crate::history::{self, Record};
 use crate::policy::{self, Policy};
 use crate::report::Format;
-use crate::select::{self, Filter, Grouping, parse_since};
+use crate::select::{self, Filter, Grouping};
 
 pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy)?;
@@ -30,7 +30,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
 
     let since = match &args.since {
-        Some(s) => parse_since(s, now).map_err(usage)?,
+        Some(s) => s.start(now),
         None => select::window_start(now, policy.evidence.window.0),
     };
     let host = match args.host.as_deref() {
