@@ -5,6 +5,7 @@
 mod common;
 
 use std::path::PathBuf;
+use std::sync::{RwLock, RwLockReadGuard};
 
 use common::{Env, skip};
 use predicates::prelude::*;
@@ -28,8 +29,18 @@ fn builtin_names(env: &Env) -> Vec<String> {
     names
 }
 
+/// The tests of this file that run I/O share the disk; the one that compares the two tools'
+/// speed takes it alone, so that none of them is running beside it (a burst of their
+/// writeback halved its runs at random when they did).
+static DISK: RwLock<()> = RwLock::new(());
+
+fn disk_shared() -> RwLockReadGuard<'static, ()> {
+    DISK.read().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn every_built_in_policy_checks_and_runs_end_to_end_in_every_format() {
+    let _disk = disk_shared();
     let env = Env::new();
     for name in builtin_names(&env) {
         let yaml = env
@@ -156,6 +167,7 @@ fn num(m: &Value, k: &str) -> f64 {
 #[test]
 #[cfg_attr(not(have_fio), ignore = "needs fio")]
 fn each_rw_mode_does_the_io_fio_does_on_the_same_job() {
+    let _disk = disk_shared();
     let env = Env::new();
     for rw in ["read", "write", "randread", "randwrite", "rw", "randrw"] {
         let job = format!(
@@ -194,6 +206,7 @@ fn each_rw_mode_does_the_io_fio_does_on_the_same_job() {
 #[test]
 #[cfg_attr(not(have_fio), ignore = "needs fio")]
 fn numjobs_and_periodic_fdatasync_count_as_fio_counts() {
+    let _disk = disk_shared();
     let env = Env::new();
     // two jobs, each writing its own 4 MiB file: the group does 2 × 1024 writes
     let p = job_policy(
@@ -223,13 +236,14 @@ fn numjobs_and_periodic_fdatasync_count_as_fio_counts() {
 }
 
 /// Direct I/O measures the device, so both tools should see similar IOPS. A shared VM's disk
-/// varies from second to second (and other tests use it too), so the tolerance is a factor
-/// of two on the best of three alternating runs each: wide, but it still
+/// varies from second to second (this file's other I/O tests wait while it runs), so the
+/// tolerance is a factor of two on the best of three alternating runs each: wide, but it still
 /// catches an engine that silently went through the page cache (many times faster) or
 /// serialised a deep queue (many times slower).
 #[test]
 #[cfg_attr(not(have_fio), ignore = "needs fio")]
 fn direct_random_reads_at_depth_agree_with_fio_within_a_factor_of_two() {
+    let _disk = DISK.write().unwrap_or_else(|e| e.into_inner());
     let env = Env::new();
     let p = job_policy(
         &env,
@@ -294,6 +308,7 @@ fn direct_io_where_the_filesystem_refuses_it_is_a_clear_error_before_any_layout(
 
 #[test]
 fn a_soft_limit_is_shown_but_changes_the_exit_code_only_with_strict() {
+    let _disk = disk_shared();
     let env = Env::new();
     let yaml = "name: soft\ndescription: soft limit\nvendor: test\nsource:\n  title: t\n  url: https://example.com\n  seen: 2026-11-30\n  test: assumed\njob:\n  rw: randwrite\n  bs: 4k\n  size: 8m\n  ioengine: psync\n  runtime: 1s\nruns: 1\nrules:\n  - metric: write_iops\n    op: \">=\"\n    threshold: 1\n    level: fail\n  - metric: write_iops\n    op: \">=\"\n    threshold: 1e12\n    level: warn\n";
     let p = env.tmp.path().join("soft.yaml");

@@ -345,23 +345,28 @@ impl<B: IoPath> Loop<'_, '_, B> {
             self.ctx.live.set_phase(Phase::Draining);
             self.drain()?;
         }
-        self.close_series(Instant::now());
+        // One instant ends the series and starts the end fsync, and the fsync's end is t1: the
+        // series, the fsync and the runtime then add up exactly, whatever the scheduler does
+        // between these lines.
+        let drained = Instant::now();
+        self.close_series(drained);
+        let mut t1 = drained;
         if interrupted {
             return Err(EngineError::Interrupted);
         }
         // fio: `should_fsync` is false right after a sync, and read-only jobs never fsync.
         if job.end_fsync && writes && !last_was_sync {
             self.ctx.live.set_phase(Phase::FinalFsync);
-            let s = Instant::now();
             // In a child process rather than through the back end: see sys::fsync_in_child.
             super::sys::fsync_in_child(self.ctx.fd).map_err(|e| EngineError::Io {
                 op: "fsync at the end of the job".into(),
                 source: e,
             })?;
-            self.res.end_fsync = Some(s.elapsed());
+            t1 = Instant::now();
+            self.res.end_fsync = Some(t1.duration_since(drained));
         }
         // t1: after the drain and the end fsync (§3.1 step 6).
-        self.res.elapsed_us = t0.elapsed().as_micros() as u64;
+        self.res.elapsed_us = t1.duration_since(t0).as_micros() as u64;
         Ok(())
     }
 
