@@ -235,14 +235,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         }
         for r in &metrics {
             let text = match run.metrics.get(&r.metric) {
-                Some(&v) => {
-                    let mark = match r.level {
-                        Level::Info => "",
-                        _ if r.op.holds(v, r.threshold) => " ✓",
-                        _ => " ✗",
-                    };
-                    format!("{}{}", fmt_value(v), mark)
-                }
+                Some(&v) => format!("{}{}", fmt_value(v), super::view::judge(r, v).mark()),
                 None => "—".into(),
             };
             row.push(Cell::new(text).set_alignment(CellAlignment::Right));
