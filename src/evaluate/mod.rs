@@ -168,11 +168,23 @@ pub struct EvidenceStatus {
 }
 
 impl EvidenceStatus {
-    /// "4 of 6 runs over 1 of 2 days — run again tomorrow".
+    /// "4 of 6 runs over 1 of 2 days — run again tomorrow"; "8 runs (6 needed) over 3 days (2
+    /// needed): enough evidence for a verdict".
     pub fn advice(&self) -> String {
+        // "3 of 6 runs" while short of the rule; past it, "8 runs (6 needed)", never "8 of 6".
+        let part = |n: usize, min: u32, unit: &str| {
+            let min = min as usize;
+            let s = if n == 1 { "" } else { "s" };
+            match n.cmp(&min) {
+                std::cmp::Ordering::Greater if min == 0 => format!("{n} {unit}{s}"),
+                std::cmp::Ordering::Greater => format!("{n} {unit}{s} ({min} needed)"),
+                _ => format!("{n} of {min} {unit}s"),
+            }
+        };
         let head = format!(
-            "{} of {} runs over {} of {} days",
-            self.runs, self.min_runs, self.days, self.min_days
+            "{} over {}",
+            part(self.runs, self.min_runs, "run"),
+            part(self.days, self.min_days, "day")
         );
         if self.enough {
             return format!("{head}: enough evidence for a verdict");

@@ -213,6 +213,15 @@ fn report_needs_the_evidence_rule() {
     assert_eq!(e.verdict, Verdict::Pass);
     assert_eq!(e.days.len(), 2);
     assert_eq!(e.days[0].runs, 5);
+    // Past the rule, the counts are not written as "8 of 6 runs over 3 of 2 days".
+    let mut more = two_days.clone();
+    more.insert(0, rec("2026-11-30T09:00:00Z", 16.0));
+    more.insert(0, rec("2026-11-30T08:00:00Z", 16.0));
+    let e = evaluate(more.as_slice(), &p, &o);
+    assert_eq!(
+        e.evidence.advice(),
+        "8 runs (6 needed) over 3 days (2 needed): enough evidence for a verdict"
+    );
 }
 
 #[test]
