@@ -21,7 +21,12 @@ Modes:
   --full     the Swimlane job as prescribed (4 GiB, 60 s, posixaio, end fsync) against fio, at
              least 6 interleaved pairs, with `sync; echo 3 > /proc/sys/vm/drop_caches` and a
              pause before each run (root): median and spread of the IOPS ratio and of the end
-             fsync's share of each tool's runtime (about 20 minutes)
+             fsync's share of each tool's runtime (about 20 minutes). On a fresh ext4 on a
+             loop device over an image in --disk-dir (see ScratchFs), or with --full-fs dir
+             in --disk-dir itself
+
+Each pair's figures are printed to stderr and appended to target/vs-fio-pairs.jsonl as soon as
+the pair ends.
 Other tables (--rows, comma-separated; all of them with --quick):
   direct     on the disk with O_DIRECT: the gitlab-gitaly job (4k randrw 75/25, libaio, QD 64)
              time-based for the same seconds in both tools, and psync QD 1 randwrite
@@ -33,6 +38,7 @@ Other tables (--rows, comma-separated; all of them with --quick):
 """
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -82,6 +88,8 @@ def iopscheck(binary, engine, d, size, runtime, policy=None, cgroup=None):
     return {
         "verdict": doc["verdict"],
         "read_iops": m.get("read_iops", 0.0),
+        "read_clat_p50_us": m.get("read_clat_p50_us", 0.0),
+        "read_clat_p99_us": m.get("read_clat_p99_us", 0.0),
         "end_fsync_ms": m.get("end_fsync_ms"),
         "runtime_ms": m.get("write_runtime_ms"),
         "iops": m["write_iops"],
@@ -94,11 +102,11 @@ def iopscheck(binary, engine, d, size, runtime, policy=None, cgroup=None):
     }
 
 
-def fio(binary, engine, d, size, runtime, extra=(), cgroup=None, end_fsync=True):
+def fio(binary, engine, d, size, runtime, extra=(), cgroup=None, end_fsync=True, rw="randwrite", iodepth=1):
     name = f"iopscheck-bench-{os.getpid()}"
     cmd = [
-        binary, f"--name={name}", f"--directory={d}", f"--ioengine={engine}", "--rw=randwrite",
-        "--bs=4k", "--numjobs=1", f"--size={size}", "--iodepth=1", f"--runtime={runtime}",
+        binary, f"--name={name}", f"--directory={d}", f"--ioengine={engine}", f"--rw={rw}",
+        "--bs=4k", "--numjobs=1", f"--size={size}", f"--iodepth={iodepth}", f"--runtime={runtime}",
         "--time_based", f"--end_fsync={int(end_fsync)}", "--output-format=json", *extra,
     ]
     try:
@@ -111,8 +119,11 @@ def fio(binary, engine, d, size, runtime, extra=(), cgroup=None, end_fsync=True)
     j = json.loads(text[text.index("{"):])["jobs"][0]
     job = j["write"]
     pct = job["clat_ns"]["percentile"]
+    rpct = j["read"]["clat_ns"].get("percentile") or {}
     return {
         "read_iops": j["read"]["iops"],
+        "read_clat_p50_us": rpct.get("50.000000", 0) / 1000,
+        "read_clat_p99_us": rpct.get("99.000000", 0) / 1000,
         # fio's runtime includes the end fsync: what exceeds the timed seconds is the fsync
         "end_fsync_ms": max(0.0, job["runtime"] - runtime * 1000) if end_fsync else None,
         "runtime_ms": job["runtime"],
@@ -184,30 +195,77 @@ def policy_file(d, builtin, edits):
     return path
 
 
-def interleaved(pairs, one, two, before=None):
-    """Runs `pairs` pairs of (iopscheck, fio), alternating which goes first."""
+def interleaved(pairs, one, two, before=None, label=""):
+    """Runs `pairs` pairs of (iopscheck, fio), alternating which goes first. Each pair's
+    figures are printed (stderr) and appended to target/vs-fio-pairs.jsonl as soon as it
+    ends, so that a run stopped half-way keeps what it measured."""
     out = []
     for i in range(pairs):
-        got = {}
+        got = {"load_before": load_avg()}
         for name in (("iopscheck", "fio") if i % 2 == 0 else ("fio", "iopscheck")):
             if before:
                 before()
             got[name] = (one if name == "iopscheck" else two)()
         got["load"] = load_avg()
+        got["first"] = "iopscheck" if i % 2 == 0 else "fio"
         out.append(got)
+        a, b = got["iopscheck"], got["fio"]
+        print(f"{label} pair {i + 1}/{pairs} ({got['first']} first): IOPS iopscheck {a['iops']:.0f} / fio {b['iops']:.0f} = "
+              f"{ratio(a['iops'], b['iops']):.3f}; clat p50 {a['clat_p50_us']:.0f} / {b['clat_p50_us']:.0f} µs; "
+              f"load {got['load_before']} -> {got['load']}", file=sys.stderr, flush=True)
+        with open(os.path.join(ROOT, "target", "vs-fio-pairs.jsonl"), "a") as f:
+            f.write(json.dumps({"row": label, "pair": i + 1, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **got}) + "\n")
     return out
 
 
-def full(a, disk):
+class ScratchFs:
+    """A fresh ext4 for the --full runs, on a loop device over an image file on the disk
+    directory's filesystem. The image is written through once before the runs, so every
+    write the tools make reaches the disk as a plain overwrite of that file (the loop device
+    uses direct I/O, so nothing is cached twice), and the ext4 inside is mounted without
+    `discard`: removing a 4 GiB test file after a run then takes a second, where on an ext4
+    mounted with `discard` each of the hundreds of thousands of extents a random-write run
+    leaves gets its own synchronous discard (measured: more than 15 minutes for one file)."""
+
+    def __init__(self, parent, work, gib):
+        self.img = os.path.join(parent, "full.img")
+        self.mnt = tempfile.mkdtemp(dir=work)
+        self.gib = gib
+        self.loop = None
+        self.mounted = False
+
+    def __enter__(self):
+        t = time.monotonic()
+        subprocess.run(["dd", "if=/dev/zero", f"of={self.img}", "bs=4M", f"count={self.gib * 256}",
+                        "conv=fsync", "status=none"], check=True)
+        self.loop = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", self.img], check=True,
+                                   capture_output=True, text=True).stdout.strip()
+        subprocess.run(["mkfs.ext4", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", self.loop], check=True)
+        subprocess.run(["mount", self.loop, self.mnt], check=True)
+        self.mounted = True
+        print(f"full: ext4 on {self.loop} (direct I/O) over {self.img} ({self.gib} GiB), ready in "
+              f"{time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)
+        return self.mnt
+
+    def __exit__(self, *exc):
+        if self.mounted:
+            subprocess.run(["umount", self.mnt], capture_output=True)
+        if self.loop:
+            subprocess.run(["losetup", "-d", self.loop], capture_output=True)
+        if os.path.exists(self.img):
+            os.unlink(self.img)
+        return False
+
+
+def full(a, disk, work):
     """The Swimlane job as the policy prescribes it, with the page cache emptied before each run."""
     if os.geteuid() != 0:
         sys.exit("--full drops the page cache before each run: run it as root")
-    runs = interleaved(
-        a.pairs, lambda: iopscheck(a.binary, "posixaio", disk, None, 60),
-        lambda: fio(a.fio, "posixaio", disk, "4g", 60), before=lambda: drop_caches(a.pause))
-    for k, p in enumerate(runs):
-        print(f"full pair {k + 1}: iopscheck {p['iopscheck']['iops']:.0f} fio {p['fio']['iops']:.0f} IOPS; "
-              f"end fsync {p['iopscheck']['end_fsync_ms']:.0f} / {p['fio']['end_fsync_ms']:.0f} ms; load {p['load']}", file=sys.stderr)
+    fs = ScratchFs(disk, work, 10) if a.full_fs == "loop" else None
+    with (fs if fs else contextlib.nullcontext(disk)) as d:
+        runs = interleaved(
+            a.pairs, lambda: iopscheck(a.binary, "posixaio", d, None, 60),
+            lambda: fio(a.fio, "posixaio", d, "4g", 60), before=lambda: drop_caches(a.pause), label="full")
     share = lambda r: r["end_fsync_ms"] / r["runtime_ms"] if r["end_fsync_ms"] is not None and r["runtime_ms"] else None
     print(f"\nSwimlane job as prescribed (4 GiB, 60 s, posixaio, end fsync), {a.pairs} interleaved pairs, "
           f"caches dropped and {a.pause} s pause before each run; median (min–max).\n")
@@ -232,24 +290,30 @@ def direct(a, disk, work, quick):
                                              ("engines: [posixaio, io_uring]", "engines: [psync]"),
                                              ("end_fsync: true", "end_fsync: false")])
     rows = []
-    for label, pol, fio_extra in [
+    for label, pol, fio_job in [
         ("gitlab-gitaly 4k randrw 75/25 libaio QD64 direct", gitaly,
-         ["--ioengine=libaio", "--direct=1", "--rw=randrw", "--rwmixread=75", "--iodepth=64"]),
-        ("psync QD1 direct randwrite", psync, ["--ioengine=psync", "--direct=1"]),
+         dict(engine="libaio", rw="randrw", iodepth=64, extra=["--direct=1", "--rwmixread=75"])),
+        ("psync QD1 direct randwrite", psync, dict(engine="psync", extra=["--direct=1"])),
     ]:
         ps = interleaved(pairs, lambda: iopscheck(a.binary, "auto", disk, size, rt, policy=pol),
-                         lambda: fio(a.fio, "psync", disk, size, rt, extra=fio_extra, end_fsync=False))
+                         lambda: fio(a.fio, fio_job["engine"], disk, size, rt, extra=fio_job["extra"],
+                                     end_fsync=False, rw=fio_job.get("rw", "randwrite"),
+                                     iodepth=fio_job.get("iodepth", 1)),
+                         label=label)
         rows.append((label, ps))
     print(f"\nOn the device with O_DIRECT, {size} file, {rt} s time-based in both tools, {pairs} pairs; "
           "ratio iopscheck / fio, median (min–max). Target: IOPS 0.97–1.03, clat p50/p99 within 5%.\n")
-    print("| job | write IOPS iopscheck / fio | write IOPS ratio | read IOPS ratio | write clat p50 ratio | write clat p99 ratio | load |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| job | write IOPS iopscheck / fio | write IOPS ratio | read IOPS ratio | write clat p50 ratio | write clat p99 ratio | read clat p50 ratio | read clat p99 ratio | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, ps in rows:
         r = lambda f: med_spread([ratio(f(p["iopscheck"]), f(p["fio"])) for p in ps])
         print(f"| {label} | {statistics.median(p['iopscheck']['iops'] for p in ps):.0f} / "
               f"{statistics.median(p['fio']['iops'] for p in ps):.0f} | {r(lambda x: x['iops'])} | "
               f"{r(lambda x: x['read_iops']) if ps[0]['fio']['read_iops'] else '–'} | {r(lambda x: x['clat_p50_us'])} | "
-              f"{r(lambda x: x['clat_p99_us'])} | {ps[-1]['load']} |")
+              f"{r(lambda x: x['clat_p99_us'])} | "
+              f"{r(lambda x: x['read_clat_p50_us']) if ps[0]['fio']['read_iops'] else '–'} | "
+              f"{r(lambda x: x['read_clat_p99_us']) if ps[0]['fio']['read_iops'] else '–'} | "
+              f"{', '.join(p['load'].split()[0] for p in ps)} |")
     return rows
 
 
@@ -282,7 +346,8 @@ def throttle(a, disk, work, quick):
             with open(os.path.join(cg, "blkio.throttle.write_iops_device"), "w") as f:
                 f.write(f"{dev} {limit}\n")
             ps = interleaved(pairs, lambda: iopscheck(a.binary, "auto", mnt, size, rt, policy=psync, cgroup=cg),
-                             lambda: fio(a.fio, "psync", mnt, size, rt, extra=["--direct=1"], end_fsync=False, cgroup=cg))
+                             lambda: fio(a.fio, "psync", mnt, size, rt, extra=["--direct=1"], end_fsync=False, cgroup=cg),
+                             label=f"throttle {limit}")
             rows.append((limit, ps))
     finally:
         subprocess.run(["umount", mnt], capture_output=True)
@@ -353,6 +418,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="every table, 1 pair, tiny runs: a smoke test")
     ap.add_argument("--full", action="store_true", help="the Swimlane job as prescribed, caches dropped before each run")
     ap.add_argument("--rows", default="", help="also: direct,throttle,floor")
+    ap.add_argument("--full-fs", choices=["loop", "dir"], default="loop",
+                    help="--full: on a fresh ext4 on a loop device over an image in the disk directory "
+                         "(default), or in the disk directory itself")
     ap.add_argument("--pause", type=float, default=10, help="seconds to wait after dropping caches (--full)")
     ap.add_argument("--direct-runtime", type=int, default=20)
     ap.add_argument("--throttle-runtime", type=int, default=10)
@@ -375,7 +443,7 @@ def main():
     try:
         if a.full:
             header(a, fio_version, a.pairs)
-            raw["full"] = full(a, disk)
+            raw["full"] = full(a, disk, work)
             return
         rows = set(filter(None, a.rows.split(",")))
         if a.quick:

@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::Context as _;
 use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Cli, Command, OutputArgs};
@@ -25,11 +26,9 @@ pub mod exit {
     pub const SIGTERM: u8 = 143;
 }
 
-/// An error a user can act on: printed as it is, exit 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+pub use crate::error::UsageError;
 
+/// A [`UsageError`]: bad flags, printed as they are.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
@@ -79,7 +78,7 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             crate::out::err_line(format_args!("iopscheck: error: {}", chain(&e)));
-            ExitCode::from(exit::ERROR)
+            ExitCode::from(crate::error::exit_code(&e))
         }
     }
 }
@@ -175,6 +174,7 @@ fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
 }
 
 /// Parsed `--format`, `-o` and `--export`: where each rendering goes.
+#[derive(Debug)]
 pub struct Outputs {
     pub stdout: Option<Format>,
     pub files: Vec<(Format, PathBuf)>,
@@ -185,8 +185,8 @@ impl Outputs {
         let mut files = Vec::new();
         let mut flags = Vec::new();
         for e in &a.export {
-            files.push(report::parse_export(e).map_err(usage)?);
-            flags.push(format!("--export {e}"));
+            files.push((e.format, e.file.clone()));
+            flags.push(format!("--export {}", e.given));
         }
         let stdout = match &a.output {
             Some(path) => {
@@ -292,8 +292,7 @@ fn man(command: Option<String>, out_dir: Option<std::path::PathBuf>) -> anyhow::
     if let Some(dir) = out_dir {
         for (name, roff) in &pages {
             let p = dir.join(name);
-            std::fs::write(&p, roff)
-                .map_err(|e| usage(format!("--out-dir {}: {e}", p.display())))?;
+            std::fs::write(&p, roff).with_context(|| format!("--out-dir {}", p.display()))?;
         }
         return Ok(exit::PASS);
     }

@@ -1,11 +1,15 @@
-//! Command-line definitions only (clap derive). Values stay as text here; `crate::app`
-//! validates them into a configuration and names the flag when one is wrong.
+//! Command-line definitions (clap derive): the low-level arguments, each value typed by its
+//! `value_parser` (sizes, durations, counts, engines, formats, exports), so a malformed value
+//! is refused by clap with the flag named, exit 2. What needs more than one flag, or the
+//! policy, to decide (the run's limits, the job with its overrides) is `crate::config`'s.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::report::Format;
+use crate::select::Since;
 
 const ABOUT: &str = "Checks whether a machine's storage meets a vendor's published minimum, with evidence kept over days.";
 
@@ -71,8 +75,8 @@ pub struct OutputArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Also write FORMAT to FILE; repeatable, e.g. --export json=r.json --export html=r.html.
-    #[arg(long, value_name = "FORMAT=FILE")]
-    pub export: Vec<String>,
+    #[arg(long, value_name = "FORMAT=FILE", value_parser = export_value)]
+    pub export: Vec<Export>,
     /// Warn-level rules decide the verdict too.
     #[arg(long)]
     pub strict: bool,
@@ -112,20 +116,20 @@ pub struct RunArgs {
     #[arg(short, long, default_value = ".", value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub dir: PathBuf,
     /// Runs in this invocation (default: the policy's).
-    #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true)]
-    pub runs: Option<String>,
+    #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true, value_parser = runs_value)]
+    pub runs: Option<u32>,
     /// Wait this long between runs (e.g. 10m).
-    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
-    pub interval: Option<String>,
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = duration_value)]
+    pub interval: Option<Duration>,
     /// The engine that does the I/O.
     #[arg(short, long, value_enum, default_value = "auto")]
     pub engine: EngineChoice,
     /// Test file size, overriding the policy's (e.g. 64m). Smaller files flatter the disk.
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_value)]
+    pub size: Option<u64>,
     /// Runtime of each run, overriding the policy's (e.g. 10s).
-    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
-    pub runtime: Option<String>,
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = runtime_value)]
+    pub runtime: Option<Duration>,
     /// Do not record the runs in the history.
     #[arg(long)]
     pub no_history: bool,
@@ -177,8 +181,8 @@ pub struct ReportArgs {
     pub policy: String,
     /// Only runs newer than this: a duration back from now (7d, 36h) or a date (2026-11-28).
     /// Default: the policy's window.
-    #[arg(long, value_name = "DURATION|DATE")]
-    pub since: Option<String>,
+    #[arg(long, value_name = "DURATION|DATE", value_parser = Since::parse)]
+    pub since: Option<Since>,
     /// Host to report on (default: this host); `all` for every host.
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
@@ -247,8 +251,8 @@ pub struct FleetArgs {
     pub policy: String,
     /// Judge history files over runs newer than this: a duration back from now (7d, 36h) or a
     /// date. Results older than it are stale. Default: the policy's window.
-    #[arg(long, value_name = "DURATION|DATE")]
-    pub since: Option<String>,
+    #[arg(long, value_name = "DURATION|DATE", value_parser = Since::parse)]
+    pub since: Option<Since>,
     /// Hosts that must be in the fleet (repeatable or comma-separated): one without a file is
     /// an inconclusive row, so a node that did not report cannot pass unseen.
     #[arg(long, value_name = "HOST,...", value_delimiter = ',')]
@@ -281,8 +285,123 @@ pub struct BundleArgs {
     pub host: Option<String>,
     /// The report's window: a duration back from now (7d, 36h) or a date. Default: the
     /// policy's window.
-    #[arg(long, value_name = "DURATION|DATE")]
-    pub since: Option<String>,
+    #[arg(long, value_name = "DURATION|DATE", value_parser = Since::parse)]
+    pub since: Option<Since>,
     #[command(flatten)]
     pub history: HistoryArgs,
+}
+
+/// One `--export FORMAT=FILE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Export {
+    pub format: Format,
+    pub file: PathBuf,
+    /// As given, for messages that name it.
+    pub given: String,
+}
+
+// The value parsers. clap puts the flag in front of their message: "invalid value 'x' for
+// '--size <SIZE>': …", so the messages do not name it again.
+
+/// `--size`: a size as fio reads it, more than 0 bytes.
+fn size_value(s: &str) -> Result<u64, String> {
+    match crate::units::parse_size(s).map_err(|e| e.to_string())? {
+        0 => Err("must be more than 0 bytes (e.g. 64m)".into()),
+        v => Ok(v),
+    }
+}
+
+/// `--runtime`: a duration, more than 0 seconds.
+fn runtime_value(s: &str) -> Result<Duration, String> {
+    match duration_value(s)? {
+        d if d.is_zero() => Err("must be more than 0 seconds (e.g. 10s)".into()),
+        d => Ok(d),
+    }
+}
+
+/// A duration (`60`, `60s`, `10m`, `2h`).
+fn duration_value(s: &str) -> Result<Duration, String> {
+    crate::units::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// `--runs`: a whole number within the policy's limits on runs.
+fn runs_value(s: &str) -> Result<u32, String> {
+    let n: u32 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number of runs"))?;
+    crate::config::check_runs(n)?;
+    Ok(n)
+}
+
+/// `--export FORMAT=FILE`. The file name may itself contain `=`: only the first one separates.
+fn export_value(s: &str) -> Result<Export, String> {
+    const HINT: &str = "expected FORMAT=FILE, e.g. json=result.json";
+    let Some((name, file)) = s.split_once('=') else {
+        return Err(format!("{HINT} (got '{s}')"));
+    };
+    let format = <Format as ValueEnum>::from_str(name.trim(), true).map_err(|_| {
+        let names: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
+        format!(
+            "unknown format '{name}' in '{s}'; use one of {}",
+            names.join(", ")
+        )
+    })?;
+    if file.is_empty() {
+        return Err(format!("no file after '=' in '{s}'; {HINT}"));
+    }
+    Ok(Export {
+        format,
+        file: PathBuf::from(file),
+        given: s.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_export_is_a_format_and_a_file_split_at_the_first_equals_sign() {
+        let e = export_value("json=result.json").unwrap();
+        assert_eq!(
+            (e.format, e.file),
+            (Format::Json, PathBuf::from("result.json"))
+        );
+        let e = export_value("JUnit=out/a=b.xml").unwrap();
+        assert_eq!(
+            (e.format, e.file),
+            (Format::Junit, PathBuf::from("out/a=b.xml"))
+        );
+        let e = export_value("result.json").unwrap_err();
+        assert!(e.contains("expected FORMAT=FILE"), "{e}");
+        let e = export_value("xml=r.xml").unwrap_err();
+        assert!(
+            e.contains("unknown format 'xml'") && e.contains("junit"),
+            "{e}"
+        );
+        let e = export_value("csv=").unwrap_err();
+        assert!(e.contains("no file after '='"), "{e}");
+    }
+
+    #[test]
+    fn sizes_runtimes_and_runs_are_refused_with_their_reason() {
+        assert_eq!(size_value("64m"), Ok(64 << 20));
+        assert!(size_value("0").unwrap_err().contains("more than 0 bytes"));
+        assert!(size_value("abc").unwrap_err().contains("not a size"));
+        assert_eq!(runtime_value("10s"), Ok(Duration::from_secs(10)));
+        assert!(
+            runtime_value("0")
+                .unwrap_err()
+                .contains("more than 0 seconds")
+        );
+        assert_eq!(runs_value(" 3 "), Ok(3));
+        assert!(
+            runs_value("many")
+                .unwrap_err()
+                .contains("not a whole number")
+        );
+        assert_eq!(runs_value("0").unwrap_err(), "must be 1 to 1000");
+        assert_eq!(runs_value("1001").unwrap_err(), "must be 1 to 1000");
+    }
 }

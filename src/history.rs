@@ -183,8 +183,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> HistoryError + '_ {
 /// The default history path (contract.md): `/var/lib/iopscheck/history.jsonl` for root, else
 /// `$XDG_STATE_HOME/iopscheck/history.jsonl` (`~/.local/state/...` when unset).
 pub fn default_path() -> PathBuf {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if crate::sys::is_root() {
         return PathBuf::from("/var/lib/iopscheck/history.jsonl");
     }
     let state = std::env::var_os("XDG_STATE_HOME")
@@ -199,8 +198,7 @@ pub fn default_path() -> PathBuf {
 /// history file others can write: anyone could plant or alter evidence.
 fn check_trusted(path: &Path) -> Result<(), HistoryError> {
     use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !crate::sys::is_root() {
         return Ok(());
     }
     if let Ok(m) = std::fs::symlink_metadata(path)
@@ -271,11 +269,7 @@ pub fn prepare(path: &Path) -> Result<(), HistoryError> {
             None => Path::new("."),
         };
     }
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
-        .map_err(|_| io_err(path)(std::io::ErrorKind::InvalidInput.into()))?;
-    // SAFETY: a valid NUL-terminated path; access has no other preconditions.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-        let e = std::io::Error::last_os_error();
+    if let Err(e) = crate::sys::can_create_in(dir) {
         return Err(HistoryError::Io {
             path: path.display().to_string(),
             source: std::io::Error::new(

@@ -11,24 +11,41 @@ use crate::evaluate::{self, Evaluation, Group, Options, Scope};
 use crate::history::{self, Record};
 use crate::policy::Policy;
 
-/// Parses `--since`: a duration back from `now` (7d, 36h) or a date (2026-11-28, local
-/// midnight) or an RFC 3339 timestamp.
-pub fn parse_since(s: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
-    if let Ok(d) = crate::units::parse_duration(s) {
-        return Ok(window_start(now, d));
+/// Where a window starts (`--since`): a duration back from now (7d, 36h), or a moment (a date,
+/// at local midnight, or an RFC 3339 timestamp).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Since {
+    Back(std::time::Duration),
+    At(DateTime<Utc>),
+}
+
+impl Since {
+    /// Parses a `--since` value (clap's value parser: the flag is named by clap).
+    pub fn parse(s: &str) -> Result<Since, String> {
+        if let Ok(d) = crate::units::parse_duration(s) {
+            return Ok(Since::Back(d));
+        }
+        if let Ok(t) = DateTime::parse_from_rfc3339(s.trim()) {
+            return Ok(Since::At(t.with_timezone(&Utc)));
+        }
+        if let Ok(d) = NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d") {
+            let midnight = d.and_hms_opt(0, 0, 0).expect("valid time");
+            if let Some(t) = Local.from_local_datetime(&midnight).earliest() {
+                return Ok(Since::At(t.with_timezone(&Utc)));
+            }
+        }
+        Err(format!(
+            "'{s}' is neither a duration (7d, 36h) nor a date (2026-11-28)"
+        ))
     }
-    if let Ok(t) = DateTime::parse_from_rfc3339(s.trim()) {
-        return Ok(t.with_timezone(&Utc));
-    }
-    if let Ok(d) = NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d") {
-        let midnight = d.and_hms_opt(0, 0, 0).expect("valid time");
-        if let Some(t) = Local.from_local_datetime(&midnight).earliest() {
-            return Ok(t.with_timezone(&Utc));
+
+    /// The window's start, for a window ending at `now`.
+    pub fn start(self, now: DateTime<Utc>) -> DateTime<Utc> {
+        match self {
+            Since::Back(d) => window_start(now, d),
+            Since::At(t) => t,
         }
     }
-    Err(format!(
-        "--since: '{s}' is neither a duration (7d, 36h) nor a date (2026-11-28)"
-    ))
 }
 
 /// Records within the window ending at `now`.
@@ -221,8 +238,9 @@ mod tests {
     }
 
     #[test]
-    fn since_is_a_duration_a_date_or_a_timestamp_and_names_the_flag_otherwise() {
+    fn since_is_a_duration_a_date_or_a_timestamp_and_says_so_otherwise() {
         let n = now();
+        let parse_since = |s: &str, n| Since::parse(s).map(|x| x.start(n));
         assert_eq!(
             parse_since("36h", n).unwrap(),
             n - ChronoDuration::hours(36)
@@ -242,7 +260,7 @@ mod tests {
             .unwrap();
         assert_eq!(parse_since("2026-11-28", n).unwrap(), midnight);
         let e = parse_since("last tuesday", n).unwrap_err();
-        assert!(e.starts_with("--since: 'last tuesday'"), "{e}");
+        assert!(e.starts_with("'last tuesday' is neither a duration"), "{e}");
     }
 
     #[test]

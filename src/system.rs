@@ -2,8 +2,6 @@
 //! device under a directory (from /proc/self/mountinfo and /sys/dev/block). Best effort:
 //! anything unreadable is left out, never an error.
 
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -11,18 +9,10 @@ use crate::history::Target;
 
 /// This machine's host name.
 pub fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it or
-    // truncates, and we stop at the first NUL.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc == 0 {
-        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-        let name = String::from_utf8_lossy(&buf[..end]).trim().to_string();
-        if !name.is_empty() {
-            return name;
-        }
-    }
-    "localhost".to_string()
+    crate::sys::hostname()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
 }
 
 /// The environment variable that names this node, for machines whose host name is not the
@@ -225,13 +215,7 @@ pub struct FsSpace {
 }
 
 pub fn fs_space(dir: &Path) -> std::io::Result<FsSpace> {
-    let c = CString::new(dir.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
-    // SAFETY: statvfs writes into the zeroed struct; the path is NUL-terminated.
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut s) };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    let s = crate::sys::statvfs(dir)?;
     Ok(FsSpace {
         available: s.f_bavail as u64 * s.f_frsize as u64,
         read_only: s.f_flag & libc::ST_RDONLY != 0,

@@ -1,7 +1,7 @@
 //! The terminal the output goes to: its width, and word wrapping to it.
 
 use std::io::IsTerminal;
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 
 /// The width piped output keeps, so that files and tickets do not change with the terminal.
 pub const PIPED_WIDTH: usize = 100;
@@ -11,11 +11,8 @@ pub const MIN_WIDTH: usize = 80;
 pub const MAX_WIDTH: usize = 200;
 
 /// The width of the terminal on `fd`, if it is one and says.
-fn tty_width(fd: &impl AsRawFd) -> Option<usize> {
-    // SAFETY: TIOCGWINSZ fills a winsize struct; the struct is ours.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCGWINSZ, &mut ws) };
-    (r == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
+fn tty_width(fd: &impl AsFd) -> Option<usize> {
+    crate::sys::terminal_columns(fd.as_fd()).map(usize::from)
 }
 
 /// `COLUMNS` when set to a number.

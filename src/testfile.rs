@@ -10,9 +10,9 @@
 use std::ffi::{CStr, CString};
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -95,10 +95,7 @@ pub fn preflight(dir: &Path, bytes: u64) -> Result<PathBuf, PreflightError> {
     if space.read_only {
         return Err(PreflightError::ReadOnly(shown));
     }
-    let c = CString::new(canonical.as_os_str().as_bytes()).expect("paths have no NUL");
-    // SAFETY: the path is NUL-terminated.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-        let e = io::Error::last_os_error();
+    if let Err(e) = crate::sys::can_create_in(&canonical) {
         return Err(match e.raw_os_error() {
             Some(libc::EROFS) => PreflightError::ReadOnly(shown),
             _ => PreflightError::Permission {
@@ -123,8 +120,7 @@ pub fn preflight(dir: &Path, bytes: u64) -> Result<PathBuf, PreflightError> {
 }
 
 fn current_user() -> String {
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
+    let uid = crate::sys::euid();
     std::env::var("USER")
         .ok()
         .filter(|u| !u.is_empty())
@@ -141,20 +137,12 @@ struct Dir {
 
 impl Dir {
     fn open(path: &Path) -> io::Result<Dir> {
-        let c = CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
-        // SAFETY: NUL-terminated path; the returned fd is owned below.
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let dir = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY)
+            .open(path)?;
         Ok(Dir {
-            // SAFETY: fd is a fresh descriptor we own.
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            fd: dir.into(),
             path: path.to_path_buf(),
         })
     }
@@ -183,42 +171,15 @@ impl TestFiles {
         for job in 0..count {
             let name = CString::new(format!("{PREFIX}{}.{tag}.{job}", std::process::id()))
                 .expect("no NUL");
-            // SAFETY: dir fd is open; name is NUL-terminated; the fd is owned below.
-            let fd = unsafe {
-                libc::openat(
-                    out.dir.fd.as_raw_fd(),
-                    name.as_ptr(),
-                    libc::O_RDWR
-                        | libc::O_CREAT
-                        | libc::O_EXCL
-                        | libc::O_NOFOLLOW
-                        | libc::O_CLOEXEC,
-                    0o600 as libc::c_uint,
-                )
-            };
-            if fd < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // SAFETY: fd is fresh and ours.
-            let file = unsafe { File::from_raw_fd(fd) };
+            let file = crate::sys::create_new_at(out.dir.fd.as_fd(), &name, 0o600)?;
             let meta = file.metadata()?;
             register(&out.dir.path.join(name.to_str().unwrap_or("")), &meta);
-            out.files.push((name, file));
-            // SAFETY: valid fd; flock has no memory arguments.
-            if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
+            // Held while the file is in use; a file whose lock is free is stale (stale_files).
+            let locked = file.try_lock();
             // Best effort: tmpfs before 6.6 and some filesystems have no user xattrs.
-            // SAFETY: valid fd, name and value pointers with their lengths.
-            unsafe {
-                libc::fsetxattr(
-                    fd,
-                    MARKER.as_ptr(),
-                    MARKER_VALUE.as_ptr().cast(),
-                    MARKER_VALUE.len(),
-                    0,
-                );
-            }
+            let _ = crate::sys::set_xattr(&file, MARKER, MARKER_VALUE);
+            out.files.push((name, file));
+            locked.map_err(io::Error::from)?;
         }
         Ok(out)
     }
@@ -247,7 +208,7 @@ impl TestFiles {
     fn remove_all(&mut self) -> io::Result<()> {
         let mut first_err = None;
         for (name, file) in self.files.drain(..) {
-            if let Err(e) = unlink_if_same(self.dir.fd.as_raw_fd(), &name, &file) {
+            if let Err(e) = unlink_if_same(self.dir.fd.as_fd(), &name, &file) {
                 first_err.get_or_insert(e);
             }
             if let Ok(m) = file.metadata() {
@@ -303,8 +264,10 @@ pub fn remove_registered() {
 /// that writeback (seconds on a busy disk), so a child inherits every descriptor and holds
 /// them until this process is gone; the wait then happens in the orphaned child, not here.
 pub fn detach_descriptors() {
-    // SAFETY: getpid has no preconditions.
-    let parent = unsafe { libc::getpid() };
+    // Stays unsafe here rather than in crate::sys: after a fork in a threaded process the child
+    // may call only async-signal-safe functions, which this code keeps to and a wrapper could
+    // not promise for its callers.
+    let parent = std::process::id() as libc::pid_t;
     // SAFETY: the child calls only async-signal-safe functions (prctl, getppid, pause, _exit).
     let pid = unsafe { libc::fork() };
     if pid == 0 {
@@ -326,27 +289,17 @@ pub fn detach_descriptors() {
 }
 
 /// Unlinks `name` in `dir` only if it is still the file we hold.
-fn unlink_if_same(dir: RawFd, name: &CStr, file: &File) -> io::Result<()> {
+fn unlink_if_same(dir: BorrowedFd<'_>, name: &CStr, file: &File) -> io::Result<()> {
     let ours = file.metadata()?;
-    // SAFETY: zeroed stat buffer filled by fstatat; NUL-terminated name.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
-    if rc != 0 {
-        let e = io::Error::last_os_error();
-        return if e.kind() == io::ErrorKind::NotFound {
-            Ok(())
-        } else {
-            Err(e)
-        };
-    }
-    if st.st_dev as u64 != ours.dev() || st.st_ino as u64 != ours.ino() {
+    let (dev, ino) = match crate::sys::id_at(dir, name) {
+        Ok(id) => id,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if dev != ours.dev() || ino != ours.ino() {
         return Ok(()); // someone replaced it: not ours to delete
     }
-    // SAFETY: valid dir fd and NUL-terminated name.
-    if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    crate::sys::unlink_at(dir, name)
 }
 
 /// A test file left behind by a run that was killed.
@@ -362,8 +315,7 @@ pub fn stale_files(dir: &Path) -> Vec<Stale> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return vec![];
     };
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
+    let uid = crate::sys::euid();
     let mut out = Vec::new();
     for e in entries.flatten() {
         let name = e.file_name();
@@ -377,25 +329,19 @@ pub fn stale_files(dir: &Path) -> Vec<Stale> {
         if !meta.file_type().is_file() || meta.uid() != uid || meta.mode() & 0o777 != 0o600 {
             continue;
         }
-        let c = CString::new(path.as_os_str().as_bytes()).expect("no NUL");
-        // SAFETY: NUL-terminated path; the fd is owned right after.
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
+        // Never a device or a FIFO that could block: O_NONBLOCK, and no symlink followed.
+        let Ok(f) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)
+        else {
             continue;
-        }
-        // SAFETY: fd is fresh and ours.
-        let f = unsafe { File::from_raw_fd(fd) };
+        };
         if !has_marker(&f) {
             continue;
         }
-        // SAFETY: valid fd.
-        let free = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        if free {
+        // Free when no run holds it; held here until `f` closes, at the end of the loop.
+        if f.try_lock().is_ok() {
             out.push(Stale {
                 path,
                 bytes: meta.blocks() * 512,
@@ -409,22 +355,10 @@ pub fn stale_files(dir: &Path) -> Vec<Stale> {
 /// name, owner, mode and lock decide).
 fn has_marker(f: &File) -> bool {
     let mut buf = [0u8; 64];
-    // SAFETY: valid fd, name, and buffer with its length.
-    let n = unsafe {
-        libc::fgetxattr(
-            f.as_raw_fd(),
-            MARKER.as_ptr(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-        )
-    };
-    if n >= 0 {
-        return true;
+    match crate::sys::get_xattr(f, MARKER, &mut buf) {
+        Ok(_) => true,
+        Err(e) => e.raw_os_error() != Some(libc::ENODATA),
     }
-    !matches!(
-        io::Error::last_os_error().raw_os_error(),
-        Some(libc::ENODATA)
-    )
 }
 
 /// Removes stale test files; returns what was removed.
@@ -438,6 +372,7 @@ pub fn remove_stale(dir: &Path) -> Vec<Stale> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
     use std::os::unix::fs::PermissionsExt;
 
     #[test]

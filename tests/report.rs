@@ -297,3 +297,22 @@ fn run_waits_between_runs_when_asked() {
     };
     assert!(ts(1) - ts(0) >= Duration::seconds(3));
 }
+
+#[test]
+fn a_since_that_is_neither_a_duration_nor_a_date_names_the_flag_in_every_command() {
+    let env = Env::new();
+    for cmd in ["report", "fleet", "bundle"] {
+        let mut c = env.cmd();
+        c.args([cmd, "--since", "last tuesday"]);
+        if cmd == "fleet" {
+            c.arg(&env.history);
+        }
+        c.assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains("--since").and(predicate::str::contains(
+                    "'last tuesday' is neither a duration (7d, 36h) nor a date",
+                )),
+            );
+    }
+}

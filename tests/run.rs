@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Env, is_root, skip};
+use common::{Env, skip};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -307,13 +307,11 @@ fn a_file_instead_of_a_directory_and_a_device_are_refused() {
 }
 
 #[test]
+#[cfg_attr(
+    have_root,
+    ignore = "root ignores directory permissions; the read-only filesystem case is in tests/faults.rs"
+)]
 fn a_read_only_directory_is_refused_for_non_root_users() {
-    if is_root() {
-        skip(
-            "root ignores directory permissions; the read-only filesystem case is in tests/faults.rs",
-        );
-        return;
-    }
     use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
     std::fs::set_permissions(&env.dir, std::fs::Permissions::from_mode(0o555)).unwrap();
@@ -373,10 +371,8 @@ fn a_quick_look_that_passes_is_inconclusive_naming_what_flattered_it() {
 }
 
 #[test]
+#[cfg_attr(not(have_root), ignore = "needs root (mounting a tmpfs)")]
 fn a_pass_on_tmpfs_is_inconclusive() {
-    if !is_root() {
-        return skip("mounting tmpfs needs root");
-    }
     let env = Env::new();
     let at = env.tmp.path().join("ram");
     std::fs::create_dir(&at).unwrap();

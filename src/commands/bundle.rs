@@ -18,14 +18,14 @@ use crate::evaluate::{self, Evaluation, Options, Scope};
 use crate::history;
 use crate::policy;
 use crate::report::{self, Format, Style};
-use crate::select::{self, Filter, evaluate_groups, parse_since};
+use crate::select::{self, Filter, evaluate_groups};
 use crate::system;
 
 /// Directories whose mounts and devices the context describes, at most.
 const MAX_TARGETS: usize = 8;
 
 pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
+    let loaded = policy::resolve(&args.policy)?;
     let now = Utc::now();
     let host = match &args.host {
         Some(h) => h.clone(),
@@ -34,7 +34,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             .unwrap_or_else(system::hostname),
     };
     let since = match &args.since {
-        Some(s) => parse_since(s, now).map_err(usage)?,
+        Some(s) => s.start(now),
         None => select::window_start(now, loaded.policy.evidence.window.0),
     };
     let stamp = now
@@ -59,7 +59,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
 
     let history_path = crate::app::history_path(&args.history.history);
-    history::check_for_reading(&history_path).map_err(|e| usage(e.to_string()))?;
+    history::check_for_reading(&history_path)?;
     let dir = args.dir.as_ref().map(|d| {
         std::fs::canonicalize(d)
             .map(|p| p.display().to_string())
@@ -75,15 +75,12 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // The history is streamed: this host's lines go to an unnamed temporary file (the tar's
     // member, copied in after), and only the window's records of the policy are parsed in full.
     let cannot_read = |e: std::io::Error| {
-        usage(format!(
-            "history {}: cannot read: {e}",
-            history_path.display()
-        ))
+        anyhow::Error::new(e).context(format!("history {}: cannot read", history_path.display()))
     };
     // An unnamed temporary file (O_TMPFILE), or a named one removed at once where the
     // temporary directory's filesystem has none: gone when the process ends, whatever happens.
-    let mut spool =
-        tempfile::tempfile().map_err(|e| usage(format!("bundle: temporary file: {e}")))?;
+    let mut spool = tempfile::tempfile()
+        .map_err(|e| anyhow::Error::new(e).context("bundle: temporary file"))?;
     let kept = match std::fs::File::open(&history_path) {
         Ok(f) => keep_host_lines(
             std::io::BufReader::with_capacity(1 << 16, f),
@@ -103,8 +100,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         Some(since),
         |h| filter.keeps_head(h),
         |r| records.push(r),
-    )
-    .map_err(|e| usage(e.to_string()))?;
+    )?;
     spool.seek(SeekFrom::Start(0)).map_err(cannot_read)?;
 
     let window_runs = records.len();
@@ -194,9 +190,9 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             archive(&base, &mut members, now, &mut out)
                 .and_then(|()| out.flush())
                 .map_err(|e| {
-                    usage(format!(
+                    anyhow::anyhow!(
                         "bundle -o -: the bundle could not be written to stdout ({e}); what was written is incomplete and unusable"
-                    ))
+                    )
                 })?;
             size = out.1;
         }
@@ -213,7 +209,9 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                     "bundle: {} already exists; remove it or choose another name with -o",
                     p.display()
                 )),
-                Published::Io(e) => usage(format!("bundle: cannot write {}: {e}", p.display())),
+                Published::Io(e) => {
+                    anyhow::Error::new(e).context(format!("bundle: cannot write {}", p.display()))
+                }
             })?;
             writeln!(crate::out::stdout(), "{}", p.display())?;
         }
@@ -713,6 +711,7 @@ fn publish(
             .expect("no NUL in a number");
         let to = std::ffi::CString::new(path.as_os_str().as_bytes())
             .map_err(|e| Published::Io(std::io::Error::other(e)))?;
+        // Stays unsafe here rather than in crate::sys: one call, part of this atomic publish.
         // SAFETY: both paths are NUL-terminated C strings that outlive the call.
         let rc = unsafe {
             libc::linkat(

@@ -11,7 +11,7 @@ use tokio::io::AsyncReadExt;
 
 use super::run::Progress;
 use super::signals::Signals;
-use crate::app::usage;
+use crate::error::RunError;
 use crate::job::Job;
 use crate::measure::Measurement;
 use crate::testfile::TestFiles;
@@ -56,6 +56,8 @@ pub async fn run_fio(
         // In a group of its own, so that a terminal's ^C reaches fio only through us, and we
         // end it and its jobs together (end_fio).
         .process_group(0);
+    // Stays unsafe here rather than in crate::sys: the hook runs between fork and exec, where
+    // only async-signal-safe calls are allowed, and pre_exec is unsafe for that reason.
     // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
@@ -69,7 +71,7 @@ pub async fn run_fio(
     }
     let mut child = cmd
         .spawn()
-        .map_err(|e| usage(format!("--engine fio: cannot start {}: {e}", fio.display())))?;
+        .map_err(|e| RunError::Fio(format!("cannot start {}: {e}", fio.display())))?;
     let pid = child.id().map(|p| p as i32);
     let mut stdout = child.stdout.take().context("fio stdout")?;
     let mut stderr = child.stderr.take().context("fio stderr")?;
@@ -94,10 +96,11 @@ pub async fn run_fio(
                 let e = started.elapsed();
                 if e > limit {
                     end_fio(&mut child, pid).await;
-                    return Err(usage(format!(
-                        "--engine fio: fio did not finish within {}s; it was stopped",
+                    return Err(RunError::Fio(format!(
+                        "fio did not finish within {}s; it was stopped",
                         limit.as_secs()
-                    )));
+                    ))
+                    .into());
                 }
                 let left = job.runtime.0.saturating_sub(e).as_secs();
                 progress.set(if left > 0 {
@@ -117,23 +120,23 @@ pub async fn run_fio(
     if !status.success() {
         let tail = String::from_utf8_lossy(&err);
         let tail: Vec<&str> = tail.lines().rev().take(3).collect();
-        return Err(usage(format!(
-            "--engine fio: fio failed ({status}): {}",
+        return Err(RunError::Fio(format!(
+            "fio failed ({status}): {}",
             tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
-        )));
+        ))
+        .into());
     }
     let parsed = crate::fio::parse(&out)
-        .map_err(|e| usage(format!("--engine fio: cannot read fio's output: {e}")))?;
+        .map_err(|e| RunError::Fio(format!("cannot read fio's output: {e}")))?;
     let fio_job = parsed
         .jobs
         .into_iter()
         .next()
         .context("fio's output has no job")?;
     if fio_job.error != 0 {
-        return Err(usage(format!(
-            "--engine fio: fio reported error {} for the job",
-            fio_job.error
-        )));
+        return Err(
+            RunError::Fio(format!("fio reported error {} for the job", fio_job.error)).into(),
+        );
     }
     let mut m = fio_job.measurement;
     m.bs = Some(job.bs.0);
@@ -151,13 +154,13 @@ const GRACE: Duration = Duration::from_secs(20);
 async fn end_fio(child: &mut tokio::process::Child, pid: Option<i32>) {
     let mut procs = Vec::new();
     if let Some(p) = pid {
-        // SAFETY: kill(2) on our own child, which has not been reaped (we hold its status).
-        unsafe { libc::kill(p, libc::SIGSTOP) };
+        // Our own child, not yet reaped (we hold its status): the id is still fio's.
+        let _ = crate::sys::send_signal(p, libc::SIGSTOP);
         procs.push(p);
         procs.extend(descendants(p));
         for &q in procs.iter().rev() {
-            // SAFETY: fio and the processes it forked, found just now.
-            unsafe { libc::kill(q, libc::SIGKILL) };
+            // fio and the processes it forked, found just now.
+            let _ = crate::sys::send_signal(q, libc::SIGKILL);
         }
     }
     let _ = child.start_kill();

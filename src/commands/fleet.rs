@@ -7,13 +7,13 @@ use std::io::Write;
 
 use chrono::Utc;
 
-use crate::app::{Ctx, Outputs, usage};
+use crate::app::{Ctx, Outputs};
 use crate::cli::FleetArgs;
 use crate::evaluate::{self, Options, Scope};
 use crate::fleet::{FLEET_RESULT, Fleet, Head, Judge, cross_check, stream};
 use crate::policy;
 use crate::report::{self, Format, Style};
-use crate::select::{self, parse_since};
+use crate::select;
 
 use super::fleet_input;
 
@@ -21,12 +21,12 @@ use super::fleet_input;
 const MAX_FILE_BYTES: u64 = 512 << 20;
 
 pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
+    let loaded = policy::resolve(&args.policy)?;
     let policy = loaded.policy;
     let outputs = Outputs::from_args(&args.out)?;
     let now = Utc::now();
     let since = match &args.since {
-        Some(s) => parse_since(s, now).map_err(usage)?,
+        Some(s) => s.start(now),
         None => select::window_start(now, policy.evidence.window.0),
     };
     let judge = Judge {
@@ -48,7 +48,7 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 warnings.push(format!("{name}: a fleet's result, left out"));
                 continue;
             }
-            r => r.map_err(|e| usage(format!("fleet: {name}: {e}")))?,
+            r => r.map_err(|e| anyhow::anyhow!("fleet: {name}: {e}"))?,
         };
         rows.extend(node.rows);
         warnings.extend(node.warnings);

@@ -34,8 +34,7 @@ impl Input {
         match self.content {
             Content::Read(b) => Ok(b),
             Content::File(p, max_bytes) => {
-                let cannot =
-                    |e: std::io::Error| usage(format!("fleet: {}: cannot read: {e}", p.display()));
+                let cannot = |e: std::io::Error| cannot_read(e, &p.display());
                 let mut bytes = Vec::new();
                 std::fs::File::open(&p)
                     .map_err(cannot)?
@@ -43,11 +42,11 @@ impl Input {
                     .read_to_end(&mut bytes)
                     .map_err(cannot)?;
                 if bytes.len() as u64 > max_bytes {
-                    return Err(usage(format!(
+                    return Err(anyhow::anyhow!(
                         "fleet: {}: larger than {} MiB; not a node's result or history",
                         p.display(),
                         max_bytes >> 20
-                    )));
+                    ));
                 }
                 Ok(bytes)
             }
@@ -75,12 +74,12 @@ pub fn gather(paths: &[PathBuf], max_bytes: u64) -> anyhow::Result<Vec<Input>> {
                 .lock()
                 .take(max_bytes + 1)
                 .read_to_end(&mut bytes)
-                .map_err(|e| usage(format!("fleet: stdin: cannot read: {e}")))?;
+                .map_err(|e| cannot_read(e, &"stdin"))?;
             if bytes.len() as u64 > max_bytes {
-                return Err(usage(format!(
+                return Err(anyhow::anyhow!(
                     "fleet: stdin: more than {} MiB; give the results as files or a directory",
                     max_bytes >> 20
-                )));
+                ));
             }
             inputs.push(Input {
                 name: "stdin".into(),
@@ -90,15 +89,14 @@ pub fn gather(paths: &[PathBuf], max_bytes: u64) -> anyhow::Result<Vec<Input>> {
             continue;
         }
         let shown = path.display();
-        let meta = std::fs::metadata(path)
-            .map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))?;
+        let meta = std::fs::metadata(path).map_err(|e| cannot_read(e, &shown))?;
         if meta.is_dir() {
             let found = dir_files(path)?;
             if found.is_empty() {
-                return Err(usage(format!(
+                return Err(anyhow::anyhow!(
                     "fleet: {shown}: a directory without results: no *.{} files in it",
                     DIR_EXTENSIONS.join(", *.")
-                )));
+                ));
             }
             for f in found {
                 inputs.push(Input {
@@ -120,11 +118,10 @@ pub fn gather(paths: &[PathBuf], max_bytes: u64) -> anyhow::Result<Vec<Input>> {
 
 fn dir_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let shown = dir.display();
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| cannot_read(e, &shown))?;
     let mut files = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))?;
+        let entry = entry.map_err(|e| cannot_read(e, &shown))?;
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
@@ -141,19 +138,23 @@ fn dir_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// An input that cannot be read, named: "fleet: FILE: cannot read: <the OS's reason>".
+fn cannot_read(e: std::io::Error, shown: &dyn std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(e).context(format!("fleet: {shown}: cannot read"))
+}
+
 /// Checks a node's file before it is read whole, refusing what cannot be one: exit 2, naming
 /// the file.
 fn check_file(path: &Path, max_bytes: u64) -> anyhow::Result<Content> {
     let shown = path.display();
     // As for a history read by report: no symlink, and as root nothing others can write.
-    crate::history::check_for_reading(path).map_err(|e| usage(format!("fleet: {e}")))?;
-    let meta =
-        std::fs::metadata(path).map_err(|e| usage(format!("fleet: {shown}: cannot read: {e}")))?;
+    crate::history::check_for_reading(path).map_err(|e| anyhow::Error::new(e).context("fleet"))?;
+    let meta = std::fs::metadata(path).map_err(|e| cannot_read(e, &shown))?;
     if meta.len() > max_bytes {
-        return Err(usage(format!(
+        return Err(anyhow::anyhow!(
             "fleet: {shown}: larger than {} MiB; not a node's result or history",
             max_bytes >> 20
-        )));
+        ));
     }
     Ok(Content::File(path.to_path_buf(), max_bytes))
 }

@@ -2,6 +2,7 @@
 //! policy as `run` does, and with `--record` add them to the history with their own
 //! timestamps. A job of another shape is never judged silently.
 
+use anyhow::Context as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -31,12 +32,11 @@ fn read_input(path: &Path) -> anyhow::Result<Input> {
             .lock()
             .take(limit + 1)
             .read_to_end(&mut bytes)
-            .map_err(|e| usage(format!("stdin: {e}")))?;
+            .context("stdin")?;
         if bytes.len() as u64 > limit {
-            return Err(usage(format!(
-                "stdin: {}",
-                fio::ParseError::TooLarge(fio::MAX_INPUT)
-            )));
+            return Err(
+                anyhow::Error::new(fio::ParseError::TooLarge(fio::MAX_INPUT)).context("stdin"),
+            );
         }
         return Ok(Input {
             name: "-".into(),
@@ -45,20 +45,17 @@ fn read_input(path: &Path) -> anyhow::Result<Input> {
         });
     }
     let shown = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| usage(format!("{shown}: {e}")))?;
+    let meta = std::fs::metadata(path).with_context(|| shown.clone())?;
     if !meta.is_file() {
-        return Err(usage(format!("{shown}: not a regular file")));
+        return Err(anyhow::anyhow!("{shown}: not a regular file"));
     }
     if meta.len() > limit {
-        return Err(usage(format!(
-            "{shown}: {}",
-            fio::ParseError::TooLarge(fio::MAX_INPUT)
-        )));
+        return Err(anyhow::Error::new(fio::ParseError::TooLarge(fio::MAX_INPUT)).context(shown));
     }
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
-        .map_err(|e| usage(format!("{shown}: {e}")))?;
+        .with_context(|| shown.clone())?;
     let modified = meta
         .modified()
         .ok()
@@ -81,7 +78,7 @@ fn digest(bytes: &[u8]) -> String {
 }
 
 pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
+    let loaded = policy::resolve(&args.policy)?;
     let policy = loaded.policy;
     let outputs = Outputs::from_args(&args.out)?;
     // A customer's output is not this machine's: without --host the node is unknown.
@@ -99,7 +96,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let expected = policy.job.shape();
     let assumed = match &args.assume_job {
         Some(spec) => {
-            let a = policy::resolve(spec).map_err(|e| usage(format!("--assume-job: {e}")))?;
+            let a = policy::resolve(spec).context("--assume-job")?;
             Some((spec.clone(), a.policy.job.shape()))
         }
         None => None,
@@ -111,8 +108,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let mut file_notes: Vec<(String, String)> = Vec::new();
     for path in &args.files {
         let input = read_input(path)?;
-        let parsed: FioOutput =
-            fio::parse(&input.bytes).map_err(|e| usage(format!("{}: {e}", input.name)))?;
+        let parsed: FioOutput = fio::parse(&input.bytes).with_context(|| input.name.clone())?;
         let base = Path::new(&input.name)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -239,10 +235,10 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             // A figure no disk can give (an overflow, a negative latency in an edited file)
             // is refused before anything is judged or recorded.
             history::check_metrics(&record.metrics).map_err(|e| {
-                usage(format!(
+                anyhow::anyhow!(
                     "{}: {label}: {e}; nothing was imported or recorded",
                     input.name
-                ))
+                )
             })?;
             candidates.push(Candidate {
                 record,
@@ -430,7 +426,7 @@ fn display_name(n: &str) -> &str {
 /// same host: nothing half-recorded.
 fn record(history: &Option<PathBuf>, records: &[Record], ctx: &Ctx) -> anyhow::Result<()> {
     let path = crate::app::history_path(history);
-    let (existing, skipped) = history::read(&path).map_err(|e| usage(e.to_string()))?;
+    let (existing, skipped) = history::read(&path)?;
     for s in &skipped {
         ctx.warn(s);
     }
@@ -453,7 +449,7 @@ fn record(history: &Option<PathBuf>, records: &[Record], ctx: &Ctx) -> anyhow::R
             path.display()
         )));
     }
-    history::append(&path, records).map_err(|e| usage(e.to_string()))?;
+    history::append(&path, records)?;
     ctx.note(format!(
         "recorded {} run{} in {}",
         records.len(),

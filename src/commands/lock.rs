@@ -12,7 +12,13 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::app::{Ctx, usage};
+use crate::app::Ctx;
+use crate::error::RunError;
+
+/// A lock failure: the test cannot run now.
+fn lock_error(msg: impl Into<String>) -> anyhow::Error {
+    RunError::Lock(msg.into()).into()
+}
 
 /// How long a run waits, by default, for the flush of an interrupted run to finish.
 pub const FLUSH_WAIT: Duration = Duration::from_secs(120);
@@ -29,9 +35,7 @@ pub fn lock_path() -> anyhow::Result<PathBuf> {
     if let Some(p) = std::env::var_os("IOPSCHECK_LOCK_FILE").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(p));
     }
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
-    if uid == 0 {
+    if crate::sys::is_root() {
         for dir in ["/run/lock", "/run"] {
             if Path::new(dir).is_dir() {
                 return Ok(PathBuf::from(dir).join("iopscheck.lock"));
@@ -50,7 +54,9 @@ pub fn lock_path() -> anyhow::Result<PathBuf> {
                 .map(|h| PathBuf::from(h).join(".local/state"))
         })
         .ok_or_else(|| {
-            usage("no place for the run lock: set XDG_RUNTIME_DIR, HOME or IOPSCHECK_LOCK_FILE")
+            lock_error(
+                "no place for the run lock: set XDG_RUNTIME_DIR, HOME or IOPSCHECK_LOCK_FILE",
+            )
         })?;
     let dir = state.join("iopscheck");
     std::fs::DirBuilder::new()
@@ -58,7 +64,7 @@ pub fn lock_path() -> anyhow::Result<PathBuf> {
         .mode(0o700)
         .create(&dir)
         .map_err(|e| {
-            usage(format!(
+            lock_error(format!(
                 "cannot create {} for the run lock: {e}",
                 dir.display()
             ))
@@ -103,7 +109,7 @@ impl HostLock {
             .mode(0o644)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&path)
-            .map_err(|e| usage(format!("cannot open the run lock {shown}: {e}")))?;
+            .map_err(|e| lock_error(format!("cannot open the run lock {shown}: {e}")))?;
         let flush_wait = flush_wait();
         match file.try_lock() {
             Ok(()) => {}
@@ -114,7 +120,7 @@ impl HostLock {
                         flush_wait.as_secs()
                     ));
                     if !lock_within(&file, flush_wait) {
-                        return Err(usage(format!(
+                        return Err(lock_error(format!(
                             "the previous run's test data is still being flushed to disk after {}s (lock {shown}); measuring now would measure alongside that flush: try again later, or pass --wait",
                             flush_wait.as_secs()
                         )));
@@ -123,20 +129,20 @@ impl HostLock {
                 _ if wait => {
                     ctx.note("waiting for another iopscheck run on this host to finish…");
                     file.lock()
-                        .map_err(|e| usage(format!("run lock {shown}: {e}")))?;
+                        .map_err(|e| lock_error(format!("run lock {shown}: {e}")))?;
                 }
                 h => {
                     let who = match h {
                         Holder::Run(pid) => format!("pid {pid}, lock {shown}"),
                         _ => format!("lock {shown}"),
                     };
-                    return Err(usage(format!(
+                    return Err(lock_error(format!(
                         "another iopscheck run is testing this host right now ({who}); two runs at once disturb each other's numbers: let it finish, or pass --wait to queue behind it"
                     )));
                 }
             },
             Err(std::fs::TryLockError::Error(e)) => {
-                return Err(usage(format!("run lock {shown}: {e}")));
+                return Err(lock_error(format!("run lock {shown}: {e}")));
             }
         }
         // Ours now: say who holds it, for the next run's message.

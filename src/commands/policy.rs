@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::app::{Ctx, exit, usage};
+use crate::app::{Ctx, exit};
 use crate::cli::PolicyCommand;
 use crate::policy::{self, BUILTIN, Level, SYSTEM_POLICY_DIR};
 
@@ -17,7 +17,7 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
         }
         PolicyCommand::List { names: false } => list(ctx),
         PolicyCommand::Show { name } => {
-            let loaded = policy::resolve(&name).map_err(|e| usage(e.to_string()))?;
+            let loaded = policy::resolve(&name)?;
             let mut out = crate::out::stdout();
             out.write_all(loaded.yaml.as_bytes())?;
             if !loaded.yaml.ends_with('\n') {
@@ -34,7 +34,7 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
             Ok(exit::PASS)
         }
         PolicyCommand::Check { file } => {
-            let loaded = policy::load_file(&file).map_err(|e| usage(e.to_string()))?;
+            let loaded = policy::load_file(&file)?;
             let p = &loaded.policy;
             let deciding: Vec<String> = p
                 .deciding_rules()

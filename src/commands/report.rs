@@ -12,17 +12,17 @@ use crate::evaluate::{self, Group, Options, Scope, Verdict};
 use crate::history::{self, Record};
 use crate::policy::{self, Policy};
 use crate::report::Format;
-use crate::select::{self, Filter, Grouping, parse_since};
+use crate::select::{self, Filter, Grouping};
 
 pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
+    let loaded = policy::resolve(&args.policy)?;
     let policy = loaded.policy;
     let outputs = Outputs::from_args(&args.out)?;
     let path = crate::app::history_path(&args.history.history);
     let now = Utc::now();
 
     if args.list {
-        let (records, skipped) = history::read(&path).map_err(|e| usage(e.to_string()))?;
+        let (records, skipped) = history::read(&path)?;
         for s in &skipped {
             ctx.warn(s);
         }
@@ -30,7 +30,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
 
     let since = match &args.since {
-        Some(s) => parse_since(s, now).map_err(usage)?,
+        Some(s) => s.start(now),
         None => select::window_start(now, policy.evidence.window.0),
     };
     let host = match args.host.as_deref() {
@@ -65,8 +65,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         Some(since),
         |h| filter.keeps_head(h),
         |r| grouping.add(r),
-    )
-    .map_err(|e| usage(e.to_string()))?;
+    )?;
     for s in &skipped {
         ctx.warn(s);
     }

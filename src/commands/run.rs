@@ -14,15 +14,17 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use chrono::{DateTime, FixedOffset, Local, Utc};
 
-use crate::app::{Ctx, Outputs, usage};
+use crate::app::{Ctx, usage};
 use crate::cli::{EngineChoice, RunArgs};
+use crate::config::RunConfig;
 use crate::engine::{self, Backend, EngineError, Live, Phase};
+use crate::error::RunError;
 use crate::evaluate::{self, Group, Options, Scope, Warning};
 use crate::history::{self, Record, SCHEMA_VERSION, Source, Target};
-use crate::job::{Job, Secs, Size};
+use crate::job::Job;
 use crate::measure::Measurement;
 use crate::metrics;
-use crate::policy::{self, Policy};
+use crate::policy::Policy;
 use crate::testfile::{self, TestFiles};
 use crate::units;
 
@@ -56,84 +58,47 @@ impl Stop {
 }
 
 pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let loaded = policy::resolve(&args.policy).map_err(|e| usage(e.to_string()))?;
-    // The policy as written judges the runs; `policy` below is what this invocation runs
-    // (with --size or --runtime applied), which is never the yardstick.
-    let declared_policy = loaded.policy.clone();
-    let mut policy = loaded.policy;
-    let declared = policy.job.clone();
-    let mut overrides: BTreeMap<String, String> = BTreeMap::new();
-
-    if let Some(s) = &args.size {
-        let v = units::parse_size(s).map_err(|e| usage(format!("--size: {e}")))?;
-        if v == 0 {
-            return Err(usage("--size: must be more than 0 bytes (e.g. 64m)"));
-        }
-        policy.job.size = Size(v);
-        overrides.insert("size".into(), units::format_size_fio(v));
-    }
-    if let Some(s) = &args.runtime {
-        let d = units::parse_duration(s).map_err(|e| usage(format!("--runtime: {e}")))?;
-        if d.is_zero() {
-            return Err(usage("--runtime: must be more than 0 seconds (e.g. 10s)"));
-        }
-        policy.job.runtime = Secs(d);
-        overrides.insert("runtime".into(), units::format_duration(d));
-    }
-    let runs = match &args.runs {
-        Some(s) => {
-            let n: u32 = s
-                .trim()
-                .parse()
-                .map_err(|_| usage(format!("--runs: '{s}' is not a whole number of runs")))?;
-            if n == 0 || n > 1000 {
-                return Err(usage("--runs: must be 1 to 1000"));
-            }
-            n
-        }
-        None => policy.runs,
-    };
-    let interval = match &args.interval {
-        Some(s) => units::parse_duration(s).map_err(|e| usage(format!("--interval: {e}")))?,
-        None => Duration::ZERO,
-    };
-    if let Err(e) = policy.job.validate() {
-        let crate::job::JobError::Invalid { field, msg } = &e;
-        let flag = match *field {
-            "size" if args.size.is_some() => "--size",
-            "runtime" if args.runtime.is_some() => "--runtime",
-            _ => return Err(usage(format!("policy {}: job.{e}", policy.name))),
-        };
-        return Err(usage(format!("{flag}: {msg}")));
-    }
-    let outputs = Outputs::from_args(&args.out)?;
-    let host = crate::system::host_from(args.host.as_deref())
-        .map_err(usage)?
-        .unwrap_or_else(crate::system::hostname);
+    let cfg = RunConfig::try_from(args)?;
+    // The policy as written judges the runs; `policy` is what this invocation runs (with
+    // --size or --runtime applied), which is never the yardstick.
+    let RunConfig {
+        declared: declared_policy,
+        policy,
+        mut overrides,
+        runs,
+        interval,
+        engine,
+        dir,
+        history: history_path,
+        wait,
+        host,
+        outputs,
+        strict,
+    } = cfg;
+    let declared = &declared_policy.job;
 
     // Decide the engine before anything touches the disk.
     let mut notes: Vec<Warning> = Vec::new();
     let mut engine_note: Option<String> = None;
-    let runner = choose_runner(args.engine, &policy, &mut engine_note)?;
+    let runner = choose_runner(engine, &policy, &mut engine_note)?;
     if let Some(n) = &engine_note {
         ctx.warn(n);
         notes.push(Warning::Note(n.clone()));
     }
     // Recorded as an override; whether the engine is the policy's to accept, and whether a
     // smaller or shorter test flatters, is judged from each record (crate::deviation).
-    if args.engine != EngineChoice::Auto && runner.name() != declared.ioengine.as_str() {
+    if engine != EngineChoice::Auto && runner.name() != declared.ioengine.as_str() {
         overrides.insert("engine".into(), runner.name().to_string());
     }
 
-    let history_path = (!args.no_history).then(|| crate::app::history_path(&args.history.history));
     if let Some(p) = &history_path {
-        history::prepare(p).map_err(|e| usage(e.to_string()))?;
+        history::prepare(p)?;
     }
 
     let total_bytes = policy.job.size.0 * u64::from(policy.job.numjobs);
-    let dir = testfile::preflight(&args.dir, total_bytes).map_err(|e| usage(e.to_string()))?;
+    let dir = testfile::preflight(&dir, total_bytes)?;
 
-    let _lock = HostLock::acquire(args.wait, ctx)?;
+    let _lock = HostLock::acquire(wait, ctx)?;
 
     for s in testfile::remove_stale(&dir) {
         ctx.warn(format!(
@@ -183,7 +148,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     let now = Utc::now();
     let mut opts = Options::new(Scope::Run, now);
-    opts.strict = args.out.strict;
+    opts.strict = strict;
     opts.notes = notes;
     let mut ev = evaluate::evaluate(records, &declared_policy, &opts);
     ev.group = ev.runs.first().map(Group::of);
@@ -474,25 +439,28 @@ fn make_record(
 }
 
 fn create_error(dir: &Path, e: std::io::Error) -> anyhow::Error {
-    let d = dir.display();
-    match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => usage(format!(
-            "--dir {d}: permission denied creating the test file"
-        )),
-        Some(libc::EROFS) => usage(format!("--dir {d}: read-only filesystem")),
-        Some(libc::ENOSPC) => usage(format!("--dir {d}: no space left for the test file")),
-        _ => usage(format!("--dir {d}: cannot create the test file: {e}")),
+    let why = match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "permission denied creating the test file".to_string()
+        }
+        Some(libc::EROFS) => "read-only filesystem".to_string(),
+        Some(libc::ENOSPC) => "no space left for the test file".to_string(),
+        _ => format!("cannot create the test file: {e}"),
+    };
+    RunError::TestFile {
+        dir: dir.display().to_string(),
+        why,
     }
+    .into()
 }
 
 fn engine_error(e: EngineError, dir: &Path) -> anyhow::Error {
+    let dir = dir.display().to_string();
     match e.raw_os_error() {
-        Some(libc::ENOSPC) | Some(libc::EDQUOT) => usage(format!(
-            "disk full: {e} in {}: the filesystem ran out of space during the test (another process may be filling it); the test file was removed, nothing was recorded for this run",
-            dir.display()
-        )),
-        _ => usage(format!("the test could not run in {}: {e}", dir.display())),
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => RunError::DiskFull { dir, source: e },
+        _ => RunError::Engine { dir, source: e },
     }
+    .into()
 }
 
 type EngineResult<T> = Result<T, EngineError>;

@@ -93,8 +93,8 @@ impl Signals {
 /// Gives every terminating signal its default action back, once nothing is left to clean up.
 pub fn restore_defaults() {
     for sig in terminating() {
-        // SAFETY: resetting a disposition to SIG_DFL; no handler of ours runs any more.
-        unsafe { libc::signal(sig, libc::SIG_DFL) };
+        // No handler of ours runs any more.
+        crate::sys::default_signal_action(sig);
     }
 }
 

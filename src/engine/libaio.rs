@@ -1,7 +1,7 @@
 //! The libaio back end: Linux native AIO through raw system calls (io_setup, io_submit,
 //! io_getevents, io_destroy), with the `iocb`/`io_event` layouts of linux/aio_abi.h. One
-//! io_submit per I/O and io_getevents for at least the number needed, as fio's libaio engine
-//! with its defaults. Syncs are plain fsync/fdatasync once the queue is empty (fio does the
+//! io_submit per I/O, and io_getevents(min, max) with the loop's bounds: one completion per
+//! call while the queue is full, as fio's libaio engine with its defaults. Syncs are plain fsync/fdatasync once the queue is empty (fio does the
 //! same: IOCB_CMD_FSYNC is refused by many filesystems).
 //!
 //! Native AIO is only asynchronous with O_DIRECT; on buffered files io_submit does the copy
@@ -131,17 +131,19 @@ impl IoPath for Libaio {
         }
     }
 
-    fn reap(&mut self, min: usize, out: &mut Vec<(u32, i64)>) -> io::Result<()> {
+    fn reap(&mut self, min: usize, max: usize, out: &mut Vec<(u32, i64)>) -> io::Result<()> {
         let mut got = 0usize;
         let min = min.min(self.inflight);
+        let max = max.clamp(min, self.events.len());
         while got < min {
-            // SAFETY: `events` has room for `len` events; no timeout = block until `need`.
+            // SAFETY: `events` has room for `max` ≤ len events; no timeout = block until
+            // `min - got` have completed.
             let r = unsafe {
                 libc::syscall(
                     libc::SYS_io_getevents,
                     self.ctx,
                     (min - got) as libc::c_long,
-                    self.events.len() as libc::c_long,
+                    (max - got) as libc::c_long,
                     self.events.as_mut_ptr(),
                     ptr::null_mut::<libc::timespec>(),
                 )

@@ -107,7 +107,9 @@ impl IoPath for PosixAio {
         Ok(None)
     }
 
-    fn reap(&mut self, min: usize, out: &mut Vec<(u32, i64)>) -> io::Result<()> {
+    /// Takes every finished request it finds, whatever `max` says: fio's posixaio getevents
+    /// does the same (it walks all I/Os in flight and ignores its `max`).
+    fn reap(&mut self, min: usize, _max: usize, out: &mut Vec<(u32, i64)>) -> io::Result<()> {
         let mut got = 0usize;
         loop {
             self.wait.clear();
@@ -171,7 +173,7 @@ impl Drop for PosixAio {
         // that is still in flight.
         let mut out = Vec::new();
         while !self.inflight.is_empty() {
-            if self.reap(1, &mut out).is_err() {
+            if self.reap(1, usize::MAX, &mut out).is_err() {
                 return; // leak the blocks rather than free memory glibc may still write
             }
         }

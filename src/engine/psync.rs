@@ -51,7 +51,7 @@ impl IoPath for Psync {
         }
     }
 
-    fn reap(&mut self, _min: usize, _out: &mut Vec<(u32, i64)>) -> io::Result<()> {
+    fn reap(&mut self, _min: usize, _max: usize, _out: &mut Vec<(u32, i64)>) -> io::Result<()> {
         // Nothing is ever queued.
         Ok(())
     }

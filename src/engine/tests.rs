@@ -702,3 +702,98 @@ fn a_one_pass_run_stops_its_series_where_the_data_ends() {
     let m = run_tmp(&j, Backend::Psync).unwrap();
     check_series(&m, "write");
 }
+
+/// A back end that counts what each reap returned, around a real one.
+struct Counted<B> {
+    inner: B,
+    /// (min asked, completions returned) of every reap.
+    reaps: Vec<(usize, usize)>,
+}
+
+impl<B: timed::IoPath> timed::IoPath for Counted<B> {
+    const ASYNC: bool = B::ASYNC;
+    fn submit(&mut self, req: &timed::Req) -> std::io::Result<Option<i64>> {
+        self.inner.submit(req)
+    }
+    fn reap(&mut self, min: usize, max: usize, out: &mut Vec<(u32, i64)>) -> std::io::Result<()> {
+        let before = out.len();
+        let r = self.inner.reap(min, max, out);
+        self.reaps.push((min, out.len() - before));
+        r
+    }
+    fn sync(&mut self, kind: timed::SyncKind) -> std::io::Result<()> {
+        self.inner.sync(kind)
+    }
+}
+
+/// What a counted run measured, and each reap's (min asked, completions returned).
+type Counts = (timed::JobResult, Vec<(usize, usize)>);
+
+/// Runs `j` through the timed loop on a laid-out file with back end `make(fd)`, counting reaps.
+fn counted_run<B: timed::IoPath>(j: &Job, make: impl FnOnce(std::os::fd::RawFd) -> B) -> Counts {
+    let dir = fast_tempdir();
+    let f = new_file(dir.path(), 0);
+    let (live, cancel, abort) = (
+        Live::default(),
+        AtomicBool::new(false),
+        AtomicBool::new(false),
+    );
+    layout(&f, j, &live, &cancel).unwrap();
+    let fd = sys::reopen(&f, sys::job_open_flags(j)).unwrap();
+    let mut be = Counted {
+        inner: make(fd.as_raw_fd()),
+        reaps: Vec::new(),
+    };
+    let ctx = Ctx {
+        job: j,
+        index: 0,
+        fd: fd.as_raw_fd(),
+        live: &live,
+        cancel: &cancel,
+        abort: &abort,
+    };
+    let res = timed::run_job(&ctx, &mut be).unwrap();
+    (res, be.reaps)
+}
+
+/// fio reaps one completion per getevents call while the queue is full
+/// (iodepth_batch_complete_max = iodepth_batch_complete_min = 1), then submits one I/O; the
+/// drain at the end takes the rest in one call. Reaping every finished I/O at once instead
+/// kept more I/Os at the device and stamped completions earlier: 1.37× fio's IOPS at 0.6× its
+/// clat with libaio at depth 64. On a buffered file every libaio write completes inside
+/// io_submit, so a full queue of 8 is 8 finished I/Os waiting: only the cap keeps it to one.
+#[test]
+fn async_back_ends_reap_one_completion_at_a_time_as_fio() {
+    let mut j = job(Rw::RandRw, 4 << 20, 4096);
+    j.iodepth = 8;
+    j.runtime = Secs(Duration::from_millis(100));
+    j.end_fsync = false;
+    let mut cases: Vec<(&str, Counts)> = vec![(
+        "libaio",
+        counted_run(&j, |fd| libaio::Libaio::new(fd, 8).unwrap()),
+    )];
+    if uring_ok() {
+        cases.push((
+            "io_uring",
+            counted_run(&j, |fd| uring::Uring::new(fd, 8).unwrap()),
+        ));
+    }
+    for (name, (res, reaps)) in cases {
+        let ios = res.dirs[0].ios + res.dirs[1].ios;
+        let (running, drain) = reaps.split_at(reaps.len() - 1);
+        assert!(running.len() > 100, "{name}: only {} reaps", running.len());
+        for &(min, got) in running {
+            assert_eq!(
+                (min, got),
+                (1, 1),
+                "{name}: a reap while the queue was full"
+            );
+        }
+        let (min, got) = drain[0];
+        assert!(
+            min > 1 && got == min,
+            "{name}: the drain takes the rest at once: {min} {got}"
+        );
+        assert_eq!(reaps.iter().map(|r| r.1 as u64).sum::<u64>(), ios, "{name}");
+    }
+}

@@ -110,11 +110,13 @@ impl IoPath for Uring {
         Ok(None)
     }
 
-    fn reap(&mut self, min: usize, out: &mut Vec<(u32, i64)>) -> io::Result<()> {
+    fn reap(&mut self, min: usize, max: usize, out: &mut Vec<(u32, i64)>) -> io::Result<()> {
         let need = min.min(self.inflight);
+        let max = max.max(need);
         let mut got = 0usize;
         loop {
-            for cqe in self.ring.completion() {
+            // At most `max`: the rest stay in the CQ ring (fio's cqring_reap stops at max).
+            for cqe in self.ring.completion().take(max - got) {
                 out.push((cqe.user_data() as u32, cqe.result() as i64));
                 got += 1;
                 self.inflight -= 1;

@@ -19,9 +19,7 @@ pub fn check(p: &Policy) -> Result<(), String> {
             p.job.ioengine
         ));
     }
-    if p.runs == 0 || p.runs > 1000 {
-        return Err("runs: must be 1 to 1000".into());
-    }
+    crate::config::check_runs(p.runs).map_err(|e| format!("runs: {e}"))?;
     if p.rules.is_empty() {
         return Err("rules: a policy needs at least one rule".into());
     }

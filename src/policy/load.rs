@@ -113,8 +113,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
+        let root = crate::sys::is_root();
         if root && meta.mode() & 0o002 != 0 {
             return Err(PolicyError::Unsafe {
                 path: shown,
@@ -185,8 +184,7 @@ fn without_content(e: PolicyError, path: &Path, yaml: &str) -> PolicyError {
             other => other,
         };
     }
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
+    let euid = crate::sys::euid();
     let readable_anyway = std::fs::symlink_metadata(path)
         .is_ok_and(|m| m.file_type().is_file() && (m.uid() == euid || m.mode() & 0o004 != 0));
     if readable_anyway {

@@ -27,7 +27,7 @@ mod xml;
 
 use std::collections::BTreeSet;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::evaluate::Evaluation;
 
@@ -103,26 +103,6 @@ pub fn render(
         Format::Html => html::render(ev, out),
         Format::Summary => summary::render(ev, out),
     }
-}
-
-/// Parses one `--export FORMAT=FILE` value. The file name may itself contain `=`: only the
-/// first one separates.
-pub fn parse_export(s: &str) -> Result<(Format, PathBuf), String> {
-    const HINT: &str = "--export: expected FORMAT=FILE, e.g. json=result.json";
-    let Some((name, file)) = s.split_once('=') else {
-        return Err(format!("{HINT} (got '{s}')"));
-    };
-    let format = <Format as clap::ValueEnum>::from_str(name.trim(), true).map_err(|_| {
-        let names: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
-        format!(
-            "--export: unknown format '{name}' in '{s}'; use one of {}",
-            names.join(", ")
-        )
-    })?;
-    if file.is_empty() {
-        return Err(format!("--export: no file after '=' in '{s}'; {HINT}"));
-    }
-    Ok((format, PathBuf::from(file)))
 }
 
 /// The metric columns of a runs table: the rules' metrics first, in the policy's order, then
@@ -327,30 +307,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn export_values_name_the_flag_when_wrong() {
-        assert_eq!(
-            parse_export("json=result.json").unwrap(),
-            (Format::Json, PathBuf::from("result.json"))
-        );
-        assert_eq!(
-            parse_export("JUnit=out/a=b.xml").unwrap(),
-            (Format::Junit, PathBuf::from("out/a=b.xml"))
-        );
-        let e = parse_export("result.json").unwrap_err();
-        assert!(
-            e.starts_with("--export: expected FORMAT=FILE, e.g. json=result.json"),
-            "{e}"
-        );
-        let e = parse_export("xml=r.xml").unwrap_err();
-        assert!(
-            e.contains("unknown format 'xml'") && e.contains("junit"),
-            "{e}"
-        );
-        let e = parse_export("csv=").unwrap_err();
-        assert!(e.starts_with("--export: no file"), "{e}");
-    }
 
     #[test]
     fn an_atomic_write_replaces_the_file_and_leaves_no_temporary_file() {

@@ -106,8 +106,7 @@ pub fn fixture(name: &str) -> PathBuf {
 }
 
 pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    iopscheck::sys::is_root()
 }
 
 pub fn have_fio() -> bool {

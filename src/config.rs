@@ -1,0 +1,151 @@
+//! The high-level configuration of a run, decided once from its flags (`cli::RunArgs`, the
+//! low-level arguments, each already typed by clap) and the policy they name: what the
+//! invocation runs, where, how often, and what it may change from the policy's test. Every
+//! check that needs more than one value (an override against the policy's job, the history
+//! flags against each other) is made here, naming the flag, before anything touches the disk.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::app::{Outputs, usage};
+use crate::cli::{EngineChoice, RunArgs};
+use crate::job::{JobError, Secs, Size};
+use crate::policy::{self, Policy};
+use crate::units;
+
+/// How many runs one invocation may make, from a policy's `runs` or `run --runs`.
+pub const RUNS: std::ops::RangeInclusive<u32> = 1..=1000;
+
+/// Checks a number of runs against [`RUNS`].
+pub fn check_runs(n: u32) -> Result<(), String> {
+    if RUNS.contains(&n) {
+        Ok(())
+    } else {
+        Err(format!("must be {} to {}", RUNS.start(), RUNS.end()))
+    }
+}
+
+/// `iopscheck run`, decided.
+#[derive(Debug)]
+pub struct RunConfig {
+    /// The policy as written: the yardstick the runs are judged by, never changed.
+    pub declared: Policy,
+    /// What this invocation runs: the policy with --size and --runtime applied.
+    pub policy: Policy,
+    /// What differs from the policy's test, as records carry it (`size`, `runtime`).
+    pub overrides: BTreeMap<String, String>,
+    pub runs: u32,
+    pub interval: Duration,
+    pub engine: EngineChoice,
+    pub dir: PathBuf,
+    /// The history to record in; None with --no-history.
+    pub history: Option<PathBuf>,
+    /// Wait for another run on this host rather than refuse.
+    pub wait: bool,
+    /// The node's name every record carries.
+    pub host: String,
+    pub outputs: Outputs,
+    /// Warn-level rules decide the verdict too.
+    pub strict: bool,
+}
+
+impl TryFrom<RunArgs> for RunConfig {
+    type Error = anyhow::Error;
+
+    fn try_from(args: RunArgs) -> anyhow::Result<RunConfig> {
+        let declared = policy::resolve(&args.policy)?.policy;
+        let mut policy = declared.clone();
+        let mut overrides = BTreeMap::new();
+        if let Some(v) = args.size {
+            policy.job.size = Size(v);
+            overrides.insert("size".into(), units::format_size_fio(v));
+        }
+        if let Some(d) = args.runtime {
+            policy.job.runtime = Secs(d);
+            overrides.insert("runtime".into(), units::format_duration(d));
+        }
+        // An override may break the job (a size smaller than a block): name the flag, not the
+        // policy, when it did.
+        if let Err(e) = policy.job.validate() {
+            let JobError::Invalid { field, msg } = &e;
+            return Err(match *field {
+                "size" if args.size.is_some() => usage(format!("--size: {msg}")),
+                "runtime" if args.runtime.is_some() => usage(format!("--runtime: {msg}")),
+                _ => anyhow::anyhow!("policy {}: job.{e}", policy.name),
+            });
+        }
+        let outputs = Outputs::from_args(&args.out)?;
+        let host = crate::system::host_from(args.host.as_deref())
+            .map_err(usage)?
+            .unwrap_or_else(crate::system::hostname);
+        let history = (!args.no_history).then(|| crate::app::history_path(&args.history.history));
+        Ok(RunConfig {
+            runs: args.runs.unwrap_or(policy.runs),
+            interval: args.interval.unwrap_or(Duration::ZERO),
+            declared,
+            policy,
+            overrides,
+            engine: args.engine,
+            dir: args.dir,
+            history,
+            wait: args.wait,
+            host,
+            outputs,
+            strict: args.out.strict,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> anyhow::Result<RunConfig> {
+        let mut argv = vec!["iopscheck", "run", "--no-history"];
+        argv.extend_from_slice(args);
+        match crate::cli::Cli::try_parse_from(argv)?.command {
+            crate::cli::Command::Run(a) => RunConfig::try_from(a),
+            _ => unreachable!("a run"),
+        }
+    }
+
+    #[test]
+    fn overrides_change_what_runs_never_the_yardstick() {
+        let c = config(&["--size", "64m", "--runtime", "5s", "--runs", "2"]).unwrap();
+        assert_eq!(c.policy.job.size, Size(64 << 20));
+        assert_eq!(c.policy.job.runtime, Secs(Duration::from_secs(5)));
+        assert_eq!(c.declared.job.size, Size(4 << 30), "the policy as written");
+        assert_eq!(c.runs, 2);
+        assert_eq!(
+            c.overrides.keys().collect::<Vec<_>>(),
+            ["runtime", "size"],
+            "{:?}",
+            c.overrides
+        );
+        assert!(c.history.is_none());
+        let c = config(&[]).unwrap();
+        assert_eq!(c.runs, c.declared.runs, "the policy's runs by default");
+        assert!(c.overrides.is_empty());
+    }
+
+    #[test]
+    fn an_override_that_breaks_the_job_names_its_flag() {
+        let e = config(&["--size", "2k"]).unwrap_err().to_string();
+        assert!(e.starts_with("--size: "), "{e}");
+        assert!(e.contains("smaller than the block size"), "{e}");
+    }
+
+    #[test]
+    fn the_limit_on_runs_is_one_to_a_thousand() {
+        assert!(check_runs(1).is_ok() && check_runs(1000).is_ok());
+        assert_eq!(check_runs(0).unwrap_err(), "must be 1 to 1000");
+        assert_eq!(check_runs(1001).unwrap_err(), "must be 1 to 1000");
+        let e = config(&["--runs", "1001"]).unwrap_err().to_string();
+        assert!(
+            e.contains("--runs") && e.contains("must be 1 to 1000"),
+            "{e}"
+        );
+    }
+}

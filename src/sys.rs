@@ -1,0 +1,223 @@
+//! The few system calls iopscheck makes outside the engine, each behind a safe function: the
+//! rest of the crate asks here instead of calling libc itself. The engine keeps its own, for
+//! its I/O loop, in engine/sys.rs. Whole-file locks are std's `File::lock`/`try_lock` (flock
+//! on Linux), never a libc call.
+//!
+//! Calls that stay `unsafe` where they are, and why:
+//! - testfile::detach_descriptors forks: after a fork in a threaded process the child may only
+//!   call async-signal-safe functions, a promise a safe wrapper could not keep for its callers.
+//! - fio_runner's `pre_exec` hook runs between fork and exec, for the same reason.
+//! - bundle.rs links its O_TMPFILE into place (linkat through /proc/self/fd), one call that
+//!   belongs with the atomic-write code it is part of.
+
+use std::ffi::CStr;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// The effective user id.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Whether we run as root (effective uid 0): root's defaults and checks differ.
+pub fn is_root() -> bool {
+    euid() == 0
+}
+
+/// Whether this process may create and remove files in `dir` (write and search permission),
+/// as the kernel decides for the real user, without creating anything.
+pub fn can_create_in(dir: &Path) -> io::Result<()> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: a valid NUL-terminated path; access reads nothing else.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Creates `name` in the directory `dir` exclusively (O_CREAT|O_EXCL), never through a
+/// symbolic link, read-write, with `mode`.
+pub fn create_new_at(dir: BorrowedFd<'_>, name: &CStr, mode: u32) -> io::Result<File> {
+    // SAFETY: dir is an open descriptor for the call's length; name is NUL-terminated.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            mode as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh descriptor nobody else owns.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// The (device, inode) of `name` in `dir`, without following a symbolic link.
+pub fn id_at(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<(u64, u64)> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: valid descriptor, NUL-terminated name, and a stat buffer fstatat fills.
+    let rc = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            st.as_mut_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fstatat succeeded, so it filled the buffer.
+    let st = unsafe { st.assume_init() };
+    Ok((st.st_dev, st.st_ino))
+}
+
+/// Removes the file `name` in `dir`.
+pub fn unlink_at(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<()> {
+    // SAFETY: valid descriptor and NUL-terminated name.
+    if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Sets the extended attribute `name` of an open file.
+pub fn set_xattr(f: &impl AsFd, name: &CStr, value: &[u8]) -> io::Result<()> {
+    // SAFETY: valid descriptor, NUL-terminated name, and a value pointer with its length.
+    let rc = unsafe {
+        libc::fsetxattr(
+            f.as_fd().as_raw_fd(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Reads the extended attribute `name` of an open file into `buf`; returns its length.
+pub fn get_xattr(f: &impl AsFd, name: &CStr, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: valid descriptor, NUL-terminated name, and a buffer with its length.
+    let n = unsafe {
+        libc::fgetxattr(
+            f.as_fd().as_raw_fd(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// This machine's host name, as the kernel has it (None if it cannot say).
+pub fn hostname() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it or
+    // truncates, and we stop at the first NUL.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+/// What statvfs says of the filesystem holding `path`.
+pub fn statvfs(path: &Path) -> io::Result<libc::statvfs> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    let mut s = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: a NUL-terminated path and a struct statvfs fills.
+    if unsafe { libc::statvfs(c.as_ptr(), s.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: statvfs succeeded, so it filled the struct.
+    Ok(unsafe { s.assume_init() })
+}
+
+/// The columns of the terminal on `fd`, if it is one and says.
+pub fn terminal_columns(fd: BorrowedFd<'_>) -> Option<u16> {
+    let mut ws = std::mem::MaybeUninit::<libc::winsize>::zeroed();
+    // SAFETY: TIOCGWINSZ fills a winsize struct, which is ours.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCGWINSZ, ws.as_mut_ptr()) };
+    // SAFETY: zero-initialised, and filled by the ioctl where it succeeded.
+    let ws = unsafe { ws.assume_init() };
+    (r == 0 && ws.ws_col > 0).then_some(ws.ws_col)
+}
+
+/// Sends `sig` to the process `pid`. The caller names a process of its own (a child it has
+/// not reaped, or one found below it), so the id cannot have been reused by a stranger.
+pub fn send_signal(pid: i32, sig: i32) -> io::Result<()> {
+    // SAFETY: kill has no memory arguments.
+    if unsafe { libc::kill(pid, sig) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Gives `sig` its default action back.
+pub fn default_signal_action(sig: i32) {
+    // SAFETY: resetting a disposition to SIG_DFL installs no handler of ours.
+    unsafe { libc::signal(sig, libc::SIG_DFL) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn a_file_is_created_once_found_by_its_id_and_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = File::open(d.path()).unwrap();
+        let f = create_new_at(dir.as_fd(), c"x", 0o600).unwrap();
+        let m = f.metadata().unwrap();
+        assert_eq!(m.mode() & 0o777, 0o600);
+        assert_eq!(id_at(dir.as_fd(), c"x").unwrap(), (m.dev(), m.ino()));
+        let again = create_new_at(dir.as_fd(), c"x", 0o600).unwrap_err();
+        assert_eq!(again.kind(), io::ErrorKind::AlreadyExists);
+        unlink_at(dir.as_fd(), c"x").unwrap();
+        assert_eq!(
+            id_at(dir.as_fd(), c"x").unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+    }
+
+    #[test]
+    fn a_symlink_is_never_created_through() {
+        let d = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(d.path().join("target"), d.path().join("l")).unwrap();
+        let dir = File::open(d.path()).unwrap();
+        assert!(create_new_at(dir.as_fd(), c"l", 0o600).is_err());
+        assert!(!d.path().join("target").exists());
+    }
+
+    #[test]
+    fn the_host_name_and_a_filesystem_are_described() {
+        assert!(hostname().is_some_and(|h| !h.is_empty()));
+        let d = tempfile::tempdir().unwrap();
+        assert!(statvfs(d.path()).unwrap().f_bsize > 0);
+        assert!(statvfs(&d.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn a_missing_directory_cannot_take_files() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(can_create_in(d.path()).is_ok());
+        let e = can_create_in(&d.path().join("missing")).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+    }
+}
