@@ -8,11 +8,10 @@ use std::collections::BTreeMap;
 use chrono::NaiveDate;
 use comfy_table::{Cell, CellAlignment};
 
+use super::table::fmt_value;
+use super::view::judge;
 use crate::evaluate::RuleResult;
 use crate::history::Record;
-use crate::policy::Level;
-
-use super::table::fmt_value;
 
 /// More runs than this are summarised by day.
 pub const MAX_RUN_ROWS: usize = 200;
@@ -87,15 +86,8 @@ pub fn rows(
             for (i, _) in columns.iter().enumerate() {
                 let text = match (d.mean(i), rules.get(i)) {
                     (None, _) => "—".into(),
-                    (Some(v), Some(r)) if r.level != Level::Info => {
-                        let mark = if r.op.holds(v, r.threshold) {
-                            " ✓"
-                        } else {
-                            " ✗"
-                        };
-                        format!("{}{mark}", fmt_value(v))
-                    }
-                    (Some(v), _) => fmt_value(v),
+                    (Some(v), Some(r)) => format!("{}{}", fmt_value(v), judge(r, v).mark()),
+                    (Some(v), None) => fmt_value(v),
                 };
                 row.push(right(text));
             }
@@ -115,6 +107,7 @@ pub fn note(runs: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Level;
     use chrono::DateTime;
 
     fn run(ts: &str, engine: &str, iops: Option<f64>) -> Record {

@@ -13,10 +13,10 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::evaluate::{Evaluation, RuleResult};
-use crate::policy::Level;
+use crate::evaluate::Evaluation;
 
 use super::chart::{self, Point};
+use super::view::{self, Align, Emphasis, Outcome, RowKind, Table};
 use super::xml::{attr, text};
 use super::{fmt_precise, fmt_value};
 
@@ -203,75 +203,13 @@ fn chart_section(h: &mut String, ev: &Evaluation) {
 
 // ---- tables ---------------------------------------------------------------------------
 
-fn rule_columns(ev: &Evaluation) -> Vec<&RuleResult> {
-    let mut cols: Vec<&RuleResult> = Vec::new();
-    for r in &ev.rules {
-        if !cols.iter().any(|c| c.metric == r.metric) {
-            cols.push(r);
-        }
-    }
-    cols
-}
-
 fn runs_section(h: &mut String, ev: &Evaluation) {
     h.push_str("<section id=\"runs\">\n<h2>Runs</h2>\n");
-    if ev.runs.is_empty() {
+    let Some(t) = view::runs_table(ev) else {
         h.push_str("<p>No runs.</p>\n</section>\n");
         return;
-    }
-    let cols = rule_columns(ev);
-    h.push_str("<div class=\"scroll\"><table class=\"runs\">\n<thead><tr><th class=\"num\">#</th><th>time</th><th>host</th><th>engine</th><th>source</th>");
-    for r in &cols {
-        let unit = if r.unit.is_empty() {
-            String::new()
-        } else {
-            format!("<br/>{}", text(r.unit))
-        };
-        let _ = write!(h, "<th class=\"num\">{}{unit}</th>", text(&r.metric));
-    }
-    h.push_str("</tr></thead>\n<tbody>\n");
-    for (i, run) in ev.runs.iter().enumerate() {
-        let source = match &run.source_file {
-            Some(f) => format!("{} ({})", run.source.as_str(), f),
-            None => run.source.as_str().to_string(),
-        };
-        let _ = write!(
-            h,
-            "<tr class=\"run\"><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-            i + 1,
-            text(&run.timestamp.format("%Y-%m-%d %H:%M:%S %:z").to_string()),
-            text(&run.host),
-            text(&run.engine),
-            text(&source)
-        );
-        for r in &cols {
-            match run.metrics.get(&r.metric) {
-                Some(&v) => {
-                    let (class, mark) = match r.level {
-                        Level::Info => ("num", ""),
-                        _ if r.op.holds(v, r.threshold) => ("num pass", " ✓"),
-                        _ => ("num fail", " ✗"),
-                    };
-                    let _ = write!(h, "<td class=\"{class}\">{}{mark}</td>", fmt_value(v));
-                }
-                None => h.push_str("<td class=\"num\">—</td>"),
-            }
-        }
-        h.push_str("</tr>\n");
-    }
-    let _ = write!(
-        h,
-        "<tr class=\"aggregate\"><td colspan=\"5\">{}</td>",
-        ev.policy.aggregate.as_str()
-    );
-    for r in &cols {
-        let _ = write!(
-            h,
-            "<td class=\"num\">{}</td>",
-            r.value.map(fmt_value).unwrap_or("—".into())
-        );
-    }
-    h.push_str("</tr>\n</tbody>\n</table></div>\n");
+    };
+    table(h, &t);
 
     // Every metric the runs have, folded away: a <details> element needs no script.
     let all = super::metric_columns(ev);
@@ -320,14 +258,14 @@ fn rules_section(h: &mut String, ev: &Evaluation) {
         let range = stats
             .map(|s| format!("{}–{}", fmt_value(s.min), fmt_value(s.max)))
             .unwrap_or("—".into());
-        let deciding = r.level == Level::Fail || (ev.strict && r.level == Level::Warn);
-        let (class, result) = match (r.passed, r.level) {
-            (None, _) => ("result", "not measured"),
-            (Some(true), _) => ("result pass", "meets"),
-            (Some(false), _) if deciding => ("result fail", "fails"),
-            (Some(false), Level::Warn) => ("result soft", "misses the soft limit"),
-            (Some(false), _) => ("result", "misses (shown only)"),
+        let outcome = Outcome::of(r, ev.strict);
+        let class = match outcome {
+            Outcome::Meets => "result pass",
+            Outcome::Fails => "result fail",
+            Outcome::Soft => "result soft",
+            Outcome::NotMeasured | Outcome::ShownOnly => "result",
         };
+        let result = outcome.words();
         let marginal = if r.marginal { " (marginal)" } else { "" };
         let _ = writeln!(
             h,
@@ -357,22 +295,70 @@ fn days_section(h: &mut String, ev: &Evaluation) {
         h.push_str("<p class=\"muted\">Each day's mean (dot), the 95% interval of that mean where the day has two runs or more (shaded bar), and the range of its runs, lowest to highest (thin line).</p>\n");
         h.push_str(&chart::days(ev, rule));
     }
-    let _ = writeln!(
-        h,
-        "<table class=\"days\">\n<thead><tr><th>day</th><th class=\"num\">runs</th><th class=\"num\">mean</th><th class=\"num\">min</th><th class=\"num\">max</th></tr></thead>\n<tbody>"
-    );
-    for d in &ev.days {
-        let _ = writeln!(
-            h,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-            d.date,
-            d.runs,
-            fmt_value(d.mean),
-            fmt_value(d.min),
-            fmt_value(d.max)
-        );
+    if let Some(t) = view::days_table(ev) {
+        table(h, &t);
     }
-    h.push_str("</tbody>\n</table>\n</section>\n");
+    h.push_str("</section>\n");
+}
+
+/// A view table as an HTML table: right-aligned cells in the `num` class, judged figures in
+/// `pass` or `fail`, runs and the aggregate as row classes (the aggregate's strength is its
+/// row's style), a cell's detail in parentheses, a wide table in a scrolling box.
+fn table(h: &mut String, t: &Table) {
+    if t.wide {
+        h.push_str("<div class=\"scroll\">");
+    }
+    let _ = write!(h, "<table class=\"{}\">\n<thead><tr>", attr(t.class));
+    for c in &t.columns {
+        let class = match c.align {
+            Align::Right => " class=\"num\"",
+            Align::Left => "",
+        };
+        let unit = if c.unit.is_empty() {
+            String::new()
+        } else {
+            format!("<br/>{}", text(&c.unit))
+        };
+        let _ = write!(h, "<th{class}>{}{unit}</th>", text(&c.title));
+    }
+    h.push_str("</tr></thead>\n<tbody>\n");
+    for row in &t.rows {
+        h.push_str(match row.kind {
+            RowKind::Plain => "<tr>",
+            RowKind::Run => "<tr class=\"run\">",
+            RowKind::Aggregate => "<tr class=\"aggregate\">",
+        });
+        for c in &row.cells {
+            let mut classes: Vec<&str> = Vec::new();
+            if c.align == Align::Right {
+                classes.push("num");
+            }
+            match c.emphasis {
+                Emphasis::Pass => classes.push("pass"),
+                Emphasis::Fail => classes.push("fail"),
+                Emphasis::None | Emphasis::Strong => {}
+            }
+            let mut attrs = String::new();
+            if !classes.is_empty() {
+                let _ = write!(attrs, " class=\"{}\"", classes.join(" "));
+            }
+            if c.span > 1 {
+                let _ = write!(attrs, " colspan=\"{}\"", c.span);
+            }
+            let detail = c
+                .detail
+                .as_deref()
+                .map(|d| format!(" ({})", text(d)))
+                .unwrap_or_default();
+            let _ = write!(h, "<td{attrs}>{}{detail}</td>", text(&c.text));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</tbody>\n</table>");
+    if t.wide {
+        h.push_str("</div>");
+    }
+    h.push('\n');
 }
 
 fn evidence_section(h: &mut String, ev: &Evaluation) {

@@ -27,11 +27,21 @@ use crate::policy::Level;
 use super::fmt_precise;
 use super::xml::{attr, text};
 
-enum Outcome {
+/// A test case's outcome, as the node's and the fleet's JUnit write it.
+pub(super) enum Outcome {
     Passed,
-    Error { message: String },
-    Failure { message: String, detail: String },
-    Skipped { message: String },
+    Error {
+        message: String,
+    },
+    /// `kind` is the failure's `type` attribute.
+    Failure {
+        message: String,
+        kind: &'static str,
+        detail: String,
+    },
+    Skipped {
+        message: String,
+    },
 }
 
 struct Case {
@@ -82,6 +92,7 @@ fn rule_case(ev: &Evaluation, r: &RuleResult) -> Case {
         Some(true) => Outcome::Passed,
         Some(false) if deciding => Outcome::Failure {
             message: what.clone(),
+            kind: "threshold",
             detail: failure_detail(ev, r),
         },
         Some(false) if r.level == Level::Warn => Outcome::Skipped {
@@ -207,7 +218,6 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         ev.generated.format("%Y-%m-%dT%H:%M:%S"),
         attr(&id.host)
     ));
-    s.push_str("    <properties>\n");
     let mut props: Vec<(&str, String)> = vec![
         ("verdict", ev.verdict.as_str().to_string()),
         ("reason", ev.reason.clone()),
@@ -241,41 +251,11 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
             .iter()
             .map(|n| ("not_counted", n.to_string())),
     );
-    for (k, v) in props {
-        s.push_str(&format!(
-            "      <property name=\"{}\" value=\"{}\"/>\n",
-            attr(k),
-            attr(&v)
-        ));
-    }
-    s.push_str("    </properties>\n");
+    properties(&mut s, &props);
 
-    let classname = attr(&format!("iopscheck.{policy}"));
+    let classname = format!("iopscheck.{policy}");
     for c in &cases {
-        s.push_str(&format!(
-            "    <testcase classname=\"{classname}\" name=\"{}\" time=\"0\">\n",
-            attr(&c.name)
-        ));
-        match &c.outcome {
-            Outcome::Passed => {}
-            Outcome::Failure { message, detail } => s.push_str(&format!(
-                "      <failure message=\"{}\" type=\"threshold\">{}</failure>\n",
-                attr(message),
-                text(detail)
-            )),
-            Outcome::Skipped { message } => {
-                s.push_str(&format!("      <skipped message=\"{}\"/>\n", attr(message)))
-            }
-            Outcome::Error { message } => s.push_str(&format!(
-                "      <error message=\"{}\" type=\"inconclusive\"/>\n",
-                attr(message)
-            )),
-        }
-        s.push_str(&format!(
-            "      <system-out>{}</system-out>\n",
-            text(&c.out)
-        ));
-        s.push_str("    </testcase>\n");
+        testcase(&mut s, &classname, &c.name, &c.outcome, &c.out);
     }
 
     let log: Vec<String> = super::verdict_context(ev)
@@ -284,6 +264,49 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         .collect();
     suite_end(&mut s, &log, ev.verdict, &ev.reason);
     out.write_all(s.as_bytes())
+}
+
+/// The suite's `<properties>`, one `<property>` a pair, in order (a name may repeat).
+pub(super) fn properties(s: &mut String, props: &[(&str, String)]) {
+    s.push_str("    <properties>\n");
+    for (k, v) in props {
+        s.push_str(&format!(
+            "      <property name=\"{}\" value=\"{}\"/>\n",
+            attr(k),
+            attr(v)
+        ));
+    }
+    s.push_str("    </properties>\n");
+}
+
+/// One `<testcase>`: its outcome, then `out` as its `<system-out>`.
+pub(super) fn testcase(s: &mut String, classname: &str, name: &str, outcome: &Outcome, out: &str) {
+    s.push_str(&format!(
+        "    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n",
+        attr(classname),
+        attr(name)
+    ));
+    match outcome {
+        Outcome::Passed => {}
+        Outcome::Failure {
+            message,
+            kind,
+            detail,
+        } => s.push_str(&format!(
+            "      <failure message=\"{}\" type=\"{kind}\">{}</failure>\n",
+            attr(message),
+            text(detail)
+        )),
+        Outcome::Skipped { message } => {
+            s.push_str(&format!("      <skipped message=\"{}\"/>\n", attr(message)))
+        }
+        Outcome::Error { message } => s.push_str(&format!(
+            "      <error message=\"{}\" type=\"inconclusive\"/>\n",
+            attr(message)
+        )),
+    }
+    s.push_str(&format!("      <system-out>{}</system-out>\n", text(out)));
+    s.push_str("    </testcase>\n");
 }
 
 /// Closes the suite: its warnings and the verdict as the suite's output, for the CI log.

@@ -6,9 +6,9 @@
 use std::io::{self, Write};
 
 use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
-use crate::policy::Level;
 
 use super::fmt_value;
+use super::view::{self, Align, Emphasis, Outcome, Table};
 
 pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     let p = &ev.policy;
@@ -93,26 +93,9 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     runs_table(ev, out)?;
     rules_table(ev, out)?;
 
-    if !ev.days.is_empty() {
-        writeln!(
-            out,
-            "## Per day ({})",
-            code(ev.primary_metric().unwrap_or(""))
-        )?;
-        writeln!(out)?;
-        writeln!(out, "| day | runs | mean | min | max |")?;
-        writeln!(out, "| --- | ---: | ---: | ---: | ---: |")?;
-        for d in &ev.days {
-            writeln!(
-                out,
-                "| {} | {} | {} | {} | {} |",
-                d.date,
-                d.runs,
-                fmt_value(d.mean),
-                fmt_value(d.min),
-                fmt_value(d.max)
-            )?;
-        }
+    if let Some(t) = view::days_table(ev) {
+        heading(&t, out)?;
+        table(&t, out)?;
         writeln!(out)?;
     }
 
@@ -160,53 +143,61 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
 fn runs_table(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "## Runs")?;
     writeln!(out)?;
-    if ev.runs.is_empty() {
-        writeln!(out, "No runs.")?;
-        writeln!(out)?;
-        return Ok(());
+    match view::runs_table(ev) {
+        Some(t) => table(&t, out)?,
+        None => writeln!(out, "No runs.")?,
     }
-    let cols = rule_columns(ev);
-    let mut head = String::from("| # | time | host | engine | source |");
-    let mut align = String::from("| ---: | --- | --- | --- | --- |");
-    for r in &cols {
-        let unit = if r.unit.is_empty() {
+    writeln!(out)?;
+    Ok(())
+}
+
+/// A view table's title as a second-level heading, its subject as code.
+fn heading(t: &Table, out: &mut dyn Write) -> io::Result<()> {
+    match &t.subject {
+        Some(s) => writeln!(out, "## {} ({})", t.title, code(s))?,
+        None => writeln!(out, "## {}", t.title)?,
+    }
+    writeln!(out)
+}
+
+/// A view table in GitHub's table syntax: names as code, every cell escaped, the aggregate in
+/// bold; a cell's detail is left out and a label spanning columns is followed by empty cells.
+fn table(t: &Table, out: &mut dyn Write) -> io::Result<()> {
+    let mut head = String::from("|");
+    let mut align = String::from("|");
+    for c in &t.columns {
+        let title = if c.name {
+            code(&c.title)
+        } else {
+            c.title.clone()
+        };
+        let unit = if c.unit.is_empty() {
             String::new()
         } else {
-            format!(" ({})", esc(r.unit))
+            format!(" ({})", esc(&c.unit))
         };
-        head.push_str(&format!(" {}{} |", code(&r.metric), unit));
-        align.push_str(" ---: |");
+        head.push_str(&format!(" {title}{unit} |"));
+        align.push_str(match c.align {
+            Align::Left => " --- |",
+            Align::Right => " ---: |",
+        });
     }
     writeln!(out, "{head}")?;
     writeln!(out, "{align}")?;
-    for (i, run) in ev.runs.iter().enumerate() {
-        let mut line = format!(
-            "| {} | {} | {} | {} | {} |",
-            i + 1,
-            run.timestamp.format("%Y-%m-%d %H:%M:%S %:z"),
-            esc(&run.host),
-            esc(&run.engine),
-            run.source.as_str()
-        );
-        for r in &cols {
-            let cell = match run.metrics.get(&r.metric) {
-                Some(&v) => format!("{}{}", fmt_value(v), mark(r, v)),
-                None => "—".into(),
-            };
-            line.push_str(&format!(" {cell} |"));
+    for row in &t.rows {
+        let mut line = String::from("|");
+        for c in &row.cells {
+            let text = esc(&c.text);
+            match c.emphasis {
+                Emphasis::Strong => line.push_str(&format!(" **{text}** |")),
+                _ => line.push_str(&format!(" {text} |")),
+            }
+            for _ in 1..c.span {
+                line.push_str(" |");
+            }
         }
         writeln!(out, "{line}")?;
     }
-    let mut line = format!("| **{}** | | | | |", ev.policy.aggregate.as_str());
-    for r in &cols {
-        let cell = r
-            .value
-            .map(|v| format!("**{}**", fmt_value(v)))
-            .unwrap_or("—".into());
-        line.push_str(&format!(" {cell} |"));
-    }
-    writeln!(out, "{line}")?;
-    writeln!(out)?;
     Ok(())
 }
 
@@ -250,39 +241,16 @@ fn rules_table(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// Each metric a rule names, once, with its first rule (for the per-run ✓/✗ marks).
-fn rule_columns(ev: &Evaluation) -> Vec<&RuleResult> {
-    let mut cols: Vec<&RuleResult> = Vec::new();
-    for r in &ev.rules {
-        if !cols.iter().any(|c| c.metric == r.metric) {
-            cols.push(r);
-        }
-    }
-    cols
-}
-
-fn mark(r: &RuleResult, v: f64) -> &'static str {
-    match r.level {
-        Level::Info => "",
-        _ if r.op.holds(v, r.threshold) => " ✓",
-        _ => " ✗",
-    }
-}
-
 fn result(r: &RuleResult, strict: bool) -> String {
-    let deciding = r.level == Level::Fail || (strict && r.level == Level::Warn);
-    let base = match (r.passed, r.level) {
-        (None, _) => "not measured",
-        (Some(true), _) => "✅ meets",
-        (Some(false), _) if deciding => "❌ fails",
-        (Some(false), Level::Warn) => "⚠️ misses the soft limit",
-        (Some(false), _) => "misses (shown only)",
+    let outcome = Outcome::of(r, strict);
+    let icon = match outcome {
+        Outcome::Meets => "✅ ",
+        Outcome::Fails => "❌ ",
+        Outcome::Soft => "⚠️ ",
+        Outcome::NotMeasured | Outcome::ShownOnly => "",
     };
-    if r.marginal {
-        format!("{base} (marginal)")
-    } else {
-        base.to_string()
-    }
+    let marginal = if r.marginal { " (marginal)" } else { "" };
+    format!("{icon}{}{marginal}", outcome.words())
 }
 
 fn verdict_word(v: Verdict) -> &'static str {

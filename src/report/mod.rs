@@ -22,6 +22,7 @@ mod markdown;
 mod prometheus;
 pub mod summary;
 mod table;
+mod view;
 mod xml;
 
 use std::collections::BTreeSet;

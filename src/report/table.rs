@@ -235,14 +235,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         }
         for r in &metrics {
             let text = match run.metrics.get(&r.metric) {
-                Some(&v) => {
-                    let mark = match r.level {
-                        Level::Info => "",
-                        _ if r.op.holds(v, r.threshold) => " ✓",
-                        _ => " ✗",
-                    };
-                    format!("{}{}", fmt_value(v), mark)
-                }
+                Some(&v) => format!("{}{}", fmt_value(v), super::view::judge(r, v).mark()),
                 None => "—".into(),
             };
             row.push(Cell::new(text).set_alignment(CellAlignment::Right));
@@ -381,17 +374,18 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         writeln!(out)?;
     }
 
-    if !ev.days.is_empty() && ev.scope == Scope::Report {
-        writeln!(out, "per day ({}):", ev.primary_metric().unwrap_or(""))?;
-        for d in &ev.days {
+    if ev.scope == Scope::Report
+        && let Some(t) = super::view::days_table(ev)
+    {
+        writeln!(out, "per day ({}):", t.subject.as_deref().unwrap_or(""))?;
+        for row in &t.rows {
+            let [day, runs, mean, min, max] = &row.cells[..] else {
+                unreachable!("the per-day table has five columns")
+            };
             writeln!(
                 out,
                 "  {}  runs {:>3}  mean {:>10}  min {:>10}  max {:>10}",
-                d.date,
-                d.runs,
-                fmt_value(d.mean),
-                fmt_value(d.min),
-                fmt_value(d.max)
+                day.text, runs.text, mean.text, min.text, max.text
             )?;
         }
         writeln!(out)?;

@@ -9,7 +9,8 @@ use std::io::{self, Write};
 
 use crate::evaluate::Verdict;
 
-use super::super::xml::{attr, text};
+use super::super::junit::{self, Outcome};
+use super::super::xml::attr;
 use super::{Fleet, threshold_text};
 use crate::report::fmt_precise;
 
@@ -30,7 +31,6 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         attr(&format!("iopscheck fleet {policy}")),
         fleet.generated.format("%Y-%m-%dT%H:%M:%S")
     ));
-    s.push_str("    <properties>\n");
     let props: Vec<(&str, String)> = vec![
         ("verdict", fleet.verdict.as_str().into()),
         ("reason", fleet.reason.clone()),
@@ -43,42 +43,29 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         ("inconclusive", c.inconclusive.to_string()),
         ("strict", fleet.strict.to_string()),
     ];
-    for (k, v) in props {
-        s.push_str(&format!(
-            "      <property name=\"{}\" value=\"{}\"/>\n",
-            attr(k),
-            attr(&v)
-        ));
-    }
-    s.push_str("    </properties>\n");
+    junit::properties(&mut s, &props);
 
-    let classname = attr(&format!("iopscheck.fleet.{policy}"));
+    let classname = format!("iopscheck.fleet.{policy}");
     for r in &fleet.rows {
-        s.push_str(&format!(
-            "    <testcase classname=\"{classname}\" name=\"{}\" time=\"0\">\n",
-            attr(&r.label(fleet))
-        ));
-        match r.verdict {
-            Verdict::Pass => {}
-            Verdict::Fail => s.push_str(&format!(
-                "      <failure message=\"{}\" type=\"fail\">{}</failure>\n",
-                attr(&r.reason),
-                text(&detail(fleet, r))
-            )),
-            Verdict::Inconclusive => s.push_str(&format!(
-                "      <skipped message=\"{}\"/>\n",
-                attr(&format!("inconclusive: {}", r.reason))
-            )),
-        }
+        let outcome = match r.verdict {
+            Verdict::Pass => Outcome::Passed,
+            Verdict::Fail => Outcome::Failure {
+                message: r.reason.clone(),
+                kind: "fail",
+                detail: detail(fleet, r),
+            },
+            Verdict::Inconclusive => Outcome::Skipped {
+                message: format!("inconclusive: {}", r.reason),
+            },
+        };
         let mut log = detail(fleet, r);
         for w in &r.warnings {
             log.push_str(&format!("warning: {w}\n"));
         }
-        s.push_str(&format!("      <system-out>{}</system-out>\n", text(&log)));
-        s.push_str("    </testcase>\n");
+        junit::testcase(&mut s, &classname, &r.label(fleet), &outcome, &log);
     }
 
-    super::super::junit::suite_end(&mut s, &fleet.warnings, fleet.verdict, &fleet.reason);
+    junit::suite_end(&mut s, &fleet.warnings, fleet.verdict, &fleet.reason);
     out.write_all(s.as_bytes())
 }
 
