@@ -600,9 +600,11 @@ fn diagnose(text: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// A native posixaio run of the Swimlane policy on node1 in /data at `ts`, with only
+    /// `write_iops`; other modules' tests start from it and change what they need.
     pub(crate) fn record(ts: &str, iops: f64) -> Record {
         Record {
             schema_version: SCHEMA_VERSION,

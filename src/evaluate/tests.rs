@@ -1,5 +1,4 @@
 use super::*;
-use crate::history::{SCHEMA_VERSION, Source, Target};
 
 fn policy() -> Policy {
     crate::policy::resolve("swimlane").unwrap().policy
@@ -8,38 +7,17 @@ fn policy() -> Policy {
 /// A Swimlane run of the policy's own test on node1 in /data at `ts`, `mb_s` decimal MB/s.
 pub(crate) fn rec(ts: &str, mb_s: f64) -> Record {
     let formula = crate::metrics::iops_formula(mb_s, 4096);
-    Record {
-        schema_version: SCHEMA_VERSION,
-        timestamp: DateTime::parse_from_rfc3339(ts).unwrap(),
-        host: "node1".into(),
-        source: Source::Native,
-        source_file: None,
-        source_digest: None,
-        engine: "posixaio".into(),
-        engine_note: None,
-        job_assumed: None,
-        job: policy().job.shape(),
-        metrics: [
-            ("write_bw_mb_s".to_string(), mb_s),
-            ("write_iops_formula".to_string(), formula),
-            ("write_iops".to_string(), mb_s * 1e6 / 4096.0),
-        ]
-        .into_iter()
-        .collect(),
-        target: Target {
-            dir: "/data".into(),
-            filesystem: Some("ext4".into()),
-            ..Target::default()
-        },
-        tool_version: "0.1.0".into(),
-        policy: "swimlane".into(),
-        overrides: BTreeMap::new(),
-        bw_basis: None,
-        fio_version: None,
-        invocation: None,
-        iops_series: None,
-        disk_stats: Vec::new(),
-    }
+    let mut r = crate::history::tests::record(ts, mb_s * 1e6 / 4096.0);
+    r.job = policy().job.shape();
+    r.metrics = [
+        ("write_bw_mb_s".to_string(), mb_s),
+        ("write_iops_formula".to_string(), formula),
+        ("write_iops".to_string(), mb_s * 1e6 / 4096.0),
+    ]
+    .into_iter()
+    .collect();
+    r.target.filesystem = Some("ext4".into());
+    r
 }
 
 fn now() -> DateTime<Utc> {
