@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::history::Record;
 use crate::job::JobShape;
 use crate::policy::Policy;
+use crate::runs::RunFields;
 use crate::units;
 
 /// Which way a deviation can move the result.
@@ -100,19 +100,19 @@ fn secs(s: f64) -> String {
 }
 
 /// The engine a record ran on, in fio's words ("fio/posixaio" → "posixaio").
-pub fn engine_of(r: &Record) -> Option<String> {
-    let e = r.engine.strip_prefix("fio/").unwrap_or(&r.engine);
+pub fn engine_of(r: &impl RunFields) -> Option<String> {
+    let e = r.engine().strip_prefix("fio/").unwrap_or(r.engine());
     if e.is_empty() || e == "unknown" {
-        r.job.ioengine.clone()
+        r.job().ioengine.clone()
     } else {
         Some(e.to_string())
     }
 }
 
 /// Checks one record against the policy's test.
-pub fn check(r: &Record, policy: &Policy) -> Check {
+pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
     let want = policy.job.shape();
-    let job: &JobShape = &r.job;
+    let job: &JobShape = r.job();
     let mut out = Check::default();
     let mut push = |field: &'static str, expected: String, found: String, effect: Effect| {
         out.deviations.push(Deviation {
@@ -174,7 +174,7 @@ pub fn check(r: &Record, policy: &Policy) -> Check {
     }
     let measured = ["write_runtime_ms", "read_runtime_ms"]
         .iter()
-        .filter_map(|m| r.metrics.get(*m))
+        .filter_map(|m| r.metrics().get(*m))
         .copied()
         .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
     match (job.runtime_s, want.runtime_s) {
@@ -209,7 +209,7 @@ pub fn check(r: &Record, policy: &Policy) -> Check {
     if let Some(ramp) = job.ramp_time_s.filter(|&s| s > 0.0) {
         push("ramp_time", "none".into(), secs(ramp), Effect::Flatters);
     }
-    if let Some(fs) = r.target.filesystem.as_deref()
+    if let Some(fs) = r.target().filesystem.as_deref()
         && RAM_FS.contains(&fs)
     {
         push(
@@ -233,6 +233,7 @@ pub fn list(d: &[Deviation]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::Record;
 
     fn policy() -> Policy {
         crate::policy::resolve("swimlane").unwrap().policy

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::job::JobShape;
 pub use crate::metric_values::Metrics;
+use crate::runs::{At, Contexts, Run};
 
 /// Version of the record layout. Readers skip records from a newer version with a warning.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -410,6 +411,16 @@ pub fn scan(
     )
 }
 
+/// Opens a history for reading after [`check_for_reading`]; `None` when there is none yet.
+pub fn open_for_reading(path: &Path) -> Result<Option<File>, HistoryError> {
+    check_for_reading(path)?;
+    match File::open(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err(path)(e)),
+    }
+}
+
 pub fn read_from(
     reader: impl BufRead,
     path: &Path,
@@ -488,7 +499,7 @@ fn before(text: &[u8], prefix: &[u8], since: DateTime<Utc>) -> bool {
 }
 
 /// Bytes read from the history at a time.
-const READ_BUFFER: usize = 1 << 16;
+pub const READ_BUFFER: usize = 1 << 16;
 
 /// One line of input, for [`for_each_line`].
 pub enum Line<'a> {
@@ -503,13 +514,25 @@ pub enum Line<'a> {
 /// buffers is gathered up to `max_line` bytes, and a longer one is reported as
 /// [`Line::TooLong`] and discarded as it is read. A last line without a newline counts.
 pub fn for_each_line(
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     max_line: usize,
     mut each: impl FnMut(usize, Line<'_>),
+) -> std::io::Result<()> {
+    for_each_line_at(reader, max_line, |n, _, line| each(n, line))
+}
+
+/// [`for_each_line`], with each line's byte offset in the reader (of its first byte).
+pub fn for_each_line_at(
+    mut reader: impl BufRead,
+    max_line: usize,
+    mut each: impl FnMut(usize, u64, Line<'_>),
 ) -> std::io::Result<()> {
     let mut partial: Vec<u8> = Vec::new();
     let mut too_long = false;
     let mut n = 0usize;
+    // Bytes consumed so far, and where the line being read starts.
+    let mut consumed = 0u64;
+    let mut start = 0u64;
     loop {
         let buf = match reader.fill_buf() {
             Ok(b) => b,
@@ -521,6 +544,7 @@ pub fn for_each_line(
                 n += 1;
                 each(
                     n,
+                    start,
                     if too_long {
                         Line::TooLong
                     } else {
@@ -534,16 +558,18 @@ pub fn for_each_line(
             Some(i) => {
                 n += 1;
                 if too_long || partial.len() + i > max_line {
-                    each(n, Line::TooLong);
+                    each(n, start, Line::TooLong);
                 } else if partial.is_empty() {
-                    each(n, Line::Text(&buf[..i]));
+                    each(n, start, Line::Text(&buf[..i]));
                 } else {
                     partial.extend_from_slice(&buf[..i]);
-                    each(n, Line::Text(&partial));
+                    each(n, start, Line::Text(&partial));
                 }
                 too_long = false;
                 partial.clear();
                 reader.consume(i + 1);
+                consumed += i as u64 + 1;
+                start = consumed;
             }
             None => {
                 let len = buf.len();
@@ -556,9 +582,100 @@ pub fn for_each_line(
                     }
                 }
                 reader.consume(len);
+                consumed += len as u64;
             }
         }
     }
+}
+
+/// Streams a history's records as [`Run`]s (what an evaluation keeps of a record; see
+/// `crate::runs`), each with its line's place in the file so that the whole record can be read
+/// again, holding one line at a time. Lines are accepted or skipped exactly as [`scan_from`]
+/// does (the same keys, types and checks), and `since` passes over lines before the window in
+/// the same way; `keep` decides from a line's head whether its run is wanted.
+pub fn scan_runs(
+    reader: impl BufRead,
+    path: &Path,
+    max_line: usize,
+    since: Option<DateTime<Utc>>,
+    keep: impl Fn(&Head) -> bool,
+    mut each: impl FnMut(Run),
+) -> Result<Vec<Skipped>, HistoryError> {
+    let mut skipped = Vec::new();
+    let prefix = format!("{{\"schema_version\":{SCHEMA_VERSION},\"timestamp\":\"");
+    let skip = |n: usize, reason: String| Skipped {
+        path: path.to_path_buf(),
+        line: n,
+        reason,
+    };
+    let mut contexts = Contexts::default();
+    for_each_line_at(reader, max_line, |n, offset, line| {
+        let raw = match line {
+            Line::Text(t) => t,
+            Line::TooLong => {
+                skipped.push(skip(
+                    n,
+                    format!("line longer than {} KiB, not read", max_line / 1024),
+                ));
+                return;
+            }
+        };
+        let text = raw.trim_ascii();
+        if text.is_empty() {
+            return;
+        }
+        if let Some(since) = since
+            && before(text, prefix.as_bytes(), since)
+        {
+            return;
+        }
+        let at = At::Line {
+            line: n,
+            offset,
+            len: raw.len() as u32,
+        };
+        let run = match contexts.parse(text, at) {
+            Ok(run) => run,
+            // The slow path, for bad lines only: why, unless the head says the line is not
+            // wanted anyway (as `scan_from` leaves such a line unread).
+            Err(_) => {
+                if let Ok(h) = serde_json::from_slice::<Head>(text)
+                    && h.schema_version <= SCHEMA_VERSION
+                    && !keep(&h)
+                {
+                    return;
+                }
+                skipped.push(skip(n, diagnose(text)));
+                return;
+            }
+        };
+        if run.schema_version > SCHEMA_VERSION {
+            skipped.push(skip(
+                n,
+                format!(
+                    "schema_version {} is newer than this iopscheck understands ({SCHEMA_VERSION}); upgrade iopscheck to read it",
+                    run.schema_version
+                ),
+            ));
+            return;
+        }
+        let head = Head {
+            schema_version: run.schema_version,
+            timestamp: run.timestamp,
+            host: run.host.clone(),
+            policy: run.policy.clone(),
+            engine: run.engine.clone(),
+        };
+        if !keep(&head) {
+            return;
+        }
+        match check_metrics(&run.metrics) {
+            Ok(()) => each(run),
+            Err(reason) => skipped.push(skip(n, reason)),
+        }
+    })
+    .map_err(io_err(path))?;
+    Ok(skipped)
 }
 
 fn parse_line(text: &[u8], keep: &impl Fn(&Head) -> bool) -> Result<Option<Record>, String> {

@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod out;
 pub mod policy;
 pub mod report;
+pub mod runs;
 pub mod select;
 pub mod suggest;
 pub mod sys;

@@ -1,22 +1,30 @@
 //! The figures of one record, by metric name: what `Record::metrics` holds. A year of records
-//! is held in memory by a report, so this is a sorted list of (name, value) pairs with the
-//! names interned (each name's text is stored once for the process), not a map with a string
-//! per entry: a tenth of the heap blocks and a third of the bytes. It reads like the map it
-//! replaces (`get`, `contains_key`, `iter`, `metrics["write_iops"]`) and serialises to the
-//! same JSON object, in name order.
+//! is held in memory by a report, so this is not a map with a string per entry: the names are
+//! interned as a whole sorted list (each distinct list of names is stored once for the
+//! process, and records of one kind all have the same list), and a record holds only a
+//! pointer to its list and its values. It reads like the map it replaces (`get`,
+//! `contains_key`, `iter`, `metrics["write_iops"]`) and serialises to the same JSON object, in
+//! name order.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::fmt;
 
-use serde::de::{MapAccess, Visitor};
+use serde::de::{DeserializeSeed, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+type Names = &'static [&'static str];
 
 thread_local! {
     /// Every metric name met, stored once (leaked): the names are a small set in practice,
     /// and at most as many as a history's distinct keys.
     static NAMES: RefCell<HashSet<&'static str>> = RefCell::new(HashSet::new());
+    /// Every list of names met, stored once (leaked): as few as the kinds of records read.
+    static LISTS: RefCell<HashSet<Names>> = RefCell::new(HashSet::new());
+    /// The list of the last record read: the next record almost always has the same, in the
+    /// same order, and is then read without hashing or sorting anything.
+    static LAST: Cell<Names> = const { Cell::new(&[]) };
 }
 
 /// The one stored copy of `name`.
@@ -32,22 +40,41 @@ fn intern(name: &str) -> &'static str {
     })
 }
 
+/// The one stored copy of a sorted list of interned names.
+fn intern_list(names: &[&'static str]) -> Names {
+    if names.is_empty() {
+        return &[];
+    }
+    LISTS.with(|l| {
+        let mut l = l.borrow_mut();
+        if let Some(s) = l.get(names) {
+            return *s;
+        }
+        let s: Names = Box::leak(names.to_vec().into_boxed_slice());
+        l.insert(s);
+        s
+    })
+}
+
 /// A record's metrics: name → value, in name order, each name once.
 #[derive(Clone, Default, PartialEq)]
-pub struct Metrics(Vec<(&'static str, f64)>);
+pub struct Metrics {
+    names: Names,
+    values: Box<[f64]>,
+}
 
 impl Metrics {
     pub fn new() -> Metrics {
-        Metrics(Vec::new())
+        Metrics::default()
     }
 
     fn find(&self, name: &str) -> Result<usize, usize> {
-        self.0.binary_search_by(|(k, _)| (*k).cmp(name))
+        self.names.binary_search_by(|k| (*k).cmp(name))
     }
 
     /// The value of `name` (a `str` or a `String`, as the map took).
     pub fn get<Q: AsRef<str> + ?Sized>(&self, name: &Q) -> Option<&f64> {
-        self.find(name.as_ref()).ok().map(|i| &self.0[i].1)
+        self.find(name.as_ref()).ok().map(|i| &self.values[i])
     }
 
     pub fn contains_key<Q: AsRef<str> + ?Sized>(&self, name: &Q) -> bool {
@@ -58,56 +85,74 @@ impl Metrics {
     /// map's `insert` did, so that `"name".into()` stays unambiguous.
     pub fn insert(&mut self, name: String, value: f64) -> Option<f64> {
         match self.find(&name) {
-            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
+            Ok(i) => Some(std::mem::replace(&mut self.values[i], value)),
             Err(i) => {
-                self.0.insert(i, (intern(&name), value));
+                let mut names = self.names.to_vec();
+                names.insert(i, intern(&name));
+                let mut values = std::mem::take(&mut self.values).into_vec();
+                values.insert(i, value);
+                self.names = intern_list(&names);
+                self.values = values.into_boxed_slice();
                 None
             }
         }
     }
 
     pub fn remove(&mut self, name: &str) -> Option<f64> {
-        self.find(name).ok().map(|i| self.0.remove(i).1)
+        let i = self.find(name).ok()?;
+        let mut names = self.names.to_vec();
+        names.remove(i);
+        let mut values = std::mem::take(&mut self.values).into_vec();
+        let v = values.remove(i);
+        self.names = intern_list(&names);
+        self.values = values.into_boxed_slice();
+        Some(v)
     }
 
     pub fn clear(&mut self) {
-        self.0.clear();
+        *self = Metrics::default();
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.values.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.values.is_empty()
     }
 
     /// (name, value) in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, &f64)> + '_ {
-        self.0.iter().map(|(k, v)| (*k, v))
+        self.names.iter().copied().zip(self.values.iter())
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.0.iter().map(|(k, _)| *k)
+        self.names.iter().copied()
     }
 
     pub fn values(&self) -> impl Iterator<Item = &f64> + '_ {
-        self.0.iter().map(|(_, v)| v)
+        self.values.iter()
     }
 
     /// From pairs in any order; a name given twice keeps its last value, as a map would.
     fn from_pairs(mut v: Vec<(&'static str, f64)>) -> Metrics {
         // Stable: of equal names the last given ends last, and is the one kept.
         v.sort_by(|a, b| a.0.cmp(b.0));
-        let mut out: Vec<(&'static str, f64)> = Vec::with_capacity(v.len());
+        let mut names: Vec<&'static str> = Vec::with_capacity(v.len());
+        let mut values: Vec<f64> = Vec::with_capacity(v.len());
         for (k, x) in v {
-            match out.last_mut() {
-                Some(last) if last.0 == k => last.1 = x,
-                _ => out.push((k, x)),
+            match names.last() {
+                Some(last) if *last == k => *values.last_mut().expect("as many") = x,
+                _ => {
+                    names.push(k);
+                    values.push(x);
+                }
             }
         }
-        out.shrink_to_fit();
-        Metrics(out)
+        Metrics {
+            names: intern_list(&names),
+            values: values.into_boxed_slice(),
+        }
     }
 }
 
@@ -123,12 +168,12 @@ impl<K: AsRef<str>> FromIterator<(K, f64)> for Metrics {
 
 impl<'a> IntoIterator for &'a Metrics {
     type Item = (&'static str, &'a f64);
-    type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (&'static str, f64)>,
-        fn(&'a (&'static str, f64)) -> (&'static str, &'a f64),
+    type IntoIter = std::iter::Zip<
+        std::iter::Copied<std::slice::Iter<'static, &'static str>>,
+        std::slice::Iter<'a, f64>,
     >;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter().map(|(k, v)| (*k, v))
+        self.names.iter().copied().zip(self.values.iter())
     }
 }
 
@@ -148,11 +193,41 @@ impl fmt::Debug for Metrics {
 
 impl Serialize for Metrics {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
+        let mut m = s.serialize_map(Some(self.values.len()))?;
+        for (k, v) in self.iter() {
             m.serialize_entry(k, v)?;
         }
         m.end()
+    }
+}
+
+/// A key read from the text: `Expected` when it is the name the last record had at this
+/// place (compared without allocating or hashing), else the interned name.
+enum Key {
+    Expected,
+    Name(&'static str),
+}
+
+struct KeySeed(Option<&'static str>);
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Key;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Key;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a metric name")
+    }
+    fn visit_str<E: serde::de::Error>(self, k: &str) -> Result<Key, E> {
+        Ok(if self.0 == Some(k) {
+            Key::Expected
+        } else {
+            Key::Name(intern(k))
+        })
     }
 }
 
@@ -165,13 +240,44 @@ impl<'de> Deserialize<'de> for Metrics {
                 f.write_str("a map of metric names to numbers")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Metrics, A::Error> {
-                let mut v = Vec::with_capacity(map.size_hint().unwrap_or(0));
-                // Borrowed where the text allows (no escapes), else owned: interned either way.
-                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                let last = LAST.with(Cell::get);
+                let mut values: Vec<f64> = Vec::with_capacity(last.len());
+                // Set once a key differs from the last record's list: then pairs are gathered,
+                // sorted and their list interned, as for any map.
+                let mut pairs: Option<Vec<(&'static str, f64)>> = None;
+                let mut i = 0;
+                loop {
+                    let expected = if pairs.is_none() {
+                        last.get(i).copied()
+                    } else {
+                        None
+                    };
+                    let Some(key) = map.next_key_seed(KeySeed(expected))? else {
+                        break;
+                    };
                     let x: f64 = map.next_value()?;
-                    v.push((intern(&k), x));
+                    match (key, &mut pairs) {
+                        (Key::Expected, _) => values.push(x),
+                        (Key::Name(k), Some(p)) => p.push((k, x)),
+                        (Key::Name(k), None) => {
+                            let mut p: Vec<(&'static str, f64)> =
+                                last[..i].iter().copied().zip(values.drain(..)).collect();
+                            p.push((k, x));
+                            pairs = Some(p);
+                        }
+                    }
+                    i += 1;
                 }
-                Ok(Metrics::from_pairs(v))
+                let m = match pairs {
+                    None if i == last.len() => Metrics {
+                        names: last,
+                        values: values.into_boxed_slice(),
+                    },
+                    None => Metrics::from_pairs(last[..i].iter().copied().zip(values).collect()),
+                    Some(p) => Metrics::from_pairs(p),
+                };
+                LAST.with(|l| l.set(m.names));
+                Ok(m)
             }
         }
         d.deserialize_map(V)

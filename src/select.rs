@@ -10,6 +10,7 @@ use chrono::{DateTime, Duration as ChronoDuration, Local, NaiveDate, TimeZone, U
 use crate::evaluate::{self, Evaluation, Group, Options, Scope};
 use crate::history::{self, Record};
 use crate::policy::Policy;
+use crate::runs::{Records, Run, RunFields};
 
 /// Where a window starts (`--since`): a duration back from now (7d, 36h), or a moment (a date,
 /// at local midnight, or an RFC 3339 timestamp).
@@ -49,8 +50,8 @@ impl Since {
 }
 
 /// Records within the window ending at `now`.
-pub fn in_window(r: &Record, since: DateTime<Utc>) -> bool {
-    r.timestamp.with_timezone(&Utc) >= since
+pub fn in_window(r: &impl RunFields, since: DateTime<Utc>) -> bool {
+    r.timestamp().with_timezone(&Utc) >= since
 }
 
 /// The start of a window of `window` ending at `now`.
@@ -87,11 +88,11 @@ impl Filter {
             && h.timestamp.with_timezone(&Utc) >= self.since
     }
 
-    pub fn keeps(&self, r: &Record) -> bool {
-        r.policy == self.policy
-            && self.host.as_ref().is_none_or(|h| &r.host == h)
-            && self.dir.as_ref().is_none_or(|d| &r.target.dir == d)
-            && self.engine.as_ref().is_none_or(|e| &r.engine == e)
+    pub fn keeps(&self, r: &impl RunFields) -> bool {
+        r.policy() == self.policy
+            && self.host.as_ref().is_none_or(|h| r.host() == h)
+            && self.dir.as_ref().is_none_or(|d| &r.target().dir == d)
+            && self.engine.as_ref().is_none_or(|e| r.engine() == e)
             && in_window(r, self.since)
     }
 }
@@ -108,7 +109,7 @@ pub struct Grouping {
     all_engines: Filter,
     /// (host, policy, dir) → runs per engine.
     engines: Vec<(Node, BTreeMap<String, usize>)>,
-    groups: Vec<(Group, Vec<Record>)>,
+    groups: Vec<(Group, Vec<Run>)>,
     /// The group the last record went to: a history's records come in long runs of one group.
     last: usize,
 }
@@ -138,7 +139,7 @@ impl Grouping {
 
     /// Takes one record: counted for the engines if the filter (but for its engine) keeps
     /// it, and put in its group if the filter keeps it.
-    pub fn add(&mut self, r: Record) {
+    pub fn add(&mut self, r: Run) {
         if !self.all_engines.keeps(&r) {
             return;
         }
@@ -179,8 +180,15 @@ impl Grouping {
         self.groups[i].1.push(r);
     }
 
-    /// Evaluates every group, in the order of their names (host, policy, directory, engine).
-    pub fn evaluate(self, policy: &Policy, now: DateTime<Utc>, strict: bool) -> Vec<Evaluation> {
+    /// Evaluates every group, in the order of their names (host, policy, directory, engine);
+    /// `records` is where the runs' whole records are read again.
+    pub fn evaluate(
+        self,
+        policy: &Policy,
+        now: DateTime<Utc>,
+        strict: bool,
+        records: &Records,
+    ) -> Vec<Evaluation> {
         let Grouping {
             engines,
             mut groups,
@@ -202,7 +210,7 @@ impl Grouping {
                         .map(|(k, v)| (k.clone(), *v))
                         .collect();
                 }
-                let mut ev = evaluate::evaluate(recs, policy, &opts);
+                let mut ev = evaluate::evaluate_runs(recs, records.clone(), policy, &opts);
                 ev.group = Some(g);
                 ev
             })
@@ -210,19 +218,24 @@ impl Grouping {
     }
 }
 
-/// Evaluates every group of records that passes the filter (see [`Grouping`]).
+/// Evaluates every group of records held in memory that passes the filter (see [`Grouping`]).
 pub fn evaluate_groups(
-    records: impl IntoIterator<Item = Record>,
+    records: Vec<Record>,
     policy: &Policy,
     filter: &Filter,
     now: DateTime<Utc>,
     strict: bool,
 ) -> Vec<Evaluation> {
     let mut grouping = Grouping::new(filter);
-    for r in records {
-        grouping.add(r);
+    for (i, r) in records.iter().enumerate() {
+        grouping.add(Run::of(r, i));
     }
-    grouping.evaluate(policy, now, strict)
+    grouping.evaluate(
+        policy,
+        now,
+        strict,
+        &Records::Memory(std::sync::Arc::new(records)),
+    )
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@ use crate::evaluate::{self, Evaluation, Options, Scope};
 use crate::history;
 use crate::policy;
 use crate::report::{self, Format, Style};
-use crate::select::{self, Filter, evaluate_groups};
+use crate::runs::Records;
+use crate::select::{self, Filter, Grouping};
 use crate::system;
 
 /// Directories whose mounts and devices the context describes, at most.
@@ -92,19 +93,24 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         Err(e) => return Err(cannot_read(e)),
     };
     spool.seek(SeekFrom::Start(0)).map_err(cannot_read)?;
-    let mut records = Vec::new();
-    let skipped = history::scan_from(
+    // Of each run in the window, what judging needs; the reports' whole records are read
+    // again from the spool by their offsets.
+    let mut grouping = Grouping::new(&filter);
+    let mut window_runs = 0;
+    let skipped = history::scan_runs(
         std::io::BufReader::with_capacity(1 << 16, &spool),
         &history_path,
         history::MAX_LINE,
         Some(since),
         |h| filter.keeps_head(h),
-        |r| records.push(r),
+        |r| {
+            window_runs += 1;
+            grouping.add(r)
+        },
     )?;
     spool.seek(SeekFrom::Start(0)).map_err(cannot_read)?;
-
-    let window_runs = records.len();
-    let mut evs = evaluate_groups(records, &loaded.policy, &filter, now, false);
+    let records = Records::file(spool.try_clone().map_err(cannot_read)?, &history_path);
+    let mut evs = grouping.evaluate(&loaded.policy, now, false, &records);
     // The group of the latest run first: that is the one the node's schedule feeds.
     evs.sort_by_key(|e| std::cmp::Reverse(e.runs.iter().map(|r| r.timestamp).max()));
     if evs.is_empty() {

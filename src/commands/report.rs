@@ -12,6 +12,7 @@ use crate::evaluate::{self, Group, Options, Scope, Verdict};
 use crate::history::{self, Record};
 use crate::policy::{self, Policy};
 use crate::report::Format;
+use crate::runs::Records;
 use crate::select::{self, Filter, Grouping};
 
 pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
@@ -59,17 +60,27 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // the window are passed over by their timestamp); other engines stay in, for the
     // mixed-engine warning.
     // Each record goes straight into its group as it is read.
+    // The evaluation keeps of each run what judging and the tables need, and its place in
+    // the file: the formats that print whole records read them again from the same open file.
     let mut grouping = Grouping::new(&filter);
-    let skipped = history::scan(
-        &path,
-        Some(since),
-        |h| filter.keeps_head(h),
-        |r| grouping.add(r),
-    )?;
-    for s in &skipped {
-        ctx.warn(s);
-    }
-    let mut evs = grouping.evaluate(&policy, now, args.out.strict);
+    let records = match history::open_for_reading(&path)? {
+        Some(file) => {
+            let skipped = history::scan_runs(
+                std::io::BufReader::with_capacity(history::READ_BUFFER, &file),
+                &path,
+                history::MAX_LINE,
+                Some(since),
+                |h| filter.keeps_head(h),
+                |r| grouping.add(r),
+            )?;
+            for s in &skipped {
+                ctx.warn(s);
+            }
+            Records::file(file, &path)
+        }
+        None => Records::None,
+    };
+    let mut evs = grouping.evaluate(&policy, now, args.out.strict, &records);
     if evs.is_empty() {
         // Say so in the chosen format: an evaluation of nothing is inconclusive.
         let mut opts = Options::new(Scope::Report, now);

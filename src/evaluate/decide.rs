@@ -6,15 +6,15 @@ use std::collections::BTreeMap;
 use super::warnings::short;
 use super::{EvidenceStatus, NotCounted, Options, RuleResult, Scope, Stats, Verdict};
 use crate::deviation::{self, Deviation, Effect};
-use crate::history::Record;
 use crate::policy::{Level, Op};
+use crate::runs::Run;
 
 /// Everything the verdict is decided from.
 pub(super) struct Judged<'a> {
     pub(super) rules: &'a [RuleResult],
     pub(super) evidence: &'a EvidenceStatus,
     pub(super) opts: &'a Options,
-    pub(super) runs: &'a [Record],
+    pub(super) runs: &'a [Run],
     pub(super) metrics: &'a BTreeMap<String, Stats>,
     pub(super) deviations: &'a [Deviation],
     pub(super) not_counted: &'a [NotCounted],

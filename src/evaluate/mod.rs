@@ -20,6 +20,7 @@ use crate::deviation::{self, Deviation, Effect};
 use crate::history::Record;
 use crate::job::ShapeDifference;
 use crate::policy::{Aggregate, Level, Op, Policy, TestOrigin};
+use crate::runs::{Records, Run, RunFields};
 
 use decide::{Judged, decide, straddles};
 pub use stats::{Stats, ci95_of_mean, modified_z_scores, t_975};
@@ -252,12 +253,12 @@ pub struct Group {
 }
 
 impl Group {
-    pub fn of(r: &Record) -> Group {
+    pub fn of(r: &impl RunFields) -> Group {
         Group {
-            host: r.host.clone(),
-            policy: r.policy.clone(),
-            dir: r.target.dir.clone(),
-            engine: r.engine.clone(),
+            host: r.host().to_string(),
+            policy: r.policy().to_string(),
+            dir: r.target().dir.clone(),
+            engine: r.engine().to_string(),
         }
     }
 }
@@ -270,7 +271,10 @@ pub struct Evaluation {
     pub verdict: Verdict,
     /// One line saying why: the deciding rule, marginality, missing evidence, differences.
     pub reason: String,
-    pub runs: Vec<Record>,
+    /// The judged runs, in time order (what each format reads of a run; whole records are
+    /// read again through `records`).
+    #[serde(skip)]
+    pub runs: Vec<Run>,
     pub summary: Summary,
     pub rules: Vec<RuleResult>,
     pub warnings: Vec<Warning>,
@@ -290,7 +294,10 @@ pub struct Evaluation {
     pub not_counted: Vec<NotCounted>,
     /// The runs left out, each with its reason, for the formats that list runs.
     #[serde(skip)]
-    pub excluded: Vec<(Record, String)>,
+    pub excluded: Vec<(Run, String)>,
+    /// Where the whole records of `runs` and `excluded` are read again from.
+    #[serde(skip)]
+    pub records: Records,
     /// Each judged run's deviations in one line ("" for the policy's test), in run order.
     #[serde(skip)]
     pub run_deviations: Vec<String>,
@@ -323,8 +330,8 @@ impl fmt::Display for NotCounted {
 pub const FUTURE_MARGIN_SECS: i64 = 300;
 
 /// Whether a record is dated in the future of `now` (beyond [`FUTURE_MARGIN_SECS`]).
-pub fn is_future(r: &Record, now: DateTime<Utc>) -> bool {
-    r.timestamp.with_timezone(&Utc) > now + ChronoDuration::seconds(FUTURE_MARGIN_SECS)
+pub fn is_future(r: &impl RunFields, now: DateTime<Utc>) -> bool {
+    r.timestamp().with_timezone(&Utc) > now + ChronoDuration::seconds(FUTURE_MARGIN_SECS)
 }
 
 /// A run's result against the deciding rules alone: "pass", "fail" or "not measured".
@@ -359,13 +366,33 @@ impl Evaluation {
 
 /// Local calendar day of a record, in the offset it was recorded with: "several runs a day"
 /// means the node's day, wherever the report is read.
-pub fn day_of(r: &Record) -> NaiveDate {
-    r.timestamp.date_naive()
+pub fn day_of(r: &impl RunFields) -> NaiveDate {
+    r.timestamp().date_naive()
 }
 
-/// Judges records against a policy.
+/// Judges records against a policy (a run's or an import's, held in memory).
 pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options) -> Evaluation {
-    let mut runs: Vec<Record> = records.into();
+    let records: Vec<Record> = records.into();
+    let runs: Vec<Run> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Run::of(r, i))
+        .collect();
+    let records = if records.is_empty() {
+        Records::None
+    } else {
+        Records::Memory(std::sync::Arc::new(records))
+    };
+    evaluate_runs(runs, records, policy, opts)
+}
+
+/// Judges runs against a policy; `records` is where their whole records are read again.
+pub fn evaluate_runs(
+    mut runs: Vec<Run>,
+    records: Records,
+    policy: &Policy,
+    opts: &Options,
+) -> Evaluation {
     // A history is written in time order: sorting it again would allocate a scratch copy of
     // half the runs for nothing (the stable sort leaves sorted runs as they are).
     if !runs.is_sorted_by_key(|r| r.timestamp) {
@@ -376,8 +403,8 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
     // Which runs count. A run dated in the future never does (its clock is wrong); in a
     // report, only runs of the policy's test do. A run or an import judges what it was given,
     // and the deviations decide what its verdict can be.
-    let mut future: Vec<Record> = Vec::new();
-    let mut excluded: Vec<(Record, String)> = Vec::new();
+    let mut future: Vec<Run> = Vec::new();
+    let mut excluded: Vec<(Run, String)> = Vec::new();
     // In the order found, each once.
     let mut deviations: Vec<Deviation> = Vec::new();
     let mut caveats: Vec<String> = Vec::new();
@@ -385,7 +412,7 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
     // The runs left out are taken out in place (None: dated in the future), so that a year
     // of runs is never held twice.
     let mut left_out: Vec<Option<String>> = Vec::new();
-    let out: Vec<Record> = runs
+    let out: Vec<Run> = runs
         .extract_if(.., |r| {
             if is_future(r, opts.now) {
                 left_out.push(None);
@@ -593,6 +620,7 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
         caveats,
         not_counted,
         excluded,
+        records,
         run_deviations,
         strict: opts.strict,
         generated: opts.now,
@@ -600,7 +628,7 @@ pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options
     }
 }
 
-fn per_day(runs: &[Record], metric: &str) -> Vec<Day> {
+fn per_day(runs: &[Run], metric: &str) -> Vec<Day> {
     let mut by_day: BTreeMap<NaiveDate, Vec<f64>> = BTreeMap::new();
     for r in runs {
         if let Some(&v) = r.metrics.get(metric) {

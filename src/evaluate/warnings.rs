@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use super::Options;
 use super::stats::{Stats, modified_z_scores, t_975};
-use crate::history::Record;
 use crate::policy::{Op, Policy};
+use crate::runs::Run;
 
 /// Something a careful reader should know; shown once, carried in every format.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,7 +169,7 @@ const NETWORK_FS: &[&str] = &[
 ];
 
 pub(super) fn find_warnings(
-    runs: &[Record],
+    runs: &[Run],
     policy: &Policy,
     metrics: &BTreeMap<String, Stats>,
     opts: &Options,

@@ -11,7 +11,9 @@ use comfy_table::{Cell, CellAlignment};
 use super::table::fmt_value;
 use super::view::judge;
 use crate::evaluate::RuleResult;
+#[cfg(test)]
 use crate::history::Record;
+use crate::runs::RunFields;
 
 /// More runs than this are summarised by day.
 pub const MAX_RUN_ROWS: usize = 200;
@@ -33,7 +35,7 @@ impl DayRow {
 }
 
 /// The runs grouped by day, in date order, with `columns` (metric names) summed per day.
-pub fn days(runs: &[Record], columns: &[&str]) -> BTreeMap<NaiveDate, DayRow> {
+pub fn days(runs: &[impl RunFields], columns: &[&str]) -> BTreeMap<NaiveDate, DayRow> {
     let mut out: BTreeMap<NaiveDate, DayRow> = BTreeMap::new();
     for r in runs {
         let d = out.entry(crate::evaluate::day_of(r)).or_default();
@@ -41,11 +43,11 @@ pub fn days(runs: &[Record], columns: &[&str]) -> BTreeMap<NaiveDate, DayRow> {
             d.sums = vec![(0.0, 0); columns.len()];
         }
         d.runs += 1;
-        if !d.engines.contains(&r.engine) {
-            d.engines.push(r.engine.clone());
+        if !d.engines.iter().any(|e| e == r.engine()) {
+            d.engines.push(r.engine().to_string());
         }
         for (i, m) in columns.iter().enumerate() {
-            if let Some(&v) = r.metrics.get(*m)
+            if let Some(&v) = r.metrics().get(*m)
                 && v.is_finite()
             {
                 d.sums[i].0 += v;
@@ -59,7 +61,7 @@ pub fn days(runs: &[Record], columns: &[&str]) -> BTreeMap<NaiveDate, DayRow> {
 /// The table rows for `runs` summarised by day, or None when there are few enough runs for
 /// a row each. Rule columns carry the mark of the day's mean against the threshold.
 pub fn rows(
-    runs: &[Record],
+    runs: &[impl RunFields],
     rules: &[&RuleResult],
     extra: &[&str],
     engine_col: bool,

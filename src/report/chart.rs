@@ -329,7 +329,7 @@ pub struct Point<'a> {
     pub index: usize,
     pub time: DateTime<FixedOffset>,
     pub value: f64,
-    pub run: &'a crate::history::Record,
+    pub run: &'a crate::runs::Run,
 }
 
 const RUNS: Frame = Frame {

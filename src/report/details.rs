@@ -2,15 +2,17 @@
 //! per-interval IOPS samples, submission latency, the final fsync's share of the run, and the
 //! disks' own account.
 
-use crate::history::Record;
+use crate::runs::{Records, Run};
 
 /// Past [`super::by_day::MAX_RUN_ROWS`] runs (when the table summarises them by day), the
 /// details of this many runs, the latest, are shown: four lines a run for a year of runs is
 /// read by no one. The warnings drawn from inside every run stay in the verdict's warnings.
 pub const LATEST_SHOWN: usize = 10;
 
-/// Lines for the table, empty when no run carries any of these details.
-pub fn lines(runs: &[Record]) -> Vec<String> {
+/// Lines for the table, empty when no run carries any of these details. The disks' account
+/// is read from each shown run's whole record, again from `records`.
+pub fn lines(runs: &[Run], records: &Records) -> std::io::Result<Vec<String>> {
+    let mut reader = records.reader();
     let mut out = Vec::new();
     let first = if runs.len() > super::by_day::MAX_RUN_ROWS {
         runs.len() - LATEST_SHOWN
@@ -57,7 +59,7 @@ pub fn lines(runs: &[Record]) -> Vec<String> {
                 f / t * 100.0
             ));
         }
-        for d in &r.disk_stats {
+        for d in reader.with(r, |whole| whole.disk_stats.clone())? {
             parts.push(format!("disk {}", d.fio_line()));
         }
         if parts.is_empty() {
@@ -80,7 +82,7 @@ pub fn lines(runs: &[Record]) -> Vec<String> {
             ),
         );
     }
-    out
+    Ok(out)
 }
 
 fn short(v: f64) -> String {
@@ -96,20 +98,26 @@ mod tests {
     use super::*;
     use crate::report::by_day::MAX_RUN_ROWS;
 
-    fn runs(n: usize) -> Vec<Record> {
-        (0..n)
+    fn lines_of(n: usize) -> Vec<String> {
+        let records: Vec<crate::history::Record> = (0..n)
             .map(|i| {
                 let mut r = crate::evaluate::tests::rec("2026-12-01T10:00:00Z", 16.0);
                 r.metrics.insert("end_fsync_ms".into(), 100.0 + i as f64);
                 r.metrics.insert("write_runtime_ms".into(), 1000.0);
                 r
             })
-            .collect()
+            .collect();
+        let runs: Vec<Run> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| Run::of(r, i))
+            .collect();
+        lines(&runs, &Records::Memory(std::sync::Arc::new(records))).unwrap()
     }
 
     #[test]
     fn every_run_is_detailed_up_to_the_by_day_limit_then_the_latest_ones() {
-        let all = lines(&runs(MAX_RUN_ROWS));
+        let all = lines_of(MAX_RUN_ROWS);
         assert_eq!(all.len(), MAX_RUN_ROWS);
         assert!(
             all[0].starts_with("  run 1: final fsync 0.1 s"),
@@ -118,7 +126,7 @@ mod tests {
         );
 
         let n = MAX_RUN_ROWS + 1;
-        let latest = lines(&runs(n));
+        let latest = lines_of(n);
         assert_eq!(latest.len(), LATEST_SHOWN + 1);
         assert_eq!(
             latest[0],

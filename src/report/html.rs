@@ -63,7 +63,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
 
     policy_section(&mut h, ev, &id);
     chart_section(&mut h, ev);
-    h.push_str(&super::html_series::section(ev));
+    h.push_str(&super::html_series::section(ev)?);
     runs_section(&mut h, ev);
     rules_section(&mut h, ev);
     days_section(&mut h, ev);

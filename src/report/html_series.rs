@@ -6,17 +6,19 @@ use std::fmt::Write as _;
 use super::xml::text;
 use crate::evaluate::Evaluation;
 
-/// The section, empty when no run carries a series.
-pub fn section(ev: &Evaluation) -> String {
-    let runs: Vec<(usize, &crate::history::Record)> = ev
+/// The section, empty when no run carries a series. The series drawn are read from each
+/// shown run's whole record, again from the evaluation's records.
+pub fn section(ev: &Evaluation) -> std::io::Result<String> {
+    let runs: Vec<(usize, &crate::runs::Run)> = ev
         .runs
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.iops_series.is_some())
+        .filter(|(_, r)| r.has_series)
         .collect();
     if runs.is_empty() {
-        return String::new();
+        return Ok(String::new());
     }
+    let mut reader = ev.records.reader();
     // The threshold, when the deciding rule is in IOPS.
     let threshold = ev
         .rules
@@ -40,7 +42,10 @@ pub fn section(ev: &Evaluation) -> String {
         0
     };
     for (i, r) in runs.into_iter().skip(skip) {
-        let s = r.iops_series.as_ref().expect("filtered");
+        let Some(s) = reader.with(r, |whole| whole.iops_series.clone())? else {
+            continue;
+        };
+        let s = &s;
         let _ = writeln!(
             h,
             "<figure class=\"series\"><figcaption>run {} — {}</figcaption>",
@@ -60,7 +65,7 @@ pub fn section(ev: &Evaluation) -> String {
         h.push_str("</figure>\n");
     }
     h.push_str("</section>\n");
-    h
+    Ok(h)
 }
 
 #[cfg(test)]
@@ -90,7 +95,7 @@ mod tests {
         let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T00:00:00Z")
             .unwrap()
             .with_timezone(&chrono::Utc);
-        section(&evaluate(runs, &policy, &Options::new(Scope::Report, now)))
+        section(&evaluate(runs, &policy, &Options::new(Scope::Report, now))).unwrap()
     }
 
     #[test]

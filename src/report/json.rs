@@ -24,7 +24,7 @@ struct Out<'a> {
     policy: &'a crate::evaluate::PolicyInfo,
     verdict: &'a crate::evaluate::Verdict,
     reason: &'a str,
-    runs: &'a [crate::history::Record],
+    runs: Runs<'a>,
     summary: &'a crate::evaluate::Summary,
     rules: &'a [crate::evaluate::RuleResult],
     warnings: &'a [crate::evaluate::Warning],
@@ -39,6 +39,24 @@ struct Out<'a> {
     generated: &'a chrono::DateTime<chrono::Utc>,
 }
 
+/// `runs[]`: every judged run's whole record, read again one at a time from the evaluation's
+/// records and written as it is read, so that a year of runs is never held whole.
+struct Runs<'a>(&'a Evaluation);
+
+impl Serialize for Runs<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = s.serialize_seq(Some(self.0.runs.len()))?;
+        let mut reader = self.0.records.reader();
+        for run in &self.0.runs {
+            reader
+                .with(run, |r| seq.serialize_element(r))
+                .map_err(S::Error::custom)??;
+        }
+        seq.end()
+    }
+}
+
 fn out(ev: &Evaluation) -> Out<'_> {
     Out {
         schema_version: 1,
@@ -50,7 +68,7 @@ fn out(ev: &Evaluation) -> Out<'_> {
         policy: &ev.policy,
         verdict: &ev.verdict,
         reason: &ev.reason,
-        runs: &ev.runs,
+        runs: Runs(ev),
         summary: &ev.summary,
         rules: &ev.rules,
         warnings: &ev.warnings,

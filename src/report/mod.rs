@@ -143,7 +143,7 @@ pub fn identity(ev: &Evaluation) -> Identity {
             engine: g.engine.clone(),
         };
     }
-    let join = |f: &dyn Fn(&crate::history::Record) -> &str| {
+    let join = |f: &dyn Fn(&crate::runs::Run) -> &str| {
         let set: BTreeSet<&str> = ev.runs.iter().map(f).collect();
         set.into_iter().collect::<Vec<_>>().join(",")
     };

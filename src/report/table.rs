@@ -365,7 +365,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     writeln!(out)?;
 
     // Inside each run: fio's sample figures, slat, the final fsync's share, the disks.
-    let inside = super::details::lines(&ev.runs);
+    let inside = super::details::lines(&ev.runs, &ev.records)?;
     if !inside.is_empty() {
         writeln!(out, "inside the runs:")?;
         for l in inside {

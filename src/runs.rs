@@ -1,0 +1,455 @@
+//! The runs an evaluation holds. A report over a year of history judges a hundred thousand
+//! runs, and a record is about 2 KB (an IOPS series, the disks' own account, 33 figures), so
+//! an evaluation does not hold records: it holds a [`Run`] each — the timestamp, the figures,
+//! the invocation, what the IOPS series told the warnings, and the record's place in the
+//! history — with what runs share (host, engine, policy, job, target, …) held once in an
+//! [`RunInfo`] that every run of the same context points to.
+//!
+//! The formats that print whole records (JSON's `runs[]`, the table's per-run details, the
+//! HTML's per-run charts) read them again, one at a time, through [`Records`]: from the history
+//! file by each run's byte offset, or from memory for a `run` or an `import`, whose records
+//! are few and at hand.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::ops::Deref;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{DateTime, FixedOffset};
+use serde::Deserialize;
+
+use crate::history::{Record, Source, Target};
+use crate::job::JobShape;
+use crate::measure::{BwBasis, DiskStat, Series};
+use crate::metric_values::Metrics;
+
+/// What the runs of one context share: every field of a record but its timestamp, figures,
+/// invocation, digest, series and disk statistics. Held once for all the runs that share it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInfo {
+    pub schema_version: u32,
+    pub host: String,
+    pub source: Source,
+    pub source_file: Option<String>,
+    pub engine: String,
+    pub engine_note: Option<String>,
+    pub job_assumed: Option<String>,
+    pub job: JobShape,
+    pub target: Target,
+    pub tool_version: String,
+    pub policy: String,
+    pub overrides: BTreeMap<String, String>,
+    pub bw_basis: Option<BwBasis>,
+    pub fio_version: Option<String>,
+}
+
+/// Where a run's whole record is found again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    /// A history line: its number (from 1), the byte offset of its first byte and its length.
+    Line { line: usize, offset: u64, len: u32 },
+    /// The index of the record in the list the evaluation was given.
+    Index(usize),
+}
+
+/// One judged run: what rules, statistics, warnings, tables and verdicts read, and where its
+/// whole record is. Reads like a record for the shared fields (`run.host`, `run.target.dir`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub timestamp: DateTime<FixedOffset>,
+    pub metrics: Metrics,
+    pub invocation: Option<Box<str>>,
+    /// The record carries an IOPS series (the HTML draws it).
+    pub has_series: bool,
+    /// The series' step down, as `measure::series::step_down` finds it (at s, before, after).
+    pub series_step: Option<(f64, f64, f64)>,
+    pub at: At,
+    info: Arc<RunInfo>,
+}
+
+impl Deref for Run {
+    type Target = RunInfo;
+    fn deref(&self) -> &RunInfo {
+        &self.info
+    }
+}
+
+fn step_of(series: Option<&Series>) -> Option<(f64, f64, f64)> {
+    let s = series?;
+    crate::measure::series::step_down(s, s.main_dir())
+}
+
+impl Run {
+    /// The run of a record held in memory, at `index` of the evaluation's records.
+    pub fn of(r: &Record, index: usize) -> Run {
+        Run {
+            timestamp: r.timestamp,
+            metrics: r.metrics.clone(),
+            invocation: r.invocation.as_deref().map(Box::from),
+            has_series: r.iops_series.is_some(),
+            series_step: step_of(r.iops_series.as_ref()),
+            at: At::Index(index),
+            info: Arc::new(RunInfo {
+                schema_version: r.schema_version,
+                host: r.host.clone(),
+                source: r.source,
+                source_file: r.source_file.clone(),
+                engine: r.engine.clone(),
+                engine_note: r.engine_note.clone(),
+                job_assumed: r.job_assumed.clone(),
+                job: r.job.clone(),
+                target: r.target.clone(),
+                tool_version: r.tool_version.clone(),
+                policy: r.policy.clone(),
+                overrides: r.overrides.clone(),
+                bw_basis: r.bw_basis,
+                fio_version: r.fio_version.clone(),
+            }),
+        }
+    }
+}
+
+/// The fields a run and a record both have, for what judges either (deviations, groups, days).
+pub trait RunFields {
+    fn timestamp(&self) -> DateTime<FixedOffset>;
+    fn host(&self) -> &str;
+    fn policy(&self) -> &str;
+    fn engine(&self) -> &str;
+    fn job(&self) -> &JobShape;
+    fn target(&self) -> &Target;
+    fn metrics(&self) -> &Metrics;
+}
+
+macro_rules! run_fields {
+    ($t:ty) => {
+        impl RunFields for $t {
+            fn timestamp(&self) -> DateTime<FixedOffset> {
+                self.timestamp
+            }
+            fn host(&self) -> &str {
+                &self.host
+            }
+            fn policy(&self) -> &str {
+                &self.policy
+            }
+            fn engine(&self) -> &str {
+                &self.engine
+            }
+            fn job(&self) -> &JobShape {
+                &self.job
+            }
+            fn target(&self) -> &Target {
+                &self.target
+            }
+            fn metrics(&self) -> &Metrics {
+                &self.metrics
+            }
+        }
+    };
+}
+run_fields!(Run);
+run_fields!(Record);
+
+/// `Target` with borrowed strings: read and compared with the context in hand, allocated only
+/// when the context changes. The same keys and defaults as `Target`.
+#[derive(Default, Deserialize)]
+struct TargetRef<'a> {
+    #[serde(borrow)]
+    dir: Cow<'a, str>,
+    #[serde(default, borrow)]
+    filesystem: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    device: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    mount_point: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    mount_options: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    model: Option<Cow<'a, str>>,
+    #[serde(default)]
+    rotational: Option<bool>,
+    #[serde(default, borrow)]
+    scheduler: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    kernel: Option<Cow<'a, str>>,
+    #[serde(default)]
+    memory_bytes: Option<u64>,
+}
+
+/// A history line read for judging: every key of `Record`, with the same types and defaults so
+/// that a line is accepted or refused exactly as a whole record would be, but the strings
+/// borrowed from the line and the series and disk statistics dropped once checked.
+#[derive(Deserialize)]
+struct LineRef<'a> {
+    schema_version: u32,
+    timestamp: DateTime<FixedOffset>,
+    #[serde(borrow)]
+    host: Cow<'a, str>,
+    source: Source,
+    #[serde(default, borrow)]
+    source_file: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    #[allow(dead_code)]
+    source_digest: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    engine: Cow<'a, str>,
+    #[serde(default, borrow)]
+    engine_note: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    job_assumed: Option<Cow<'a, str>>,
+    job: JobShape,
+    metrics: Metrics,
+    #[serde(default, borrow)]
+    target: TargetRef<'a>,
+    #[serde(borrow)]
+    tool_version: Cow<'a, str>,
+    #[serde(borrow)]
+    policy: Cow<'a, str>,
+    #[serde(default)]
+    overrides: BTreeMap<String, String>,
+    #[serde(default)]
+    bw_basis: Option<BwBasis>,
+    #[serde(default, borrow)]
+    fio_version: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    invocation: Option<Cow<'a, str>>,
+    #[serde(default)]
+    iops_series: Option<Series>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    disk_stats: Vec<DiskStat>,
+}
+
+fn same(a: &Option<String>, b: &Option<Cow<'_, str>>) -> bool {
+    a.as_deref() == b.as_deref()
+}
+
+fn owned(o: &Option<Cow<'_, str>>) -> Option<String> {
+    o.as_deref().map(str::to_string)
+}
+
+impl LineRef<'_> {
+    fn matches(&self, i: &RunInfo) -> bool {
+        let (t, u) = (&i.target, &self.target);
+        i.host == self.host
+            && i.engine == self.engine
+            && i.policy == self.policy
+            && i.source == self.source
+            && i.schema_version == self.schema_version
+            && t.dir == u.dir
+            && same(&t.filesystem, &u.filesystem)
+            && same(&t.device, &u.device)
+            && same(&t.mount_point, &u.mount_point)
+            && same(&t.mount_options, &u.mount_options)
+            && same(&t.model, &u.model)
+            && t.rotational == u.rotational
+            && same(&t.scheduler, &u.scheduler)
+            && same(&t.kernel, &u.kernel)
+            && t.memory_bytes == u.memory_bytes
+            && i.job == self.job
+            && i.tool_version == self.tool_version
+            && same(&i.source_file, &self.source_file)
+            && same(&i.engine_note, &self.engine_note)
+            && same(&i.job_assumed, &self.job_assumed)
+            && i.overrides == self.overrides
+            && i.bw_basis == self.bw_basis
+            && same(&i.fio_version, &self.fio_version)
+    }
+
+    fn info(self) -> RunInfo {
+        let t = &self.target;
+        RunInfo {
+            schema_version: self.schema_version,
+            host: self.host.into_owned(),
+            source: self.source,
+            source_file: owned(&self.source_file),
+            engine: self.engine.into_owned(),
+            engine_note: owned(&self.engine_note),
+            job_assumed: owned(&self.job_assumed),
+            job: self.job,
+            target: Target {
+                dir: t.dir.to_string(),
+                filesystem: owned(&t.filesystem),
+                device: owned(&t.device),
+                mount_point: owned(&t.mount_point),
+                mount_options: owned(&t.mount_options),
+                model: owned(&t.model),
+                rotational: t.rotational,
+                scheduler: owned(&t.scheduler),
+                kernel: owned(&t.kernel),
+                memory_bytes: t.memory_bytes,
+            },
+            tool_version: self.tool_version.into_owned(),
+            policy: self.policy.into_owned(),
+            overrides: self.overrides,
+            bw_basis: self.bw_basis,
+            fio_version: owned(&self.fio_version),
+        }
+    }
+}
+
+/// The contexts met so far while reading, newest first, so that runs sharing one share its
+/// memory. A history holds few: one per host, directory, engine and tool version.
+#[derive(Default)]
+pub struct Contexts(Vec<Arc<RunInfo>>);
+
+/// How many distinct contexts are remembered; past that, the least recently met is dropped
+/// (its runs keep it), so a history of ever-changing contexts costs time, not memory.
+const CONTEXTS_KEPT: usize = 64;
+
+impl Contexts {
+    /// Reads a history line as a run, or says why it is not a record (the caller diagnoses).
+    pub fn parse(&mut self, text: &[u8], at: At) -> Result<Run, serde_json::Error> {
+        let mut line: LineRef = serde_json::from_slice(text)?;
+        let series_step = step_of(line.iops_series.as_ref());
+        let has_series = line.iops_series.take().is_some();
+        let metrics = std::mem::take(&mut line.metrics);
+        let invocation = line.invocation.as_deref().map(Box::from);
+        let timestamp = line.timestamp;
+        let info = match self.0.iter().position(|i| line.matches(i)) {
+            Some(0) => self.0[0].clone(),
+            Some(k) => {
+                let i = self.0.remove(k);
+                self.0.insert(0, i.clone());
+                i
+            }
+            None => {
+                let i = Arc::new(line.info());
+                self.0.insert(0, i.clone());
+                self.0.truncate(CONTEXTS_KEPT);
+                i
+            }
+        };
+        Ok(Run {
+            timestamp,
+            metrics,
+            invocation,
+            has_series,
+            series_step,
+            at,
+            info,
+        })
+    }
+}
+
+/// Where an evaluation's whole records are read again from.
+#[derive(Clone, Default)]
+pub enum Records {
+    /// None: an evaluation of no runs, or one only judged (a fleet's node), never listed.
+    #[default]
+    None,
+    /// The records themselves (run, import, tests), by [`At::Index`].
+    Memory(Arc<Vec<Record>>),
+    /// The history file the runs were read from, by [`At::Line`]; append-only, so the offsets
+    /// read stay valid whatever is appended meanwhile.
+    File { file: Arc<File>, path: Arc<PathBuf> },
+}
+
+impl std::fmt::Debug for Records {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Records::None => f.write_str("Records::None"),
+            Records::Memory(r) => write!(f, "Records::Memory({} records)", r.len()),
+            Records::File { path, .. } => write!(f, "Records::File({})", path.display()),
+        }
+    }
+}
+
+impl PartialEq for Records {
+    fn eq(&self, other: &Records) -> bool {
+        match (self, other) {
+            (Records::None, Records::None) => true,
+            (Records::Memory(a), Records::Memory(b)) => a == b,
+            (Records::File { file: a, .. }, Records::File { file: b, .. }) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Records {
+    pub fn file(file: File, path: &Path) -> Records {
+        Records::File {
+            file: Arc::new(file),
+            path: Arc::new(path.to_path_buf()),
+        }
+    }
+
+    /// A reader of whole records, for runs asked for in (mostly) file order.
+    pub fn reader(&self) -> RecordReader<'_> {
+        RecordReader {
+            records: self,
+            buf: Vec::new(),
+            start: 0,
+        }
+    }
+}
+
+/// Reads the whole records of runs again, one at a time: from a history file through a window
+/// of [`READ_AHEAD`] bytes (runs in file order are read with one system call per window), or
+/// from memory.
+pub struct RecordReader<'a> {
+    records: &'a Records,
+    buf: Vec<u8>,
+    /// The file offset of `buf[0]`.
+    start: u64,
+}
+
+/// Bytes read from the history at a time when reading records again.
+pub const READ_AHEAD: usize = 1 << 17;
+
+impl RecordReader<'_> {
+    /// Calls `f` with the whole record of `run`. An error says the history changed since it
+    /// was read, or could not be read.
+    pub fn with<T>(&mut self, run: &Run, f: impl FnOnce(&Record) -> T) -> std::io::Result<T> {
+        match (self.records, run.at) {
+            (Records::Memory(r), At::Index(i)) => r
+                .get(i)
+                .map(f)
+                .ok_or_else(|| std::io::Error::other("a run's record is missing")),
+            (Records::File { file, path }, At::Line { line, offset, len }) => {
+                let len = len as usize;
+                let end = offset + len as u64;
+                if offset < self.start || end > self.start + self.buf.len() as u64 {
+                    self.buf.resize(READ_AHEAD.max(len), 0);
+                    let n = read_full_at(file, &mut self.buf, offset)?;
+                    self.buf.truncate(n);
+                    self.start = offset;
+                }
+                let from = (offset - self.start) as usize;
+                let text = self.buf.get(from..from + len).unwrap_or_default();
+                let changed = |why: String| {
+                    std::io::Error::other(format!(
+                        "history {}:{line}: {why}; it changed since it was read",
+                        path.display()
+                    ))
+                };
+                let record: Record = serde_json::from_slice(text.trim_ascii())
+                    .map_err(|e| changed(format!("not the record read before ({e})")))?;
+                if record.timestamp != run.timestamp {
+                    return Err(changed("not the record read before".into()));
+                }
+                Ok(f(&record))
+            }
+            _ => Err(std::io::Error::other(
+                "this evaluation's runs were judged without keeping their records",
+            )),
+        }
+    }
+}
+
+/// Reads from `offset` until `buf` is full or the file ends; the bytes read.
+fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read_at(&mut buf[n..], offset + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
