@@ -316,3 +316,88 @@ fn a_since_that_is_neither_a_duration_nor_a_date_names_the_flag_in_every_command
             );
     }
 }
+
+/// A long history: 3 days of a run every 5 minutes (864 runs, past the runs table's 200),
+/// with other hosts' runs, blank and torn lines between them, and one run with a series and
+/// the disks' account. JSON lists every run as the history holds it (the records are read
+/// again from the file by their place in it); Markdown and HTML show a row per day and say
+/// so; the runs the verdict counts are the same in every format.
+#[test]
+fn a_long_history_is_listed_whole_in_json_and_by_day_in_markdown_and_html() {
+    let env = Env::new();
+    let start = Utc::now() - Duration::days(3);
+    let mut lines = Vec::new();
+    let mut ours = Vec::new();
+    for i in 0..3 * 288 {
+        let t = (start + Duration::minutes(5 * i)).fixed_offset();
+        let mut r = common::swimlane_record("node1", "/data", t, 16.0 + (i % 5) as f64);
+        if i == 3 * 288 - 1 {
+            r.iops_series = Some(iopscheck::measure::Series {
+                interval_ms: 500,
+                write: vec![4000, 4100, 900],
+                read: vec![],
+                last_ms: 250,
+                end_fsync_ms: Some(80.0),
+            });
+            r.disk_stats = vec![iopscheck::measure::DiskStat {
+                name: "vdb".into(),
+                write_ios: 8100,
+                util_pct: 97.5,
+                ..Default::default()
+            }];
+        }
+        let line = serde_json::to_string(&r).unwrap();
+        ours.push(serde_json::to_value(&r).unwrap());
+        lines.push(line);
+        if i % 100 == 7 {
+            let other = common::swimlane_record("node2", "/data", t, 3.0);
+            lines.push(serde_json::to_string(&other).unwrap());
+            lines.push(String::new());
+            lines.push("{\"schema_version\":1,\"timest".into());
+        }
+    }
+    std::fs::write(&env.history, lines.join("\n") + "\n").unwrap();
+
+    let out = report(&env, &["--host", "node1", "--format", "json"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), ours.len());
+    assert_eq!(runs, &ours, "every run's whole record, in order");
+    assert_eq!(runs.last().unwrap()["disk_stats"][0]["name"], "vdb");
+    assert_eq!(v["evidence"]["runs"], ours.len());
+
+    let md = report(&env, &["--host", "node1", "--format", "markdown"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let md = String::from_utf8(md).unwrap();
+    assert!(
+        md.contains(&format!("{} runs: one row per day", ours.len())),
+        "{md}"
+    );
+    let runs_section = &md[md.find("## Runs").unwrap()..md.find("## Rules").unwrap_or(md.len())];
+    // a header, its rule, a row per day the runs fall on (3 or 4 days) and the aggregate
+    let rows = runs_section.lines().filter(|l| l.starts_with('|')).count();
+    assert!((2 + 3 + 1..=2 + 4 + 1).contains(&rows), "{runs_section}");
+    assert!(runs_section.contains("| 288 runs |"), "{runs_section}");
+
+    let html = report(&env, &["--host", "node1", "--format", "html"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let html = String::from_utf8(html).unwrap();
+    assert!(html.contains(&format!("{} runs: one row per day", ours.len())));
+    assert!(html.contains("All metrics, the mean of each day"));
+    // the one run with a series is drawn, read again from the history
+    assert_eq!(html.matches("<figure class=\"series\">").count(), 1);
+    // the table's disk line comes from the last run's record, read again
+    report(&env, &["--host", "node1"])
+        .success()
+        .stdout(predicate::str::contains("disk vdb: ios=0/8100"));
+}

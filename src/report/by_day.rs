@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 use chrono::NaiveDate;
 use comfy_table::{Cell, CellAlignment};
 
-use super::table::fmt_value;
-use super::view::judge;
+use super::view::Align;
 use crate::evaluate::RuleResult;
 #[cfg(test)]
 use crate::history::Record;
@@ -58,8 +57,9 @@ pub fn days(runs: &[impl RunFields], columns: &[&str]) -> BTreeMap<NaiveDate, Da
     out
 }
 
-/// The table rows for `runs` summarised by day, or None when there are few enough runs for
-/// a row each. Rule columns carry the mark of the day's mean against the threshold.
+/// The terminal table's rows for `runs` summarised by day ([`super::view::day_rows`]), or
+/// None when there are few enough runs for a row each. Rule columns carry the mark of the
+/// day's mean against the threshold.
 pub fn rows(
     runs: &[impl RunFields],
     rules: &[&RuleResult],
@@ -69,31 +69,16 @@ pub fn rows(
     if runs.len() <= MAX_RUN_ROWS {
         return None;
     }
-    let columns: Vec<&str> = rules
-        .iter()
-        .map(|r| r.metric.as_str())
-        .chain(extra.iter().copied())
-        .collect();
-    let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
-    let rows = days(runs, &columns)
+    let rows = super::view::day_rows(runs, rules, extra, engine_col)
         .into_iter()
-        .map(|(date, d)| {
-            let mut row = vec![
-                Cell::new(format!("{} runs", d.runs)),
-                Cell::new(date.format("%Y-%m-%d")),
-            ];
-            if engine_col {
-                row.push(Cell::new(d.engines.join(",")));
-            }
-            for (i, _) in columns.iter().enumerate() {
-                let text = match (d.mean(i), rules.get(i)) {
-                    (None, _) => "—".into(),
-                    (Some(v), Some(r)) => format!("{}{}", fmt_value(v), judge(r, v).mark()),
-                    (Some(v), None) => fmt_value(v),
-                };
-                row.push(right(text));
-            }
-            row
+        .map(|row| {
+            row.cells
+                .into_iter()
+                .map(|c| match c.align {
+                    Align::Right => Cell::new(c.text).set_alignment(CellAlignment::Right),
+                    Align::Left => Cell::new(c.text),
+                })
+                .collect()
         })
         .collect();
     Some(rows)

@@ -209,10 +209,17 @@ fn runs_section(h: &mut String, ev: &Evaluation) {
         h.push_str("<p>No runs.</p>\n</section>\n");
         return;
     };
+    if let Some(note) = view::runs_note(ev) {
+        let _ = writeln!(h, "<p class=\"muted\">{}</p>", text(&note));
+    }
     table(h, &t);
 
     // Every metric the runs have, folded away: a <details> element needs no script.
     let all = super::metric_columns(ev);
+    if view::runs_by_day(ev) {
+        all_metrics_by_day(h, ev, &all);
+        return;
+    }
     h.push_str("<details><summary>All metrics of each run</summary>\n<div class=\"scroll\"><table class=\"all-metrics\">\n<thead><tr><th class=\"num\">#</th><th>directory</th>");
     for m in &all {
         let _ = write!(h, "<th class=\"num\">{}</th>", text(m));
@@ -232,6 +239,30 @@ fn runs_section(h: &mut String, ev: &Evaluation) {
                 .map(|&v| fmt_precise(v))
                 .unwrap_or("—".into());
             let _ = write!(h, "<td class=\"num\">{}</td>", text(&cell));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</tbody>\n</table></div>\n</details>\n</section>\n");
+}
+
+/// Past the runs table's limit, every metric's mean per day (as the runs table has a row per
+/// day), folded away like the per-run one.
+fn all_metrics_by_day(h: &mut String, ev: &Evaluation, all: &[String]) {
+    h.push_str("<details><summary>All metrics, the mean of each day's runs</summary>\n<div class=\"scroll\"><table class=\"all-metrics\">\n<thead><tr><th>runs</th><th>day</th>");
+    for m in all {
+        let _ = write!(h, "<th class=\"num\">{}</th>", text(m));
+    }
+    h.push_str("</tr></thead>\n<tbody>\n");
+    let names: Vec<&str> = all.iter().map(String::as_str).collect();
+    for row in view::day_rows(&ev.runs, &[], &names, false) {
+        h.push_str("<tr>");
+        for c in &row.cells {
+            let class = if c.align == view::Align::Right {
+                " class=\"num\""
+            } else {
+                ""
+            };
+            let _ = write!(h, "<td{class}>{}</td>", text(&c.text));
         }
         h.push_str("</tr>\n");
     }

@@ -143,6 +143,10 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
 fn runs_table(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "## Runs")?;
     writeln!(out)?;
+    if let Some(note) = view::runs_note(ev) {
+        writeln!(out, "{}", esc(&note))?;
+        writeln!(out)?;
+    }
     match view::runs_table(ev) {
         Some(t) => table(&t, out)?,
         None => writeln!(out, "No runs.")?,

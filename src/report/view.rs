@@ -13,6 +13,7 @@
 
 use crate::evaluate::{Evaluation, RuleResult};
 use crate::policy::Level;
+use crate::runs::RunFields;
 
 use super::fmt_value;
 
@@ -197,13 +198,71 @@ impl Outcome {
     }
 }
 
+/// Whether the runs table has a row per day rather than per run: past
+/// [`MAX_RUN_ROWS`](super::by_day::MAX_RUN_ROWS) runs.
+pub fn runs_by_day(ev: &Evaluation) -> bool {
+    ev.runs.len() > super::by_day::MAX_RUN_ROWS
+}
+
+/// The line a format shows above a runs table that has a row per day, saying so.
+pub fn runs_note(ev: &Evaluation) -> Option<String> {
+    runs_by_day(ev).then(|| super::by_day::note(ev.runs.len()))
+}
+
+/// The runs of a long history, a row per day (the node's calendar day, as the evidence rule
+/// counts days): "N runs", the date, the engines that ran (with `engine_col`), the day's mean
+/// of each rule's metric with its mark (the mark judges the mean), then the mean of each
+/// `extra` metric. A run without a metric does not count towards that column's mean; a day
+/// with none reads "—". The runs table past the limit and the terminal's table are built
+/// from these rows.
+pub fn day_rows(
+    runs: &[impl RunFields],
+    rules: &[&RuleResult],
+    extra: &[&str],
+    engine_col: bool,
+) -> Vec<Row> {
+    let columns: Vec<&str> = rules
+        .iter()
+        .map(|r| r.metric.as_str())
+        .chain(extra.iter().copied())
+        .collect();
+    super::by_day::days(runs, &columns)
+        .into_iter()
+        .map(|(date, d)| {
+            let mut cells = vec![
+                Cell::left(format!("{} runs", d.runs)),
+                Cell::left(date.format("%Y-%m-%d").to_string()),
+            ];
+            if engine_col {
+                cells.push(Cell::left(d.engines.join(",")));
+            }
+            for i in 0..columns.len() {
+                cells.push(match (d.mean(i), rules.get(i)) {
+                    (None, _) => Cell::right("—"),
+                    (Some(v), Some(r)) => Cell::judged(r, v),
+                    (Some(v), None) => Cell::right(fmt_value(v)),
+                });
+            }
+            Row {
+                kind: RowKind::Plain,
+                cells,
+            }
+        })
+        .collect()
+}
+
 /// The runs, one row each: number, time, host, engine, source (with the file as detail),
-/// then each rule's metric with its mark; last, the aggregate of each. None without runs.
+/// then each rule's metric with its mark; last, the aggregate of each. Past
+/// [`MAX_RUN_ROWS`](super::by_day::MAX_RUN_ROWS) runs, one row per day instead (see
+/// [`day_rows`] and [`runs_note`]). None without runs.
 pub fn runs_table(ev: &Evaluation) -> Option<Table> {
     if ev.runs.is_empty() {
         return None;
     }
     let cols = rule_columns(ev);
+    if runs_by_day(ev) {
+        return Some(runs_table_by_day(ev, &cols));
+    }
     let mut columns = vec![
         Column::words("#", Align::Right),
         Column::words("time", Align::Left),
@@ -262,6 +321,46 @@ pub fn runs_table(ev: &Evaluation) -> Option<Table> {
     })
 }
 
+/// [`runs_table`] past the limit: a row per day, then the aggregate.
+fn runs_table_by_day(ev: &Evaluation, cols: &[&RuleResult]) -> Table {
+    let engines: std::collections::BTreeSet<&str> =
+        ev.runs.iter().map(|r| r.engine.as_str()).collect();
+    let engine_col = engines.len() > 1;
+    let mut columns = vec![
+        Column::words("runs", Align::Left),
+        Column::words("day", Align::Left),
+    ];
+    if engine_col {
+        columns.push(Column::words("engine", Align::Left));
+    }
+    columns.extend(cols.iter().map(|r| Column {
+        title: r.metric.clone(),
+        unit: r.unit.to_string(),
+        align: Align::Right,
+        name: true,
+    }));
+    let mut rows = day_rows(&ev.runs, cols, &[], engine_col);
+    let mut label = Cell::left(ev.policy.aggregate.as_str()).strong();
+    label.span = 2 + usize::from(engine_col);
+    let mut cells = vec![label];
+    cells.extend(cols.iter().map(|r| match r.value {
+        Some(v) => Cell::right(fmt_value(v)).strong(),
+        None => Cell::right("—"),
+    }));
+    rows.push(Row {
+        kind: RowKind::Aggregate,
+        cells,
+    });
+    Table {
+        title: "Runs".into(),
+        subject: None,
+        class: "runs",
+        wide: true,
+        columns,
+        rows,
+    }
+}
+
 /// The runs per day of the primary metric: runs, mean, min and max. None without days.
 pub fn days_table(ev: &Evaluation) -> Option<Table> {
     if ev.days.is_empty() {
@@ -296,4 +395,115 @@ pub fn days_table(ev: &Evaluation) -> Option<Table> {
         columns,
         rows,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluate::{Options, Scope, evaluate};
+    use crate::report::by_day::MAX_RUN_ROWS;
+
+    /// `n` runs every 5 minutes from 2026-11-10 00:00Z, the second day's at 8 MB/s (2048
+    /// IOPS by the article's formula: below 3000) and the others' at 16 MB/s (4096).
+    fn evaluation(n: usize) -> Evaluation {
+        let start = chrono::DateTime::parse_from_rfc3339("2026-11-10T00:00:00Z").unwrap();
+        let runs: Vec<_> = (0..n)
+            .map(|i| {
+                let ts = start + chrono::Duration::minutes(5 * i as i64);
+                let mb_s = if i / 288 == 1 { 8.0 } else { 16.0 };
+                crate::evaluate::tests::rec(&ts.to_rfc3339(), mb_s)
+            })
+            .collect();
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-14T00:00:00Z")
+            .unwrap()
+            .to_utc();
+        evaluate(runs, &policy, &Options::new(Scope::Report, now))
+    }
+
+    fn texts(row: &Row) -> Vec<&str> {
+        row.cells.iter().map(|c| c.text.as_str()).collect()
+    }
+
+    #[test]
+    fn up_to_the_limit_the_runs_table_has_a_row_per_run() {
+        let ev = evaluation(MAX_RUN_ROWS);
+        assert!(runs_note(&ev).is_none());
+        let t = runs_table(&ev).unwrap();
+        assert_eq!(t.columns[0].title, "#");
+        // every run, then the aggregate
+        assert_eq!(t.rows.len(), MAX_RUN_ROWS + 1);
+        assert_eq!(t.rows[0].kind, RowKind::Run);
+        assert_eq!(
+            t.rows[MAX_RUN_ROWS - 1].cells[0].text,
+            MAX_RUN_ROWS.to_string()
+        );
+    }
+
+    #[test]
+    fn past_the_limit_the_runs_table_has_a_row_per_day_with_its_mean_judged_and_says_so() {
+        // three whole days of runs every five minutes
+        let n = 3 * 288;
+        let ev = evaluation(n);
+        let note = runs_note(&ev).unwrap();
+        assert!(
+            note.starts_with(&format!("{n} runs: one row per day")),
+            "{note}"
+        );
+        let t = runs_table(&ev).unwrap();
+        let titles: Vec<&str> = t.columns.iter().map(|c| c.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "runs",
+                "day",
+                "write_iops_formula",
+                "write_bw_mb_s",
+                "write_iops"
+            ]
+        );
+        // three days, then the aggregate over all the runs
+        assert_eq!(t.rows.len(), 4);
+        assert_eq!(texts(&t.rows[0])[..3], ["288 runs", "2026-11-10", "4096 ✓"]);
+        assert_eq!(t.rows[0].cells[2].emphasis, Emphasis::Pass);
+        assert_eq!(texts(&t.rows[1])[..3], ["288 runs", "2026-11-11", "2048 ✗"]);
+        assert_eq!(t.rows[1].cells[2].emphasis, Emphasis::Fail);
+        assert_eq!(texts(&t.rows[2])[..2], ["288 runs", "2026-11-12"]);
+        let agg = &t.rows[3];
+        assert_eq!(agg.kind, RowKind::Aggregate);
+        assert_eq!(agg.cells[0].span, 2);
+        // the mean of every run: (2 × 4096 + 2048) / 3
+        assert_eq!(agg.cells[1].text, fmt_value(10240.0 / 3.0));
+    }
+
+    #[test]
+    fn a_day_without_the_metric_reads_a_dash_not_a_zero() {
+        let mut with = crate::evaluate::tests::rec("2026-11-10T10:00:00Z", 16.0);
+        with.engine = "psync".into();
+        let mut without = crate::evaluate::tests::rec("2026-11-11T10:00:00Z", 16.0);
+        without.metrics.remove("write_iops");
+        let rule = RuleResult {
+            metric: "write_iops".into(),
+            op: crate::policy::Op::Ge,
+            threshold: 3000.0,
+            level: Level::Fail,
+            value: None,
+            passed: None,
+            marginal: false,
+            unit: "IOPS",
+            aggregate: crate::policy::Aggregate::Mean,
+            note: None,
+            per_run: vec![],
+        };
+        let rows = day_rows(&[with, without], &[&rule], &["write_bw_mb_s"], true);
+        let (iops, mb_s) = (fmt_value(16e6 / 4096.0), fmt_value(16.0));
+        assert_eq!(
+            texts(&rows[0]),
+            ["1 runs", "2026-11-10", "psync", &format!("{iops} ✓"), &mb_s]
+        );
+        assert_eq!(
+            texts(&rows[1]),
+            ["1 runs", "2026-11-11", "posixaio", "—", &mb_s]
+        );
+    }
 }
