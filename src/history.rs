@@ -599,24 +599,64 @@ pub fn scan_runs(
     max_line: usize,
     since: Option<DateTime<Utc>>,
     keep: impl Fn(&Head) -> bool,
-    mut each: impl FnMut(Run),
+    each: impl FnMut(Run),
 ) -> Result<Vec<Skipped>, HistoryError> {
-    let mut skipped = Vec::new();
-    let prefix = format!("{{\"schema_version\":{SCHEMA_VERSION},\"timestamp\":\"");
-    let skip = |n: usize, reason: String| Skipped {
-        path: path.to_path_buf(),
-        line: n,
-        reason,
-    };
-    let mut contexts = Contexts::default();
+    let mut scanner = RunScanner::new(path, max_line, since, keep, each);
     for_each_line_at(reader, max_line, |n, offset, line| {
+        scanner.line(n, offset, line)
+    })
+    .map_err(io_err(path))?;
+    Ok(scanner.finish())
+}
+
+/// [`scan_runs`] a line at a time, for a caller that reads the lines itself (`bundle`, which
+/// copies a host's lines elsewhere and judges them on the way).
+pub struct RunScanner<'p, K, E> {
+    path: &'p Path,
+    max_line: usize,
+    since: Option<DateTime<Utc>>,
+    prefix: String,
+    keep: K,
+    each: E,
+    contexts: Contexts,
+    skipped: Vec<Skipped>,
+}
+
+impl<'p, K: Fn(&Head) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
+    pub fn new(
+        path: &'p Path,
+        max_line: usize,
+        since: Option<DateTime<Utc>>,
+        keep: K,
+        each: E,
+    ) -> Self {
+        RunScanner {
+            path,
+            max_line,
+            since,
+            prefix: format!("{{\"schema_version\":{SCHEMA_VERSION},\"timestamp\":\""),
+            keep,
+            each,
+            contexts: Contexts::default(),
+            skipped: Vec::new(),
+        }
+    }
+
+    fn skip(&mut self, n: usize, reason: String) {
+        self.skipped.push(Skipped {
+            path: self.path.to_path_buf(),
+            line: n,
+            reason,
+        });
+    }
+
+    /// Line `n` (from 1), which starts at byte `offset` of the file.
+    pub fn line(&mut self, n: usize, offset: u64, line: Line<'_>) {
         let raw = match line {
             Line::Text(t) => t,
             Line::TooLong => {
-                skipped.push(skip(
-                    n,
-                    format!("line longer than {} KiB, not read", max_line / 1024),
-                ));
+                let kib = self.max_line / 1024;
+                self.skip(n, format!("line longer than {kib} KiB, not read"));
                 return;
             }
         };
@@ -624,8 +664,8 @@ pub fn scan_runs(
         if text.is_empty() {
             return;
         }
-        if let Some(since) = since
-            && before(text, prefix.as_bytes(), since)
+        if let Some(since) = self.since
+            && before(text, self.prefix.as_bytes(), since)
         {
             return;
         }
@@ -634,29 +674,27 @@ pub fn scan_runs(
             offset,
             len: raw.len() as u32,
         };
-        let run = match contexts.parse(text, at) {
+        let run = match self.contexts.parse(text, at) {
             Ok(run) => run,
             // The slow path, for bad lines only: why, unless the head says the line is not
             // wanted anyway (as `scan_from` leaves such a line unread).
             Err(_) => {
                 if let Ok(h) = serde_json::from_slice::<Head>(text)
                     && h.schema_version <= SCHEMA_VERSION
-                    && !keep(&h)
+                    && !(self.keep)(&h)
                 {
                     return;
                 }
-                skipped.push(skip(n, diagnose(text)));
+                self.skip(n, diagnose(text));
                 return;
             }
         };
         if run.schema_version > SCHEMA_VERSION {
-            skipped.push(skip(
-                n,
-                format!(
-                    "schema_version {} is newer than this iopscheck understands ({SCHEMA_VERSION}); upgrade iopscheck to read it",
-                    run.schema_version
-                ),
-            ));
+            let reason = format!(
+                "schema_version {} is newer than this iopscheck understands ({SCHEMA_VERSION}); upgrade iopscheck to read it",
+                run.schema_version
+            );
+            self.skip(n, reason);
             return;
         }
         let head = Head {
@@ -666,16 +704,19 @@ pub fn scan_runs(
             policy: run.policy.clone(),
             engine: run.engine.clone(),
         };
-        if !keep(&head) {
+        if !(self.keep)(&head) {
             return;
         }
         match check_metrics(&run.metrics) {
-            Ok(()) => each(run),
-            Err(reason) => skipped.push(skip(n, reason)),
+            Ok(()) => (self.each)(run),
+            Err(reason) => self.skip(n, reason),
         }
-    })
-    .map_err(io_err(path))?;
-    Ok(skipped)
+    }
+
+    /// The lines skipped, each with its reason.
+    pub fn finish(self) -> Vec<Skipped> {
+        self.skipped
+    }
 }
 
 fn parse_line(text: &[u8], keep: &impl Fn(&Head) -> bool) -> Result<Option<Record>, String> {
