@@ -679,13 +679,13 @@ impl<'p, K: Fn(&Head) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
             // The slow path, for bad lines only: why, unless the head says the line is not
             // wanted anyway (as `scan_from` leaves such a line unread).
             Err(_) => {
-                if let Ok(h) = serde_json::from_slice::<Head>(text)
-                    && h.schema_version <= SCHEMA_VERSION
-                    && !(self.keep)(&h)
-                {
-                    return;
-                }
-                self.skip(n, diagnose(text));
+                // As `parse_line` tells it: the head, then the whole record.
+                let reason = match parse_line(text, &self.keep) {
+                    Ok(None) => return,
+                    Err(reason) => reason,
+                    Ok(Some(_)) => "not a valid record".into(),
+                };
+                self.skip(n, reason);
                 return;
             }
         };
@@ -1002,6 +1002,144 @@ pub(crate) mod tests {
         )
         .unwrap();
         assert_eq!(longest, good.len());
+    }
+
+    /// What `scan_from` and `scan_runs` make of the same text: the records and runs kept,
+    /// and the lines skipped (number and reason).
+    fn both(
+        text: &str,
+        buffer: usize,
+        max_line: usize,
+        since: Option<&str>,
+    ) -> (Vec<Record>, Vec<Run>, Vec<Skipped>, Vec<Skipped>) {
+        let since = since.map(|s| DateTime::parse_from_rfc3339(s).unwrap().to_utc());
+        let keep = |h: &Head| h.host == "node1" && since.is_none_or(|s| h.timestamp >= s);
+        let (mut records, mut runs) = (Vec::new(), Vec::new());
+        let reader = || BufReader::with_capacity(buffer, text.as_bytes());
+        let a = scan_from(reader(), Path::new("h"), max_line, since, keep, |r| {
+            records.push(r)
+        })
+        .unwrap();
+        let b = scan_runs(reader(), Path::new("h"), max_line, since, keep, |r| {
+            runs.push(r)
+        })
+        .unwrap();
+        (records, runs, a, b)
+    }
+
+    #[test]
+    fn runs_are_read_as_whole_records_are_and_found_again_by_their_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.jsonl");
+        let mut series = record("2026-11-30T10:00:00Z", 2.0);
+        series.iops_series = Some(crate::measure::Series {
+            interval_ms: 500,
+            write: vec![10; 20],
+            last_ms: 500,
+            ..Default::default()
+        });
+        series.invocation = Some("inv".into());
+        let mut other = record("2026-11-30T11:00:00Z", 3.0);
+        other.host = "node2".into();
+        let good = line("2026-11-30T12:00:00Z", 4.0);
+        let mut bad_series = serde_json::to_value(&series).unwrap();
+        bad_series["iops_series"]["write"] = "many".into();
+        let max = 4096;
+        let text = [
+            line("2026-11-29T09:00:00Z", 1.0),
+            serde_json::to_string(&series).unwrap(),
+            serde_json::to_string(&other).unwrap(),
+            String::new(),
+            // torn, not JSON, a series of the wrong type, longer than the limit
+            good[..good.len() / 2].to_string(),
+            "not json".into(),
+            bad_series.to_string(),
+            format!("{{\"pad\":\"{}\"}}", "x".repeat(3 * max)),
+            good.replace("\"schema_version\":1", "\"schema_version\":2"),
+            good.clone(),
+            // another host's line that is damaged after its head: not theirs to report
+            serde_json::to_string(&other)
+                .unwrap()
+                .replace("\"tool_version\":\"0.1.0\"", "\"tool_version\":7"),
+            good.replace("12:00:00Z", "13:00:00Z"),
+        ]
+        .join("\r\n");
+        std::fs::write(&p, &text).unwrap();
+        for since in [None, Some("2026-11-30T00:00:00Z")] {
+            // buffers shorter than a line, about a line, and many lines
+            for buffer in [5, 300, 1 << 16] {
+                let (records, runs, a, b) = both(&text, buffer, max, since);
+                assert_eq!(a, b, "the same lines skipped for the same reasons");
+                assert_eq!(
+                    b.iter().map(|s| s.line).collect::<Vec<_>>(),
+                    [5, 6, 7, 8, 9],
+                    "{b:?}"
+                );
+                assert_eq!(runs.len(), records.len());
+                assert_eq!(runs.len(), if since.is_some() { 3 } else { 4 });
+                let file = File::open(&p).unwrap();
+                let again = crate::runs::Records::file(file, &p);
+                let mut reader = again.reader();
+                for (run, rec) in runs.iter().zip(&records) {
+                    assert_eq!(run.timestamp, rec.timestamp);
+                    assert_eq!(run.metrics, rec.metrics);
+                    assert_eq!(run.host, rec.host);
+                    assert_eq!(run.invocation.as_deref(), rec.invocation.as_deref());
+                    assert_eq!(run.has_series, rec.iops_series.is_some());
+                    let whole = reader.with(run, |r| r.clone()).unwrap();
+                    assert_eq!(&whole, rec, "found again by offset (buffer {buffer})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn runs_of_one_context_share_it_and_a_changed_history_is_said_to_have_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.jsonl");
+        let mut moved = record("2026-11-30T12:00:00Z", 3.0);
+        moved.target.dir = "/other".into();
+        append(
+            &p,
+            &[
+                record("2026-11-30T10:00:00Z", 1.0),
+                record("2026-11-30T11:00:00Z", 2.0),
+                moved,
+            ],
+        )
+        .unwrap();
+        let mut runs = Vec::new();
+        let f = File::open(&p).unwrap();
+        scan_runs(
+            BufReader::new(&f),
+            &p,
+            MAX_LINE,
+            None,
+            |_| true,
+            |r| runs.push(r),
+        )
+        .unwrap();
+        let shared = |a: &Run, b: &Run| std::ptr::eq::<crate::runs::RunInfo>(&**a, &**b);
+        assert!(shared(&runs[0], &runs[1]));
+        assert!(!shared(&runs[1], &runs[2]));
+        assert_eq!(runs[2].target.dir, "/other");
+        // The file replaced by another of other records: the first run's place now holds
+        // another record, which is refused rather than shown as that run's.
+        let records = crate::runs::Records::file(f, &p);
+        let other = line("2026-11-29T00:00:00Z", 9.0);
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, format!("{other}\n")).unwrap();
+        let fresh = crate::runs::Records::file(File::open(&p).unwrap(), &p);
+        assert!(
+            records.reader().with(&runs[0], |_| ()).is_ok(),
+            "the open file is kept"
+        );
+        let e = fresh
+            .reader()
+            .with(&runs[1], |_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("changed since it was read"), "{e}");
     }
 
     #[test]
