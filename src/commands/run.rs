@@ -134,8 +134,8 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     signals::restore_defaults();
     let outcome = outcome?;
     let records = match outcome {
-        Outcome::Done(r) => r,
-        Outcome::Stopped(stop, done) => {
+        Ended::Done(r) => r,
+        Ended::Stopped(stop, done) => {
             crate::out::err_line(format_args!(
                 "iopscheck: interrupted by {}: the test file was removed; {} completed run{} kept in the history",
                 signals::name(stop.0),
@@ -203,7 +203,7 @@ struct Plan {
     host: String,
 }
 
-enum Outcome {
+enum Ended {
     Done(Vec<Record>),
     Stopped(Stop, usize),
 }
@@ -269,7 +269,7 @@ fn invocation_id() -> String {
     format!("{:x}-{:x}", t.as_secs(), std::process::id())
 }
 
-async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
+async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
     let mut sigs = Signals::watch()?;
     let cancel = Arc::new(AtomicBool::new(false));
     let live = Arc::new(Live::default());
@@ -310,7 +310,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
     {
         Driven::Done(Ok(())) => {}
         Driven::Done(Err(e)) => return Err(engine_error(e, &plan.dir)),
-        Driven::Stopped(s) => return Ok(Outcome::Stopped(s, 0)),
+        Driven::Stopped(s) => return Ok(Ended::Stopped(s, 0)),
     }
 
     // The disks under the target, for fio's `Disk stats` of native runs.
@@ -321,7 +321,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
             progress.waiting(plan.interval);
             tokio::select! {
                 _ = tokio::time::sleep(plan.interval) => {}
-                sig = sigs.recv() => return Ok(Outcome::Stopped(Stop(sig), records.len())),
+                sig = sigs.recv() => return Ok(Ended::Stopped(Stop(sig), records.len())),
             }
         }
         let started: DateTime<FixedOffset> = Local::now().fixed_offset();
@@ -357,7 +357,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
                 .await
                 {
                     Driven::Done(r) => r.map(|m| (m, None)).map_err(|e| engine_error(e, &plan.dir)),
-                    Driven::Stopped(s) => return Ok(Outcome::Stopped(s, records.len())),
+                    Driven::Stopped(s) => return Ok(Ended::Stopped(s, records.len())),
                 }
             }
             Runner::Fio(fio) => {
@@ -365,7 +365,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
                 {
                     Ok(super::fio_runner::FioRun::Done(m, version)) => Ok((*m, version)),
                     Ok(super::fio_runner::FioRun::Stopped(sig)) => {
-                        return Ok(Outcome::Stopped(Stop(sig), records.len()));
+                        return Ok(Ended::Stopped(Stop(sig), records.len()));
                     }
                     Err(e) => Err(e),
                 }
@@ -385,7 +385,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
         records.push(record);
     }
     files.remove().context("cannot remove the test file")?;
-    Ok(Outcome::Done(records))
+    Ok(Ended::Done(records))
 }
 
 fn run_line(i: u32, n: u32, r: &Record) -> Option<String> {

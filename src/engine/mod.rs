@@ -31,9 +31,9 @@ use std::time::Instant;
 use crate::job::{IoEngine, Job};
 use crate::measure::histogram::Histogram;
 use crate::measure::series::{INTERVAL_MS, Series};
-use crate::measure::{DirectionStats, Measurement};
+use crate::measure::{Direction, DirectionStats, Measurement};
 
-use timed::{Ctx, JobResult};
+use timed::{JobContext, JobResult};
 
 /// The back ends iopscheck implements itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -371,7 +371,7 @@ impl AnyPath {
         })
     }
 
-    fn run(&mut self, ctx: &Ctx<'_>) -> Result<JobResult, EngineError> {
+    fn run(&mut self, ctx: &JobContext<'_>) -> Result<JobResult, EngineError> {
         match self {
             AnyPath::Psync(b) => timed::run_job(ctx, b),
             AnyPath::Posixaio(b) => timed::run_job(ctx, b),
@@ -411,7 +411,7 @@ fn run_worker(
     barrier.wait();
     // `path` is declared after `fd`, so it is dropped (and drained) before the fd is closed.
     let (fd, mut path) = setup?;
-    let ctx = Ctx {
+    let ctx = JobContext {
         job,
         index,
         fd: fd.as_raw_fd(),
@@ -469,8 +469,8 @@ fn combine(job: &Job, backend: Backend, jobs: &[JobResult]) -> Measurement {
         out
     };
     Measurement {
-        read: job.rw.reads().then(|| dir(timed::Dir::Read as usize)),
-        write: job.rw.writes().then(|| dir(timed::Dir::Write as usize)),
+        read: job.rw.reads().then(|| dir(Direction::Read as usize)),
+        write: job.rw.writes().then(|| dir(Direction::Write as usize)),
         sync: (!sync.is_empty()).then(|| sync.summary()),
         end_fsync_ms,
         layout_ms: None,

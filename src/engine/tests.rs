@@ -267,7 +267,7 @@ fn numjobs_two_are_summed() {
 fn combine_sums_ios_and_takes_the_longest_runtime() {
     let mk = |ios: u64, us: u64, lat: u64| {
         let mut r = JobResult::default();
-        let d = &mut r.dirs[timed::Dir::Write as usize];
+        let d = &mut r.dirs[Direction::Write as usize];
         d.ios = ios;
         d.bytes = ios * 4096;
         for _ in 0..ios {
@@ -470,7 +470,7 @@ struct SmallTmpfs(tempfile::TempDir);
 
 impl SmallTmpfs {
     fn mount(size: &str) -> Result<SmallTmpfs, String> {
-        if unsafe { libc::geteuid() } != 0 {
+        if !crate::sys::is_root() {
             return Err("not root".into());
         }
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -712,13 +712,13 @@ fn a_one_pass_run_stops_its_series_where_the_data_ends() {
 }
 
 /// A back end that counts what each reap returned, around a real one.
-struct Counted<B> {
+struct CountingPath<B> {
     inner: B,
     /// (min asked, completions returned) of every reap.
     reaps: Vec<(usize, usize)>,
 }
 
-impl<B: timed::IoPath> timed::IoPath for Counted<B> {
+impl<B: timed::IoPath> timed::IoPath for CountingPath<B> {
     const ASYNC: bool = B::ASYNC;
     fn submit(&mut self, req: &timed::Req) -> std::io::Result<Option<i64>> {
         self.inner.submit(req)
@@ -748,11 +748,11 @@ fn counted_run<B: timed::IoPath>(j: &Job, make: impl FnOnce(std::os::fd::RawFd) 
     );
     layout(&f, j, &live, &cancel).unwrap();
     let fd = sys::reopen(&f, sys::job_open_flags(j)).unwrap();
-    let mut be = Counted {
+    let mut be = CountingPath {
         inner: make(fd.as_raw_fd()),
         reaps: Vec::new(),
     };
-    let ctx = Ctx {
+    let ctx = JobContext {
         job: j,
         index: 0,
         fd: fd.as_raw_fd(),
