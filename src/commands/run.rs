@@ -15,9 +15,9 @@ use anyhow::Context as _;
 use chrono::{DateTime, FixedOffset, Local, Utc};
 
 use crate::app::{Ctx, usage};
-use crate::cli::{EngineChoice, RunArgs};
+use crate::cli::{EngineRequest, RunArgs};
 use crate::config::RunConfig;
-use crate::engine::{self, Backend, EngineError, Live, Phase};
+use crate::engine::{self, Backend, EngineError, EngineUsed, Live, Phase};
 use crate::error::RunError;
 use crate::evaluate::{self, Group, Options, Scope, Warning};
 use crate::history::{self, Record, SCHEMA_VERSION, Source, Target};
@@ -31,7 +31,8 @@ use crate::units;
 use super::lock::HostLock;
 use super::signals::{self, Signals};
 
-/// How a run is executed.
+/// The `--engine` request resolved for this invocation: the back end `auto` chose, or the fio
+/// binary found. Its records name it as an [`EngineUsed`].
 #[derive(Debug, Clone)]
 enum Runner {
     Native(Backend),
@@ -39,10 +40,11 @@ enum Runner {
 }
 
 impl Runner {
-    fn name(&self) -> &str {
+    /// What a record says ran `job`.
+    fn used(&self, job: &Job) -> EngineUsed {
         match self {
-            Runner::Native(b) => b.as_str(),
-            Runner::Fio(_) => "fio",
+            Runner::Native(b) => EngineUsed::Native(*b),
+            Runner::Fio(_) => EngineUsed::Fio(Some(job.ioengine.clone())),
         }
     }
 }
@@ -87,8 +89,8 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
     // Recorded as an override; whether the engine is the policy's to accept, and whether a
     // smaller or shorter test flatters, is judged from each record (crate::deviation).
-    if engine != EngineChoice::Auto && runner.name() != declared.ioengine.as_str() {
-        overrides.insert("engine".into(), runner.name().to_string());
+    if engine != EngineRequest::Auto && engine.name() != declared.ioengine.as_str() {
+        overrides.insert("engine".into(), engine.name().to_string());
     }
 
     if let Some(p) = &history_path {
@@ -209,21 +211,19 @@ enum Ended {
 }
 
 fn choose_runner(
-    choice: EngineChoice,
+    request: EngineRequest,
     policy: &Policy,
     note: &mut Option<String>,
 ) -> anyhow::Result<Runner> {
-    let backend = match choice {
-        EngineChoice::Fio => return find_fio().map(Runner::Fio),
-        EngineChoice::Posixaio => Backend::Posixaio,
-        EngineChoice::Psync => Backend::Psync,
-        EngineChoice::Libaio => Backend::Libaio,
-        EngineChoice::IoUring => {
+    let backend = match request {
+        EngineRequest::Fio => return find_fio().map(Runner::Fio),
+        EngineRequest::Native(Backend::IoUring) => {
             engine::probe_io_uring()
                 .map_err(|reason| usage(format!("--engine io_uring: {reason}")))?;
             Backend::IoUring
         }
-        EngineChoice::Auto => {
+        EngineRequest::Native(b) => b,
+        EngineRequest::Auto => {
             let Some(b) = Backend::for_engine(&policy.job.ioengine) else {
                 return Err(usage(format!(
                     "policy {}: ioengine {} is not one iopscheck runs itself; use --engine fio to run it with fio",
@@ -410,9 +410,9 @@ fn make_record(
     m: &Measurement,
     fio_version: Option<String>,
 ) -> Record {
-    let (source, engine) = match &plan.runner {
-        Runner::Native(b) => (Source::Native, b.as_str().to_string()),
-        Runner::Fio(_) => (Source::Fio, format!("fio/{}", plan.job.ioengine)),
+    let source = match &plan.runner {
+        Runner::Native(_) => Source::Native,
+        Runner::Fio(_) => Source::Fio,
     };
     Record {
         schema_version: SCHEMA_VERSION,
@@ -421,7 +421,7 @@ fn make_record(
         source,
         source_file: None,
         source_digest: None,
-        engine,
+        engine: plan.runner.used(&plan.job).to_string(),
         engine_note: plan.engine_note.clone(),
         job_assumed: None,
         job: plan.job.shape(),

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::job::{Rw, Secs, Size, SyncMode};
+use crate::job::{IoEngine, Rw, Secs, Size, SyncMode};
 
 const RUNTIME_MS: u64 = 300;
 
