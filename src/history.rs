@@ -356,7 +356,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 /// The fields a reader filters on, parsed without building the rest of a record: reading a
 /// year of history for one week's report parses one week of records in full.
 #[derive(Debug, Clone, Deserialize)]
-pub struct Head {
+pub struct RecordHead {
     pub schema_version: u32,
     pub timestamp: DateTime<FixedOffset>,
     pub host: String,
@@ -374,7 +374,7 @@ pub fn read(path: &Path) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
 /// the reason. A line `keep` rejects is not parsed further.
 pub fn read_where(
     path: &Path,
-    keep: impl Fn(&Head) -> bool,
+    keep: impl Fn(&RecordHead) -> bool,
 ) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
     let mut records = Vec::new();
     let skipped = scan(path, None, keep, |r| records.push(r))?;
@@ -392,7 +392,7 @@ pub fn read_where(
 pub fn scan(
     path: &Path,
     since: Option<DateTime<Utc>>,
-    keep: impl Fn(&Head) -> bool,
+    keep: impl Fn(&RecordHead) -> bool,
     each: impl FnMut(Record),
 ) -> Result<Vec<Skipped>, HistoryError> {
     check_for_reading(path)?;
@@ -431,7 +431,7 @@ pub fn read_from(
 pub fn read_from_where(
     reader: impl BufRead,
     path: &Path,
-    keep: impl Fn(&Head) -> bool,
+    keep: impl Fn(&RecordHead) -> bool,
 ) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
     let mut records = Vec::new();
     let skipped = scan_from(reader, path, MAX_LINE, None, keep, |r| records.push(r))?;
@@ -444,7 +444,7 @@ pub fn scan_from(
     path: &Path,
     max_line: usize,
     since: Option<DateTime<Utc>>,
-    keep: impl Fn(&Head) -> bool,
+    keep: impl Fn(&RecordHead) -> bool,
     mut each: impl FnMut(Record),
 ) -> Result<Vec<Skipped>, HistoryError> {
     let mut skipped = Vec::new();
@@ -598,7 +598,7 @@ pub fn scan_runs(
     path: &Path,
     max_line: usize,
     since: Option<DateTime<Utc>>,
-    keep: impl Fn(&Head) -> bool,
+    keep: impl Fn(&RecordHead) -> bool,
     each: impl FnMut(Run),
 ) -> Result<Vec<Skipped>, HistoryError> {
     let mut scanner = RunScanner::new(path, max_line, since, keep, each);
@@ -622,7 +622,7 @@ pub struct RunScanner<'p, K, E> {
     skipped: Vec<Skipped>,
 }
 
-impl<'p, K: Fn(&Head) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
+impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
     pub fn new(
         path: &'p Path,
         max_line: usize,
@@ -697,7 +697,7 @@ impl<'p, K: Fn(&Head) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
             self.skip(n, reason);
             return;
         }
-        let head = Head {
+        let head = RecordHead {
             schema_version: run.schema_version,
             timestamp: run.timestamp,
             host: run.host.clone(),
@@ -719,8 +719,8 @@ impl<'p, K: Fn(&Head) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
     }
 }
 
-fn parse_line(text: &[u8], keep: &impl Fn(&Head) -> bool) -> Result<Option<Record>, String> {
-    let head: Head = match serde_json::from_slice(text) {
+fn parse_line(text: &[u8], keep: &impl Fn(&RecordHead) -> bool) -> Result<Option<Record>, String> {
+    let head: RecordHead = match serde_json::from_slice(text) {
         Ok(h) => h,
         Err(_) => return Err(diagnose(text)),
     };
@@ -906,7 +906,7 @@ pub(crate) mod tests {
         let mut got = Vec::new();
         let reader = BufReader::with_capacity(buffer, text.as_bytes());
         // The filter decides; `since` only lets lines be passed over before they are parsed.
-        let keep = |h: &Head| since.is_none_or(|s| h.timestamp >= s);
+        let keep = |h: &RecordHead| since.is_none_or(|s| h.timestamp >= s);
         let skipped = scan_from(reader, Path::new("h.jsonl"), max_line, since, keep, |r| {
             got.push(r.metrics["write_iops"])
         })
@@ -1013,7 +1013,7 @@ pub(crate) mod tests {
         since: Option<&str>,
     ) -> (Vec<Record>, Vec<Run>, Vec<Skipped>, Vec<Skipped>) {
         let since = since.map(|s| DateTime::parse_from_rfc3339(s).unwrap().to_utc());
-        let keep = |h: &Head| h.host == "node1" && since.is_none_or(|s| h.timestamp >= s);
+        let keep = |h: &RecordHead| h.host == "node1" && since.is_none_or(|s| h.timestamp >= s);
         let (mut records, mut runs) = (Vec::new(), Vec::new());
         let reader = || BufReader::with_capacity(buffer, text.as_bytes());
         let a = scan_from(reader(), Path::new("h"), max_line, since, keep, |r| {

@@ -91,7 +91,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         &history_path,
         history::MAX_LINE,
         Some(since),
-        |h: &history::Head| filter.keeps_head(h),
+        |h: &history::RecordHead| filter.keeps_head(h),
         |r| {
             window_runs += 1;
             grouping.add(r)
@@ -272,9 +272,7 @@ fn check_destination(p: &Path) -> anyhow::Result<()> {
             p.display()
         )));
     }
-    if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.is_dir()
-    {
+    if let Some(dir) = crate::app::missing_dir(p) {
         return Err(usage(format!(
             "bundle: -o {}: directory {} does not exist",
             p.display(),
