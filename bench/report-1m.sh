@@ -26,7 +26,7 @@ trap 'rm -rf "$work"' EXIT
 # The template: one real run's record (1 s on a 16 MiB file in a temp dir), made to look like
 # the policy's own test on a data disk so that the report judges it.
 mkdir "$work/run"
-"$bin" run --quiet --runs 1 --size 16m --runtime 1s --dir "$work/run" --history "$work/one.jsonl" \
+"$bin" run --quiet --wait --runs 1 --size 16m --runtime 1s --dir "$work/run" --history "$work/one.jsonl" \
     >/dev/null || [ $? -le 3 ]
 python3 - "$work/one.jsonl" "$work/template.jsonl" <<'PY'
 import json, sys
