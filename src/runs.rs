@@ -303,7 +303,12 @@ const CONTEXTS_KEPT: usize = 64;
 impl Contexts {
     /// Reads a history line as a run, or says why it is not a record (the caller diagnoses).
     pub fn parse(&mut self, text: &[u8], at: At) -> Result<Run, serde_json::Error> {
-        let mut line: LineRef = serde_json::from_slice(text)?;
+        // Checked as UTF-8 once, then read as text: serde_json then checks no string again
+        // (a record's are many). Not UTF-8: read as bytes, for serde_json's own error.
+        let mut line: LineRef = match std::str::from_utf8(text) {
+            Ok(t) => serde_json::from_str(t)?,
+            Err(_) => serde_json::from_slice(text)?,
+        };
         let series_step = step_of(line.iops_series.as_ref());
         let has_series = line.iops_series.take().is_some();
         let metrics = std::mem::take(&mut line.metrics);

@@ -189,11 +189,15 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     let engines: std::collections::BTreeSet<&str> =
         ev.runs.iter().map(|r| r.engine.as_str()).collect();
     let engine_col = engines.len() > 1;
-    let minutes: std::collections::BTreeSet<String> = ev
-        .runs
-        .iter()
-        .map(|r| r.timestamp.format("%Y-%m-%d %H:%M").to_string())
-        .collect();
+    // Only for a row per run: past the limit the table has a row per day.
+    let minutes: std::collections::BTreeSet<String> = if super::view::runs_by_day(ev) {
+        Default::default()
+    } else {
+        ev.runs
+            .iter()
+            .map(|r| r.timestamp.format("%Y-%m-%d %H:%M").to_string())
+            .collect()
+    };
     // The year only when the runs span more than one.
     let years: std::collections::BTreeSet<i32> =
         ev.runs.iter().map(|r| r.timestamp.year()).collect();
