@@ -5,7 +5,8 @@
 # runs a day, and more than the by-day limit, and runs with IOPS series), and `fleet` over
 # results, histories and a missing node, in every format, at two terminal widths.
 #
-# Usage: bench/same-output.sh OLD_BINARY NEW_BINARY [WORKDIR]
+# Usage: [ONLY=REGEX] bench/same-output.sh OLD_BINARY NEW_BINARY [WORKDIR]
+#   ONLY keeps the cases whose name (import-FILE-FORMAT, report-…, fleet-…) matches
 #   e.g. cp target/debug/iopscheck /tmp/old   (before the change)
 #        bench/same-output.sh /tmp/old target/debug/iopscheck
 #
@@ -90,6 +91,7 @@ done
 differ=0
 total=0
 while IFS=$'\t' read -r name args; do
+    [[ "$name" =~ ${ONLY:-.} ]] || continue
     widths=100
     case "$args" in *"format table"*) widths="100 60" ;; esac
     for width in $widths; do

@@ -23,6 +23,7 @@ mod prometheus;
 pub mod summary;
 mod table;
 mod view;
+mod view_fleet;
 mod xml;
 
 use std::collections::BTreeSet;

@@ -11,7 +11,8 @@ use crate::evaluate::Verdict;
 
 use super::super::junit::{self, Outcome};
 use super::super::xml::attr;
-use super::{Fleet, threshold_text};
+use super::super::view_fleet::{Node, fleet_view};
+use super::Fleet;
 use crate::report::fmt_precise;
 
 pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
@@ -45,42 +46,40 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     ];
     junit::properties(&mut s, &props);
 
+    let view = fleet_view(fleet);
     let classname = format!("iopscheck.fleet.{policy}");
-    for r in &fleet.rows {
+    for (r, n) in fleet.rows.iter().zip(&view.nodes) {
         let outcome = match r.verdict {
             Verdict::Pass => Outcome::Passed,
             Verdict::Fail => Outcome::Failure {
                 message: r.reason.clone(),
                 kind: "fail",
-                detail: detail(fleet, r),
+                detail: detail(fleet, r, n),
             },
             Verdict::Inconclusive => Outcome::Skipped {
                 message: format!("inconclusive: {}", r.reason),
             },
         };
-        let mut log = detail(fleet, r);
+        let mut log = detail(fleet, r, n);
         for w in &r.warnings {
             log.push_str(&format!("warning: {w}\n"));
         }
-        junit::testcase(&mut s, &classname, &r.label(fleet), &outcome, &log);
+        junit::testcase(&mut s, &classname, &n.label, &outcome, &log);
     }
 
     junit::suite_end(&mut s, &fleet.warnings, fleet.verdict, &fleet.reason);
     out.write_all(s.as_bytes())
 }
 
-/// What a CI log should show for a node: where it came from and its figures.
-fn detail(fleet: &Fleet, r: &super::Row) -> String {
+/// What a CI log should show for a node: where it came from and its figures (the value as
+/// precise as a message gives it, not rounded as in the table).
+fn detail(fleet: &Fleet, r: &super::Row, n: &Node) -> String {
     let mut s = format!(
         "{} {} on {} (engine {}), from {} {}\n",
-        r.verdict.as_str().to_uppercase(),
+        n.verdict_word(),
         r.host,
-        if r.dir.is_empty() { "—" } else { &r.dir },
-        if r.engine.is_empty() {
-            "—"
-        } else {
-            &r.engine
-        },
+        n.dir.text,
+        n.engine.text,
         r.source.as_str(),
         r.file
     );
@@ -95,7 +94,7 @@ fn detail(fleet: &Fleet, r: &super::Row) -> String {
                 .as_ref()
                 .map(|h| format!(" {}", h.unit))
                 .unwrap_or_default(),
-            threshold_text(fleet, r)
+            n.threshold.text
         ));
     }
     s.push('\n');

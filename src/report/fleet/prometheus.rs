@@ -22,6 +22,7 @@ use std::io::{self, Write};
 use crate::evaluate::Verdict;
 use crate::report::prometheus::{Family, comment_text, verdict_value};
 
+use super::super::view_fleet::fleet_view;
 use super::Fleet;
 
 const VERDICTS: [Verdict; 3] = [Verdict::Pass, Verdict::Fail, Verdict::Inconclusive];
@@ -120,18 +121,16 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         fleet.verdict,
         comment_text(&fleet.reason)
     );
-    for r in &fleet.rows {
-        for w in &r.warnings {
-            let _ = writeln!(
+    for note in fleet_view(fleet).notes {
+        let _ = match &note.node {
+            Some(label) => writeln!(
                 s,
                 "# warning: {}: {}",
-                comment_text(&r.label(fleet)),
-                comment_text(w)
-            );
-        }
-    }
-    for w in &fleet.warnings {
-        let _ = writeln!(s, "# warning: {}", comment_text(w));
+                comment_text(label),
+                comment_text(&note.text)
+            ),
+            None => writeln!(s, "# warning: {}", comment_text(&note.text)),
+        };
     }
     for f in [
         &verdict,
