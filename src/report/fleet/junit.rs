@@ -10,7 +10,6 @@ use std::io::{self, Write};
 use crate::evaluate::Verdict;
 
 use super::super::junit::{self, Outcome};
-use super::super::xml::attr;
 use super::super::view_fleet::{Node, fleet_view};
 use super::Fleet;
 use crate::report::fmt_precise;
@@ -18,20 +17,20 @@ use crate::report::fmt_precise;
 pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let c = fleet.counts();
     let policy = &fleet.policy.name;
-    let counts = format!(
-        "tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"0\"",
-        c.total(),
-        c.fail,
-        c.inconclusive
-    );
     let mut s = String::new();
-    s.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    s.push_str(&format!("<testsuites name=\"iopscheck fleet\" {counts}>\n"));
-    s.push_str(&format!(
-        "  <testsuite name=\"{}\" {counts} timestamp=\"{}\">\n",
-        attr(&format!("iopscheck fleet {policy}")),
-        fleet.generated.format("%Y-%m-%dT%H:%M:%S")
-    ));
+    junit::suite_start(
+        &mut s,
+        "iopscheck fleet",
+        policy,
+        junit::Counts {
+            tests: c.total(),
+            failures: c.fail,
+            errors: 0,
+            skipped: c.inconclusive,
+        },
+        fleet.generated,
+        None,
+    );
     let props: Vec<(&str, String)> = vec![
         ("verdict", fleet.verdict.as_str().into()),
         ("reason", fleet.reason.clone()),
