@@ -271,39 +271,29 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     }
     t.add_row(row);
 
+    // A row under the runs: its label, then one right-aligned figure per rule's metric.
+    let figures_row = |label: &str, figure: &dyn Fn(&RuleResult) -> String| {
+        let mut row = vec![Cell::new(label)];
+        row.extend(blank(lead));
+        for r in &metrics {
+            row.push(Cell::new(figure(r)).set_alignment(CellAlignment::Right));
+        }
+        row.extend(extra.iter().map(|_| Cell::new("")));
+        row
+    };
+    let stats = |r: &RuleResult, f: &dyn Fn(&crate::evaluate::Stats) -> String| {
+        ev.summary.metrics.get(&r.metric).map(f).unwrap_or("—".into())
+    };
     if ev.runs.len() > 1 {
-        let mut row = vec![Cell::new("min–max")];
-        row.extend(blank(lead));
-        for r in &metrics {
-            let text = ev
-                .summary
-                .metrics
-                .get(&r.metric)
-                .map(|s| format!("{}–{}", fmt_value(s.min), fmt_value(s.max)))
-                .unwrap_or("—".into());
-            row.push(Cell::new(text).set_alignment(CellAlignment::Right));
-        }
-        row.extend(extra.iter().map(|_| Cell::new("")));
-        t.add_row(row);
-        let mut row = vec![Cell::new("stdev")];
-        row.extend(blank(lead));
-        for r in &metrics {
-            let text = ev
-                .summary
-                .metrics
-                .get(&r.metric)
-                .map(|s| format!("{} ({:.0}%)", fmt_value(s.stdev), s.cv * 100.0))
-                .unwrap_or("—".into());
-            row.push(Cell::new(text).set_alignment(CellAlignment::Right));
-        }
-        row.extend(extra.iter().map(|_| Cell::new("")));
-        t.add_row(row);
+        t.add_row(figures_row("min–max", &|r| {
+            stats(r, &|s| format!("{}–{}", fmt_value(s.min), fmt_value(s.max)))
+        }));
+        t.add_row(figures_row("stdev", &|r| {
+            stats(r, &|s| format!("{} ({:.0}%)", fmt_value(s.stdev), s.cv * 100.0))
+        }));
     }
-
-    let mut row = vec![Cell::new("threshold")];
-    row.extend(blank(lead));
-    for r in &metrics {
-        let text = format!(
+    t.add_row(figures_row("threshold", &|r| {
+        format!(
             "{} {}{}",
             r.op,
             fmt_value(r.threshold),
@@ -312,11 +302,8 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
                 Level::Warn => " (warn)",
                 Level::Info => " (shown)",
             }
-        );
-        row.push(Cell::new(text).set_alignment(CellAlignment::Right));
-    }
-    row.extend(extra.iter().map(|_| Cell::new("")));
-    t.add_row(row);
+        )
+    }));
 
     // Narrow terminal: the least important columns go, right to left: runtime and end fsync,
     // then the rules that are only shown. The deciding rules always stay.
