@@ -17,8 +17,9 @@ use crate::evaluate::Evaluation;
 
 use super::chart::{self, Point};
 use super::view::{self, Align, Emphasis, Outcome, RowKind, Table};
+use super::view_node;
 use super::xml::{attr, text};
-use super::{fmt_precise, fmt_value};
+use super::fmt_precise;
 
 /// The stylesheet of every HTML page, the node report's and the fleet's: one file, put inline
 /// in each page at build time (the pages load nothing).
@@ -44,7 +45,8 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     let _ = writeln!(h, "<p><span class=\"word\">{word}</span></p>");
     let _ = writeln!(h, "<p class=\"reason\">{}</p>", text(&ev.reason));
     // The test's shape and what keeps it from being the policy's, in the banner itself.
-    let context = super::verdict_context(ev);
+    let notes = view_node::notes(ev);
+    let context = &notes.beside_verdict;
     if !ev.runs.is_empty() || !context.is_empty() {
         h.push_str("<ul class=\"test\">\n");
         if !ev.runs.is_empty() {
@@ -54,7 +56,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
                 text(&super::test_shape(ev))
             );
         }
-        for line in &context {
+        for line in context {
             let _ = writeln!(h, "<li class=\"deviation\">{}</li>", text(line));
         }
         h.push_str("</ul>\n");
@@ -67,8 +69,8 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     runs_section(&mut h, ev);
     rules_section(&mut h, ev);
     days_section(&mut h, ev);
-    evidence_section(&mut h, ev);
-    warnings_section(&mut h, ev);
+    evidence_section(&mut h, ev, &notes);
+    warnings_section(&mut h, &notes);
 
     h.push_str("</main>\n");
     let _ = writeln!(
@@ -240,46 +242,11 @@ fn runs_section(h: &mut String, ev: &Evaluation) {
 
 fn rules_section(h: &mut String, ev: &Evaluation) {
     h.push_str("<section id=\"rules\">\n<h2>Rules</h2>\n");
-    if ev.rules.is_empty() {
-        h.push_str("<p>The policy has no rules.</p>\n</section>\n");
-        return;
+    match view_node::rules_table(ev) {
+        Some(t) => table(h, &t),
+        None => h.push_str("<p>The policy has no rules.</p>\n"),
     }
-    let _ = writeln!(
-        h,
-        "<div class=\"scroll\"><table class=\"rules\">\n<thead><tr><th>level</th><th>metric</th><th class=\"num\">{}</th><th class=\"num\">95% interval</th><th class=\"num\">min–max</th><th class=\"num\">threshold</th><th>result</th><th>note</th></tr></thead>\n<tbody>",
-        ev.policy.aggregate.as_str()
-    );
-    for r in &ev.rules {
-        let stats = ev.summary.metrics.get(&r.metric);
-        let ci = stats
-            .filter(|s| s.n > 1)
-            .map(|s| format!("{}–{}", fmt_value(s.ci95_low), fmt_value(s.ci95_high)))
-            .unwrap_or("—".into());
-        let range = stats
-            .map(|s| format!("{}–{}", fmt_value(s.min), fmt_value(s.max)))
-            .unwrap_or("—".into());
-        let outcome = Outcome::of(r, ev.strict);
-        let class = match outcome {
-            Outcome::Meets => "result pass",
-            Outcome::Fails => "result fail",
-            Outcome::Soft => "result soft",
-            Outcome::NotMeasured | Outcome::ShownOnly => "result",
-        };
-        let result = outcome.words();
-        let marginal = if r.marginal { " (marginal)" } else { "" };
-        let _ = writeln!(
-            h,
-            "<tr class=\"rule\"><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{ci}</td><td class=\"num\">{range}</td><td class=\"num\">{} {} {}</td><td class=\"{class}\">{result}{marginal}</td><td>{}</td></tr>",
-            r.level.as_str(),
-            text(&r.metric),
-            r.value.map(fmt_precise).unwrap_or("—".into()),
-            text(&r.op.to_string()),
-            fmt_precise(r.threshold),
-            text(r.unit),
-            text(r.note.as_deref().unwrap_or(""))
-        );
-    }
-    h.push_str("</tbody>\n</table></div>\n</section>\n");
+    h.push_str("</section>\n");
 }
 
 fn days_section(h: &mut String, ev: &Evaluation) {
@@ -327,6 +294,7 @@ fn table(h: &mut String, t: &Table) {
             RowKind::Plain => "<tr>",
             RowKind::Run => "<tr class=\"run\">",
             RowKind::Aggregate => "<tr class=\"aggregate\">",
+            RowKind::Rule => "<tr class=\"rule\">",
         });
         for c in &row.cells {
             let mut classes: Vec<&str> = Vec::new();
@@ -336,6 +304,12 @@ fn table(h: &mut String, t: &Table) {
             match c.emphasis {
                 Emphasis::Pass => classes.push("pass"),
                 Emphasis::Fail => classes.push("fail"),
+                Emphasis::Outcome(o) => classes.extend(match o {
+                    Outcome::Meets => ["result", "pass"].as_slice(),
+                    Outcome::Fails => &["result", "fail"],
+                    Outcome::Soft => &["result", "soft"],
+                    Outcome::NotMeasured | Outcome::ShownOnly => &["result"],
+                }),
                 Emphasis::None | Emphasis::Strong => {}
             }
             let mut attrs = String::new();
@@ -361,7 +335,7 @@ fn table(h: &mut String, t: &Table) {
     h.push('\n');
 }
 
-fn evidence_section(h: &mut String, ev: &Evaluation) {
+fn evidence_section(h: &mut String, ev: &Evaluation, notes: &view_node::Notes) {
     h.push_str("<section id=\"evidence\">\n<h2>Evidence</h2>\n");
     let applied = if ev.scope == crate::evaluate::Scope::Report {
         ""
@@ -377,24 +351,24 @@ fn evidence_section(h: &mut String, ev: &Evaluation) {
             ev.evidence.window
         ))
     );
-    if !ev.differences.is_empty() {
+    if !notes.differences.is_empty() {
         h.push_str("<p>Differences from the policy's test:</p>\n<ul class=\"differences\">\n");
-        for d in &ev.differences {
-            let _ = writeln!(h, "<li>{}</li>", text(&d.to_string()));
+        for d in &notes.differences {
+            let _ = writeln!(h, "<li>{}</li>", text(d));
         }
         h.push_str("</ul>\n");
     }
     h.push_str("</section>\n");
 }
 
-fn warnings_section(h: &mut String, ev: &Evaluation) {
+fn warnings_section(h: &mut String, notes: &view_node::Notes) {
     h.push_str("<section id=\"warnings\">\n<h2>Warnings</h2>\n");
-    if ev.warnings.is_empty() {
+    if notes.warnings.is_empty() {
         h.push_str("<p class=\"muted\">None.</p>\n");
     } else {
         h.push_str("<ul class=\"warnings\">\n");
-        for w in &ev.warnings {
-            let _ = writeln!(h, "<li class=\"warning\">{}</li>", text(&w.to_string()));
+        for w in &notes.warnings {
+            let _ = writeln!(h, "<li class=\"warning\">{}</li>", text(w));
         }
         h.push_str("</ul>\n");
     }

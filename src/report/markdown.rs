@@ -5,10 +5,10 @@
 
 use std::io::{self, Write};
 
-use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
+use crate::evaluate::{Evaluation, Scope, Verdict};
 
-use super::fmt_value;
 use super::view::{self, Align, Emphasis, Outcome, Table};
+use super::view_node;
 
 pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     let p = &ev.policy;
@@ -29,12 +29,13 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     )?;
     writeln!(out)?;
     // The test's shape and what keeps it from being the policy's, under the banner.
-    let context = super::verdict_context(ev);
+    let notes = view_node::notes(ev);
+    let context = &notes.beside_verdict;
     if !ev.runs.is_empty() || !context.is_empty() {
         if !ev.runs.is_empty() {
             writeln!(out, "- test: {}", esc(&super::test_shape(ev)))?;
         }
-        for line in &context {
+        for line in context {
             writeln!(out, "- {}", esc(line))?;
         }
         writeln!(out)?;
@@ -113,22 +114,22 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         }
     )?;
     writeln!(out)?;
-    if !ev.differences.is_empty() {
+    if !notes.differences.is_empty() {
         writeln!(out, "## Differences from the policy's test")?;
         writeln!(out)?;
-        for d in &ev.differences {
-            writeln!(out, "- {}", esc(&d.to_string()))?;
+        for d in &notes.differences {
+            writeln!(out, "- {}", esc(d))?;
         }
         writeln!(out)?;
     }
 
     writeln!(out, "## Warnings")?;
     writeln!(out)?;
-    if ev.warnings.is_empty() {
+    if notes.warnings.is_empty() {
         writeln!(out, "None.")?;
     }
-    for w in &ev.warnings {
-        writeln!(out, "- ⚠️ {}", esc(&w.to_string()))?;
+    for w in &notes.warnings {
+        writeln!(out, "- ⚠️ {}", esc(w))?;
     }
     writeln!(out)?;
     writeln!(
@@ -187,9 +188,10 @@ fn table(t: &Table, out: &mut dyn Write) -> io::Result<()> {
     for row in &t.rows {
         let mut line = String::from("|");
         for c in &row.cells {
-            let text = esc(&c.text);
+            let text = if c.name { code(&c.text) } else { esc(&c.text) };
             match c.emphasis {
                 Emphasis::Strong => line.push_str(&format!(" **{text}** |")),
+                Emphasis::Outcome(o) => line.push_str(&format!(" {}{text} |", outcome_icon(o))),
                 _ => line.push_str(&format!(" {text} |")),
             }
             for _ in 1..c.span {
@@ -204,53 +206,22 @@ fn table(t: &Table, out: &mut dyn Write) -> io::Result<()> {
 fn rules_table(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "## Rules")?;
     writeln!(out)?;
-    if ev.rules.is_empty() {
-        writeln!(out, "The policy has no rules.")?;
-        writeln!(out)?;
-        return Ok(());
-    }
-    writeln!(
-        out,
-        "| level | metric | {} | 95% interval | threshold | result | note |",
-        ev.policy.aggregate.as_str()
-    )?;
-    writeln!(out, "| --- | --- | ---: | ---: | ---: | --- | --- |")?;
-    for r in &ev.rules {
-        let ci = ev
-            .summary
-            .metrics
-            .get(&r.metric)
-            .filter(|s| s.n > 1)
-            .map(|s| format!("{}–{}", fmt_value(s.ci95_low), fmt_value(s.ci95_high)))
-            .unwrap_or("—".into());
-        writeln!(
-            out,
-            "| {} | {} | {} | {} | {} {} {} | {} | {} |",
-            r.level.as_str(),
-            code(&r.metric),
-            r.value.map(fmt_value).unwrap_or("—".into()),
-            ci,
-            r.op,
-            fmt_value(r.threshold),
-            esc(r.unit),
-            result(r, ev.strict),
-            r.note.as_deref().map(esc).unwrap_or_default()
-        )?;
+    match view_node::rules_table(ev) {
+        Some(t) => table(&t, out)?,
+        None => writeln!(out, "The policy has no rules.")?,
     }
     writeln!(out)?;
     Ok(())
 }
 
-fn result(r: &RuleResult, strict: bool) -> String {
-    let outcome = Outcome::of(r, strict);
-    let icon = match outcome {
+/// The icon before a rule's outcome.
+fn outcome_icon(o: Outcome) -> &'static str {
+    match o {
         Outcome::Meets => "✅ ",
         Outcome::Fails => "❌ ",
         Outcome::Soft => "⚠️ ",
         Outcome::NotMeasured | Outcome::ShownOnly => "",
-    };
-    let marginal = if r.marginal { " (marginal)" } else { "" };
-    format!("{icon}{}{marginal}", outcome.words())
+    }
 }
 
 fn verdict_word(v: Verdict) -> &'static str {

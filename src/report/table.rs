@@ -441,12 +441,13 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     writeln!(out, "{}", wrap(label, &ev.evidence.advice()))?;
     writeln!(out)?;
 
-    for w in &ev.warnings {
-        let text = wrap("warning: ", &w.to_string());
+    let notes = super::view_node::notes(ev);
+    for w in &notes.warnings {
+        let text = wrap("warning: ", w);
         let text = text.replacen("warning:", &paint("warning:", "33"), 1);
         writeln!(out, "{text}")?;
     }
-    if !ev.warnings.is_empty() {
+    if !notes.warnings.is_empty() {
         writeln!(out)?;
     }
 
@@ -454,8 +455,8 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     if !ev.runs.is_empty() {
         writeln!(out, "{}", wrap("test: ", &super::test_shape(ev)))?;
     }
-    for line in super::verdict_context(ev) {
-        writeln!(out, "{}", wrap("  ", &line))?;
+    for line in &notes.beside_verdict {
+        writeln!(out, "{}", wrap("  ", line))?;
     }
     let verdict = match ev.verdict {
         Verdict::Pass => paint("PASS", "1;32"),

@@ -32,6 +32,8 @@ pub enum Emphasis {
     Pass,
     /// A figure that misses its rule's threshold.
     Fail,
+    /// The cell says what became of a rule, in its outcome's words.
+    Outcome(Outcome),
 }
 
 impl Emphasis {
@@ -54,6 +56,9 @@ pub struct Cell {
     pub emphasis: Emphasis,
     /// How many columns the cell covers (1 but for a row's label).
     pub span: usize,
+    /// The text is a name from a policy or a record (a metric), not our own words (Markdown
+    /// sets it as code).
+    pub name: bool,
 }
 
 impl Cell {
@@ -64,6 +69,15 @@ impl Cell {
             align: Align::Left,
             emphasis: Emphasis::None,
             span: 1,
+            name: false,
+        }
+    }
+
+    /// A name from a policy or a record, left-aligned.
+    pub fn name(text: impl Into<String>) -> Cell {
+        Cell {
+            name: true,
+            ..Cell::left(text)
         }
     }
 
@@ -74,7 +88,7 @@ impl Cell {
         }
     }
 
-    fn strong(mut self) -> Cell {
+    pub(super) fn strong(mut self) -> Cell {
         self.emphasis = Emphasis::Strong;
         self
     }
@@ -101,7 +115,7 @@ pub struct Column {
 }
 
 impl Column {
-    fn words(title: &str, align: Align) -> Column {
+    pub(super) fn words(title: &str, align: Align) -> Column {
         Column {
             title: title.into(),
             unit: String::new(),
@@ -119,6 +133,8 @@ pub enum RowKind {
     Run,
     /// The aggregate the rules judge.
     Aggregate,
+    /// One rule of the policy.
+    Rule,
 }
 
 #[derive(Debug, Clone, PartialEq)]

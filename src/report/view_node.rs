@@ -1,0 +1,108 @@
+//! More of the format-neutral view of one node's evaluation (`view.rs` has its types and the
+//! runs and per-day tables): the rules table, and the notes that stand beside the verdict or
+//! under the report (deviations, caveats, runs not counted, differences from the policy's
+//! test, warnings), each worded once for every format.
+
+use crate::evaluate::Evaluation;
+
+use super::view::{Align, Cell, Column, Emphasis, Outcome, Row, RowKind, Table};
+use super::{fmt_precise, fmt_value};
+
+/// One row per rule: level, metric, the aggregate, the 95% interval of the mean (with two runs
+/// or more), the runs' range, the threshold, the outcome and the policy's note. None for a
+/// policy without rules.
+pub fn rules_table(ev: &Evaluation) -> Option<Table> {
+    if ev.rules.is_empty() {
+        return None;
+    }
+    let columns = vec![
+        Column::words("level", Align::Left),
+        Column::words("metric", Align::Left),
+        Column::words(ev.policy.aggregate.as_str(), Align::Right),
+        Column::words("95% interval", Align::Right),
+        Column::words("min–max", Align::Right),
+        Column::words("threshold", Align::Right),
+        Column::words("result", Align::Left),
+        Column::words("note", Align::Left),
+    ];
+    let rows = ev
+        .rules
+        .iter()
+        .map(|r| {
+            let stats = ev.summary.metrics.get(&r.metric);
+            let ci = stats
+                .filter(|s| s.n > 1)
+                .map(|s| format!("{}–{}", fmt_value(s.ci95_low), fmt_value(s.ci95_high)))
+                .unwrap_or("—".into());
+            let range = stats
+                .map(|s| format!("{}–{}", fmt_value(s.min), fmt_value(s.max)))
+                .unwrap_or("—".into());
+            let outcome = Outcome::of(r, ev.strict);
+            let marginal = if r.marginal { " (marginal)" } else { "" };
+            Row {
+                kind: RowKind::Rule,
+                cells: vec![
+                    Cell::left(r.level.as_str()),
+                    Cell::name(r.metric.as_str()),
+                    Cell::right(r.value.map(fmt_precise).unwrap_or("—".into())),
+                    Cell::right(ci),
+                    Cell::right(range),
+                    Cell::right(format!("{} {} {}", r.op, fmt_precise(r.threshold), r.unit)),
+                    Cell {
+                        emphasis: Emphasis::Outcome(outcome),
+                        ..Cell::left(format!("{}{marginal}", outcome.words()))
+                    },
+                    Cell::left(r.note.as_deref().unwrap_or("")),
+                ],
+            }
+        })
+        .collect();
+    Some(Table {
+        title: "Rules".into(),
+        subject: None,
+        class: "rules",
+        wide: true,
+        columns,
+        rows,
+    })
+}
+
+/// What stands beside the verdict in every format, one line each: the deviations from the
+/// policy's test (and which way they can move the result), the caveats, the runs not counted.
+pub fn beside_verdict(ev: &Evaluation) -> Vec<String> {
+    let mut out = Vec::new();
+    for d in &ev.deviations {
+        out.push(format!(
+            "not the policy's test: {d} ({})",
+            match d.effect {
+                crate::deviation::Effect::Flatters => "flatters the disk",
+                crate::deviation::Effect::EitherWay => "could go either way",
+            }
+        ));
+    }
+    for c in &ev.caveats {
+        out.push(format!("caveat: {c}"));
+    }
+    for n in &ev.not_counted {
+        out.push(n.to_string());
+    }
+    out
+}
+
+/// The notes of a report, worded once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notes {
+    /// See [`beside_verdict`].
+    pub beside_verdict: Vec<String>,
+    /// How the runs' job differs from the policy's test.
+    pub differences: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+pub fn notes(ev: &Evaluation) -> Notes {
+    Notes {
+        beside_verdict: beside_verdict(ev),
+        differences: ev.differences.iter().map(|d| d.to_string()).collect(),
+        warnings: ev.warnings.iter().map(|w| w.to_string()).collect(),
+    }
+}
