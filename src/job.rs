@@ -250,7 +250,10 @@ pub struct Job {
     /// Percentage of reads in a mixed job (fio `rwmixread`).
     #[serde(default = "default_mix")]
     pub rwmixread: u8,
-    /// fio's `group_reporting`: numjobs > 1 are reported as one.
+    /// fio's `group_reporting`, accepted as fio's job files write it. A run's numjobs clones
+    /// are recorded as one either way, as fio's `Run status group` line reports them: the
+    /// native engine combines them, fio is run with `--group_reporting`, and an import
+    /// combines clones reported one by one (`fio::combine_clones`).
     #[serde(default = "default_true")]
     pub group_reporting: bool,
 }

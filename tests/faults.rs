@@ -30,18 +30,38 @@ fn spawn_run(env: &Env, dir: &Path, extra: &[&str]) -> Child {
         .unwrap()
 }
 
+/// `iopscheck run --dir DIR` with this env's history and lock, for `assert_cmd`.
+fn run_in(env: &Env, dir: impl AsRef<std::ffi::OsStr>) -> assert_cmd::Command {
+    let mut cmd = env.cmd();
+    cmd.args(["run", "--dir"]).arg(dir);
+    cmd
+}
+
 /// The arguments of a single run of the given size, runtime and engine.
-fn one_run<'a>(size: &'a str, runtime: &'a str, engine: &'a str) -> [&'a str; 8] {
-    [
+fn one_run<'a>(size: &'a str, runtime: &'a str, engine: &'a str) -> Vec<&'a str> {
+    run_args(&[], size, runtime, "1", engine)
+}
+
+/// `extra`, then the size, runtime, number of runs and engine.
+fn run_args<'a>(
+    extra: &[&'a str],
+    size: &'a str,
+    runtime: &'a str,
+    runs: &'a str,
+    engine: &'a str,
+) -> Vec<&'a str> {
+    let mut args = extra.to_vec();
+    args.extend([
         "--size",
         size,
         "--runtime",
         runtime,
         "--runs",
-        "1",
+        runs,
         "--engine",
         engine,
-    ]
+    ]);
+    args
 }
 
 fn test_files(dir: &Path) -> Vec<String> {
@@ -171,18 +191,13 @@ fn sigint_during_layout_removes_the_file() {
     let mut child = spawn_run(
         &env,
         &env.dir,
-        &[
-            "--policy",
-            policy.to_str().unwrap(),
-            "--size",
+        &run_args(
+            &["--policy", policy.to_str().unwrap()],
             "2g",
-            "--runtime",
             "5",
-            "--runs",
             "1",
-            "--engine",
             "psync",
-        ],
+        ),
     );
     wait_for_test_file(&env.dir, &mut child);
     std::thread::sleep(Duration::from_millis(100));
@@ -259,18 +274,7 @@ fn sigint_while_waiting_between_runs_keeps_the_completed_run() {
     let mut child = spawn_run(
         &env,
         &env.dir,
-        &[
-            "--size",
-            "32m",
-            "--runtime",
-            "1",
-            "--runs",
-            "2",
-            "--interval",
-            "60s",
-            "--engine",
-            "psync",
-        ],
+        &run_args(&["--interval", "60s"], "32m", "1", "2", "psync"),
     );
     // The run's line on stderr is printed once the run is recorded (appended and fsynced);
     // the next thing the process does is wait out the interval. Seeing the history line
@@ -388,9 +392,7 @@ fn too_little_space_on_a_small_tmpfs_is_refused_before_writing() {
     let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=16m", "tmpfs"]) else {
         return skip("mount -t tmpfs failed");
     };
-    env.cmd()
-        .args(["run", "--dir"])
-        .arg(&at)
+    run_in(&env, &at)
         .args(["--size", "32m", "--runtime", "1", "--runs", "1"])
         .assert()
         .code(2)
@@ -489,9 +491,7 @@ fn a_read_only_filesystem_is_refused_with_nothing_written() {
     let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=256m,ro", "tmpfs"]) else {
         return skip("mount -t tmpfs -o ro failed");
     };
-    env.cmd()
-        .args(["run", "--dir"])
-        .arg(&at)
+    run_in(&env, &at)
         .args(["--size", "32m", "--runtime", "1", "--runs", "1"])
         .assert()
         .code(2)
@@ -557,18 +557,14 @@ fn symlinks_to_files_and_dangling_symlinks_are_refused() {
     std::fs::write(&file, b"precious").unwrap();
     let link = env.tmp.path().join("link");
     std::os::unix::fs::symlink(&file, &link).unwrap();
-    env.cmd()
-        .args(["run", "--dir"])
-        .arg(&link)
+    run_in(&env, &link)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("not a directory"));
     assert_eq!(std::fs::read(&file).unwrap(), b"precious");
     let dangling = env.tmp.path().join("dangling");
     std::os::unix::fs::symlink(env.tmp.path().join("gone"), &dangling).unwrap();
-    env.cmd()
-        .args(["run", "--dir"])
-        .arg(&dangling)
+    run_in(&env, &dangling)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no such directory"));
@@ -579,19 +575,8 @@ fn a_symlink_to_a_directory_is_followed_and_recorded_as_its_target() {
     let env = Env::new();
     let link = env.tmp.path().join("data-link");
     std::os::unix::fs::symlink(&env.dir, &link).unwrap();
-    env.cmd()
-        .args(["run", "--dir"])
-        .arg(&link)
-        .args([
-            "--size",
-            "32m",
-            "--runtime",
-            "1",
-            "--runs",
-            "1",
-            "--engine",
-            "psync",
-        ])
+    run_in(&env, &link)
+        .args(one_run("32m", "1", "psync"))
         .assert()
         .code(3);
     let r = &env.history_lines()[0];
@@ -611,16 +596,7 @@ fn wait_queues_behind_a_running_check() {
     env.cmd()
         .args(["run", "--wait", "--dir"])
         .arg(&second_dir)
-        .args([
-            "--size",
-            "32m",
-            "--runtime",
-            "1",
-            "--runs",
-            "1",
-            "--engine",
-            "psync",
-        ])
+        .args(one_run("32m", "1", "psync"))
         .assert()
         .code(3)
         .stderr(predicate::str::contains(
@@ -1000,18 +976,13 @@ fn every_ending_signal_during_layout_removes_the_file_and_exits_128_plus_n() {
         let mut child = spawn_run(
             &env,
             &env.dir,
-            &[
-                "--policy",
-                policy.to_str().unwrap(),
-                "--size",
+            &run_args(
+                &["--policy", policy.to_str().unwrap()],
                 "2g",
-                "--runtime",
                 "5",
-                "--runs",
                 "1",
-                "--engine",
                 "psync",
-            ],
+            ),
         );
         wait_for_test_file(&env.dir, &mut child);
         signal_while_stopped(&child, sig);
@@ -1032,18 +1003,13 @@ fn every_ending_signal_during_the_layouts_fsync_exits_at_once() {
         let child = spawn_run(
             &env,
             &env.dir,
-            &[
-                "--policy",
-                policy.to_str().unwrap(),
-                "--size",
+            &run_args(
+                &["--policy", policy.to_str().unwrap()],
                 "64m",
-                "--runtime",
                 "2",
-                "--runs",
                 "1",
-                "--engine",
                 "psync",
-            ],
+            ),
         );
         let Some((code, took, err)) = signal_during_fsync(child, sig, "the layout's fsync") else {
             missed += 1;
@@ -1098,18 +1064,7 @@ fn every_ending_signal_between_runs_keeps_the_completed_run() {
         let mut child = spawn_run(
             &env,
             &env.dir,
-            &[
-                "--size",
-                "16m",
-                "--runtime",
-                "1",
-                "--runs",
-                "2",
-                "--interval",
-                "60s",
-                "--engine",
-                "psync",
-            ],
+            &run_args(&["--interval", "60s"], "16m", "1", "2", "psync"),
         );
         let tap = StderrTap::new(&mut child);
         tap.wait_for("run 1/2:", &mut child);
@@ -1464,9 +1419,7 @@ fn a_run_refused_before_writing_creates_no_history_file_and_no_directory() {
     let new = env.tmp.path().join("new");
     let hist = new.join("deep/history.jsonl");
     // Refused in preflight: the directory to test does not exist.
-    env.cmd()
-        .args(["run", "--dir"])
-        .arg(env.tmp.path().join("missing"))
+    run_in(&env, env.tmp.path().join("missing"))
         .arg("--history")
         .arg(&hist)
         .assert()

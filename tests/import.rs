@@ -355,6 +355,72 @@ fn run_with_the_fio_engine_records_fio_and_leaves_no_file() {
 }
 
 #[test]
+fn clones_printed_one_by_one_are_one_run_as_fios_group_line_reads_them() {
+    // numjobs=2 without group_reporting: fio prints one entry per clone. They are one run of
+    // the job (never two runs towards the evidence, never one clone's share of the I/O).
+    let env = Env::new();
+    let f = fixture("fio-3.6-json-randread-2jobs-no_group_reporting.json");
+    let raw: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+    let clones = raw["jobs"].as_array().unwrap();
+    assert_eq!(clones.len(), 2);
+    let sum = |k: &str| {
+        clones
+            .iter()
+            .map(|j| j["read"][k].as_f64().unwrap())
+            .sum::<f64>()
+    };
+    let longest = clones
+        .iter()
+        .map(|j| j["read"]["runtime"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let (_, j, _) = env.import_json(&[f.to_str().unwrap()]);
+    assert_eq!(j["runs"].as_array().unwrap().len(), 1, "{j}");
+    let m = &j["runs"][0]["metrics"];
+    assert_eq!(m["read_ios"].as_f64().unwrap(), sum("total_ios"));
+    assert_eq!(m["read_runtime_ms"].as_f64().unwrap(), longest);
+    let iops = sum("total_ios") * 1000.0 / longest;
+    assert!((m["read_iops"].as_f64().unwrap() - iops).abs() < 1e-6);
+    // One clone's percentiles say nothing of the job's: not stated, not one clone's.
+    assert!(m.get("read_clat_p99_us").is_none(), "{m}");
+    assert!(
+        j["warnings"].to_string().contains("2 clones"),
+        "{}",
+        j["warnings"]
+    );
+    assert_eq!(j["evidence"]["runs"], 1, "{}", j["evidence"]);
+}
+
+#[test]
+#[cfg_attr(not(have_fio), ignore = "needs fio")]
+fn run_with_the_fio_engine_records_every_clone_of_the_job() {
+    // A policy with two clones that does not ask for group_reporting: the run is still the
+    // job's whole, as the native engine measures it, not the first clone alone. Without
+    // time_based each clone writes its file once, so the job's I/O count is known exactly.
+    let env = Env::new();
+    let policy = env.swimlane_policy("two.yaml", |y| {
+        y.replace("numjobs: 1", "numjobs: 2\n  group_reporting: false")
+            .replace("time_based: true", "time_based: false")
+    });
+    let out = env
+        .cmd()
+        .args(["run", "--engine", "fio", "--policy"])
+        .arg(&policy)
+        .args(["--size", "8m", "--runtime", "30", "--runs", "1"])
+        .args(["--format", "json", "--dir"])
+        .arg(&env.dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(1) | Some(3)), "{err}");
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &j["runs"][0];
+    assert_eq!(r["job"]["numjobs"], 2, "{r}");
+    // Two clones of 8 MiB in 4 KiB writes.
+    assert_eq!(r["metrics"]["write_ios"], 2.0 * 8.0 * 256.0, "{r}");
+    assert!(env.dir_listing().is_empty(), "{:?}", env.dir_listing());
+}
+
+#[test]
 fn run_with_the_fio_engine_but_no_fio_is_a_clear_error() {
     let env = Env::new();
     let empty = env.tmp.path().join("empty-bin");

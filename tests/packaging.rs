@@ -214,6 +214,43 @@ fn nothing_runs_before_the_administrator_names_a_directory() {
 }
 
 #[test]
+fn an_env_file_line_with_a_backslash_is_refused_before_anything_runs() {
+    // systemd reads `\` as an escape and a trailing one as a continuation line; the cron path's
+    // reader does not, so it refuses such a line rather than run with another setting.
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let file = tmp.path().join("iopscheck.env");
+    std::fs::write(
+        &file,
+        format!(
+            "# a comment\nIOPSCHECK_POLICY=swimlane\nIOPSCHECK_RUN_ARGS=--size 8m \\\n  --runtime 1s\nIOPSCHECK_DIR={}\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let history = tmp.path().join("history.jsonl");
+    let out = std::process::Command::new("sh")
+        .arg(repo().join("packaging/libexec/iopscheck-scheduled"))
+        .arg("--env")
+        .arg(&file)
+        .env("IOPSCHECK_BIN", assert_cmd::cargo::cargo_bin!("iopscheck"))
+        .env("IOPSCHECK_HISTORY", &history)
+        .env("IOPSCHECK_STATE_DIR", tmp.path().join("state"))
+        .env("IOPSCHECK_LOCK_FILE", tmp.path().join("run.lock"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{}:3: a backslash", file.display())),
+        "{err}"
+    );
+    assert!(!history.exists(), "nothing ran");
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
+}
+
+#[test]
 fn the_kubernetes_manifests_have_the_expected_kinds() {
     for (file, kind) in [
         ("node/namespace.yaml", "Namespace"),

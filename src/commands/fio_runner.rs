@@ -126,8 +126,11 @@ pub async fn run_fio(
         ))
         .into());
     }
-    let parsed = crate::fio::parse(&out)
+    let mut parsed = crate::fio::parse(&out)
         .map_err(|e| RunError::Fio(format!("cannot read fio's output: {e}")))?;
+    // With --group_reporting there is one entry per job; an fio that printed its clones one
+    // by one anyway is read as its group line reads them, never as the first clone alone.
+    crate::fio::combine_clones(&mut parsed);
     let fio_job = parsed
         .jobs
         .into_iter()

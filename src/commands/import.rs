@@ -108,7 +108,8 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let mut file_notes: Vec<(String, String)> = Vec::new();
     for path in &args.files {
         let input = read_input(path)?;
-        let parsed: FioOutput = fio::parse(&input.bytes).with_context(|| input.name.clone())?;
+        let mut parsed: FioOutput = fio::parse(&input.bytes).with_context(|| input.name.clone())?;
+        fio::combine_clones(&mut parsed);
         let base = Path::new(&input.name)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

@@ -14,8 +14,9 @@ use crate::job::{Job, Rw, SyncMode};
 ///
 /// Sizes are plain bytes: with fio's default `kb_base=1024`, `4KiB` would mean 4000 bytes.
 /// The runtime is whole seconds, or milliseconds (`1500ms`) when it has a fraction.
-/// `--group_reporting` is passed when numjobs > 1 and the job asks for it, so that the JSON has
-/// one entry for the job.
+/// `--group_reporting` is passed whenever numjobs > 1: a run is recorded as the job's whole,
+/// as the native engine measures it, and fio then merges the clones' latency histograms
+/// itself instead of printing one entry per clone.
 pub fn command_line(job: &Job, dir: &Path, file_prefix: &str) -> Vec<String> {
     let mut a = vec![
         format!("--name={}", job.name),
@@ -58,7 +59,7 @@ pub fn command_line(job: &Job, dir: &Path, file_prefix: &str) -> Vec<String> {
     if matches!(job.rw, Rw::Rw | Rw::RandRw) {
         a.push(format!("--rwmixread={}", job.rwmixread));
     }
-    if job.numjobs > 1 && job.group_reporting {
+    if job.numjobs > 1 {
         a.push("--group_reporting".into());
     }
     a.push("--output-format=json".into());

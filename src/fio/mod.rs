@@ -11,6 +11,7 @@
 //! | text | `Printed`: the binary `BW=` figure; `bw_mb_s_printed` = the decimal one in parentheses | as printed (`69.5k`) | the `issued` line when present, else IOPS × runtime (estimate) |
 //! | terse | `Printed`: fio's truncated KiB/s integer × 1024 | truncated integer | IOPS × runtime (estimate) |
 
+mod clones;
 mod cmdline;
 mod disk;
 mod json;
@@ -20,6 +21,7 @@ mod text;
 
 use chrono::{DateTime, FixedOffset};
 
+pub use clones::combine as combine_clones;
 pub use cmdline::{command_line, created_files};
 
 use crate::job::{JobShape, Rw};
