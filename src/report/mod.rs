@@ -14,7 +14,6 @@ mod details;
 mod fit;
 pub mod fleet;
 mod html;
-mod html_series;
 mod json;
 mod junit;
 mod lists;

@@ -89,7 +89,10 @@ impl Family {
 pub(super) fn push_verdict(value: &mut Family, state: &mut Family, labels: &Labels, v: Verdict) {
     value.push(labels, verdict_value(v));
     for other in [Verdict::Pass, Verdict::Fail, Verdict::Inconclusive] {
-        state.push(&labels.with("verdict", other.as_str()), bool_value(v == other));
+        state.push(
+            &labels.with("verdict", other.as_str()),
+            bool_value(v == other),
+        );
     }
 }
 

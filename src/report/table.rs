@@ -282,14 +282,20 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         row
     };
     let stats = |r: &RuleResult, f: &dyn Fn(&crate::evaluate::Stats) -> String| {
-        ev.summary.metrics.get(&r.metric).map(f).unwrap_or("—".into())
+        ev.summary
+            .metrics
+            .get(&r.metric)
+            .map(f)
+            .unwrap_or("—".into())
     };
     if ev.runs.len() > 1 {
         t.add_row(figures_row("min–max", &|r| {
             stats(r, &|s| format!("{}–{}", fmt_value(s.min), fmt_value(s.max)))
         }));
         t.add_row(figures_row("stdev", &|r| {
-            stats(r, &|s| format!("{} ({:.0}%)", fmt_value(s.stdev), s.cv * 100.0))
+            stats(r, &|s| {
+                format!("{} ({:.0}%)", fmt_value(s.stdev), s.cv * 100.0)
+            })
         }));
     }
     t.add_row(figures_row("threshold", &|r| {

@@ -152,7 +152,11 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             &format!("{}: ", n.label),
             &format!("{} — {}", n.verdict_word(), n.reason),
         );
-        writeln!(out, "{}", line.replacen(&n.verdict_word(), &word(n.verdict), 1))?;
+        writeln!(
+            out,
+            "{}",
+            line.replacen(&n.verdict_word(), &word(n.verdict), 1)
+        )?;
         said = true;
     }
     for note in &view.notes {

@@ -1,0 +1,90 @@
+//! The node report's policy section (what was judged, against which source) and the test's
+//! shape in the verdict banner.
+
+use std::fmt::Write as _;
+
+use crate::evaluate::Evaluation;
+use crate::report::view_fleet::dash;
+use crate::report::view_node::Notes;
+use crate::report::xml::{attr, text};
+use crate::report::{Identity, safe_url, test_shape};
+
+/// The test's shape and what keeps it from being the policy's, in the banner itself.
+pub fn test_lines(h: &mut String, ev: &Evaluation, notes: &Notes) {
+    let context = &notes.beside_verdict;
+    if ev.runs.is_empty() && context.is_empty() {
+        return;
+    }
+    h.push_str("<ul class=\"test\">\n");
+    if !ev.runs.is_empty() {
+        let _ = writeln!(
+            h,
+            "<li class=\"shape\">test: {}</li>",
+            text(&test_shape(ev))
+        );
+    }
+    for line in context {
+        let _ = writeln!(h, "<li class=\"deviation\">{}</li>", text(line));
+    }
+    h.push_str("</ul>\n");
+}
+
+pub fn section(h: &mut String, ev: &Evaluation, id: &Identity) {
+    let p = &ev.policy;
+    h.push_str("<section id=\"policy\">\n<h2>Policy</h2>\n<dl>\n");
+    let mut row = |k: &str, v: String| {
+        let _ = writeln!(h, "<dt>{}</dt><dd>{v}</dd>", text(k));
+    };
+    row(
+        "policy",
+        format!(
+            "<strong>{}</strong>: {}",
+            text(&p.name),
+            text(&p.description)
+        ),
+    );
+    row("vendor", text(&p.vendor));
+    let title = if p.source.is_empty() {
+        &p.url
+    } else {
+        &p.source
+    };
+    let source = match safe_url(&p.url) {
+        Some(url) => format!(
+            "<a href=\"{}\" rel=\"noreferrer\">{}</a>",
+            attr(url),
+            text(title)
+        ),
+        None if p.url.is_empty() => text(title),
+        None => format!("{} ({})", text(title), text(&p.url)),
+    };
+    row(
+        "source",
+        format!(
+            "{source} <span class=\"muted\">(seen {}; test {})</span>",
+            text(&p.seen),
+            text(&p.test)
+        ),
+    );
+    row("host", text(dash(&id.host)));
+    row("directory", text(dash(&id.dir)));
+    row("engine", text(dash(&id.engine)));
+    row(
+        "judged",
+        text(&format!(
+            "{} of {}{}",
+            p.aggregate.as_str(),
+            match ev.scope {
+                crate::evaluate::Scope::Run => "the runs of this invocation",
+                crate::evaluate::Scope::Import => "imported fio outputs",
+                crate::evaluate::Scope::Report => "the history over the window",
+            },
+            if ev.strict {
+                "; strict: warn-level rules decide too"
+            } else {
+                ""
+            }
+        )),
+    );
+    h.push_str("</dl>\n</section>\n");
+}
