@@ -91,8 +91,13 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     )?;
     writeln!(out)?;
 
-    runs_table(ev, out)?;
-    rules_table(ev, out)?;
+    table_section(out, "Runs", view::runs_table(ev), "No runs.")?;
+    table_section(
+        out,
+        "Rules",
+        view_node::rules_table(ev),
+        "The policy has no rules.",
+    )?;
 
     if let Some(t) = view::days_table(ev) {
         heading(&t, out)?;
@@ -141,12 +146,18 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn runs_table(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "## Runs")?;
+/// A section of one view table: its heading, then the table, or `none` without one.
+fn table_section(
+    out: &mut dyn Write,
+    heading: &str,
+    t: Option<Table>,
+    none: &str,
+) -> io::Result<()> {
+    writeln!(out, "## {heading}")?;
     writeln!(out)?;
-    match view::runs_table(ev) {
+    match t {
         Some(t) => table(&t, out)?,
-        None => writeln!(out, "No runs.")?,
+        None => writeln!(out, "{none}")?,
     }
     writeln!(out)?;
     Ok(())
@@ -200,17 +211,6 @@ fn table(t: &Table, out: &mut dyn Write) -> io::Result<()> {
         }
         writeln!(out, "{line}")?;
     }
-    Ok(())
-}
-
-fn rules_table(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "## Rules")?;
-    writeln!(out)?;
-    match view_node::rules_table(ev) {
-        Some(t) => table(&t, out)?,
-        None => writeln!(out, "The policy has no rules.")?,
-    }
-    writeln!(out)?;
     Ok(())
 }
 
