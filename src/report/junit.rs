@@ -22,9 +22,9 @@
 use std::io::{self, Write};
 
 use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
-use crate::policy::Level;
 
 use super::fmt_precise;
+use super::view;
 use super::xml::{attr, text};
 
 /// A test case's outcome, as the node's and the fleet's JUnit write it.
@@ -80,25 +80,25 @@ fn unit(u: &str) -> String {
 }
 
 fn rule_case(ev: &Evaluation, r: &RuleResult) -> Case {
-    let deciding = r.level == Level::Fail || (ev.strict && r.level == Level::Warn);
+    let deciding = super::view::deciding(r, ev.strict);
     let what = describe(r);
-    let outcome = match r.passed {
+    let outcome = match view::Outcome::of(r, ev.strict) {
         _ if deciding && ev.verdict == Verdict::Inconclusive => Outcome::Error {
             message: format!("inconclusive: {} ({what})", ev.reason),
         },
-        None => Outcome::Skipped {
+        view::Outcome::NotMeasured => Outcome::Skipped {
             message: format!("not measured: {what}"),
         },
-        Some(true) => Outcome::Passed,
-        Some(false) if deciding => Outcome::Failure {
+        view::Outcome::Meets => Outcome::Passed,
+        view::Outcome::Fails => Outcome::Failure {
             message: what.clone(),
             kind: "threshold",
             detail: failure_detail(ev, r),
         },
-        Some(false) if r.level == Level::Warn => Outcome::Skipped {
+        view::Outcome::Soft => Outcome::Skipped {
             message: format!("soft limit missed: {what}; it decides only with --strict"),
         },
-        Some(false) => Outcome::Skipped {
+        view::Outcome::ShownOnly => Outcome::Skipped {
             message: format!("shown only, never decides: {what}"),
         },
     };

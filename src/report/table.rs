@@ -57,7 +57,7 @@ pub fn rule_lines(ev: &Evaluation) -> Vec<String> {
         .unwrap_or(0);
     let mut out = Vec::new();
     for r in &ev.rules {
-        let deciding = r.level == Level::Fail || (ev.strict && r.level == Level::Warn);
+        let deciding = super::view::deciding(r, ev.strict);
         let role = if deciding {
             "decides"
         } else if r.level == Level::Warn {

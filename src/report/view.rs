@@ -177,6 +177,11 @@ pub fn rule_columns(ev: &Evaluation) -> Vec<&RuleResult> {
     cols
 }
 
+/// Whether a rule decides the verdict: a fail-level rule, or a warn-level one with `--strict`.
+pub fn deciding(r: &RuleResult, strict: bool) -> bool {
+    r.level == Level::Fail || (strict && r.level == Level::Warn)
+}
+
 /// What became of a rule, in words every format shares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -192,7 +197,7 @@ pub enum Outcome {
 
 impl Outcome {
     pub fn of(r: &RuleResult, strict: bool) -> Outcome {
-        let deciding = r.level == Level::Fail || (strict && r.level == Level::Warn);
+        let deciding = deciding(r, strict);
         match (r.passed, r.level) {
             (None, _) => Outcome::NotMeasured,
             (Some(true), _) => Outcome::Meets,
