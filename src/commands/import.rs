@@ -10,10 +10,11 @@ use chrono::{DateTime, FixedOffset, Local, Utc};
 
 use crate::app::{Ctx, Outputs, usage};
 use crate::cli::ImportArgs;
+use crate::engine::EngineUsed;
 use crate::evaluate::{self, Options, Scope, Warning};
 use crate::fio::{self, FioOutput};
 use crate::history::{self, Record, SCHEMA_VERSION, Source, Target};
-use crate::job::ShapeDifference;
+use crate::job::{IoEngine, ShapeDifference};
 use crate::metrics;
 use crate::policy;
 
@@ -202,10 +203,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 source: Source::Imported,
                 source_file: Some(base.clone()),
                 source_digest: Some(format!("{file_digest}#{i}")),
-                engine: format!(
-                    "fio/{}",
-                    shape.ioengine.clone().unwrap_or_else(|| "unknown".into())
-                ),
+                engine: EngineUsed::Fio(shape.ioengine.as_deref().map(IoEngine::from)).to_string(),
                 engine_note: None,
                 job_assumed: assumed
                     .as_ref()
