@@ -7,9 +7,10 @@
 //! rounded and which ✓/✗ mark a figure earns against its rule live here, so they cannot drift
 //! apart between formats.
 //!
-//! Built from it so far: the runs table and the per-day table (Markdown and HTML), the per-rule
-//! marks and outcomes (Markdown, HTML, the terminal table and its by-day rows). The other
-//! sections and formats still build their content themselves.
+//! This file has the view's types, the runs table and the per-day table (Markdown and HTML),
+//! and the per-rule marks and outcomes (Markdown, HTML, JUnit, the terminal table and its
+//! by-day rows). `view_node.rs` adds the rules table and the notes, `view_fleet.rs` the
+//! fleet's nodes and warnings.
 
 use crate::evaluate::{Evaluation, RuleResult};
 use crate::policy::Level;

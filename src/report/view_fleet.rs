@@ -135,3 +135,44 @@ pub fn fleet_view(fleet: &Fleet) -> FleetView {
         notes,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::tests::{fleet, row};
+
+    #[test]
+    fn every_format_gets_the_same_marks_dashes_labels_and_notes() {
+        let mut low = row("node2", Verdict::Fail, 2500.0);
+        low.warnings.push("only one day of runs".into());
+        let mut bare = row("node2", Verdict::Pass, 4000.0);
+        bare.dir = String::new();
+        bare.engine = "io_uring".into();
+        let mut f = fleet(vec![row("node1", Verdict::Pass, 3500.0), low, bare]);
+        f.warnings.push("node3.json was given twice".into());
+        let v = fleet_view(&f);
+
+        assert_eq!(v.value.title, "mean write_iops_formula");
+        assert_eq!(v.value.unit, "IOPS");
+        assert!(v.engines_differ && v.from_history);
+        let marks: Vec<String> = v.nodes.iter().map(Node::value_marked).collect();
+        assert_eq!(marks, ["3500 ✓", "4000 ✓", "2500 ✗"]);
+        assert_eq!(v.nodes[1].dir.text, "—");
+        assert_eq!(v.nodes[2].label, "node2 /data posixaio");
+        assert_eq!(v.nodes[2].threshold.text, "≥ 3000");
+        assert_eq!(v.nodes[2].verdict_word(), "FAIL");
+        assert_eq!(
+            v.notes,
+            [
+                Note {
+                    node: Some("node2 /data posixaio".into()),
+                    text: "only one day of runs".into()
+                },
+                Note {
+                    node: None,
+                    text: "node3.json was given twice".into()
+                },
+            ]
+        );
+    }
+}

@@ -106,3 +106,75 @@ pub fn notes(ev: &Evaluation) -> Notes {
         warnings: ev.warnings.iter().map(|w| w.to_string()).collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::evaluate::{Options, Scope, evaluate};
+
+    /// The rules table's header and rows as Markdown and as HTML show them, cell by cell.
+    fn both(runs: Vec<crate::history::Record>) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-03T00:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let ev = evaluate(runs, &policy, &Options::new(Scope::Report, now));
+        let mut md = Vec::new();
+        super::super::markdown::render(&ev, &mut md).unwrap();
+        let md = String::from_utf8(md).unwrap();
+        let rules = md.split("## Rules\n\n").nth(1).unwrap();
+        let md_rows = rules
+            .lines()
+            .take_while(|l| l.starts_with('|'))
+            .filter(|l| !l.starts_with("| ---"))
+            .map(|l| {
+                l.trim_matches('|')
+                    .split(" | ")
+                    .map(|c| c.trim().trim_matches('`').replace('\\', ""))
+                    .map(|c| {
+                        c.trim_start_matches(['✅', '❌', '⚠', '\u{fe0f}', ' '])
+                            .to_string()
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut html = Vec::new();
+        super::super::html::render(&ev, &mut html).unwrap();
+        let html = String::from_utf8(html).unwrap();
+        let table = html.split("<table class=\"rules\">").nth(1).unwrap();
+        let table = table.split("</table>").next().unwrap();
+        let html_rows = table
+            .split("</tr>")
+            .filter(|r| r.contains("<t"))
+            .map(|r| {
+                // "<th>a</th><td class=..>b</td>": each cell's text ends where "</t" begins.
+                let mut pieces: Vec<&str> = r.split("</t").collect();
+                pieces.pop();
+                pieces
+                    .iter()
+                    .filter_map(|c| c.rsplit_once('>').map(|(_, t)| t))
+                    .map(|t| t.replace("&lt;", "<").replace("&gt;", ">"))
+                    .collect()
+            })
+            .collect();
+        (md_rows, html_rows)
+    }
+
+    #[test]
+    fn markdown_and_html_show_the_same_rules_table() {
+        let runs = (0..4)
+            .map(|i| {
+                crate::evaluate::tests::rec(
+                    &format!("2026-11-0{}T10:00:00Z", 1 + i % 2),
+                    11.0 + i as f64,
+                )
+            })
+            .collect();
+        let (md, html) = both(runs);
+        assert_eq!(
+            md[0][..5],
+            ["level", "metric", "mean", "95% interval", "min–max"]
+        );
+        assert_eq!(md.len(), 4, "a header and the policy's three rules: {md:?}");
+        assert_eq!(md, html);
+    }
+}
