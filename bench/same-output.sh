@@ -107,7 +107,7 @@ while IFS=$'\t' read -r name args; do
         done
         # The commit each binary was built from is in its records (tool_version): not a
         # difference of the outputs.
-        sed -Ei 's/ \(commit [0-9a-f]+\)//g' "$work/old/$name-$width.out" "$work/new/$name-$width.out"
+        sed -Ei 's/ \(commit [^)]*\)//g' "$work/old/$name-$width.out" "$work/new/$name-$width.out"
         if ! cmp -s "$work/old/$name-$width.out" "$work/new/$name-$width.out" ||
             ! cmp -s "$work/old/$name-$width.err" "$work/new/$name-$width.err"; then
             differ=$((differ + 1))
