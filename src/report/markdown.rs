@@ -232,7 +232,8 @@ fn verdict_word(v: Verdict) -> &'static str {
     }
 }
 
-fn verdict_icon(v: Verdict) -> &'static str {
+/// The icon before a verdict, the node's and the fleet's.
+pub(super) fn verdict_icon(v: Verdict) -> &'static str {
     match v {
         Verdict::Pass => "✅",
         Verdict::Fail => "❌",

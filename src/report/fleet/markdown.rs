@@ -4,19 +4,9 @@
 
 use std::io::{self, Write};
 
-use crate::evaluate::Verdict;
-
-use super::super::markdown::esc;
+use super::super::markdown::{esc, verdict_icon};
 use super::super::view_fleet::fleet_view;
 use super::Fleet;
-
-fn icon(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Pass => "✅",
-        Verdict::Fail => "❌",
-        Verdict::Inconclusive => "❔",
-    }
-}
 
 pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let p = &fleet.policy;
@@ -26,7 +16,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         out,
         "# iopscheck fleet: {} — {} {word}",
         esc(&p.name),
-        icon(fleet.verdict)
+        verdict_icon(fleet.verdict)
     )?;
     writeln!(out)?;
     writeln!(out, "**{word}** — {}", esc(&fleet.reason))?;
@@ -85,7 +75,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
                 n.days.text,
                 n.value.text,
                 esc(&n.threshold.text),
-                icon(n.verdict),
+                verdict_icon(n.verdict),
                 n.verdict.as_str(),
                 esc(&n.reason)
             )?;
