@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::super::chart;
-use super::super::html::{CSS, banner, page_end, page_start};
+use super::super::html::{CSS, banner, page_end, page_start, source_link};
 use super::super::view_fleet::{FleetView, fleet_view};
 use super::super::xml::{attr, text};
 use super::Fleet;
@@ -40,14 +40,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     h.push_str("</header>\n<main>\n");
 
     h.push_str("<section id=\"policy\">\n<h2>Policy</h2>\n");
-    let source = match super::super::safe_url(&p.url) {
-        Some(url) => format!(
-            "<a href=\"{}\" rel=\"noreferrer\">{}</a>",
-            attr(url),
-            text(if p.source.is_empty() { url } else { &p.source })
-        ),
-        None => text(&p.source),
-    };
+    let source = source_link(p);
     let _ = writeln!(
         h,
         "<p><strong>{}</strong>: {}<br/>{source}</p>",

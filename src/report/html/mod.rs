@@ -28,7 +28,7 @@ mod page;
 mod policy;
 mod tables;
 
-pub(super) use page::{banner, page_end, page_start};
+pub(super) use page::{banner, page_end, page_start, source_link};
 
 /// The stylesheet of every HTML page, the node report's and the fleet's: one file, put inline
 /// in each page at build time (the pages load nothing).

@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
 
-use crate::evaluate::Verdict;
-use crate::report::xml::text;
+use crate::evaluate::{PolicyInfo, Verdict};
+use crate::report::safe_url;
+use crate::report::xml::{attr, text};
 
 /// The start of a self-contained page: XHTML (so tests can read it with an XML parser), a
 /// content security policy that forbids scripts and outside resources, the inline style.
@@ -44,4 +45,45 @@ pub fn page_end(h: &mut String, generated: DateTime<Utc>) {
         generated.format("%Y-%m-%d %H:%M:%S UTC")
     );
     h.push_str("</body>\n</html>\n");
+}
+
+/// The policy's source: a link where its address is one a browser may follow, else the
+/// source's name with the address as text.
+pub fn source_link(p: &PolicyInfo) -> String {
+    let title = if p.source.is_empty() {
+        &p.url
+    } else {
+        &p.source
+    };
+    match safe_url(&p.url) {
+        Some(url) => format!(
+            "<a href=\"{}\" rel=\"noreferrer\">{}</a>",
+            attr(url),
+            text(title)
+        ),
+        None if p.url.is_empty() => text(title),
+        None => format!("{} ({})", text(title), text(&p.url)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(source: &str, url: &str) -> PolicyInfo {
+        serde_json::from_value(serde_json::json!({"name": "p", "source": source, "url": url}))
+            .unwrap()
+    }
+
+    #[test]
+    fn only_a_web_address_becomes_a_link_and_any_other_is_shown_as_text() {
+        assert_eq!(
+            source_link(&policy("KB 42", "https://example.com/kb?a=1&b=2")),
+            "<a href=\"https://example.com/kb?a=1&amp;b=2\" rel=\"noreferrer\">KB 42</a>"
+        );
+        let s = source_link(&policy("KB <42>", "javascript:alert(1)"));
+        assert!(!s.contains("<a"), "{s}");
+        assert_eq!(s, "KB &lt;42&gt; (javascript:alert(1))");
+        assert_eq!(source_link(&policy("KB 42", "")), "KB 42");
+    }
 }

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use crate::evaluate::Evaluation;
 use crate::report::view_fleet::dash;
 use crate::report::view_node::Notes;
-use crate::report::xml::{attr, text};
-use crate::report::{Identity, safe_url, test_shape};
+use crate::report::xml::text;
+use crate::report::{Identity, test_shape};
 
 /// The test's shape and what keeps it from being the policy's, in the banner itself.
 pub fn test_lines(h: &mut String, ev: &Evaluation, notes: &Notes) {
@@ -44,20 +44,7 @@ pub fn section(h: &mut String, ev: &Evaluation, id: &Identity) {
         ),
     );
     row("vendor", text(&p.vendor));
-    let title = if p.source.is_empty() {
-        &p.url
-    } else {
-        &p.source
-    };
-    let source = match safe_url(&p.url) {
-        Some(url) => format!(
-            "<a href=\"{}\" rel=\"noreferrer\">{}</a>",
-            attr(url),
-            text(title)
-        ),
-        None if p.url.is_empty() => text(title),
-        None => format!("{} ({})", text(title), text(&p.url)),
-    };
+    let source = super::page::source_link(p);
     row(
         "source",
         format!(
