@@ -157,6 +157,11 @@ pub struct Table {
     pub rows: Vec<Row>,
 }
 
+/// "—" for a field that is not stated (an empty host, directory or engine).
+pub fn dash(s: &str) -> &str {
+    if s.is_empty() { "—" } else { s }
+}
+
 /// How a figure fares against its rule: Pass or Fail, or None for an info-level rule (shown,
 /// never judged).
 pub fn judge(r: &RuleResult, v: f64) -> Emphasis {

@@ -9,7 +9,7 @@ use crate::fleet::{Fleet, Row, RowSource};
 
 use super::fmt_precise;
 use super::table::fmt_value;
-use super::view::{Align, Cell, Column, Emphasis};
+use super::view::{Align, Cell, Column, Emphasis, dash};
 
 /// One node's row, every cell as the formats show it.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,13 +68,8 @@ pub struct FleetView {
     pub notes: Vec<Note>,
 }
 
-/// "—" for an empty field.
-pub fn dash(s: &str) -> &str {
-    if s.is_empty() { "—" } else { s }
-}
-
 /// "≥ 3000" for a row: the threshold it was judged against, with the policy's operator.
-pub fn threshold_text(fleet: &Fleet, row: &Row) -> String {
+fn threshold_text(fleet: &Fleet, row: &Row) -> String {
     match (&fleet.head, row.threshold) {
         (Some(h), Some(t)) => format!("{} {}", h.op, fmt_precise(t)),
         _ => String::new(),

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::evaluate::Evaluation;
-use crate::report::view_fleet::dash;
+use crate::report::view::dash;
 use crate::report::view_node::Notes;
 use crate::report::xml::text;
 use crate::report::{Identity, test_shape};
