@@ -2,6 +2,8 @@
 //! frame and value axis every chart shares, and the four charts built on it — each run's
 //! value over time ([`runs`]), IOPS inside a run ([`series`]), the mean of each day with the
 //! range of its runs ([`days`]), and one bar per node of a fleet, failures first ([`nodes`]).
+//! This file has the shared part (frame, axis, grid, labels, lines, the shaded side); each
+//! chart is one file beside it, with what it plots (`runs::points`, `series_threshold`).
 //!
 //! Rules every chart keeps, so that what a reader sees is what the figures say: tick labels
 //! all have the decimals their step needs and no more (a zero reads "0"), no two x labels
