@@ -18,14 +18,14 @@ use crate::job::{IoEngine, ShapeDifference};
 use crate::metrics;
 use crate::policy;
 
-/// One input, read in bounded memory.
-struct Input {
+/// One fio output (a file or stdin), read in bounded memory.
+struct FioFile {
     name: String,
     bytes: Vec<u8>,
     modified: Option<DateTime<FixedOffset>>,
 }
 
-fn read_input(path: &Path) -> anyhow::Result<Input> {
+fn read_input(path: &Path) -> anyhow::Result<FioFile> {
     let limit = fio::MAX_INPUT as u64;
     if path.as_os_str() == "-" {
         let mut bytes = Vec::new();
@@ -39,7 +39,7 @@ fn read_input(path: &Path) -> anyhow::Result<Input> {
                 anyhow::Error::new(fio::ParseError::TooLarge(fio::MAX_INPUT)).context("stdin"),
             );
         }
-        return Ok(Input {
+        return Ok(FioFile {
             name: "-".into(),
             bytes,
             modified: None,
@@ -61,7 +61,7 @@ fn read_input(path: &Path) -> anyhow::Result<Input> {
         .modified()
         .ok()
         .map(|t| DateTime::<Local>::from(t).fixed_offset());
-    Ok(Input {
+    Ok(FioFile {
         name: shown,
         bytes,
         modified,
