@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use crate::evaluate::{Evaluation, Scope, Verdict};
+use crate::evaluate::{Evaluation, Verdict};
 
 use super::view::{self, Align, Emphasis, Outcome, Table};
 use super::view_node;
@@ -81,13 +81,9 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "- judged: {} ({}){}",
-        scope_word(ev.scope),
+        view_node::scope_words(ev.scope),
         p.aggregate.as_str(),
-        if ev.strict {
-            "; strict: warn-level rules decide too"
-        } else {
-            ""
-        }
+        view_node::strict_words(ev.strict)
     )?;
     writeln!(out)?;
 
@@ -107,17 +103,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
 
     writeln!(out, "## Evidence")?;
     writeln!(out)?;
-    writeln!(
-        out,
-        "{} (window {}){}",
-        esc(&ev.evidence.advice()),
-        esc(&ev.evidence.window),
-        if ev.scope == Scope::Report {
-            ""
-        } else {
-            "; a report over the history applies this rule"
-        }
-    )?;
+    writeln!(out, "{}", esc(&notes.evidence))?;
     writeln!(out)?;
     if !notes.differences.is_empty() {
         writeln!(out, "## Differences from the policy's test")?;
@@ -238,14 +224,6 @@ pub(super) fn verdict_icon(v: Verdict) -> &'static str {
         Verdict::Pass => "✅",
         Verdict::Fail => "❌",
         Verdict::Inconclusive => "❔",
-    }
-}
-
-fn scope_word(s: Scope) -> &'static str {
-    match s {
-        Scope::Run => "the runs of this invocation",
-        Scope::Import => "imported fio outputs",
-        Scope::Report => "the history over the window",
     }
 }
 

@@ -3,7 +3,7 @@
 //! under the report (deviations, caveats, runs not counted, differences from the policy's
 //! test, warnings), each worded once for every format.
 
-use crate::evaluate::Evaluation;
+use crate::evaluate::{Evaluation, Scope};
 
 use super::view::{Align, Cell, Column, Emphasis, Outcome, Row, RowKind, Table};
 use super::{fmt_precise, fmt_value};
@@ -89,11 +89,32 @@ pub fn beside_verdict(ev: &Evaluation) -> Vec<String> {
     out
 }
 
+/// What the runs judged are, in words: "the history over the window".
+pub fn scope_words(s: Scope) -> &'static str {
+    match s {
+        Scope::Run => "the runs of this invocation",
+        Scope::Import => "imported fio outputs",
+        Scope::Report => "the history over the window",
+    }
+}
+
+/// Said after what was judged when warn-level rules decide too; empty otherwise.
+pub fn strict_words(strict: bool) -> &'static str {
+    if strict {
+        "; strict: warn-level rules decide too"
+    } else {
+        ""
+    }
+}
+
 /// The notes of a report, worded once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notes {
     /// See [`beside_verdict`].
     pub beside_verdict: Vec<String>,
+    /// Where the evidence stands against the policy's rule, its window, and (outside a
+    /// report) that a report applies it.
+    pub evidence: String,
     /// How the runs' job differs from the policy's test.
     pub differences: Vec<String>,
     pub warnings: Vec<String>,
@@ -102,6 +123,16 @@ pub struct Notes {
 pub fn notes(ev: &Evaluation) -> Notes {
     Notes {
         beside_verdict: beside_verdict(ev),
+        evidence: format!(
+            "{} (window {}){}",
+            ev.evidence.advice(),
+            ev.evidence.window,
+            if ev.scope == Scope::Report {
+                ""
+            } else {
+                "; a report over the history applies this rule"
+            }
+        ),
         differences: ev.differences.iter().map(|d| d.to_string()).collect(),
         warnings: ev.warnings.iter().map(|w| w.to_string()).collect(),
     }

@@ -62,7 +62,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     tables::runs_section(&mut h, ev);
     tables::rules_section(&mut h, ev);
     tables::days_section(&mut h, ev);
-    notes::evidence_section(&mut h, ev, &notes);
+    notes::evidence_section(&mut h, &notes);
     notes::warnings_section(&mut h, &notes);
 
     page_end(&mut h, ev.generated);

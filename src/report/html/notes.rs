@@ -3,26 +3,12 @@
 
 use std::fmt::Write as _;
 
-use crate::evaluate::Evaluation;
 use crate::report::view_node::Notes;
 use crate::report::xml::text;
 
-pub fn evidence_section(h: &mut String, ev: &Evaluation, notes: &Notes) {
+pub fn evidence_section(h: &mut String, notes: &Notes) {
     h.push_str("<section id=\"evidence\">\n<h2>Evidence</h2>\n");
-    let applied = if ev.scope == crate::evaluate::Scope::Report {
-        ""
-    } else {
-        "; a report over the history applies this rule"
-    };
-    let _ = writeln!(
-        h,
-        "<p>{}</p>",
-        text(&format!(
-            "{} (window {}){applied}",
-            ev.evidence.advice(),
-            ev.evidence.window
-        ))
-    );
+    let _ = writeln!(h, "<p>{}</p>", text(&notes.evidence));
     if !notes.differences.is_empty() {
         h.push_str("<p>Differences from the policy's test:</p>\n<ul class=\"differences\">\n");
         for d in &notes.differences {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::evaluate::Evaluation;
 use crate::report::view::dash;
-use crate::report::view_node::Notes;
+use crate::report::view_node::{Notes, scope_words, strict_words};
 use crate::report::xml::text;
 use crate::report::{Identity, test_shape};
 
@@ -61,16 +61,8 @@ pub fn section(h: &mut String, ev: &Evaluation, id: &Identity) {
         text(&format!(
             "{} of {}{}",
             p.aggregate.as_str(),
-            match ev.scope {
-                crate::evaluate::Scope::Run => "the runs of this invocation",
-                crate::evaluate::Scope::Import => "imported fio outputs",
-                crate::evaluate::Scope::Report => "the history over the window",
-            },
-            if ev.strict {
-                "; strict: warn-level rules decide too"
-            } else {
-                ""
-            }
+            scope_words(ev.scope),
+            strict_words(ev.strict)
         )),
     );
     h.push_str("</dl>\n</section>\n");
