@@ -252,6 +252,13 @@ fn same_output(a: &Path, b: &Path) -> bool {
     key(a) == key(b)
 }
 
+/// The directory an output path names, when it does not exist (a bare file name is in the
+/// current directory, which does).
+pub fn missing_dir(p: &Path) -> Option<&Path> {
+    p.parent()
+        .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
+}
+
 /// An output file must not be a device or a directory; it is replaced by rename.
 fn check_output_path(p: &Path) -> anyhow::Result<()> {
     if let Ok(m) = std::fs::symlink_metadata(p) {
@@ -268,9 +275,7 @@ fn check_output_path(p: &Path) -> anyhow::Result<()> {
             )));
         }
     }
-    if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.is_dir()
-    {
+    if let Some(dir) = missing_dir(p) {
         return Err(usage(format!(
             "-o/--export {}: directory {} does not exist",
             p.display(),

@@ -6,8 +6,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::engine::Backend;
 use crate::report::Format;
 use crate::select::Since;
 
@@ -90,21 +92,53 @@ pub struct HistoryArgs {
     pub history: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum EngineChoice {
-    /// The policy's engine; io_uring falls back to posixaio where the kernel refuses it.
+/// What `--engine` asks for: the policy's engine (`auto`, resolved by `run`), one of the
+/// native engine's back ends, or the installed fio. What then ran is `engine::EngineUsed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineRequest {
     Auto,
-    /// glibc POSIX AIO, as fio's posixaio (the Swimlane job's engine).
-    Posixaio,
-    /// io_uring, as fio's io_uring.
-    #[value(name = "io_uring")]
-    IoUring,
-    /// pwrite/pread in one thread, as fio's psync.
-    Psync,
-    /// Linux native AIO, as fio's libaio.
-    Libaio,
-    /// The installed fio, with the policy's job.
+    Native(Backend),
     Fio,
+}
+
+impl EngineRequest {
+    /// The value as `--engine` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineRequest::Auto => "auto",
+            EngineRequest::Native(b) => b.as_str(),
+            EngineRequest::Fio => "fio",
+        }
+    }
+}
+
+impl ValueEnum for EngineRequest {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            EngineRequest::Auto,
+            EngineRequest::Native(Backend::Posixaio),
+            EngineRequest::Native(Backend::IoUring),
+            EngineRequest::Native(Backend::Psync),
+            EngineRequest::Native(Backend::Libaio),
+            EngineRequest::Fio,
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            EngineRequest::Auto => {
+                "The policy's engine; io_uring falls back to posixaio where the kernel refuses it"
+            }
+            EngineRequest::Native(Backend::Posixaio) => {
+                "glibc POSIX AIO, as fio's posixaio (the Swimlane job's engine)"
+            }
+            EngineRequest::Native(Backend::IoUring) => "io_uring, as fio's io_uring",
+            EngineRequest::Native(Backend::Psync) => "pwrite/pread in one thread, as fio's psync",
+            EngineRequest::Native(Backend::Libaio) => "Linux native AIO, as fio's libaio",
+            EngineRequest::Fio => "The installed fio, with the policy's job",
+        };
+        Some(PossibleValue::new(self.name()).help(help))
+    }
 }
 
 #[derive(Debug, Args)]
@@ -123,7 +157,7 @@ pub struct RunArgs {
     pub interval: Option<Duration>,
     /// The engine that does the I/O.
     #[arg(short, long, value_enum, default_value = "auto")]
-    pub engine: EngineChoice,
+    pub engine: EngineRequest,
     /// Test file size, overriding the policy's (e.g. 64m). Smaller files flatter the disk.
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_value)]
     pub size: Option<u64>,

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::app::{Outputs, usage};
-use crate::cli::{EngineChoice, RunArgs};
+use crate::cli::{EngineRequest, RunArgs};
 use crate::job::{JobError, Secs, Size};
 use crate::policy::{self, Policy};
 use crate::units;
@@ -37,7 +37,7 @@ pub struct RunConfig {
     pub overrides: BTreeMap<String, String>,
     pub runs: u32,
     pub interval: Duration,
-    pub engine: EngineChoice,
+    pub engine: EngineRequest,
     pub dir: PathBuf,
     /// The history to record in; None with --no-history.
     pub history: Option<PathBuf>,

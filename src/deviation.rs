@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::engine::EngineUsed;
 use crate::history::Record;
 use crate::job::JobShape;
 use crate::policy::Policy;
@@ -101,11 +102,9 @@ fn secs(s: f64) -> String {
 
 /// The engine a record ran on, in fio's words ("fio/posixaio" → "posixaio").
 pub fn engine_of(r: &Record) -> Option<String> {
-    let e = r.engine.strip_prefix("fio/").unwrap_or(&r.engine);
-    if e.is_empty() || e == "unknown" {
-        r.job.ioengine.clone()
-    } else {
-        Some(e.to_string())
+    match EngineUsed::ioengine_of(&r.engine) {
+        Some(e) => Some(e.to_string()),
+        None => r.job.ioengine.clone(),
     }
 }
 

@@ -355,7 +355,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 /// The fields a reader filters on, parsed without building the rest of a record: reading a
 /// year of history for one week's report parses one week of records in full.
 #[derive(Debug, Clone, Deserialize)]
-pub struct Head {
+pub struct RecordHead {
     pub schema_version: u32,
     pub timestamp: DateTime<FixedOffset>,
     pub host: String,
@@ -373,7 +373,7 @@ pub fn read(path: &Path) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
 /// the reason. A line `keep` rejects is not parsed further.
 pub fn read_where(
     path: &Path,
-    keep: impl Fn(&Head) -> bool,
+    keep: impl Fn(&RecordHead) -> bool,
 ) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
     let mut records = Vec::new();
     let skipped = scan(path, None, keep, |r| records.push(r))?;
@@ -391,7 +391,7 @@ pub fn read_where(
 pub fn scan(
     path: &Path,
     since: Option<DateTime<Utc>>,
-    keep: impl Fn(&Head) -> bool,
+    keep: impl Fn(&RecordHead) -> bool,
     each: impl FnMut(Record),
 ) -> Result<Vec<Skipped>, HistoryError> {
     check_for_reading(path)?;
@@ -420,7 +420,7 @@ pub fn read_from(
 pub fn read_from_where(
     reader: impl BufRead,
     path: &Path,
-    keep: impl Fn(&Head) -> bool,
+    keep: impl Fn(&RecordHead) -> bool,
 ) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
     let mut records = Vec::new();
     let skipped = scan_from(reader, path, MAX_LINE, None, keep, |r| records.push(r))?;
@@ -433,7 +433,7 @@ pub fn scan_from(
     path: &Path,
     max_line: usize,
     since: Option<DateTime<Utc>>,
-    keep: impl Fn(&Head) -> bool,
+    keep: impl Fn(&RecordHead) -> bool,
     mut each: impl FnMut(Record),
 ) -> Result<Vec<Skipped>, HistoryError> {
     let mut skipped = Vec::new();
@@ -561,8 +561,8 @@ pub fn for_each_line(
     }
 }
 
-fn parse_line(text: &[u8], keep: &impl Fn(&Head) -> bool) -> Result<Option<Record>, String> {
-    let head: Head = match serde_json::from_slice(text) {
+fn parse_line(text: &[u8], keep: &impl Fn(&RecordHead) -> bool) -> Result<Option<Record>, String> {
+    let head: RecordHead = match serde_json::from_slice(text) {
         Ok(h) => h,
         Err(_) => return Err(diagnose(text)),
     };
@@ -748,7 +748,7 @@ pub(crate) mod tests {
         let mut got = Vec::new();
         let reader = BufReader::with_capacity(buffer, text.as_bytes());
         // The filter decides; `since` only lets lines be passed over before they are parsed.
-        let keep = |h: &Head| since.is_none_or(|s| h.timestamp >= s);
+        let keep = |h: &RecordHead| since.is_none_or(|s| h.timestamp >= s);
         let skipped = scan_from(reader, Path::new("h.jsonl"), max_line, since, keep, |r| {
             got.push(r.metrics["write_iops"])
         })

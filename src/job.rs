@@ -75,7 +75,8 @@ impl FromStr for Rw {
 }
 
 /// fio's `ioengine=`, for the engines iopscheck runs itself (plus fio's other names, kept as
-/// text so that an imported output can say which engine it used).
+/// text so that an imported output can say which engine it used). The back end that runs it,
+/// and what a record says ran, are in `engine/names.rs`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum IoEngine {
     Posixaio,

@@ -3,13 +3,7 @@
 
 use crate::metric_values::Metrics;
 
-use crate::measure::{DirectionStats, Latency, Measurement};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    Read,
-    Write,
-}
+use crate::measure::{Direction, DirectionStats, Latency, Measurement};
 
 /// What a metric is, for rule checking and display.
 #[derive(Debug, Clone, Copy)]
@@ -299,9 +293,9 @@ pub fn iops_formula(mb_s: f64, bs: u64) -> f64 {
 pub fn from_measurement(m: &Measurement) -> Metrics {
     let mut out = Metrics::new();
     let bs = m.bs;
-    for (prefix, dir) in [("read", &m.read), ("write", &m.write)] {
-        if let Some(d) = dir {
-            direction(&mut out, prefix, d, bs);
+    for (dir, stats) in [(Direction::Read, &m.read), (Direction::Write, &m.write)] {
+        if let Some(d) = stats {
+            direction(&mut out, dir.as_str(), d, bs);
         }
     }
     if let (Some(r), Some(w)) = (&m.read, &m.write) {

@@ -81,7 +81,7 @@ impl Filter {
 
     /// The part of the filter a history line's head can answer: policy, host and window.
     /// Other engines pass, for the mixed-engine warning.
-    pub fn keeps_head(&self, h: &history::Head) -> bool {
+    pub fn keeps_head(&self, h: &history::RecordHead) -> bool {
         h.policy == self.policy
             && self.host.as_ref().is_none_or(|x| &h.host == x)
             && h.timestamp.with_timezone(&Utc) >= self.since

@@ -265,9 +265,7 @@ fn check_destination(p: &Path) -> anyhow::Result<()> {
             p.display()
         )));
     }
-    if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.is_dir()
-    {
+    if let Some(dir) = crate::app::missing_dir(p) {
         return Err(usage(format!(
             "bundle: -o {}: directory {} does not exist",
             p.display(),

@@ -10,7 +10,7 @@ use chrono::Utc;
 use crate::app::{Ctx, Outputs};
 use crate::cli::FleetArgs;
 use crate::evaluate::{self, Options, Scope};
-use crate::fleet::{FLEET_RESULT, Fleet, Head, Judge, cross_check, stream};
+use crate::fleet::{DecidingRule, FLEET_RESULT, Fleet, Judge, cross_check, stream};
 use crate::policy;
 use crate::report::{self, Format, Style};
 use crate::select;
@@ -31,7 +31,7 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     };
     let judge = Judge {
         policy: &policy,
-        head: Head::of(&policy),
+        head: DecidingRule::of(&policy),
         since,
         now,
         strict: args.out.strict,

@@ -10,21 +10,22 @@ use chrono::{DateTime, FixedOffset, Local, Utc};
 
 use crate::app::{Ctx, Outputs, usage};
 use crate::cli::ImportArgs;
+use crate::engine::EngineUsed;
 use crate::evaluate::{self, Options, Scope, Warning};
 use crate::fio::{self, FioOutput};
 use crate::history::{self, Record, SCHEMA_VERSION, Source, Target};
-use crate::job::ShapeDifference;
+use crate::job::{IoEngine, ShapeDifference};
 use crate::metrics;
 use crate::policy;
 
-/// One input, read in bounded memory.
-struct Input {
+/// One fio output (a file or stdin), read in bounded memory.
+struct FioFile {
     name: String,
     bytes: Vec<u8>,
     modified: Option<DateTime<FixedOffset>>,
 }
 
-fn read_input(path: &Path) -> anyhow::Result<Input> {
+fn read_input(path: &Path) -> anyhow::Result<FioFile> {
     let limit = fio::MAX_INPUT as u64;
     if path.as_os_str() == "-" {
         let mut bytes = Vec::new();
@@ -38,7 +39,7 @@ fn read_input(path: &Path) -> anyhow::Result<Input> {
                 anyhow::Error::new(fio::ParseError::TooLarge(fio::MAX_INPUT)).context("stdin"),
             );
         }
-        return Ok(Input {
+        return Ok(FioFile {
             name: "-".into(),
             bytes,
             modified: None,
@@ -60,7 +61,7 @@ fn read_input(path: &Path) -> anyhow::Result<Input> {
         .modified()
         .ok()
         .map(|t| DateTime::<Local>::from(t).fixed_offset());
-    Ok(Input {
+    Ok(FioFile {
         name: shown,
         bytes,
         modified,
@@ -202,10 +203,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 source: Source::Imported,
                 source_file: Some(base.clone()),
                 source_digest: Some(format!("{file_digest}#{i}")),
-                engine: format!(
-                    "fio/{}",
-                    shape.ioengine.clone().unwrap_or_else(|| "unknown".into())
-                ),
+                engine: EngineUsed::Fio(shape.ioengine.as_deref().map(IoEngine::from)).to_string(),
                 engine_note: None,
                 job_assumed: assumed
                     .as_ref()

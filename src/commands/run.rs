@@ -15,9 +15,9 @@ use anyhow::Context as _;
 use chrono::{DateTime, FixedOffset, Local, Utc};
 
 use crate::app::{Ctx, usage};
-use crate::cli::{EngineChoice, RunArgs};
+use crate::cli::{EngineRequest, RunArgs};
 use crate::config::RunConfig;
-use crate::engine::{self, Backend, EngineError, Live, Phase};
+use crate::engine::{self, Backend, EngineError, EngineUsed, Live, Phase};
 use crate::error::RunError;
 use crate::evaluate::{self, Group, Options, Scope, Warning};
 use crate::history::{self, Record, SCHEMA_VERSION, Source, Target};
@@ -31,7 +31,8 @@ use crate::units;
 use super::lock::HostLock;
 use super::signals::{self, Signals};
 
-/// How a run is executed.
+/// The `--engine` request resolved for this invocation: the back end `auto` chose, or the fio
+/// binary found. Its records name it as an [`EngineUsed`].
 #[derive(Debug, Clone)]
 enum Runner {
     Native(Backend),
@@ -39,10 +40,11 @@ enum Runner {
 }
 
 impl Runner {
-    fn name(&self) -> &str {
+    /// What a record says ran `job`.
+    fn used(&self, job: &Job) -> EngineUsed {
         match self {
-            Runner::Native(b) => b.as_str(),
-            Runner::Fio(_) => "fio",
+            Runner::Native(b) => EngineUsed::Native(*b),
+            Runner::Fio(_) => EngineUsed::Fio(Some(job.ioengine.clone())),
         }
     }
 }
@@ -87,8 +89,8 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
     // Recorded as an override; whether the engine is the policy's to accept, and whether a
     // smaller or shorter test flatters, is judged from each record (crate::deviation).
-    if engine != EngineChoice::Auto && runner.name() != declared.ioengine.as_str() {
-        overrides.insert("engine".into(), runner.name().to_string());
+    if engine != EngineRequest::Auto && engine.name() != declared.ioengine.as_str() {
+        overrides.insert("engine".into(), engine.name().to_string());
     }
 
     if let Some(p) = &history_path {
@@ -134,8 +136,8 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     signals::restore_defaults();
     let outcome = outcome?;
     let records = match outcome {
-        Outcome::Done(r) => r,
-        Outcome::Stopped(stop, done) => {
+        Ended::Done(r) => r,
+        Ended::Stopped(stop, done) => {
             crate::out::err_line(format_args!(
                 "iopscheck: interrupted by {}: the test file was removed; {} completed run{} kept in the history",
                 signals::name(stop.0),
@@ -203,27 +205,25 @@ struct Plan {
     host: String,
 }
 
-enum Outcome {
+enum Ended {
     Done(Vec<Record>),
     Stopped(Stop, usize),
 }
 
 fn choose_runner(
-    choice: EngineChoice,
+    request: EngineRequest,
     policy: &Policy,
     note: &mut Option<String>,
 ) -> anyhow::Result<Runner> {
-    let backend = match choice {
-        EngineChoice::Fio => return find_fio().map(Runner::Fio),
-        EngineChoice::Posixaio => Backend::Posixaio,
-        EngineChoice::Psync => Backend::Psync,
-        EngineChoice::Libaio => Backend::Libaio,
-        EngineChoice::IoUring => {
+    let backend = match request {
+        EngineRequest::Fio => return find_fio().map(Runner::Fio),
+        EngineRequest::Native(Backend::IoUring) => {
             engine::probe_io_uring()
                 .map_err(|reason| usage(format!("--engine io_uring: {reason}")))?;
             Backend::IoUring
         }
-        EngineChoice::Auto => {
+        EngineRequest::Native(b) => b,
+        EngineRequest::Auto => {
             let Some(b) = Backend::for_engine(&policy.job.ioengine) else {
                 return Err(usage(format!(
                     "policy {}: ioengine {} is not one iopscheck runs itself; use --engine fio to run it with fio",
@@ -269,7 +269,7 @@ fn invocation_id() -> String {
     format!("{:x}-{:x}", t.as_secs(), std::process::id())
 }
 
-async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
+async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
     let mut sigs = Signals::watch()?;
     let cancel = Arc::new(AtomicBool::new(false));
     let live = Arc::new(Live::default());
@@ -310,7 +310,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
     {
         Driven::Done(Ok(())) => {}
         Driven::Done(Err(e)) => return Err(engine_error(e, &plan.dir)),
-        Driven::Stopped(s) => return Ok(Outcome::Stopped(s, 0)),
+        Driven::Stopped(s) => return Ok(Ended::Stopped(s, 0)),
     }
 
     // The disks under the target, for fio's `Disk stats` of native runs.
@@ -321,7 +321,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
             progress.waiting(plan.interval);
             tokio::select! {
                 _ = tokio::time::sleep(plan.interval) => {}
-                sig = sigs.recv() => return Ok(Outcome::Stopped(Stop(sig), records.len())),
+                sig = sigs.recv() => return Ok(Ended::Stopped(Stop(sig), records.len())),
             }
         }
         let started: DateTime<FixedOffset> = Local::now().fixed_offset();
@@ -357,7 +357,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
                 .await
                 {
                     Driven::Done(r) => r.map(|m| (m, None)).map_err(|e| engine_error(e, &plan.dir)),
-                    Driven::Stopped(s) => return Ok(Outcome::Stopped(s, records.len())),
+                    Driven::Stopped(s) => return Ok(Ended::Stopped(s, records.len())),
                 }
             }
             Runner::Fio(fio) => {
@@ -365,7 +365,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
                 {
                     Ok(super::fio_runner::FioRun::Done(m, version)) => Ok((*m, version)),
                     Ok(super::fio_runner::FioRun::Stopped(sig)) => {
-                        return Ok(Outcome::Stopped(Stop(sig), records.len()));
+                        return Ok(Ended::Stopped(Stop(sig), records.len()));
                     }
                     Err(e) => Err(e),
                 }
@@ -385,7 +385,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Outcome> {
         records.push(record);
     }
     files.remove().context("cannot remove the test file")?;
-    Ok(Outcome::Done(records))
+    Ok(Ended::Done(records))
 }
 
 fn run_line(i: u32, n: u32, r: &Record) -> Option<String> {
@@ -410,9 +410,9 @@ fn make_record(
     m: &Measurement,
     fio_version: Option<String>,
 ) -> Record {
-    let (source, engine) = match &plan.runner {
-        Runner::Native(b) => (Source::Native, b.as_str().to_string()),
-        Runner::Fio(_) => (Source::Fio, format!("fio/{}", plan.job.ioengine)),
+    let source = match &plan.runner {
+        Runner::Native(_) => Source::Native,
+        Runner::Fio(_) => Source::Fio,
     };
     Record {
         schema_version: SCHEMA_VERSION,
@@ -421,7 +421,7 @@ fn make_record(
         source,
         source_file: None,
         source_digest: None,
-        engine,
+        engine: plan.runner.used(&plan.job).to_string(),
         engine_note: plan.engine_note.clone(),
         job_assumed: None,
         job: plan.job.shape(),

@@ -12,7 +12,8 @@ use std::os::fd::RawFd;
 use std::ptr;
 
 use super::sys;
-use super::timed::{Dir, IoPath, Req, SyncKind};
+use super::timed::{IoPath, Req, SyncKind};
+use crate::measure::Direction;
 
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
@@ -103,8 +104,8 @@ impl IoPath for Libaio {
         let cb = &mut self.iocbs[req.tag as usize];
         cb.aio_data = req.tag as u64;
         cb.aio_lio_opcode = match req.dir {
-            Dir::Write => IOCB_CMD_PWRITE,
-            Dir::Read => IOCB_CMD_PREAD,
+            Direction::Write => IOCB_CMD_PWRITE,
+            Direction::Read => IOCB_CMD_PREAD,
         };
         cb.aio_buf = req.buf as u64;
         cb.aio_nbytes = req.len as u64;

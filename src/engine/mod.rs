@@ -8,10 +8,11 @@
 //!
 //! Files: `timed.rs` (the shared loop), `offsets.rs` (fio's offsets), `buffers.rs` (buffers and
 //! scramble), `psync.rs`, `posixaio.rs`, `uring.rs`, `libaio.rs` (back ends), `sys.rs`
-//! (system-call wrappers).
+//! (system-call wrappers), `names.rs` (which engine: the back ends, what a record says ran).
 
 mod buffers;
 mod libaio;
+mod names;
 pub mod offsets;
 mod posixaio;
 mod psync;
@@ -28,72 +29,13 @@ use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::time::Instant;
 
-use crate::job::{IoEngine, Job};
+use crate::job::Job;
 use crate::measure::histogram::Histogram;
 use crate::measure::series::{INTERVAL_MS, Series};
-use crate::measure::{DirectionStats, Measurement};
+use crate::measure::{Direction, DirectionStats, Measurement};
 
-use timed::{Ctx, JobResult};
-
-/// The back ends iopscheck implements itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Backend {
-    /// glibc `aio_write`/`aio_suspend`, as fio's posixaio.
-    Posixaio,
-    /// io_uring through the io-uring crate (IORING_OP_WRITE/READ, IORING_OP_FSYNC).
-    IoUring,
-    /// `pwrite`/`pread` in the submitting thread.
-    Psync,
-    /// Linux native AIO (io_setup/io_submit/io_getevents) through raw syscalls.
-    Libaio,
-}
-
-impl Backend {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Backend::Posixaio => "posixaio",
-            Backend::IoUring => "io_uring",
-            Backend::Psync => "psync",
-            Backend::Libaio => "libaio",
-        }
-    }
-
-    /// The back end for a job's `ioengine`, if iopscheck implements it.
-    pub fn for_engine(e: &IoEngine) -> Option<Backend> {
-        match e {
-            IoEngine::Posixaio => Some(Backend::Posixaio),
-            IoEngine::IoUring => Some(Backend::IoUring),
-            IoEngine::Psync | IoEngine::Sync => Some(Backend::Psync),
-            IoEngine::Libaio => Some(Backend::Libaio),
-            IoEngine::Other(_) => None,
-        }
-    }
-
-    /// One line for the user: how this back end does its I/O.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Backend::Posixaio => {
-                "glibc POSIX AIO (aio_write/aio_suspend; one helper thread per file, as fio's posixaio)"
-            }
-            Backend::IoUring => {
-                "io_uring (IORING_OP_WRITE/READ, one submit per I/O, as fio's io_uring)"
-            }
-            Backend::Psync => "pwrite/pread in the job's thread (as fio's psync)",
-            Backend::Libaio => "Linux native AIO (io_submit/io_getevents, as fio's libaio)",
-        }
-    }
-
-    /// Whether the back end reports submission latency (slat), as fio's async engines do.
-    pub fn is_async(self) -> bool {
-        !matches!(self, Backend::Psync)
-    }
-}
-
-impl std::fmt::Display for Backend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use names::{Backend, EngineUsed};
+use timed::{JobContext, JobResult};
 
 /// What the engine is doing, for the progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -371,7 +313,7 @@ impl AnyPath {
         })
     }
 
-    fn run(&mut self, ctx: &Ctx<'_>) -> Result<JobResult, EngineError> {
+    fn run(&mut self, ctx: &JobContext<'_>) -> Result<JobResult, EngineError> {
         match self {
             AnyPath::Psync(b) => timed::run_job(ctx, b),
             AnyPath::Posixaio(b) => timed::run_job(ctx, b),
@@ -427,7 +369,7 @@ fn run_worker(
     barrier.wait();
     // `path` is declared after `fd`, so it is dropped (and drained) before the fd is closed.
     let (fd, mut path) = setup?;
-    let ctx = Ctx {
+    let ctx = JobContext {
         job,
         index,
         fd: fd.as_raw_fd(),
@@ -485,8 +427,8 @@ fn combine(job: &Job, backend: Backend, jobs: &[JobResult]) -> Measurement {
         out
     };
     Measurement {
-        read: job.rw.reads().then(|| dir(timed::Dir::Read as usize)),
-        write: job.rw.writes().then(|| dir(timed::Dir::Write as usize)),
+        read: job.rw.reads().then(|| dir(Direction::Read as usize)),
+        write: job.rw.writes().then(|| dir(Direction::Write as usize)),
         sync: (!sync.is_empty()).then(|| sync.summary()),
         end_fsync_ms,
         layout_ms: None,

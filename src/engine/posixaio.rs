@@ -11,7 +11,8 @@ use std::os::fd::RawFd;
 use std::ptr;
 
 use super::sys;
-use super::timed::{Dir, IoPath, Req, SyncKind};
+use super::timed::{IoPath, Req, SyncKind};
+use crate::measure::Direction;
 
 pub struct PosixAio {
     fd: RawFd,
@@ -96,8 +97,8 @@ impl IoPath for PosixAio {
             (*cb).aio_nbytes = req.len as usize;
             (*cb).aio_offset = req.offset as libc::off_t;
             match req.dir {
-                Dir::Write => libc::aio_write(cb),
-                Dir::Read => libc::aio_read(cb),
+                Direction::Write => libc::aio_write(cb),
+                Direction::Read => libc::aio_read(cb),
             }
         };
         if r != 0 {

@@ -5,7 +5,8 @@ use std::io;
 use std::os::fd::RawFd;
 
 use super::sys;
-use super::timed::{Dir, IoPath, Req, SyncKind};
+use super::timed::{IoPath, Req, SyncKind};
+use crate::measure::Direction;
 
 pub struct Psync {
     fd: RawFd,
@@ -27,13 +28,13 @@ impl IoPath for Psync {
             // until this returns.
             let r = unsafe {
                 match req.dir {
-                    Dir::Write => libc::pwrite(
+                    Direction::Write => libc::pwrite(
                         self.fd,
                         req.buf.cast(),
                         req.len as usize,
                         req.offset as libc::off_t,
                     ),
-                    Dir::Read => libc::pread(
+                    Direction::Read => libc::pread(
                         self.fd,
                         req.buf.cast(),
                         req.len as usize,

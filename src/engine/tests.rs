@@ -8,10 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::job::{Rw, Secs, Size, SyncMode};
+use crate::job::{IoEngine, Rw, Secs, Size, SyncMode};
 
 const RUNTIME_MS: u64 = 300;
 
+/// The Swimlane job's options (depth 1, one job, time based, end fsync, buffered) at a test's
+/// scale: `rw`, `size` and `bs` as given, psync, [`RUNTIME_MS`].
 fn job(rw: Rw, size: u64, bs: u64) -> Job {
     Job {
         name: "engine-test".into(),
@@ -19,17 +21,8 @@ fn job(rw: Rw, size: u64, bs: u64) -> Job {
         bs: Size(bs),
         size: Size(size),
         ioengine: IoEngine::Psync,
-        iodepth: 1,
-        numjobs: 1,
         runtime: Secs(Duration::from_millis(RUNTIME_MS)),
-        time_based: true,
-        end_fsync: true,
-        direct: false,
-        fsync: 0,
-        fdatasync: 0,
-        sync: SyncMode::None,
-        rwmixread: 50,
-        group_reporting: true,
+        ..crate::job::tests::swimlane()
     }
 }
 
@@ -93,6 +86,15 @@ fn uring_ok() -> bool {
             false
         }
     }
+}
+
+/// The back ends this machine runs: all of them, io_uring where it is usable.
+fn runnable_backends() -> Vec<Backend> {
+    let uring = uring_ok();
+    Backend::ALL
+        .into_iter()
+        .filter(|&b| b != Backend::IoUring || uring)
+        .collect()
 }
 
 /// The figures of one direction agree with each other as fio's would.
@@ -183,17 +185,7 @@ fn reads_read_the_laid_out_data() {
         &data[..64]
     );
     assert_ne!(&data[..4096], &data[1 << 20..(1 << 20) + 4096]);
-    let backends: &[Backend] = if uring_ok() {
-        &[
-            Backend::Psync,
-            Backend::Posixaio,
-            Backend::IoUring,
-            Backend::Libaio,
-        ]
-    } else {
-        &[Backend::Psync, Backend::Posixaio, Backend::Libaio]
-    };
-    for &b in backends {
+    for b in runnable_backends() {
         j.runtime = Secs(Duration::from_millis(150));
         let m = run(&j, std::slice::from_ref(&f), b, &live, &cancel)
             .unwrap_or_else(|e| panic!("{b}: {e}"));
@@ -267,7 +259,7 @@ fn numjobs_two_are_summed() {
 fn combine_sums_ios_and_takes_the_longest_runtime() {
     let mk = |ios: u64, us: u64, lat: u64| {
         let mut r = JobResult::default();
-        let d = &mut r.dirs[timed::Dir::Write as usize];
+        let d = &mut r.dirs[Direction::Write as usize];
         d.ios = ios;
         d.bytes = ios * 4096;
         for _ in 0..ios {
@@ -297,34 +289,35 @@ fn combine_sums_ios_and_takes_the_longest_runtime() {
     assert!(m.read.is_none());
 }
 
+/// fsync=N and fdatasync=N: a timed sync after every Nth write. One pass over 66 blocks
+/// rather than a time-based run, so that the count is exact on a loaded machine too: a
+/// deadline can fall between the Nth write and its sync, and a machine busy enough may not
+/// reach N writes before it. 66 is no multiple of 8 or 4, so no sync falls due as the pass
+/// ends (the end fsync covers the last writes).
 #[test]
 fn fsync_every_n_gives_sync_latencies() {
-    let backends: &[Backend] = if uring_ok() {
-        &[Backend::Psync, Backend::IoUring, Backend::Libaio]
-    } else {
-        &[Backend::Psync, Backend::Libaio]
-    };
-    for &b in backends {
-        let mut j = job(Rw::RandWrite, 4 << 20, 4096);
-        j.runtime = Secs(Duration::from_millis(200));
-        j.fsync = 8;
-        let m = run_tmp(&j, b).unwrap();
-        let w = m.write.unwrap();
-        let s = m.sync.expect("sync histogram");
-        let most = w.ios / 8;
-        assert!(
-            s.n == most || s.n + 1 == most,
-            "{b}: {} syncs for {} writes",
-            s.n,
-            w.ios
-        );
-        // fdatasync=N is a separate option with the same accounting.
-        let mut j2 = j.clone();
-        j2.fsync = 0;
-        j2.fdatasync = 4;
-        let m = run_tmp(&j2, b).unwrap();
-        let (w, s) = (m.write.unwrap(), m.sync.unwrap());
-        assert!(s.n == w.ios / 4 || s.n + 1 == w.ios / 4, "{b}: fdatasync");
+    const BLOCKS: u64 = 66;
+    for b in runnable_backends() {
+        for (fsync, fdatasync) in [(8, 0), (0, 4)] {
+            let mut j = job(Rw::RandWrite, BLOCKS * 4096, 4096);
+            j.time_based = false;
+            // A bound the pass never reaches.
+            j.runtime = Secs(Duration::from_secs(3600));
+            j.fsync = fsync;
+            j.fdatasync = fdatasync;
+            let m = run_tmp(&j, b).unwrap();
+            let w = m.write.unwrap();
+            assert_eq!(w.ios, BLOCKS, "{b}: one pass");
+            let s = m.sync.expect("sync histogram");
+            let every = u64::from(fsync.max(fdatasync));
+            assert_eq!(
+                s.n,
+                BLOCKS / every,
+                "{b}: fsync={fsync} fdatasync={fdatasync}: {} syncs for {} writes",
+                s.n,
+                w.ios
+            );
+        }
     }
 }
 
@@ -386,17 +379,7 @@ fn direct_io_on_the_temp_dir() {
     let mut j = job(Rw::RandWrite, 1 << 20, 4096);
     j.direct = true;
     j.runtime = Secs(Duration::from_millis(100));
-    let backends: &[Backend] = if uring_ok() {
-        &[
-            Backend::Psync,
-            Backend::IoUring,
-            Backend::Libaio,
-            Backend::Posixaio,
-        ]
-    } else {
-        &[Backend::Psync, Backend::Libaio, Backend::Posixaio]
-    };
-    for &b in backends {
+    for b in runnable_backends() {
         j.iodepth = if b == Backend::Psync { 1 } else { 4 };
         match run_tmp(&j, b) {
             Ok(m) => check_dir(m.write.as_ref().unwrap(), 4096, 100, b.is_async()),
@@ -470,7 +453,7 @@ struct SmallTmpfs(tempfile::TempDir);
 
 impl SmallTmpfs {
     fn mount(size: &str) -> Result<SmallTmpfs, String> {
-        if unsafe { libc::geteuid() } != 0 {
+        if !crate::sys::is_root() {
             return Err("not root".into());
         }
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -552,11 +535,7 @@ fn a_full_disk_is_enospc() {
     while unsafe { libc::fallocate(filler.as_raw_fd(), 0, len as i64, 1 << 16) } == 0 {
         len += 1 << 16;
     }
-    let mut backends = vec![Backend::Psync, Backend::Posixaio, Backend::Libaio];
-    if uring_ok() {
-        backends.push(Backend::IoUring);
-    }
-    for b in backends {
+    for b in runnable_backends() {
         let e = run(&j, std::slice::from_ref(&f), b, &live, &cancel).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{b}: {e}");
         assert!(e.to_string().starts_with("write at offset "), "{b}: {e}");
@@ -712,13 +691,13 @@ fn a_one_pass_run_stops_its_series_where_the_data_ends() {
 }
 
 /// A back end that counts what each reap returned, around a real one.
-struct Counted<B> {
+struct CountingPath<B> {
     inner: B,
     /// (min asked, completions returned) of every reap.
     reaps: Vec<(usize, usize)>,
 }
 
-impl<B: timed::IoPath> timed::IoPath for Counted<B> {
+impl<B: timed::IoPath> timed::IoPath for CountingPath<B> {
     const ASYNC: bool = B::ASYNC;
     fn submit(&mut self, req: &timed::Req) -> std::io::Result<Option<i64>> {
         self.inner.submit(req)
@@ -735,10 +714,13 @@ impl<B: timed::IoPath> timed::IoPath for Counted<B> {
 }
 
 /// What a counted run measured, and each reap's (min asked, completions returned).
-type Counts = (timed::JobResult, Vec<(usize, usize)>);
+type CountedRun = (timed::JobResult, Vec<(usize, usize)>);
 
 /// Runs `j` through the timed loop on a laid-out file with back end `make(fd)`, counting reaps.
-fn counted_run<B: timed::IoPath>(j: &Job, make: impl FnOnce(std::os::fd::RawFd) -> B) -> Counts {
+fn counted_run<B: timed::IoPath>(
+    j: &Job,
+    make: impl FnOnce(std::os::fd::RawFd) -> B,
+) -> CountedRun {
     let dir = fast_tempdir();
     let f = new_file(dir.path(), 0);
     let (live, cancel, abort) = (
@@ -748,11 +730,11 @@ fn counted_run<B: timed::IoPath>(j: &Job, make: impl FnOnce(std::os::fd::RawFd) 
     );
     layout(&f, j, &live, &cancel).unwrap();
     let fd = sys::reopen(&f, sys::job_open_flags(j)).unwrap();
-    let mut be = Counted {
+    let mut be = CountingPath {
         inner: make(fd.as_raw_fd()),
         reaps: Vec::new(),
     };
-    let ctx = Ctx {
+    let ctx = JobContext {
         job: j,
         index: 0,
         fd: fd.as_raw_fd(),
@@ -776,7 +758,7 @@ fn async_back_ends_reap_one_completion_at_a_time_as_fio() {
     j.iodepth = 8;
     j.runtime = Secs(Duration::from_millis(100));
     j.end_fsync = false;
-    let mut cases: Vec<(&str, Counts)> = vec![(
+    let mut cases: Vec<(&str, CountedRun)> = vec![(
         "libaio",
         counted_run(&j, |fd| libaio::Libaio::new(fd, 8).unwrap()),
     )];

@@ -18,26 +18,11 @@ use super::offsets::{MixPicker, Pick, RandomBlocks, SeqBlocks};
 use super::sys;
 use super::{EngineError, Live, Phase};
 use crate::job::Job;
+use crate::measure::Direction;
 use crate::measure::histogram::Histogram;
 use crate::measure::series::INTERVAL_MS;
 
 const INTERVAL: Duration = Duration::from_millis(INTERVAL_MS as u64);
-
-/// Direction of one I/O.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dir {
-    Read = 0,
-    Write = 1,
-}
-
-impl Dir {
-    fn name(self) -> &'static str {
-        match self {
-            Dir::Read => "read",
-            Dir::Write => "write",
-        }
-    }
-}
 
 /// What a sync request asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +35,7 @@ pub enum SyncKind {
 #[derive(Debug, Clone, Copy)]
 pub struct Req {
     pub tag: u32,
-    pub dir: Dir,
+    pub dir: Direction,
     pub buf: *mut u8,
     pub len: u32,
     pub offset: u64,
@@ -93,14 +78,14 @@ pub struct JobResult {
     /// t1 − t0 in µs: first I/O to the end of the end fsync.
     pub elapsed_us: u64,
     pub end_fsync: Option<Duration>,
-    /// I/Os completed per [`INTERVAL`] of the timed loop, per direction (index: [`Dir`]);
+    /// I/Os completed per [`INTERVAL`] of the timed loop, per direction (index: [`Direction`]);
     /// the last interval ends when the drain did and lasts `last_ms`.
     pub series: [Vec<u32>; 2],
     pub last_ms: u32,
 }
 
 /// Everything a worker needs besides its back end.
-pub struct Ctx<'a> {
+pub struct JobContext<'a> {
     pub job: &'a Job,
     pub index: usize,
     pub fd: RawFd,
@@ -120,7 +105,7 @@ enum Offsets {
 
 #[derive(Debug, Clone, Copy)]
 struct Slot {
-    dir: Dir,
+    dir: Direction,
     offset: u64,
     len: u32,
     /// Bytes already done by earlier parts of a short I/O.
@@ -141,7 +126,7 @@ const LIVE_BATCH: u64 = 64;
 const REAP_MAX: usize = 1;
 
 struct Loop<'a, 'b, B: IoPath> {
-    ctx: &'b Ctx<'a>,
+    ctx: &'b JobContext<'a>,
     be: &'b mut B,
     bufs: &'b Buffers,
     slots: Vec<Slot>,
@@ -157,7 +142,7 @@ struct Loop<'a, 'b, B: IoPath> {
 
 /// Runs one job's timed phase on `fd` through back end `be`. On every exit, I/O still in
 /// flight is reaped before the buffers are released.
-pub fn run_job<B: IoPath>(ctx: &Ctx<'_>, be: &mut B) -> Result<JobResult, EngineError> {
+pub fn run_job<B: IoPath>(ctx: &JobContext<'_>, be: &mut B) -> Result<JobResult, EngineError> {
     let job = ctx.job;
     let depth = job.iodepth as usize;
     let bufs = Buffers::new(
@@ -167,7 +152,7 @@ pub fn run_job<B: IoPath>(ctx: &Ctx<'_>, be: &mut B) -> Result<JobResult, Engine
     );
     let now = Instant::now();
     let idle = Slot {
-        dir: Dir::Write,
+        dir: Direction::Write,
         offset: 0,
         len: 0,
         done: 0,
@@ -280,13 +265,13 @@ impl<B: IoPath> Loop<'_, '_, B> {
                 let dir = match &mut mix {
                     Some(m) => {
                         if m.is_read() {
-                            Dir::Read
+                            Direction::Read
                         } else {
-                            Dir::Write
+                            Direction::Write
                         }
                     }
-                    None if writes => Dir::Write,
-                    None => Dir::Read,
+                    None if writes => Direction::Write,
+                    None => Direction::Read,
                 };
                 let pick = match &mut offsets {
                     Offsets::Random(r) => r.next(wrap),
@@ -310,7 +295,7 @@ impl<B: IoPath> Loop<'_, '_, B> {
                     .pop()
                     .expect("a free slot when the queue is not full");
                 let buf = self.bufs.ptr(tag as usize);
-                if dir == Dir::Write {
+                if dir == Direction::Write {
                     stamp += 1;
                     // SAFETY: this slot's buffer is not in flight.
                     unsafe { buffers::scramble(buf, bs as usize, offset, stamp) };
@@ -328,7 +313,7 @@ impl<B: IoPath> Loop<'_, '_, B> {
                 };
                 now = self.issue(tag)?;
                 last_was_sync = false;
-                if dir == Dir::Write {
+                if dir == Direction::Write {
                     for (n, kind) in sync_every {
                         if n > 0 && writes_issued.is_multiple_of(n) {
                             sync_due = Some(kind);
@@ -466,7 +451,7 @@ impl<B: IoPath> Loop<'_, '_, B> {
             self.inflight -= 1;
             self.free.push(tag);
             // A read at the end of the file, or a write the kernel refused to advance.
-            let e = if s.dir == Dir::Read {
+            let e = if s.dir == Direction::Read {
                 libc::ENODATA
             } else {
                 libc::EIO
@@ -559,7 +544,7 @@ impl<B: IoPath> Loop<'_, '_, B> {
     }
 
     fn io_error(&self, s: &Slot, errno: i32) -> EngineError {
-        let op = format!("{} at offset {}", s.dir.name(), s.offset);
+        let op = format!("{} at offset {}", s.dir.as_str(), s.offset);
         if errno == libc::EINVAL && self.ctx.job.direct {
             return sys::direct_unsupported(&op, errno);
         }

@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 
 use io_uring::{IoUring, Probe, opcode, squeue, types};
 
-use super::timed::{Dir, IoPath, Req, SyncKind};
+use super::timed::{IoPath, Req, SyncKind};
+use crate::measure::Direction;
 
 /// user_data of a sync request (I/O tags are slot numbers, far below this).
 const SYNC_TAG: u64 = u64::MAX;
@@ -97,10 +98,10 @@ impl IoPath for Uring {
     #[inline]
     fn submit(&mut self, req: &Req) -> io::Result<Option<i64>> {
         let e = match req.dir {
-            Dir::Write => opcode::Write::new(self.fd, req.buf, req.len)
+            Direction::Write => opcode::Write::new(self.fd, req.buf, req.len)
                 .offset(req.offset)
                 .build(),
-            Dir::Read => opcode::Read::new(self.fd, req.buf, req.len)
+            Direction::Read => opcode::Read::new(self.fd, req.buf, req.len)
                 .offset(req.offset)
                 .build(),
         }

@@ -8,7 +8,7 @@ use chrono::{DateTime, FixedOffset, Local, Utc};
 use serde::Deserialize;
 
 use super::stream::{self, Stream};
-use super::{Head, Row, RowSource};
+use super::{DecidingRule, Row, RowSource};
 use crate::evaluate::{self, EvidenceStatus, Group, PolicyInfo, RuleResult, Scope, Verdict};
 use crate::history::{self, Record};
 use crate::policy::Level;
@@ -32,7 +32,7 @@ struct Seen {
 }
 
 impl Seen {
-    fn note(&mut self, h: &history::Head, policy: &str) {
+    fn note(&mut self, h: &history::RecordHead, policy: &str) {
         self.heads += 1;
         if !self.hosts.contains(&h.host) {
             self.hosts.insert(h.host.clone());
@@ -56,7 +56,7 @@ pub struct NodeFile {
 /// Judges nodes' files under one policy and window.
 pub struct Judge<'a> {
     pub policy: &'a Policy,
-    pub head: Option<Head>,
+    pub head: Option<DecidingRule>,
     pub since: DateTime<Utc>,
     pub now: DateTime<Utc>,
     pub strict: bool,
@@ -429,7 +429,7 @@ pub fn cross_check(
     rows: &mut Vec<Row>,
     expect: &[String],
     policy: &Policy,
-    head: Option<&Head>,
+    head: Option<&DecidingRule>,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
     if !expect.is_empty() {
@@ -496,7 +496,7 @@ mod tests {
         let now = Utc::now();
         Judge {
             policy,
-            head: Head::of(policy),
+            head: DecidingRule::of(policy),
             since: now - chrono::Duration::days(7),
             now,
             strict: false,

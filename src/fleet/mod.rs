@@ -39,7 +39,7 @@ impl RowSource {
 
 /// The policy's deciding rule, which the fleet's value column shows.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Head {
+pub struct DecidingRule {
     pub metric: String,
     pub op: Op,
     pub threshold: f64,
@@ -47,10 +47,10 @@ pub struct Head {
     pub aggregate: Aggregate,
 }
 
-impl Head {
+impl DecidingRule {
     /// The first fail-level rule of the policy, if it has one.
-    pub fn of(policy: &Policy) -> Option<Head> {
-        policy.deciding_rules().next().map(|r| Head {
+    pub fn of(policy: &Policy) -> Option<DecidingRule> {
+        policy.deciding_rules().next().map(|r| DecidingRule {
             metric: r.metric.clone(),
             op: r.op,
             threshold: r.threshold,
@@ -114,7 +114,7 @@ impl Counts {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fleet {
     pub policy: PolicyInfo,
-    pub head: Option<Head>,
+    pub head: Option<DecidingRule>,
     pub verdict: Verdict,
     pub reason: String,
     /// Start of the window history files were judged over.
@@ -131,7 +131,7 @@ impl Fleet {
     /// Sorts the rows (host, directory, engine) and decides the fleet's verdict and reason.
     pub fn new(
         policy: PolicyInfo,
-        head: Option<Head>,
+        head: Option<DecidingRule>,
         since: DateTime<Utc>,
         mut rows: Vec<Row>,
         warnings: Vec<String>,
@@ -268,7 +268,7 @@ pub(crate) mod tests {
         );
         Fleet::new(
             ev.policy,
-            Head::of(&policy),
+            DecidingRule::of(&policy),
             Utc::now(),
             rows,
             vec![],

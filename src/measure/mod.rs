@@ -9,6 +9,24 @@ pub use series::{DiskStat, IopsSamples, Series};
 
 use serde::{Deserialize, Serialize};
 
+/// Read or write: of one I/O in the engine, of a measurement's figures, of a metric. The
+/// value is the index of per-direction arrays (`[read, write]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Read = 0,
+    Write = 1,
+}
+
+impl Direction {
+    /// The word metric names and messages use ("read", "write").
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Read => "read",
+            Direction::Write => "write",
+        }
+    }
+}
+
 /// Latency statistics of one kind (clat, lat, slat or sync), in nanoseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {

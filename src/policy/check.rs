@@ -38,8 +38,8 @@ pub fn check(p: &Policy) -> Result<(), String> {
             ));
         }
         if let Some(dir) = info.direction
-            && !((dir == metrics::Direction::Read && p.job.rw.reads())
-                || (dir == metrics::Direction::Write && p.job.rw.writes()))
+            && !((dir == crate::measure::Direction::Read && p.job.rw.reads())
+                || (dir == crate::measure::Direction::Write && p.job.rw.writes()))
         {
             return Err(format!(
                 "rules[{i}].metric: '{}' can never be measured by a job with rw={}",

@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::EngineUsed;
 use crate::job::{IoEngine, Job, Secs};
 use crate::metrics;
 
@@ -324,8 +325,8 @@ impl Policy {
     /// Whether a run on `engine` (fio's name; "fio/posixaio" as records write fio's runs)
     /// is the policy's test.
     pub fn accepts_engine(&self, engine: &str) -> bool {
-        let e = IoEngine::from(engine.strip_prefix("fio/").unwrap_or(engine));
-        self.accepted_engines().contains(&e)
+        EngineUsed::ioengine_of(engine)
+            .is_some_and(|e| self.accepted_engines().contains(&IoEngine::from(e)))
     }
 
     /// The rules that decide the verdict.

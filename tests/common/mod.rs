@@ -105,10 +105,6 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-pub fn is_root() -> bool {
-    iopscheck::sys::is_root()
-}
-
 pub fn have_fio() -> bool {
     std::process::Command::new("fio")
         .arg("--version")
