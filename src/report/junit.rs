@@ -22,9 +22,9 @@
 use std::io::{self, Write};
 
 use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
-use crate::policy::Level;
 
 use super::fmt_precise;
+use super::view;
 use super::xml::{attr, text};
 
 /// A test case's outcome, as the node's and the fleet's JUnit write it.
@@ -80,25 +80,25 @@ fn unit(u: &str) -> String {
 }
 
 fn rule_case(ev: &Evaluation, r: &RuleResult) -> Case {
-    let deciding = r.level == Level::Fail || (ev.strict && r.level == Level::Warn);
+    let deciding = super::view::deciding(r, ev.strict);
     let what = describe(r);
-    let outcome = match r.passed {
+    let outcome = match view::Outcome::of(r, ev.strict) {
         _ if deciding && ev.verdict == Verdict::Inconclusive => Outcome::Error {
             message: format!("inconclusive: {} ({what})", ev.reason),
         },
-        None => Outcome::Skipped {
+        view::Outcome::NotMeasured => Outcome::Skipped {
             message: format!("not measured: {what}"),
         },
-        Some(true) => Outcome::Passed,
-        Some(false) if deciding => Outcome::Failure {
+        view::Outcome::Meets => Outcome::Passed,
+        view::Outcome::Fails => Outcome::Failure {
             message: what.clone(),
             kind: "threshold",
             detail: failure_detail(ev, r),
         },
-        Some(false) if r.level == Level::Warn => Outcome::Skipped {
+        view::Outcome::Soft => Outcome::Skipped {
             message: format!("soft limit missed: {what}; it decides only with --strict"),
         },
-        Some(false) => Outcome::Skipped {
+        view::Outcome::ShownOnly => Outcome::Skipped {
             message: format!("shown only, never decides: {what}"),
         },
     };
@@ -204,20 +204,20 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         .count();
     let id = super::identity(ev);
     let policy = &ev.policy.name;
-    let counts = format!(
-        "tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"0\"",
-        cases.len()
-    );
-
     let mut s = String::new();
-    s.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    s.push_str(&format!("<testsuites name=\"iopscheck\" {counts}>\n"));
-    s.push_str(&format!(
-        "  <testsuite name=\"{}\" {counts} timestamp=\"{}\" hostname=\"{}\">\n",
-        attr(&format!("iopscheck {policy}")),
-        ev.generated.format("%Y-%m-%dT%H:%M:%S"),
-        attr(&id.host)
-    ));
+    suite_start(
+        &mut s,
+        "iopscheck",
+        policy,
+        Counts {
+            tests: cases.len(),
+            failures,
+            errors,
+            skipped,
+        },
+        ev.generated,
+        Some(&id.host),
+    );
     let mut props: Vec<(&str, String)> = vec![
         ("verdict", ev.verdict.as_str().to_string()),
         ("reason", ev.reason.clone()),
@@ -264,6 +264,40 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         .collect();
     suite_end(&mut s, &log, ev.verdict, &ev.reason);
     out.write_all(s.as_bytes())
+}
+
+/// How many test cases a suite has, and of each outcome.
+pub(super) struct Counts {
+    pub tests: usize,
+    pub failures: usize,
+    pub errors: usize,
+    pub skipped: usize,
+}
+
+/// Opens the document, `<testsuites name="NAME">` and the one `<testsuite>` in it, named
+/// "NAME POLICY"; the counts on both. Shared with the fleet's JUnit.
+pub(super) fn suite_start(
+    s: &mut String,
+    name: &str,
+    policy: &str,
+    c: Counts,
+    generated: chrono::DateTime<chrono::Utc>,
+    hostname: Option<&str>,
+) {
+    let counts = format!(
+        "tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"0\"",
+        c.tests, c.failures, c.errors, c.skipped
+    );
+    s.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    s.push_str(&format!("<testsuites name=\"{}\" {counts}>\n", attr(name)));
+    let host = hostname
+        .map(|h| format!(" hostname=\"{}\"", attr(h)))
+        .unwrap_or_default();
+    s.push_str(&format!(
+        "  <testsuite name=\"{}\" {counts} timestamp=\"{}\"{host}>\n",
+        attr(&format!("{name} {policy}")),
+        generated.format("%Y-%m-%dT%H:%M:%S"),
+    ));
 }
 
 /// The suite's `<properties>`, one `<property>` a pair, in order (a name may repeat).

@@ -5,10 +5,10 @@
 
 use std::io::{self, Write};
 
-use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
+use crate::evaluate::{Evaluation, Verdict};
 
-use super::fmt_value;
 use super::view::{self, Align, Emphasis, Outcome, Table};
+use super::view_node;
 
 pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     let p = &ev.policy;
@@ -29,12 +29,13 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     )?;
     writeln!(out)?;
     // The test's shape and what keeps it from being the policy's, under the banner.
-    let context = super::verdict_context(ev);
+    let notes = view_node::notes(ev);
+    let context = &notes.beside_verdict;
     if !ev.runs.is_empty() || !context.is_empty() {
         if !ev.runs.is_empty() {
             writeln!(out, "- test: {}", esc(&super::test_shape(ev)))?;
         }
-        for line in &context {
+        for line in context {
             writeln!(out, "- {}", esc(line))?;
         }
         writeln!(out)?;
@@ -80,18 +81,19 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "- judged: {} ({}){}",
-        scope_word(ev.scope),
+        view_node::scope_words(ev.scope),
         p.aggregate.as_str(),
-        if ev.strict {
-            "; strict: warn-level rules decide too"
-        } else {
-            ""
-        }
+        view_node::strict_words(ev.strict)
     )?;
     writeln!(out)?;
 
-    runs_table(ev, out)?;
-    rules_table(ev, out)?;
+    table_section(out, "Runs", view::runs_table(ev), "No runs.")?;
+    table_section(
+        out,
+        "Rules",
+        view_node::rules_table(ev),
+        "The policy has no rules.",
+    )?;
 
     if let Some(t) = view::days_table(ev) {
         heading(&t, out)?;
@@ -101,34 +103,24 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
 
     writeln!(out, "## Evidence")?;
     writeln!(out)?;
-    writeln!(
-        out,
-        "{} (window {}){}",
-        esc(&ev.evidence.advice()),
-        esc(&ev.evidence.window),
-        if ev.scope == Scope::Report {
-            ""
-        } else {
-            "; a report over the history applies this rule"
-        }
-    )?;
+    writeln!(out, "{}", esc(&notes.evidence))?;
     writeln!(out)?;
-    if !ev.differences.is_empty() {
+    if !notes.differences.is_empty() {
         writeln!(out, "## Differences from the policy's test")?;
         writeln!(out)?;
-        for d in &ev.differences {
-            writeln!(out, "- {}", esc(&d.to_string()))?;
+        for d in &notes.differences {
+            writeln!(out, "- {}", esc(d))?;
         }
         writeln!(out)?;
     }
 
     writeln!(out, "## Warnings")?;
     writeln!(out)?;
-    if ev.warnings.is_empty() {
+    if notes.warnings.is_empty() {
         writeln!(out, "None.")?;
     }
-    for w in &ev.warnings {
-        writeln!(out, "- ⚠️ {}", esc(&w.to_string()))?;
+    for w in &notes.warnings {
+        writeln!(out, "- ⚠️ {}", esc(w))?;
     }
     writeln!(out)?;
     writeln!(
@@ -140,12 +132,18 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn runs_table(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "## Runs")?;
+/// A section of one view table: its heading, then the table, or `none` without one.
+fn table_section(
+    out: &mut dyn Write,
+    heading: &str,
+    t: Option<Table>,
+    none: &str,
+) -> io::Result<()> {
+    writeln!(out, "## {heading}")?;
     writeln!(out)?;
-    match view::runs_table(ev) {
+    match t {
         Some(t) => table(&t, out)?,
-        None => writeln!(out, "No runs.")?,
+        None => writeln!(out, "{none}")?,
     }
     writeln!(out)?;
     Ok(())
@@ -187,9 +185,10 @@ fn table(t: &Table, out: &mut dyn Write) -> io::Result<()> {
     for row in &t.rows {
         let mut line = String::from("|");
         for c in &row.cells {
-            let text = esc(&c.text);
+            let text = if c.name { code(&c.text) } else { esc(&c.text) };
             match c.emphasis {
                 Emphasis::Strong => line.push_str(&format!(" **{text}** |")),
+                Emphasis::Outcome(o) => line.push_str(&format!(" {}{text} |", outcome_icon(o))),
                 _ => line.push_str(&format!(" {text} |")),
             }
             for _ in 1..c.span {
@@ -201,56 +200,14 @@ fn table(t: &Table, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn rules_table(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "## Rules")?;
-    writeln!(out)?;
-    if ev.rules.is_empty() {
-        writeln!(out, "The policy has no rules.")?;
-        writeln!(out)?;
-        return Ok(());
-    }
-    writeln!(
-        out,
-        "| level | metric | {} | 95% interval | threshold | result | note |",
-        ev.policy.aggregate.as_str()
-    )?;
-    writeln!(out, "| --- | --- | ---: | ---: | ---: | --- | --- |")?;
-    for r in &ev.rules {
-        let ci = ev
-            .summary
-            .metrics
-            .get(&r.metric)
-            .filter(|s| s.n > 1)
-            .map(|s| format!("{}–{}", fmt_value(s.ci95_low), fmt_value(s.ci95_high)))
-            .unwrap_or("—".into());
-        writeln!(
-            out,
-            "| {} | {} | {} | {} | {} {} {} | {} | {} |",
-            r.level.as_str(),
-            code(&r.metric),
-            r.value.map(fmt_value).unwrap_or("—".into()),
-            ci,
-            r.op,
-            fmt_value(r.threshold),
-            esc(r.unit),
-            result(r, ev.strict),
-            r.note.as_deref().map(esc).unwrap_or_default()
-        )?;
-    }
-    writeln!(out)?;
-    Ok(())
-}
-
-fn result(r: &RuleResult, strict: bool) -> String {
-    let outcome = Outcome::of(r, strict);
-    let icon = match outcome {
+/// The icon before a rule's outcome.
+fn outcome_icon(o: Outcome) -> &'static str {
+    match o {
         Outcome::Meets => "✅ ",
         Outcome::Fails => "❌ ",
         Outcome::Soft => "⚠️ ",
         Outcome::NotMeasured | Outcome::ShownOnly => "",
-    };
-    let marginal = if r.marginal { " (marginal)" } else { "" };
-    format!("{icon}{}{marginal}", outcome.words())
+    }
 }
 
 fn verdict_word(v: Verdict) -> &'static str {
@@ -261,19 +218,12 @@ fn verdict_word(v: Verdict) -> &'static str {
     }
 }
 
-fn verdict_icon(v: Verdict) -> &'static str {
+/// The icon before a verdict, the node's and the fleet's.
+pub(super) fn verdict_icon(v: Verdict) -> &'static str {
     match v {
         Verdict::Pass => "✅",
         Verdict::Fail => "❌",
         Verdict::Inconclusive => "❔",
-    }
-}
-
-fn scope_word(s: Scope) -> &'static str {
-    match s {
-        Scope::Run => "the runs of this invocation",
-        Scope::Import => "imported fio outputs",
-        Scope::Report => "the history over the window",
     }
 }
 

@@ -14,7 +14,6 @@ mod details;
 mod fit;
 pub mod fleet;
 mod html;
-mod html_series;
 mod json;
 mod junit;
 mod lists;
@@ -23,6 +22,8 @@ mod prometheus;
 pub mod summary;
 mod table;
 mod view;
+mod view_fleet;
+mod view_node;
 mod xml;
 
 use std::collections::BTreeSet;
@@ -211,26 +212,10 @@ pub fn test_shape(ev: &Evaluation) -> String {
     )
 }
 
-/// What stands beside the verdict in every format, one line each: the deviations from the
-/// policy's test (and which way they can move the result), the caveats, the runs not counted.
+/// What stands beside the verdict in every format, one line each (see
+/// `view_node::beside_verdict`).
 pub fn verdict_context(ev: &Evaluation) -> Vec<String> {
-    let mut out = Vec::new();
-    for d in &ev.deviations {
-        out.push(format!(
-            "not the policy's test: {d} ({})",
-            match d.effect {
-                crate::deviation::Effect::Flatters => "flatters the disk",
-                crate::deviation::Effect::EitherWay => "could go either way",
-            }
-        ));
-    }
-    for c in &ev.caveats {
-        out.push(format!("caveat: {c}"));
-    }
-    for n in &ev.not_counted {
-        out.push(n.to_string());
-    }
-    out
+    view_node::beside_verdict(ev)
 }
 
 /// A number for machines: the shortest text that reads back as the same f64.

@@ -30,11 +30,15 @@ use std::io::{self, Write};
 
 use crate::evaluate::{Evaluation, Verdict};
 
-/// Label pairs in a fixed order; values are escaped when rendered.
-struct Labels(Vec<(&'static str, String)>);
+/// Label pairs in a fixed order; values are escaped when rendered. Shared with the fleet's
+/// exposition.
+pub(super) struct Labels(Vec<(&'static str, String)>);
 
 impl Labels {
-    fn with(&self, name: &'static str, value: &str) -> Labels {
+    pub(super) fn new(pairs: &[(&'static str, &str)]) -> Labels {
+        Labels(pairs.iter().map(|(k, v)| (*k, v.to_string())).collect())
+    }
+    pub(super) fn with(&self, name: &'static str, value: &str) -> Labels {
         let mut v = self.0.clone();
         v.push((name, value.to_string()));
         Labels(v)
@@ -65,17 +69,8 @@ impl Family {
             samples: vec![],
         }
     }
-    fn push(&mut self, labels: &Labels, value: f64) {
+    pub(super) fn push(&mut self, labels: &Labels, value: f64) {
         self.samples.push((labels.render(), value));
-    }
-    /// A sample with labels given as (name, value) pairs, in order.
-    pub(super) fn push_pairs(&mut self, labels: &[(&str, &str)], value: f64) {
-        let parts: Vec<String> = labels
-            .iter()
-            .map(|(k, v)| format!("{k}=\"{}\"", label_value(v)))
-            .collect();
-        self.samples
-            .push((format!("{{{}}}", parts.join(",")), value));
     }
     pub(super) fn write(&self, s: &mut String) {
         if self.samples.is_empty() {
@@ -89,34 +84,40 @@ impl Family {
     }
 }
 
+/// A verdict as two gauges: `value` 1 pass, 0 fail, NaN inconclusive; `state` 1 for the
+/// verdict and 0 for the other two, under a `verdict` label.
+pub(super) fn push_verdict(value: &mut Family, state: &mut Family, labels: &Labels, v: Verdict) {
+    value.push(labels, verdict_value(v));
+    for other in [Verdict::Pass, Verdict::Fail, Verdict::Inconclusive] {
+        state.push(
+            &labels.with("verdict", other.as_str()),
+            bool_value(v == other),
+        );
+    }
+}
+
 fn bool_value(b: bool) -> f64 {
     if b { 1.0 } else { 0.0 }
 }
 
 pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     let id = super::identity(ev);
-    let base = Labels(vec![
-        ("policy", id.policy),
-        ("host", id.host),
-        ("dir", id.dir),
-        ("engine", id.engine),
+    let base = Labels::new(&[
+        ("policy", &id.policy),
+        ("host", &id.host),
+        ("dir", &id.dir),
+        ("engine", &id.engine),
     ]);
 
     let mut verdict = Family::new(
         "iopscheck_verdict",
         "Verdict of the latest evaluation: 1 pass, 0 fail, NaN inconclusive (see iopscheck_verdict_state).",
     );
-    verdict.push(&base, verdict_value(ev.verdict));
     let mut state = Family::new(
         "iopscheck_verdict_state",
         "1 for the verdict of the latest evaluation (pass, fail or inconclusive), 0 for the others.",
     );
-    for v in [Verdict::Pass, Verdict::Fail, Verdict::Inconclusive] {
-        state.push(
-            &base.with("verdict", v.as_str()),
-            bool_value(ev.verdict == v),
-        );
-    }
+    push_verdict(&mut verdict, &mut state, &base, ev.verdict);
 
     let mut value = Family::new(
         "iopscheck_rule_value",
@@ -239,7 +240,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// The verdict as a gauge: 1 pass, 0 fail, NaN inconclusive.
-pub(super) fn verdict_value(v: Verdict) -> f64 {
+fn verdict_value(v: Verdict) -> f64 {
     match v {
         Verdict::Pass => 1.0,
         Verdict::Fail => 0.0,

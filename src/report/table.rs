@@ -57,7 +57,7 @@ pub fn rule_lines(ev: &Evaluation) -> Vec<String> {
         .unwrap_or(0);
     let mut out = Vec::new();
     for r in &ev.rules {
-        let deciding = r.level == Level::Fail || (ev.strict && r.level == Level::Warn);
+        let deciding = super::view::deciding(r, ev.strict);
         let role = if deciding {
             "decides"
         } else if r.level == Level::Warn {
@@ -271,39 +271,35 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     }
     t.add_row(row);
 
+    // A row under the runs: its label, then one right-aligned figure per rule's metric.
+    let figures_row = |label: &str, figure: &dyn Fn(&RuleResult) -> String| {
+        let mut row = vec![Cell::new(label)];
+        row.extend(blank(lead));
+        for r in &metrics {
+            row.push(Cell::new(figure(r)).set_alignment(CellAlignment::Right));
+        }
+        row.extend(extra.iter().map(|_| Cell::new("")));
+        row
+    };
+    let stats = |r: &RuleResult, f: &dyn Fn(&crate::evaluate::Stats) -> String| {
+        ev.summary
+            .metrics
+            .get(&r.metric)
+            .map(f)
+            .unwrap_or("—".into())
+    };
     if ev.runs.len() > 1 {
-        let mut row = vec![Cell::new("min–max")];
-        row.extend(blank(lead));
-        for r in &metrics {
-            let text = ev
-                .summary
-                .metrics
-                .get(&r.metric)
-                .map(|s| format!("{}–{}", fmt_value(s.min), fmt_value(s.max)))
-                .unwrap_or("—".into());
-            row.push(Cell::new(text).set_alignment(CellAlignment::Right));
-        }
-        row.extend(extra.iter().map(|_| Cell::new("")));
-        t.add_row(row);
-        let mut row = vec![Cell::new("stdev")];
-        row.extend(blank(lead));
-        for r in &metrics {
-            let text = ev
-                .summary
-                .metrics
-                .get(&r.metric)
-                .map(|s| format!("{} ({:.0}%)", fmt_value(s.stdev), s.cv * 100.0))
-                .unwrap_or("—".into());
-            row.push(Cell::new(text).set_alignment(CellAlignment::Right));
-        }
-        row.extend(extra.iter().map(|_| Cell::new("")));
-        t.add_row(row);
+        t.add_row(figures_row("min–max", &|r| {
+            stats(r, &|s| format!("{}–{}", fmt_value(s.min), fmt_value(s.max)))
+        }));
+        t.add_row(figures_row("stdev", &|r| {
+            stats(r, &|s| {
+                format!("{} ({:.0}%)", fmt_value(s.stdev), s.cv * 100.0)
+            })
+        }));
     }
-
-    let mut row = vec![Cell::new("threshold")];
-    row.extend(blank(lead));
-    for r in &metrics {
-        let text = format!(
+    t.add_row(figures_row("threshold", &|r| {
+        format!(
             "{} {}{}",
             r.op,
             fmt_value(r.threshold),
@@ -312,11 +308,8 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
                 Level::Warn => " (warn)",
                 Level::Info => " (shown)",
             }
-        );
-        row.push(Cell::new(text).set_alignment(CellAlignment::Right));
-    }
-    row.extend(extra.iter().map(|_| Cell::new("")));
-    t.add_row(row);
+        )
+    }));
 
     // Narrow terminal: the least important columns go, right to left: runtime and end fsync,
     // then the rules that are only shown. The deciding rules always stay.
@@ -454,12 +447,13 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     writeln!(out, "{}", wrap(label, &ev.evidence.advice()))?;
     writeln!(out)?;
 
-    for w in &ev.warnings {
-        let text = wrap("warning: ", &w.to_string());
+    let notes = super::view_node::notes(ev);
+    for w in &notes.warnings {
+        let text = wrap("warning: ", w);
         let text = text.replacen("warning:", &paint("warning:", "33"), 1);
         writeln!(out, "{text}")?;
     }
-    if !ev.warnings.is_empty() {
+    if !notes.warnings.is_empty() {
         writeln!(out)?;
     }
 
@@ -467,8 +461,8 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     if !ev.runs.is_empty() {
         writeln!(out, "{}", wrap("test: ", &super::test_shape(ev)))?;
     }
-    for line in super::verdict_context(ev) {
-        writeln!(out, "{}", wrap("  ", &line))?;
+    for line in &notes.beside_verdict {
+        writeln!(out, "{}", wrap("  ", line))?;
     }
     let verdict = match ev.verdict {
         Verdict::Pass => paint("PASS", "1;32"),

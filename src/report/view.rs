@@ -7,9 +7,10 @@
 //! rounded and which ✓/✗ mark a figure earns against its rule live here, so they cannot drift
 //! apart between formats.
 //!
-//! Built from it so far: the runs table and the per-day table (Markdown and HTML), the per-rule
-//! marks and outcomes (Markdown, HTML, the terminal table and its by-day rows). The other
-//! sections and formats still build their content themselves.
+//! This file has the view's types, the runs table and the per-day table (Markdown and HTML),
+//! and the per-rule marks and outcomes (Markdown, HTML, JUnit, the terminal table and its
+//! by-day rows). `view_node.rs` adds the rules table and the notes, `view_fleet.rs` the
+//! fleet's nodes and warnings.
 
 use crate::evaluate::{Evaluation, RuleResult};
 use crate::policy::Level;
@@ -32,6 +33,8 @@ pub enum Emphasis {
     Pass,
     /// A figure that misses its rule's threshold.
     Fail,
+    /// The cell says what became of a rule, in its outcome's words.
+    Outcome(Outcome),
 }
 
 impl Emphasis {
@@ -54,6 +57,9 @@ pub struct Cell {
     pub emphasis: Emphasis,
     /// How many columns the cell covers (1 but for a row's label).
     pub span: usize,
+    /// The text is a name from a policy or a record (a metric), not our own words (Markdown
+    /// sets it as code).
+    pub name: bool,
 }
 
 impl Cell {
@@ -64,6 +70,15 @@ impl Cell {
             align: Align::Left,
             emphasis: Emphasis::None,
             span: 1,
+            name: false,
+        }
+    }
+
+    /// A name from a policy or a record, left-aligned.
+    pub fn name(text: impl Into<String>) -> Cell {
+        Cell {
+            name: true,
+            ..Cell::left(text)
         }
     }
 
@@ -74,7 +89,7 @@ impl Cell {
         }
     }
 
-    fn strong(mut self) -> Cell {
+    pub(super) fn strong(mut self) -> Cell {
         self.emphasis = Emphasis::Strong;
         self
     }
@@ -101,7 +116,7 @@ pub struct Column {
 }
 
 impl Column {
-    fn words(title: &str, align: Align) -> Column {
+    pub(super) fn words(title: &str, align: Align) -> Column {
         Column {
             title: title.into(),
             unit: String::new(),
@@ -119,6 +134,8 @@ pub enum RowKind {
     Run,
     /// The aggregate the rules judge.
     Aggregate,
+    /// One rule of the policy.
+    Rule,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -138,6 +155,11 @@ pub struct Table {
     pub wide: bool,
     pub columns: Vec<Column>,
     pub rows: Vec<Row>,
+}
+
+/// "—" for a field that is not stated (an empty host, directory or engine).
+pub fn dash(s: &str) -> &str {
+    if s.is_empty() { "—" } else { s }
 }
 
 /// How a figure fares against its rule: Pass or Fail, or None for an info-level rule (shown,
@@ -161,6 +183,11 @@ pub fn rule_columns(ev: &Evaluation) -> Vec<&RuleResult> {
     cols
 }
 
+/// Whether a rule decides the verdict: a fail-level rule, or a warn-level one with `--strict`.
+pub fn deciding(r: &RuleResult, strict: bool) -> bool {
+    r.level == Level::Fail || (strict && r.level == Level::Warn)
+}
+
 /// What became of a rule, in words every format shares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -176,7 +203,7 @@ pub enum Outcome {
 
 impl Outcome {
     pub fn of(r: &RuleResult, strict: bool) -> Outcome {
-        let deciding = r.level == Level::Fail || (strict && r.level == Level::Warn);
+        let deciding = deciding(r, strict);
         match (r.passed, r.level) {
             (None, _) => Outcome::NotMeasured,
             (Some(true), _) => Outcome::Meets,

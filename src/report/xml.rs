@@ -9,33 +9,27 @@ fn allowed(c: char) -> bool {
 
 /// Text content of an element.
 pub fn text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            c if allowed(c) => out.push(c),
-            _ => out.push('\u{fffd}'),
-        }
-    }
-    out
+    escape(s, false)
 }
 
 /// An attribute value in double quotes. Newlines and tabs are written as character references,
 /// since a parser would otherwise normalise them to spaces.
 pub fn attr(s: &str) -> String {
+    escape(s, true)
+}
+
+fn escape(s: &str, attribute: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            '\t' => out.push_str("&#9;"),
+            '"' if attribute => out.push_str("&quot;"),
+            '\'' if attribute => out.push_str("&#39;"),
+            '\n' if attribute => out.push_str("&#10;"),
+            '\r' if attribute => out.push_str("&#13;"),
+            '\t' if attribute => out.push_str("&#9;"),
             c if allowed(c) => out.push(c),
             _ => out.push('\u{fffd}'),
         }

@@ -7,26 +7,28 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::super::chart;
-use super::super::html::{CSS, dash, page_start};
-use super::super::table::fmt_value;
+use super::super::html::{CSS, banner, page_end, page_start, source_link};
+use super::super::view_fleet::{FleetView, fleet_view};
 use super::super::xml::{attr, text};
-use super::{Fleet, RowSource, threshold_text};
+use super::Fleet;
 
 pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let p = &fleet.policy;
-    let v = fleet.verdict.as_str();
-    let word = v.to_uppercase();
+    let word = fleet.verdict.as_str().to_uppercase();
     let c = fleet.counts();
+    let view = fleet_view(fleet);
     let mut h = String::new();
     page_start(
         &mut h,
         &format!("iopscheck fleet: {} — {word}", p.name),
         CSS,
     );
-    let _ = writeln!(h, "<header class=\"banner {v}\" id=\"verdict\">");
-    let _ = writeln!(h, "<h1>iopscheck fleet: {}</h1>", text(&p.name));
-    let _ = writeln!(h, "<p><span class=\"word\">{word}</span></p>");
-    let _ = writeln!(h, "<p class=\"reason\">{}</p>", text(&fleet.reason));
+    banner(
+        &mut h,
+        fleet.verdict,
+        &format!("iopscheck fleet: {}", p.name),
+        &fleet.reason,
+    );
     let _ = writeln!(
         h,
         "<p class=\"muted\">{} nodes: {} pass, {} fail, {} inconclusive. Every node must pass.</p>",
@@ -38,21 +40,14 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     h.push_str("</header>\n<main>\n");
 
     h.push_str("<section id=\"policy\">\n<h2>Policy</h2>\n");
-    let source = match super::super::safe_url(&p.url) {
-        Some(url) => format!(
-            "<a href=\"{}\" rel=\"noreferrer\">{}</a>",
-            attr(url),
-            text(if p.source.is_empty() { url } else { &p.source })
-        ),
-        None => text(&p.source),
-    };
+    let source = source_link(p);
     let _ = writeln!(
         h,
         "<p><strong>{}</strong>: {}<br/>{source}</p>",
         text(&p.name),
         text(&p.description)
     );
-    if fleet.rows.iter().any(|r| r.source == RowSource::History) {
+    if view.from_history {
         let _ = writeln!(
             h,
             "<p class=\"muted\">History files judged over runs since {}.</p>",
@@ -61,19 +56,17 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     }
     h.push_str("</section>\n");
 
-    nodes_chart(&mut h, fleet);
+    nodes_chart(&mut h, fleet, &view);
 
     h.push_str("<section id=\"nodes\">\n<h2>Nodes</h2>\n");
-    if fleet.rows.is_empty() {
+    if view.nodes.is_empty() {
         h.push_str("<p class=\"muted\">No nodes.</p>\n");
     } else {
-        let unit = fleet
-            .head
-            .as_ref()
-            .map(|h| h.unit)
-            .filter(|u| !u.is_empty())
-            .map(|u| format!(" ({u})"))
-            .unwrap_or_default();
+        let unit = if view.value.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", view.value.unit)
+        };
         h.push_str("<div class=\"scroll\">\n<table>\n<thead>\n<tr>");
         for (title, num) in [
             ("host", false),
@@ -82,7 +75,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
             ("source", false),
             ("runs", true),
             ("days", true),
-            (&format!("{}{unit}", fleet.value_title()), true),
+            (&format!("{}{unit}", view.value.title), true),
             ("threshold", true),
             ("verdict", false),
             ("reason", false),
@@ -91,22 +84,22 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
             let _ = write!(h, "<th{class}>{}</th>", text(title));
         }
         h.push_str("</tr>\n</thead>\n<tbody>\n");
-        for r in &fleet.rows {
+        for n in &view.nodes {
             let _ = writeln!(
                 h,
                 "<tr class=\"{}\"><td class=\"node\">{}</td><td>{}</td><td class=\"node\">{}</td><td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"verdict\">{}</td><td class=\"reason\">{}</td></tr>",
-                r.verdict.as_str(),
-                text(&r.host),
-                text(dash(&r.dir)),
-                text(dash(&r.engine)),
-                attr(&r.file),
-                text(r.source.as_str()),
-                r.runs,
-                r.days,
-                r.value.map(fmt_value).unwrap_or("—".into()),
-                text(&threshold_text(fleet, r)),
-                r.verdict.as_str().to_uppercase(),
-                text(&r.reason)
+                n.verdict.as_str(),
+                text(&n.host.text),
+                text(&n.dir.text),
+                text(&n.engine.text),
+                attr(n.source.detail.as_deref().unwrap_or("")),
+                text(&n.source.text),
+                n.runs.text,
+                n.days.text,
+                n.value.text,
+                text(&n.threshold.text),
+                n.verdict_word(),
+                text(&n.reason)
             );
         }
         h.push_str("</tbody>\n</table>\n</div>\n");
@@ -114,68 +107,59 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     h.push_str("</section>\n");
 
     h.push_str("<section id=\"warnings\">\n<h2>Warnings</h2>\n");
-    let mut items = Vec::new();
-    for r in &fleet.rows {
-        for w in &r.warnings {
-            items.push(format!(
+    let items: Vec<String> = view
+        .notes
+        .iter()
+        .map(|note| match &note.node {
+            Some(label) => format!(
                 "<li><strong>{}</strong>: {}</li>",
-                text(&r.label(fleet)),
-                text(w)
-            ));
-        }
-    }
-    items.extend(
-        fleet
-            .warnings
-            .iter()
-            .map(|w| format!("<li>{}</li>", text(w))),
-    );
+                text(label),
+                text(&note.text)
+            ),
+            None => format!("<li>{}</li>", text(&note.text)),
+        })
+        .collect();
     if items.is_empty() {
         h.push_str("<p class=\"muted\">None.</p>\n");
     } else {
         let _ = writeln!(h, "<ul class=\"warnings\">\n{}\n</ul>", items.join("\n"));
     }
-    h.push_str("</section>\n</main>\n");
-    let _ = writeln!(
-        h,
-        "<footer><p>Generated by iopscheck {} at {}.</p></footer>",
-        env!("CARGO_PKG_VERSION"),
-        fleet.generated.format("%Y-%m-%d %H:%M:%S UTC")
-    );
-    h.push_str("</body>\n</html>\n");
+    h.push_str("</section>\n");
+    page_end(&mut h, fleet.generated);
     out.write_all(h.as_bytes())
 }
 
 /// Each node's deciding figure as a bar, failures first, with its threshold.
-fn nodes_chart(h: &mut String, fleet: &Fleet) {
+fn nodes_chart(h: &mut String, fleet: &Fleet, view: &FleetView) {
     let Some(head) = fleet.head.as_ref() else {
         return;
     };
-    if fleet.rows.is_empty() {
+    if view.nodes.is_empty() {
         return;
     }
     let bars: Vec<chart::NodeBar> = fleet
         .rows
         .iter()
-        .map(|r| chart::NodeBar {
-            label: r.label(fleet),
+        .zip(&view.nodes)
+        .map(|(r, n)| chart::NodeBar {
+            label: n.label.clone(),
             value: r.value,
             threshold: r.threshold,
             verdict: r.verdict.as_str(),
             tip: format!(
                 "{}: {} {}, {} — {}",
-                r.label(fleet),
-                fleet.value_title(),
-                r.value.map(fmt_value).unwrap_or("—".into()),
-                threshold_text(fleet, r),
-                r.verdict.as_str().to_uppercase()
+                n.label,
+                view.value.title,
+                n.value.text,
+                n.threshold.text,
+                n.verdict_word()
             ),
         })
         .collect();
     let _ = writeln!(
         h,
         "<section id=\"nodes-chart\">\n<h2>{} per node</h2>",
-        text(&fleet.value_title())
+        text(&view.value.title)
     );
     if bars.len() > chart::NODES_DRAWN {
         let _ = writeln!(

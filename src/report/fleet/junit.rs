@@ -10,27 +10,27 @@ use std::io::{self, Write};
 use crate::evaluate::Verdict;
 
 use super::super::junit::{self, Outcome};
-use super::super::xml::attr;
-use super::{Fleet, threshold_text};
+use super::super::view_fleet::{Node, fleet_view};
+use super::Fleet;
 use crate::report::fmt_precise;
 
 pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let c = fleet.counts();
     let policy = &fleet.policy.name;
-    let counts = format!(
-        "tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"0\"",
-        c.total(),
-        c.fail,
-        c.inconclusive
-    );
     let mut s = String::new();
-    s.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    s.push_str(&format!("<testsuites name=\"iopscheck fleet\" {counts}>\n"));
-    s.push_str(&format!(
-        "  <testsuite name=\"{}\" {counts} timestamp=\"{}\">\n",
-        attr(&format!("iopscheck fleet {policy}")),
-        fleet.generated.format("%Y-%m-%dT%H:%M:%S")
-    ));
+    junit::suite_start(
+        &mut s,
+        "iopscheck fleet",
+        policy,
+        junit::Counts {
+            tests: c.total(),
+            failures: c.fail,
+            errors: 0,
+            skipped: c.inconclusive,
+        },
+        fleet.generated,
+        None,
+    );
     let props: Vec<(&str, String)> = vec![
         ("verdict", fleet.verdict.as_str().into()),
         ("reason", fleet.reason.clone()),
@@ -45,42 +45,40 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     ];
     junit::properties(&mut s, &props);
 
+    let view = fleet_view(fleet);
     let classname = format!("iopscheck.fleet.{policy}");
-    for r in &fleet.rows {
+    for (r, n) in fleet.rows.iter().zip(&view.nodes) {
         let outcome = match r.verdict {
             Verdict::Pass => Outcome::Passed,
             Verdict::Fail => Outcome::Failure {
                 message: r.reason.clone(),
                 kind: "fail",
-                detail: detail(fleet, r),
+                detail: detail(fleet, r, n),
             },
             Verdict::Inconclusive => Outcome::Skipped {
                 message: format!("inconclusive: {}", r.reason),
             },
         };
-        let mut log = detail(fleet, r);
+        let mut log = detail(fleet, r, n);
         for w in &r.warnings {
             log.push_str(&format!("warning: {w}\n"));
         }
-        junit::testcase(&mut s, &classname, &r.label(fleet), &outcome, &log);
+        junit::testcase(&mut s, &classname, &n.label, &outcome, &log);
     }
 
     junit::suite_end(&mut s, &fleet.warnings, fleet.verdict, &fleet.reason);
     out.write_all(s.as_bytes())
 }
 
-/// What a CI log should show for a node: where it came from and its figures.
-fn detail(fleet: &Fleet, r: &super::Row) -> String {
+/// What a CI log should show for a node: where it came from and its figures (the value as
+/// precise as a message gives it, not rounded as in the table).
+fn detail(fleet: &Fleet, r: &super::Row, n: &Node) -> String {
     let mut s = format!(
         "{} {} on {} (engine {}), from {} {}\n",
-        r.verdict.as_str().to_uppercase(),
+        n.verdict_word(),
         r.host,
-        if r.dir.is_empty() { "—" } else { &r.dir },
-        if r.engine.is_empty() {
-            "—"
-        } else {
-            &r.engine
-        },
+        n.dir.text,
+        n.engine.text,
         r.source.as_str(),
         r.file
     );
@@ -95,7 +93,7 @@ fn detail(fleet: &Fleet, r: &super::Row) -> String {
                 .as_ref()
                 .map(|h| format!(" {}", h.unit))
                 .unwrap_or_default(),
-            threshold_text(fleet, r)
+            n.threshold.text
         ));
     }
     s.push('\n');

@@ -4,28 +4,19 @@
 
 use std::io::{self, Write};
 
-use crate::evaluate::Verdict;
-
-use super::super::markdown::esc;
-use super::super::table::fmt_value;
-use super::{Fleet, RowSource, threshold_text};
-
-fn icon(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Pass => "✅",
-        Verdict::Fail => "❌",
-        Verdict::Inconclusive => "❔",
-    }
-}
+use super::super::markdown::{esc, verdict_icon};
+use super::super::view_fleet::fleet_view;
+use super::Fleet;
 
 pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let p = &fleet.policy;
+    let view = fleet_view(fleet);
     let word = fleet.verdict.as_str().to_uppercase();
     writeln!(
         out,
         "# iopscheck fleet: {} — {} {word}",
         esc(&p.name),
-        icon(fleet.verdict)
+        verdict_icon(fleet.verdict)
     )?;
     writeln!(out)?;
     writeln!(out, "**{word}** — {}", esc(&fleet.reason))?;
@@ -36,7 +27,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         esc(&p.name),
         esc(&p.description)
     )?;
-    if fleet.rows.iter().any(|r| r.source == RowSource::History) {
+    if view.from_history {
         writeln!(
             out,
             "- window: history files judged over runs since {}",
@@ -56,39 +47,37 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
 
     writeln!(out, "## Nodes")?;
     writeln!(out)?;
-    if fleet.rows.is_empty() {
+    if view.nodes.is_empty() {
         writeln!(out, "No nodes.")?;
     } else {
-        let unit = fleet
-            .head
-            .as_ref()
-            .map(|h| h.unit)
-            .filter(|u| !u.is_empty())
-            .map(|u| format!(" ({})", esc(u)))
-            .unwrap_or_default();
+        let unit = if view.value.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", esc(&view.value.unit))
+        };
         writeln!(
             out,
             "| host | dir | engine | runs | days | {}{unit} | threshold | verdict | reason |",
-            esc(&fleet.value_title())
+            esc(&view.value.title)
         )?;
         writeln!(
             out,
             "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"
         )?;
-        for r in &fleet.rows {
+        for n in &view.nodes {
             writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} | {} {} | {} |",
-                esc(&r.host),
-                esc_or_dash(&r.dir),
-                esc_or_dash(&r.engine),
-                r.runs,
-                r.days,
-                r.value.map(fmt_value).unwrap_or("—".into()),
-                esc(&threshold_text(fleet, r)),
-                icon(r.verdict),
-                r.verdict.as_str(),
-                esc(&r.reason)
+                esc(&n.host.text),
+                esc(&n.dir.text),
+                esc(&n.engine.text),
+                n.runs.text,
+                n.days.text,
+                n.value.text,
+                esc(&n.threshold.text),
+                verdict_icon(n.verdict),
+                n.verdict.as_str(),
+                esc(&n.reason)
             )?;
         }
     }
@@ -96,18 +85,13 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
 
     writeln!(out, "## Warnings")?;
     writeln!(out)?;
-    let mut any = false;
-    for r in &fleet.rows {
-        for w in &r.warnings {
-            writeln!(out, "- ⚠️ {}: {}", esc(&r.label(fleet)), esc(w))?;
-            any = true;
+    for note in &view.notes {
+        match &note.node {
+            Some(label) => writeln!(out, "- ⚠️ {}: {}", esc(label), esc(&note.text))?,
+            None => writeln!(out, "- ⚠️ {}", esc(&note.text))?,
         }
     }
-    for w in &fleet.warnings {
-        writeln!(out, "- ⚠️ {}", esc(w))?;
-        any = true;
-    }
-    if !any {
+    if view.notes.is_empty() {
         writeln!(out, "None.")?;
     }
     writeln!(out)?;
@@ -118,8 +102,4 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         fleet.generated.format("%Y-%m-%d %H:%M:%S UTC")
     )?;
     Ok(())
-}
-
-fn esc_or_dash(s: &str) -> String {
-    if s.is_empty() { "—".into() } else { esc(s) }
 }

@@ -16,18 +16,10 @@ mod table;
 use std::io::{self, Write};
 use std::path::Path;
 
-use super::{Format, Style, fmt_precise};
+use super::{Format, Style};
 pub use crate::fleet::{Counts, DecidingRule, Fleet, Row, RowSource};
 
 pub use json::to_json;
-
-/// "≥ 3000" for a row: the threshold it was judged against, with the policy's operator.
-pub fn threshold_text(fleet: &Fleet, row: &Row) -> String {
-    match (&fleet.head, row.threshold) {
-        (Some(h), Some(t)) => format!("{} {}", h.op, fmt_precise(t)),
-        _ => String::new(),
-    }
-}
 
 /// Renders the fleet in one format.
 pub fn render(format: Format, fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<()> {

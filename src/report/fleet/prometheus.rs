@@ -20,39 +20,34 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::evaluate::Verdict;
-use crate::report::prometheus::{Family, comment_text, verdict_value};
+use crate::report::prometheus::{Family, Labels, comment_text, push_verdict};
 
+use super::super::view_fleet::fleet_view;
 use super::Fleet;
-
-const VERDICTS: [Verdict; 3] = [Verdict::Pass, Verdict::Fail, Verdict::Inconclusive];
 
 pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let policy = fleet.policy.name.as_str();
+    let fleet_labels = Labels::new(&[("policy", policy)]);
     let mut verdict = Family::new(
         "iopscheck_fleet_verdict",
         "Verdict of the fleet (every node must pass): 1 pass, 0 fail, NaN inconclusive.",
     );
-    verdict.push_pairs(&[("policy", policy)], verdict_value(fleet.verdict));
     let mut state = Family::new(
         "iopscheck_fleet_verdict_state",
         "1 for the fleet's verdict (pass, fail or inconclusive), 0 for the others.",
     );
+    push_verdict(&mut verdict, &mut state, &fleet_labels, fleet.verdict);
     let mut nodes = Family::new(
         "iopscheck_fleet_nodes",
         "Number of nodes with each verdict.",
     );
     let c = fleet.counts();
-    for v in VERDICTS {
-        state.push_pairs(
-            &[("policy", policy), ("verdict", v.as_str())],
-            if fleet.verdict == v { 1.0 } else { 0.0 },
-        );
-        let n = match v {
-            Verdict::Pass => c.pass,
-            Verdict::Fail => c.fail,
-            Verdict::Inconclusive => c.inconclusive,
-        };
-        nodes.push_pairs(&[("policy", policy), ("verdict", v.as_str())], n as f64);
+    for (v, n) in [
+        (Verdict::Pass, c.pass),
+        (Verdict::Fail, c.fail),
+        (Verdict::Inconclusive, c.inconclusive),
+    ] {
+        nodes.push(&fleet_labels.with("verdict", v.as_str()), n as f64);
     }
 
     let mut node_verdict = Family::new(
@@ -81,33 +76,24 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         "Unix time of the node's latest judged run.",
     );
     for r in &fleet.rows {
-        let base = [
-            ("policy", policy),
-            ("host", r.host.as_str()),
-            ("dir", r.dir.as_str()),
-            ("engine", r.engine.as_str()),
-        ];
-        node_verdict.push_pairs(&base, verdict_value(r.verdict));
-        for v in VERDICTS {
-            let mut l = base.to_vec();
-            l.push(("verdict", v.as_str()));
-            node_state.push_pairs(&l, if r.verdict == v { 1.0 } else { 0.0 });
-        }
+        let base = fleet_labels
+            .with("host", &r.host)
+            .with("dir", &r.dir)
+            .with("engine", &r.engine);
+        push_verdict(&mut node_verdict, &mut node_state, &base, r.verdict);
         if let Some(h) = &fleet.head {
-            let mut l = base.to_vec();
-            l.push(("metric", h.metric.as_str()));
+            let l = base.with("metric", &h.metric);
             if let Some(v) = r.value.filter(|v| v.is_finite()) {
-                value.push_pairs(&l, v);
+                value.push(&l, v);
             }
             if let Some(t) = r.threshold {
-                l.push(("op", h.op.as_str()));
-                threshold.push_pairs(&l, t);
+                threshold.push(&l.with("op", h.op.as_str()), t);
             }
         }
-        runs.push_pairs(&base, r.runs as f64);
-        dates.push_pairs(&base, r.days as f64);
+        runs.push(&base, r.runs as f64);
+        dates.push(&base, r.days as f64);
         if let Some(t) = r.last_run {
-            last.push_pairs(&base, t.timestamp_millis() as f64 / 1000.0);
+            last.push(&base, t.timestamp_millis() as f64 / 1000.0);
         }
     }
 
@@ -120,18 +106,16 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         fleet.verdict,
         comment_text(&fleet.reason)
     );
-    for r in &fleet.rows {
-        for w in &r.warnings {
-            let _ = writeln!(
+    for note in fleet_view(fleet).notes {
+        let _ = match &note.node {
+            Some(label) => writeln!(
                 s,
                 "# warning: {}: {}",
-                comment_text(&r.label(fleet)),
-                comment_text(w)
-            );
-        }
-    }
-    for w in &fleet.warnings {
-        let _ = writeln!(s, "# warning: {}", comment_text(w));
+                comment_text(label),
+                comment_text(&note.text)
+            ),
+            None => writeln!(s, "# warning: {}", comment_text(&note.text)),
+        };
     }
     for f in [
         &verdict,

@@ -10,8 +10,9 @@ use crate::evaluate::Verdict;
 
 use super::super::Style;
 use super::super::fit;
-use super::super::table::{fmt_value, wrap};
-use super::{Fleet, RowSource, threshold_text};
+use super::super::table::wrap;
+use super::super::view_fleet::fleet_view;
+use super::Fleet;
 
 pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<()> {
     let paint = |text: &str, code: &str| {
@@ -30,12 +31,13 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
         }
     };
     let p = &fleet.policy;
+    let view = fleet_view(fleet);
     writeln!(
         out,
         "{}",
         wrap("policy: ", &format!("{} — {}", p.name, p.description))
     )?;
-    if fleet.rows.iter().any(|r| r.source == RowSource::History) {
+    if view.from_history {
         writeln!(
             out,
             "{}",
@@ -53,19 +55,15 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
     }
     writeln!(out)?;
 
-    if fleet.rows.is_empty() {
+    if view.nodes.is_empty() {
         writeln!(out, "no nodes")?;
     } else {
-        let engines: std::collections::BTreeSet<&str> =
-            fleet.rows.iter().map(|r| r.engine.as_str()).collect();
-        let engine_col = engines.len() > 1;
-        let unit = fleet
-            .head
-            .as_ref()
-            .map(|h| h.unit)
-            .filter(|u| !u.is_empty())
-            .map(|u| format!("\n{u}"))
-            .unwrap_or_default();
+        let engine_col = view.engines_differ;
+        let unit = if view.value.unit.is_empty() {
+            String::new()
+        } else {
+            format!("\n{}", view.value.unit)
+        };
         // Wide: a column per field. Stacked: the node's host, dir and engine under each other,
         // and runs over days. Else each node as a record (cards).
         let mut wide = fit::table();
@@ -74,7 +72,7 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
         if engine_col {
             header.push(Cell::new("engine"));
         }
-        let value_title = format!("{}{unit}", fleet.value_title());
+        let value_title = format!("{}{unit}", view.value.title);
         header.extend([
             Cell::new("runs"),
             Cell::new("days"),
@@ -94,38 +92,30 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             Cell::new("threshold"),
             Cell::new("verdict"),
         ]);
-        for r in &fleet.rows {
-            let mut row = vec![Cell::new(&r.host), Cell::new(dash(&r.dir))];
-            let mut node = vec![r.host.as_str(), dash(&r.dir)];
+        for n in &view.nodes {
+            let mut row = vec![Cell::new(&n.host.text), Cell::new(&n.dir.text)];
+            let mut node = vec![n.host.text.as_str(), n.dir.text.as_str()];
             if engine_col {
-                row.push(Cell::new(dash(&r.engine)));
-                node.push(dash(&r.engine));
+                row.push(Cell::new(&n.engine.text));
+                node.push(&n.engine.text);
             }
-            let mark = match (r.value, &fleet.head, r.threshold) {
-                (Some(v), Some(h), Some(t)) if h.op.holds(v, t) => " ✓",
-                (Some(_), Some(_), Some(_)) => " ✗",
-                _ => "",
-            };
-            let value = r
-                .value
-                .map(|v| format!("{}{mark}", fmt_value(v)))
-                .unwrap_or("—".into());
-            let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+            let right = |s: &str| Cell::new(s).set_alignment(CellAlignment::Right);
             // Painted text would count its escape codes as columns; the word is short.
-            let verdict = r.verdict.as_str().to_uppercase();
+            let verdict = n.verdict_word();
+            let value = n.value_marked();
             row.extend([
-                right(r.runs.to_string()),
-                right(r.days.to_string()),
-                right(value.clone()),
-                right(threshold_text(fleet, r)),
+                right(&n.runs.text),
+                right(&n.days.text),
+                right(&value),
+                right(&n.threshold.text),
                 Cell::new(&verdict),
             ]);
             wide.add_row(row);
             stacked.add_row(vec![
                 Cell::new(node.join("\n")),
-                right(format!("{}\n{}", r.runs, r.days)),
-                right(value),
-                right(threshold_text(fleet, r)),
+                right(&format!("{}\n{}", n.runs.text, n.days.text)),
+                right(&value),
+                right(&n.threshold.text),
                 Cell::new(verdict),
             ]);
         }
@@ -157,29 +147,24 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
     writeln!(out)?;
 
     let mut said = false;
-    for r in fleet.rows.iter().filter(|r| r.verdict != Verdict::Pass) {
-        let label = r.label(fleet);
+    for n in view.nodes.iter().filter(|n| n.verdict != Verdict::Pass) {
         let line = wrap(
-            &format!("{label}: "),
-            &format!("{} — {}", r.verdict.as_str().to_uppercase(), r.reason),
+            &format!("{}: ", n.label),
+            &format!("{} — {}", n.verdict_word(), n.reason),
         );
-        let plain = r.verdict.as_str().to_uppercase();
-        writeln!(out, "{}", line.replacen(&plain, &word(r.verdict), 1))?;
+        writeln!(
+            out,
+            "{}",
+            line.replacen(&n.verdict_word(), &word(n.verdict), 1)
+        )?;
         said = true;
     }
-    for r in &fleet.rows {
-        for w in &r.warnings {
-            let text = wrap(&format!("warning: {}: ", r.label(fleet)), w);
-            writeln!(
-                out,
-                "{}",
-                text.replacen("warning:", &paint("warning:", "33"), 1)
-            )?;
-            said = true;
-        }
-    }
-    for w in &fleet.warnings {
-        let text = wrap("warning: ", w);
+    for note in &view.notes {
+        let first = match &note.node {
+            Some(label) => format!("warning: {label}: "),
+            None => "warning: ".to_string(),
+        };
+        let text = wrap(&first, &note.text);
         writeln!(
             out,
             "{}",
@@ -210,8 +195,4 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
     };
     writeln!(out, "{}", line.replacen(&plain, &painted, 1))?;
     Ok(())
-}
-
-fn dash(s: &str) -> &str {
-    if s.is_empty() { "—" } else { s }
 }

@@ -1,13 +1,44 @@
-//! The HTML report's picture of each run: IOPS in every 500 ms interval against the
-//! threshold, with the final fsync marked as its own phase.
+//! The node report's charts: each run's figure of the primary metric over time, and IOPS
+//! inside each run that carries a series. What they plot is taken from `report/chart/`
+//! (`points`, `series_threshold`), which draws them.
 
 use std::fmt::Write as _;
 
-use super::xml::text;
 use crate::evaluate::Evaluation;
+use crate::report::chart;
+use crate::report::xml::text;
 
-/// The section, empty when no run carries a series.
-pub fn section(ev: &Evaluation) -> String {
+/// Each run's figure of the primary metric (or the first rule's) over time.
+pub fn runs_section(h: &mut String, ev: &Evaluation) {
+    let Some(rule) = ev.primary_rule().or(ev.rules.first()) else {
+        h.push_str("<section id=\"chart\">\n<h2>Chart</h2>\n<p class=\"muted\">No chart: the policy has no rule.</p>\n</section>\n");
+        return;
+    };
+    let points = chart::points(ev, rule);
+    let _ = writeln!(
+        h,
+        "<section id=\"chart\">\n<h2>{} per run</h2>",
+        text(&rule.metric)
+    );
+    if points.is_empty() {
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">No chart: no run measures {}.</p>\n</section>",
+            text(&rule.metric)
+        );
+        return;
+    }
+    h.push_str(&chart::runs(ev, rule, &points));
+    h.push_str("</section>\n");
+}
+
+/// IOPS in every 500 ms interval of each run against the threshold, with the final fsync
+/// marked as its own phase; nothing when no run carries a series.
+pub fn series_section(h: &mut String, ev: &Evaluation) {
+    h.push_str(&series(ev));
+}
+
+fn series(ev: &Evaluation) -> String {
     let runs: Vec<(usize, &crate::history::Record)> = ev
         .runs
         .iter()
@@ -17,12 +48,7 @@ pub fn section(ev: &Evaluation) -> String {
     if runs.is_empty() {
         return String::new();
     }
-    // The threshold, when the deciding rule is in IOPS.
-    let threshold = ev
-        .rules
-        .iter()
-        .find(|r| r.unit == "IOPS")
-        .map(|r| r.threshold);
+    let threshold = chart::series_threshold(ev);
     let mut h = String::from(
         "<section id=\"inside\">\n<h2>IOPS inside each run</h2>\n<p class=\"muted\">I/Os completed in each 500 ms, as fio's samples (the last, partial interval left out, as fio does); the shaded band is the final fsync, inside the measured time.</p>\n",
     );
@@ -47,7 +73,7 @@ pub fn section(ev: &Evaluation) -> String {
             i + 1,
             text(&r.timestamp.format("%Y-%m-%d %H:%M:%S").to_string())
         );
-        h.push_str(&super::chart::series(
+        h.push_str(&chart::series(
             s,
             threshold,
             &format!(
@@ -90,7 +116,7 @@ mod tests {
         let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T00:00:00Z")
             .unwrap()
             .with_timezone(&chrono::Utc);
-        section(&evaluate(runs, &policy, &Options::new(Scope::Report, now)))
+        series(&evaluate(runs, &policy, &Options::new(Scope::Report, now)))
     }
 
     #[test]
