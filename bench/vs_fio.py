@@ -34,7 +34,13 @@ Other tables (--rows, comma-separated; all of them with --quick):
              2,900, 3,100 and 10,000 write IOPS (root): both tools' figures and their verdicts
              against 3,000 write IOPS side by side
   floor      a bare 4 KiB random pwrite loop on tmpfs (bench/floor.c) against both tools'
-             psync: iopscheck/floor and fio/floor
+             psync: iopscheck/floor and fio/floor (--baseline BINARY: another iopscheck
+             build in the same rounds, to measure a change)
+
+--pin CPUS runs every tool under `taskset -c CPUS`. Each run records its I/O thread's CPU time
+per CPU (the pair lines and the direct table show it) and the disk's writes and discards
+during the run (in the raw JSON): on a VM whose disk has one queue, a synchronous I/O
+completes sooner on the CPU that takes the disk's interrupt (README).
 """
 
 import argparse
@@ -47,23 +53,115 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# --pin: every tool's command runs under `taskset -c PIN`, so that both tools' I/O threads are
+# on the same CPU (see the README: on a VM with one disk queue, the CPU that takes the disk's
+# interrupt completes a synchronous I/O sooner than the other).
+PIN = None
+
+
+def threads_of(pid):
+    """The thread ids of a process and of its children (fio runs each job in a child)."""
+    pids = [pid]
+    for e in os.listdir("/proc"):
+        if e.isdigit():
+            try:
+                with open(f"/proc/{e}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        pids.append(int(e))
+            except (OSError, ValueError, IndexError):
+                pass
+    tids = []
+    for p in pids:
+        try:
+            tids += [int(t) for t in os.listdir(f"/proc/{p}/task")]
+        except OSError:
+            pass
+    return tids
+
+
+class Placement:
+    """Samples, every 100 ms, which CPU each thread of a run last ran on and how much CPU time
+    it used since the last sample; `shares()` gives the busiest thread's (the I/O thread's) CPU
+    time per CPU as fractions."""
+
+    def __init__(self, pid):
+        self.pid, self.per, self.stop = pid, {}, threading.Event()
+        self.t = threading.Thread(target=self.loop, daemon=True)
+        self.t.start()
+
+    def loop(self):
+        prev = {}
+        while not self.stop.wait(0.1):
+            for tid in threads_of(self.pid):
+                try:
+                    with open(f"/proc/{tid}/stat") as f:
+                        st = f.read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                used, cpu = int(st[11]) + int(st[12]), int(st[36])
+                d = used - prev.get(tid, used)
+                prev[tid] = used
+                c = self.per.setdefault(tid, {})
+                c[cpu] = c.get(cpu, 0) + d
+
+    def shares(self):
+        self.stop.set()
+        self.t.join()
+        if not self.per:
+            return {}
+        busiest = max(self.per.values(), key=lambda c: sum(c.values()))
+        total = sum(busiest.values()) or 1
+        return {str(k): round(v / total, 2) for k, v in sorted(busiest.items())}
+
+
+def disk_of(path):
+    """The block device under `path` as its /proc/diskstats name (the whole disk for a
+    partition), or None."""
+    try:
+        st = os.stat(path)
+        dev = os.path.realpath(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+    except OSError:
+        return None
+    if os.path.exists(os.path.join(dev, "partition")):
+        dev = os.path.dirname(dev)
+    return os.path.basename(dev)
+
+
+def diskstats(name):
+    """Completed writes, sectors written and discards of one disk, from /proc/diskstats."""
+    if not name:
+        return None
+    with open("/proc/diskstats") as f:
+        for line in f:
+            v = line.split()
+            if v[2] == name:
+                return {"writes": int(v[7]), "sectors": int(v[9]), "write_ms": int(v[10]),
+                        "discards": int(v[14]) if len(v) > 14 else 0}
+    return None
+
+
 def run(cmd, cwd=None, cgroup=None):
     """Runs a command (in the cgroup v1 blkio group `cgroup`, if given), returns (stdout,
-    rusage, wall seconds)."""
+    rusage, wall seconds, the I/O thread's CPU shares)."""
     def enter():
         if cgroup:
             with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
                 f.write(str(os.getpid()))
+    if PIN is not None:
+        cmd = ["taskset", "-c", PIN, *cmd]
     t = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, preexec_fn=enter)
+    where = Placement(p.pid)
     out = p.stdout.read()
     err = p.stderr.read()
     _, status, ru = os.wait4(p.pid, 0)
+    run.cpus = where.shares()
     p.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t
     # iopscheck: 0 pass, 1 fail, 3 inconclusive (a scaled-down job is never the policy's
@@ -82,7 +180,10 @@ def iopscheck(binary, engine, d, size, runtime, policy=None, cgroup=None):
         cmd += ["--size", size, "--runtime", str(runtime)]
     if policy:
         cmd += ["--policy", policy]
+    disk = disk_of(d)
+    before = diskstats(disk)
     out, ru, wall = run(cmd, cgroup=cgroup)
+    dev = device_delta(before, diskstats(disk))
     doc = json.loads(out)
     m = doc["runs"][0]["metrics"]
     return {
@@ -99,7 +200,15 @@ def iopscheck(binary, engine, d, size, runtime, policy=None, cgroup=None):
         "cpu_s": ru.ru_utime + ru.ru_stime,
         "maxrss_kib": ru.ru_maxrss,
         "wall_s": wall,
+        # the I/O thread's CPU time per CPU; the disk's writes and discards during the
+        # process (for iopscheck that includes removing its file; for fio, not)
+        "cpus": run.cpus,
+        "device": dev,
     }
+
+
+def device_delta(a, b):
+    return {k: b[k] - a[k] for k in a} if a and b else None
 
 
 def fio(binary, engine, d, size, runtime, extra=(), cgroup=None, end_fsync=True, rw="randwrite", iodepth=1):
@@ -109,12 +218,17 @@ def fio(binary, engine, d, size, runtime, extra=(), cgroup=None, end_fsync=True,
         "--bs=4k", "--numjobs=1", f"--size={size}", f"--iodepth={iodepth}", f"--runtime={runtime}",
         "--time_based", f"--end_fsync={int(end_fsync)}", "--output-format=json", *extra,
     ]
+    disk = disk_of(d)
+    before = diskstats(disk)
     try:
         out, ru, wall = run(cmd, cgroup=cgroup)
+        dev = device_delta(before, diskstats(disk))
     finally:
+        t = time.monotonic()
         for f in os.listdir(d):
             if f.startswith(name):
                 os.unlink(os.path.join(d, f))
+        removed_s = time.monotonic() - t
     text = out.decode(errors="replace")
     j = json.loads(text[text.index("{"):])["jobs"][0]
     job = j["write"]
@@ -134,6 +248,9 @@ def fio(binary, engine, d, size, runtime, extra=(), cgroup=None, end_fsync=True,
         "cpu_s": ru.ru_utime + ru.ru_stime,
         "maxrss_kib": ru.ru_maxrss,
         "wall_s": wall,
+        "cpus": run.cpus,
+        "device": dev,
+        "removed_s": removed_s,
     }
 
 
@@ -212,6 +329,7 @@ def interleaved(pairs, one, two, before=None, label=""):
         a, b = got["iopscheck"], got["fio"]
         print(f"{label} pair {i + 1}/{pairs} ({got['first']} first): IOPS iopscheck {a['iops']:.0f} / fio {b['iops']:.0f} = "
               f"{ratio(a['iops'], b['iops']):.3f}; clat p50 {a['clat_p50_us']:.0f} / {b['clat_p50_us']:.0f} µs; "
+              f"I/O thread's CPU iopscheck {a.get('cpus')} / fio {b.get('cpus')}; "
               f"load {got['load_before']} -> {got['load']}", file=sys.stderr, flush=True)
         with open(os.path.join(ROOT, "target", "vs-fio-pairs.jsonl"), "a") as f:
             f.write(json.dumps({"row": label, "pair": i + 1, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **got}) + "\n")
@@ -303,8 +421,8 @@ def direct(a, disk, work, quick):
         rows.append((label, ps))
     print(f"\nOn the device with O_DIRECT, {size} file, {rt} s time-based in both tools, {pairs} pairs; "
           "ratio iopscheck / fio, median (min–max). Target: IOPS 0.97–1.03, clat p50/p99 within 5%.\n")
-    print("| job | write IOPS iopscheck / fio | write IOPS ratio | read IOPS ratio | write clat p50 ratio | write clat p99 ratio | read clat p50 ratio | read clat p99 ratio | load |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| job | write IOPS iopscheck / fio | write IOPS ratio | read IOPS ratio | write clat p50 ratio | write clat p99 ratio | read clat p50 ratio | read clat p99 ratio | I/O thread's CPU per pair, iopscheck / fio | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, ps in rows:
         r = lambda f: med_spread([ratio(f(p["iopscheck"]), f(p["fio"])) for p in ps])
         print(f"| {label} | {statistics.median(p['iopscheck']['iops'] for p in ps):.0f} / "
@@ -313,8 +431,16 @@ def direct(a, disk, work, quick):
               f"{r(lambda x: x['clat_p99_us'])} | "
               f"{r(lambda x: x['read_clat_p50_us']) if ps[0]['fio']['read_iops'] else '–'} | "
               f"{r(lambda x: x['read_clat_p99_us']) if ps[0]['fio']['read_iops'] else '–'} | "
+              f"{', '.join(main_cpu(p['iopscheck']) + ' / ' + main_cpu(p['fio']) for p in ps)} | "
               f"{', '.join(p['load'].split()[0] for p in ps)} |")
     return rows
+
+
+def main_cpu(r):
+    """The CPU the run's I/O thread spent most of its time on ("1", or "0+1" when split)."""
+    c = r.get("cpus") or {}
+    top = [k for k, v in c.items() if v >= 0.8]
+    return top[0] if top else "+".join(k for k, v in c.items() if v >= 0.1) or "?"
 
 
 def throttle(a, disk, work, quick):
@@ -384,14 +510,18 @@ def floor(a, tmpfs, work, quick):
         fl = float(out.split()[2])
         one = iopscheck(a.binary, "psync", tmpfs, size, rt)
         two = fio(a.fio, "psync", tmpfs, size, rt)
-        rows.append((fl, one, two, load_avg()))
+        base = iopscheck(a.baseline, "psync", tmpfs, size, rt) if a.baseline else None
+        rows.append((fl, one, two, base, load_avg()))
     print(f"\nThe engine's floor: 4 KiB random pwrite() in a bare loop on tmpfs ({size}, {rt} s), "
           f"{pairs} round(s) of floor, iopscheck psync, fio psync.\n")
-    print("| floor IOPS | iopscheck IOPS | fio IOPS | iopscheck / floor | fio / floor | iopscheck CPU µs per I/O | fio CPU µs per I/O | load |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for fl, one, two, load in rows:
+    cpu = lambda r: r["cpu_s"] / max(r["ios"], 1) * 1e6
+    extra = " | baseline IOPS | baseline / floor | baseline CPU µs per I/O" if a.baseline else ""
+    print(f"| floor IOPS | iopscheck IOPS | fio IOPS | iopscheck / floor | fio / floor | iopscheck CPU µs per I/O | fio CPU µs per I/O{extra} | load |")
+    print("| --- " * (11 if a.baseline else 8) + "|")
+    for fl, one, two, base, load in rows:
+        b = f" | {base['iops']:.0f} | {base['iops'] / fl:.3f} | {cpu(base):.2f}" if base else ""
         print(f"| {fl:.0f} | {one['iops']:.0f} | {two['iops']:.0f} | {one['iops'] / fl:.3f} | {two['iops'] / fl:.3f} | "
-              f"{one['cpu_s'] / max(one['ios'], 1) * 1e6:.2f} | {two['cpu_s'] / max(two['ios'], 1) * 1e6:.2f} | {load} |")
+              f"{cpu(one):.2f} | {cpu(two):.2f}{b} | {load} |")
     return rows
 
 
@@ -423,8 +553,14 @@ def main():
                          "(default), or in the disk directory itself")
     ap.add_argument("--pause", type=float, default=10, help="seconds to wait after dropping caches (--full)")
     ap.add_argument("--direct-runtime", type=int, default=20)
+    ap.add_argument("--baseline", default=None, metavar="BINARY",
+                    help="--rows floor: also run this iopscheck binary in each round (an A/B of a change)")
+    ap.add_argument("--pin", default=None, metavar="CPUS",
+                    help="run both tools under taskset -c CPUS (the same CPU for both)")
     ap.add_argument("--throttle-runtime", type=int, default=10)
     a = ap.parse_args()
+    global PIN
+    PIN = a.pin
     if not a.fio:
         sys.exit("fio is not installed (apt-get install fio)")
     if not os.path.exists(a.binary):

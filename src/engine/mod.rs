@@ -323,8 +323,20 @@ impl AnyPath {
     }
 }
 
-/// One job of the group, on the current thread: open, set up the back end, wait for the
-/// others, run the timed loop.
+/// How long a job's file is left idle between its setup (and any run before it) and its first
+/// timed I/O, outside the timed interval. fio's backend releases a job it has set up only at
+/// its next 100 ms poll (`run_threads`: `do_usleep(100000)` until the job is
+/// TD_INITIALIZED), and a fio command takes a few hundred ms more to get there, so fio's first
+/// I/O never comes within 100 ms of the layout or of a previous run. A device that remembers
+/// recent I/O notices: cgroup blk-throttle opens a 100 ms slice with each I/O (or limit
+/// change) and keeps it up to 200 ms after the last one, and an I/O inside a live slice may
+/// spend the allowance the idle part of it accrued. Starting milliseconds after the layout, or
+/// after the previous run of the same check, iopscheck's runs got one slice's worth of I/Os
+/// more than fio's under a throttle (+280 at 2,800 IOPS). 250 ms outlasts any such slice.
+const IDLE_BEFORE_RUN: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// One job of the group, on the current thread: open, set up the back end, leave the device
+/// idle (IDLE_BEFORE_RUN), wait for the others, run the timed loop.
 #[allow(clippy::too_many_arguments)]
 fn run_worker(
     job: &Job,
@@ -349,6 +361,10 @@ fn run_worker(
         let path = AnyPath::new(backend, raw, job)?;
         Ok((fd, path))
     });
+    // The device is left idle before the first timed I/O, as fio leaves it (IDLE_BEFORE_RUN).
+    if setup.is_ok() {
+        std::thread::sleep(IDLE_BEFORE_RUN);
+    }
     // Every job reaches the barrier, even one whose setup failed, so none waits forever.
     barrier.wait();
     // `path` is declared after `fd`, so it is dropped (and drained) before the fd is closed.

@@ -787,3 +787,126 @@ fn async_back_ends_reap_one_completion_at_a_time_as_fio() {
         assert_eq!(reaps.iter().map(|r| r.1 as u64).sum::<u64>(), ios, "{name}");
     }
 }
+
+/// An ext4 on a loop device over an image in /dev/shm, mounted in a temp dir, and a cgroup v1
+/// blkio group limiting this thread's writes to it. Everything is undone on drop.
+struct Throttled {
+    mnt: tempfile::TempDir,
+    group: std::path::PathBuf,
+}
+
+const BLKIO: &str = "/sys/fs/cgroup/blkio";
+
+impl Throttled {
+    fn new(image_dir: &Path) -> Result<Throttled, String> {
+        if !crate::sys::is_root() {
+            return Err("needs root (a loop device and a blkio group)".into());
+        }
+        if !Path::new(BLKIO)
+            .join("blkio.throttle.write_iops_device")
+            .exists()
+        {
+            return Err(format!("no cgroup v1 blkio throttle at {BLKIO}"));
+        }
+        let img = image_dir.join("throttled.img");
+        File::create(&img)
+            .and_then(|f| f.set_len(64 << 20))
+            .map_err(|e| e.to_string())?;
+        let ok = |c: &mut std::process::Command| c.status().is_ok_and(|s| s.success());
+        if !ok(std::process::Command::new("mkfs.ext4")
+            .args(["-q", "-F"])
+            .arg(&img))
+        {
+            return Err("mkfs.ext4 (e2fsprogs) failed or is not installed".into());
+        }
+        let mnt = tempfile::tempdir().map_err(|e| e.to_string())?;
+        if !ok(std::process::Command::new("mount")
+            .args(["-o", "loop"])
+            .arg(&img)
+            .arg(mnt.path()))
+        {
+            return Err("mount -o loop failed (no loop devices?)".into());
+        }
+        let group = Path::new(BLKIO).join(format!("iopscheck-test-{}", std::process::id()));
+        let t = Throttled { mnt, group };
+        std::fs::create_dir(&t.group).map_err(|e| e.to_string())?;
+        // This thread only: the engine runs a single job on its caller's thread.
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        std::fs::write(t.group.join("tasks"), tid.to_string()).map_err(|e| e.to_string())?;
+        Ok(t)
+    }
+
+    /// Sets the write IOPS limit (which opens a new throttle slice, as any limit change does).
+    fn limit(&self, iops: u32) {
+        use std::os::unix::fs::MetadataExt;
+        let dev = std::fs::metadata(self.mnt.path()).unwrap().dev();
+        let line = format!("{}:{} {iops}", libc::major(dev), libc::minor(dev));
+        std::fs::write(self.group.join("blkio.throttle.write_iops_device"), line).unwrap();
+    }
+}
+
+impl Drop for Throttled {
+    fn drop(&mut self) {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        let _ = std::fs::write(Path::new(BLKIO).join("tasks"), tid.to_string());
+        let _ = std::fs::remove_dir(&self.group);
+        // -d: the loop device goes with the mount.
+        let _ = std::process::Command::new("umount")
+            .arg("-d")
+            .arg(self.mnt.path())
+            .status();
+    }
+}
+
+#[test]
+fn a_throttled_device_gives_each_run_its_rate_from_the_first_io_not_a_slice_more() {
+    // fio's first I/O never comes within 100 ms of its layout or of a previous run
+    // (IDLE_BEFORE_RUN); under blk-throttle a run that starts sooner inherits the slice that
+    // the limit change or the previous run opened, and counts up to one slice's worth
+    // (limit x 100 ms) of I/Os more than the device's rate: 550 instead of 500 here.
+    let shm = tempfile::tempdir_in("/dev/shm").or_else(|_| tempfile::tempdir());
+    let shm = shm.unwrap();
+    let t = match Throttled::new(shm.path()) {
+        Ok(t) => t,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let mut j = job(Rw::RandWrite, 16 << 20, 4096);
+    j.direct = true;
+    j.end_fsync = false;
+    j.runtime = Secs(Duration::from_secs(1));
+    let f = new_file(t.mnt.path(), 0);
+    let live = Live::default();
+    let cancel = AtomicBool::new(false);
+    layout(&f, &j, &live, &cancel).unwrap();
+    const LIMIT: u64 = 500;
+    // The limit is set just before the first run, and each run follows the one before at
+    // once, as the runs of one check do.
+    t.limit(LIMIT as u32);
+    for run_no in 1..=3 {
+        let m = run(&j, std::slice::from_ref(&f), Backend::Psync, &live, &cancel).unwrap();
+        let w = m.write.unwrap();
+        let series = m.series.unwrap().write;
+        // At most the rate from the first I/O: LIMIT / 2 by the end of each 500 ms interval,
+        // plus the one I/O that opens the slice (fio: 1001 writes in 2 s at 500). A run held
+        // back for a moment may catch up later, never get ahead.
+        let mut done = 0u64;
+        for (i, &n) in series.iter().enumerate() {
+            done += u64::from(n);
+            let allowed = LIMIT * (i as u64 + 1) / 2 + 2;
+            assert!(
+                done <= allowed,
+                "run {run_no}: {series:?} writes per 500 ms ({} in {} ms) under a {LIMIT} IOPS \
+                 throttle: {done} by {} ms, more than its rate allows ({allowed}); the run \
+                 started inside a slice opened before it",
+                w.ios,
+                w.runtime_ms,
+                (i + 1) * 500
+            );
+        }
+        // The throttle and the run both worked (a loaded machine may fall short of the rate).
+        assert!(w.ios >= LIMIT / 4, "run {run_no}: only {} writes", w.ios);
+    }
+    drop(f);
+}
