@@ -69,8 +69,12 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(
         out,
-        "- host {}, directory {}, engine {}",
-        esc_or_dash(&id.host),
+        "- {}, directory {}, engine {}",
+        if id.host.is_empty() {
+            "host —".into()
+        } else {
+            esc(&id.host_words())
+        },
         if id.dir.is_empty() {
             "—".into()
         } else {
@@ -92,7 +96,8 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         Some(note) => {
             writeln!(out, "## Runs")?;
             writeln!(out)?;
-            writeln!(out, "{}", esc(&note))?;
+            // Our own words (a count and flag names), written as Markdown: the flags as code.
+            writeln!(out, "{note}")?;
             writeln!(out)?;
             if let Some(t) = view::runs_table(ev) {
                 table(&t, out)?;

@@ -135,6 +135,18 @@ pub struct Identity {
     pub engine: String,
 }
 
+impl Identity {
+    /// "host NAME", or the import's own words when no host was stated ("host not stated (use
+    /// --host)"), which already say "host".
+    pub fn host_words(&self) -> String {
+        if self.host.starts_with("host ") {
+            self.host.clone()
+        } else {
+            format!("host {}", self.host)
+        }
+    }
+}
+
 pub fn identity(ev: &Evaluation) -> Identity {
     if let Some(g) = &ev.group {
         return Identity {

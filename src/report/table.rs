@@ -154,7 +154,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
                 } else {
                     "target: "
                 },
-                &format!("host {}, dir {}, engine {}", id.host, id.dir, id.engine)
+                &format!("{}, dir {}, engine {}", id.host_words(), id.dir, id.engine)
             )
         )?;
     }
