@@ -130,6 +130,12 @@ impl Metrics {
         self.names.iter().copied()
     }
 
+    /// The names, in order: the one stored list that every record of the same kind shares
+    /// (two records have the same names exactly when these are the same slice).
+    pub fn names(&self) -> &'static [&'static str] {
+        self.names
+    }
+
     pub fn values(&self) -> impl Iterator<Item = &f64> + '_ {
         self.values.iter()
     }

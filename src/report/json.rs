@@ -5,7 +5,6 @@
 use std::io::{self, Write};
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::evaluate::Evaluation;
 
@@ -82,10 +81,6 @@ fn out(ev: &Evaluation) -> Out<'_> {
         strict: ev.strict,
         generated: &ev.generated,
     }
-}
-
-pub fn to_json(ev: &Evaluation) -> Value {
-    serde_json::to_value(out(ev)).expect("an evaluation serialises")
 }
 
 /// The same object as [`render`], compact on one line, ending with a newline.

@@ -22,7 +22,7 @@ mod series;
 
 pub use days::days;
 pub use nodes::{NODES_DRAWN, NodeBar, nodes};
-pub use runs::{points, runs};
+pub use runs::{by_day as runs_by_day, points, runs};
 pub use series::{series, series_threshold};
 
 /// The drawing area: the whole picture and its margins, in SVG user units (pixels).

@@ -78,8 +78,13 @@ pub fn runs(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
 
     let mut s = String::new();
     let label = format!(
-        "{} of each run over time, threshold {} {}{unit}; verdict {}",
+        "{} of each {} over time, threshold {} {}{unit}; verdict {}",
         rule.metric,
+        if by_day(ev) {
+            "day (the mean and range of its runs)"
+        } else {
+            "run"
+        },
         rule.op,
         fmt_precise(rule.threshold),
         verdict.to_uppercase()
@@ -181,12 +186,30 @@ pub fn runs(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
         text(&format!("time of run (UTC{offset}, {axis_note})"))
     );
 
+    // Past the runs table's limit, a mark per day (the day's mean and the range of its runs)
+    // instead of a circle per run: a year of runs is a hundred thousand circles, tens of MB
+    // of page that no one can read apart.
+    let days = by_day(ev).then(|| day_marks(points, rule));
     // Threshold, aggregate, then the runs on top; each label where no run is drawn and clear
     // of the other label.
-    let dots: Vec<(f64, f64)> = points
-        .iter()
-        .map(|p| (x(p.time), a.y(&f, p.value)))
-        .collect();
+    let dots: Vec<(f64, f64)> = match &days {
+        None => points
+            .iter()
+            .map(|p| (x(p.time), a.y(&f, p.value)))
+            .collect(),
+        // the range's ends count as drawn too
+        Some(days) => days
+            .iter()
+            .flat_map(|d| {
+                let dx = x(d.time());
+                [
+                    (dx, a.y(&f, d.mean())),
+                    (dx, a.y(&f, d.min)),
+                    (dx, a.y(&f, d.max)),
+                ]
+            })
+            .collect(),
+    };
     let b = hline(
         &mut s,
         &f,
@@ -213,7 +236,9 @@ pub fn runs(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
             &[b],
         );
     }
-    if points.len() > 1 {
+    if let Some(days) = &days {
+        day_lines(&mut s, rule, days, &|t| x(t), &|v| a.y(&f, v));
+    } else if points.len() > 1 {
         let mut sorted: Vec<&Point> = points.iter().collect();
         sorted.sort_by_key(|p| p.time);
         let path: Vec<String> = sorted
@@ -226,7 +251,7 @@ pub fn runs(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
             path.join(" ")
         );
     }
-    for p in points {
+    for p in points.iter().filter(|_| days.is_none()) {
         let meets = rule.op.holds(p.value, rule.threshold);
         let class = if meets { "pass" } else { "fail" };
         let tip = format!(
@@ -262,12 +287,134 @@ pub fn runs(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
         f.left,
         f.top - 10.0,
         text(&format!(
-            "{} run{}, {agg} {}",
+            "{} run{}{}, {agg} {}",
             points.len(),
             if points.len() == 1 { "" } else { "s" },
+            days.as_ref()
+                .map(|d| format!(
+                    " on {} day{}: each day's mean and range",
+                    d.len(),
+                    if d.len() == 1 { "" } else { "s" }
+                ))
+                .unwrap_or_default(),
             rule.value.map(fmt_value).unwrap_or("—".into())
         ))
     );
     s.push_str("</svg>\n");
     s
+}
+
+/// Whether the chart over time draws a mark per day rather than per run: past the runs
+/// table's limit, as the tables do.
+pub fn by_day(ev: &Evaluation) -> bool {
+    crate::report::view::runs_by_day(ev)
+}
+
+/// One day's runs of the chart over time (the node's calendar day, as the tables count days).
+pub(super) struct DayMark {
+    pub date: chrono::NaiveDate,
+    pub runs: usize,
+    pub sum: f64,
+    pub min: f64,
+    pub max: f64,
+    /// The day's first and last run.
+    pub first: DateTime<FixedOffset>,
+    pub last: DateTime<FixedOffset>,
+    /// Runs that miss the threshold.
+    pub misses: usize,
+}
+
+impl DayMark {
+    pub fn mean(&self) -> f64 {
+        self.sum / self.runs as f64
+    }
+    /// Where the day is drawn: halfway between its first run and its last.
+    pub fn time(&self) -> DateTime<FixedOffset> {
+        self.first + (self.last - self.first) / 2
+    }
+}
+
+/// The points grouped by day, in date order.
+pub(super) fn day_marks(points: &[Point], rule: &RuleResult) -> Vec<DayMark> {
+    let mut days: std::collections::BTreeMap<chrono::NaiveDate, DayMark> = Default::default();
+    for p in points {
+        let date = crate::evaluate::day_of(p.run);
+        let d = days.entry(date).or_insert(DayMark {
+            date,
+            runs: 0,
+            sum: 0.0,
+            min: p.value,
+            max: p.value,
+            first: p.time,
+            last: p.time,
+            misses: 0,
+        });
+        d.runs += 1;
+        d.sum += p.value;
+        d.min = d.min.min(p.value);
+        d.max = d.max.max(p.value);
+        d.first = d.first.min(p.time);
+        d.last = d.last.max(p.time);
+        if !rule.op.holds(p.value, rule.threshold) {
+            d.misses += 1;
+        }
+    }
+    days.into_values().collect()
+}
+
+/// The days' means joined by a line, then each day as a `g.day` (pass or fail by its mean,
+/// as the per-day chart judges it) with a tooltip: the range of its runs as `line.range`
+/// and its mean as `circle.mean`.
+fn day_lines(
+    s: &mut String,
+    rule: &RuleResult,
+    days: &[DayMark],
+    x: &dyn Fn(DateTime<FixedOffset>) -> f64,
+    y: &dyn Fn(f64) -> f64,
+) {
+    let unit = unit_of(rule);
+    if days.len() > 1 {
+        let path: Vec<String> = days
+            .iter()
+            .map(|d| format!("{:.1},{:.1}", x(d.time()), y(d.mean())))
+            .collect();
+        let _ = writeln!(
+            s,
+            "<polyline class=\"series\" points=\"{}\"/>",
+            path.join(" ")
+        );
+    }
+    for d in days {
+        let mean = d.mean();
+        let class = if rule.op.holds(mean, rule.threshold) {
+            "pass"
+        } else {
+            "fail"
+        };
+        let tip = format!(
+            "{}: mean {}{unit} of {} run{}, range {}–{}; {} {} {}",
+            d.date,
+            fmt_precise(mean),
+            d.runs,
+            if d.runs == 1 { "" } else { "s" },
+            fmt_precise(d.min),
+            fmt_precise(d.max),
+            match d.misses {
+                0 => "every run meets".to_string(),
+                1 => "1 run misses".to_string(),
+                n => format!("{n} runs miss"),
+            },
+            rule.op,
+            fmt_precise(rule.threshold)
+        );
+        let dx = x(d.time());
+        let _ = writeln!(
+            s,
+            "<g class=\"day {class}\"><title>{}</title><line class=\"range\" x1=\"{dx:.1}\" y1=\"{:.1}\" x2=\"{dx:.1}\" y2=\"{:.1}\"/><circle class=\"mean {class}\" cx=\"{dx:.1}\" cy=\"{:.1}\" r=\"3\"/></g>",
+            text(&tip),
+            y(d.min),
+            y(d.max),
+            y(mean)
+        );
+    }
 }

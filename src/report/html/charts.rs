@@ -15,10 +15,12 @@ pub fn runs_section(h: &mut String, ev: &Evaluation) {
         return;
     };
     let points = chart::points(ev, rule);
+    let by_day = chart::runs_by_day(ev);
     let _ = writeln!(
         h,
-        "<section id=\"chart\">\n<h2>{} per run</h2>",
-        text(&rule.metric)
+        "<section id=\"chart\">\n<h2>{} per {}</h2>",
+        text(&rule.metric),
+        if by_day { "day" } else { "run" }
     );
     if points.is_empty() {
         let _ = writeln!(
@@ -27,6 +29,14 @@ pub fn runs_section(h: &mut String, ev: &Evaluation) {
             text(&rule.metric)
         );
         return;
+    }
+    if by_day {
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">{} runs: each day's mean (dot) and the range of its runs, lowest to highest (line), as the tables show past {} runs; <code>--format csv</code> or <code>json</code> lists every run.</p>",
+            ev.runs.len(),
+            crate::report::by_day::MAX_RUN_ROWS
+        );
     }
     h.push_str(&chart::runs(ev, rule, &points));
     h.push_str("</section>\n");
@@ -144,5 +154,67 @@ mod tests {
         assert!(latest.contains(&format!("The {LATEST_SHOWN} latest of {n} runs")));
         assert!(latest.contains(&format!("<figcaption>run {n} — ")));
         assert!(!latest.contains(&format!("<figcaption>run {} — ", n - LATEST_SHOWN)));
+    }
+
+    /// `n` runs an hour apart from 2026-11-01 00:00 UTC, alternately 10 and 16 MB/s (one
+    /// misses the threshold, one meets it), judged; and the chart section over time.
+    fn chart_of(n: usize) -> (crate::evaluate::Evaluation, String) {
+        let runs: Vec<crate::history::Record> = (0..n)
+            .map(|i| {
+                let ts = chrono::DateTime::parse_from_rfc3339("2026-11-01T00:00:00Z").unwrap()
+                    + chrono::Duration::hours(i as i64);
+                crate::evaluate::tests::rec(&ts.to_rfc3339(), if i % 2 == 0 { 10.0 } else { 16.0 })
+            })
+            .collect();
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T00:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let ev = evaluate(runs, &policy, &Options::new(Scope::Report, now));
+        let mut h = String::new();
+        runs_section(&mut h, &ev);
+        (ev, h)
+    }
+
+    #[test]
+    fn the_chart_over_time_has_a_circle_per_run_up_to_the_by_day_limit() {
+        let (_, h) = chart_of(MAX_RUN_ROWS);
+        assert_eq!(h.matches("<circle class=\"run ").count(), MAX_RUN_ROWS);
+        assert!(h.contains(" per run</h2>"), "{h}");
+        assert!(!h.contains("<g class=\"day "));
+        assert!(!h.contains("each day's mean"));
+    }
+
+    #[test]
+    fn past_the_by_day_limit_the_chart_over_time_has_a_mark_per_day_and_says_so() {
+        let n = MAX_RUN_ROWS + 1;
+        let (ev, h) = chart_of(n);
+        let rule = ev.primary_rule().unwrap();
+        // hourly from midnight: 8 whole days of 24 runs, then 9 runs on the ninth
+        assert_eq!(h.matches("<g class=\"day ").count(), n.div_ceil(24));
+        assert_eq!(h.matches("<circle class=\"run ").count(), 0);
+        assert!(
+            h.contains(&format!(
+                " per day</h2>\n<p class=\"muted\">{n} runs: each day's mean"
+            )),
+            "{h}"
+        );
+        assert!(
+            h.contains(&format!("{n} runs on 9 days: each day's mean and range")),
+            "{h}"
+        );
+        // a whole day: its mean, its range, and how many of its runs miss
+        let low = crate::evaluate::tests::rec("2026-11-01T00:00:00Z", 10.0).metrics[&rule.metric];
+        let high = crate::evaluate::tests::rec("2026-11-01T00:00:00Z", 16.0).metrics[&rule.metric];
+        assert!(!rule.op.holds(low, rule.threshold) && rule.op.holds(high, rule.threshold));
+        let tip = format!(
+            "2026-11-02: mean {} {} of 24 runs, range {}–{}; 12 runs miss",
+            crate::report::fmt_precise((low + high) / 2.0),
+            rule.unit,
+            crate::report::fmt_precise(low),
+            crate::report::fmt_precise(high)
+        );
+        assert!(h.contains(&tip), "{tip}\n{h}");
+        assert!(h.contains("2026-11-09: mean "), "{h}");
     }
 }

@@ -56,17 +56,26 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     policy::test_lines(&mut h, ev, &notes);
     h.push_str("</header>\n<main>\n");
 
+    // Written section by section as each is built: the page is never held whole.
+    let mut flush = |h: &mut String| -> io::Result<()> {
+        out.write_all(h.as_bytes())?;
+        h.clear();
+        Ok(())
+    };
     policy::section(&mut h, ev, &id);
     charts::runs_section(&mut h, ev);
+    flush(&mut h)?;
     charts::series_section(&mut h, ev)?;
+    flush(&mut h)?;
     tables::runs_section(&mut h, ev);
+    flush(&mut h)?;
     tables::rules_section(&mut h, ev);
     tables::days_section(&mut h, ev);
     notes::evidence_section(&mut h, &notes);
     notes::warnings_section(&mut h, &notes);
 
     page_end(&mut h, ev.generated);
-    out.write_all(h.as_bytes())
+    flush(&mut h)
 }
 
 #[cfg(test)]
