@@ -39,7 +39,7 @@ fn an_import_without_host_names_no_host_and_cannot_be_recorded() {
     let table = env.cmd().arg("import").arg(&f).output().unwrap();
     let table = String::from_utf8_lossy(&table.stdout);
     assert!(
-        table.contains("target: host host not stated (use --host),"),
+        table.contains("target: host not stated (use --host),"),
         "{table}"
     );
     assert!(!table.contains(&iopscheck::system::hostname()), "{table}");
