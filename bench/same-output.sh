@@ -7,6 +7,7 @@
 #
 # Usage: [ONLY=REGEX] bench/same-output.sh OLD_BINARY NEW_BINARY [WORKDIR]
 #   ONLY keeps the cases whose name (import-FILE-FORMAT, report-…, fleet-…) matches
+#   TABLE_WIDTHS the widths (COLUMNS) the table format is compared at: "100 60" unless set
 #   e.g. cp target/debug/iopscheck /tmp/old   (before the change)
 #        bench/same-output.sh /tmp/old target/debug/iopscheck
 #
@@ -94,7 +95,7 @@ total=0
 while IFS=$'\t' read -r name args; do
     [[ "$name" =~ ${ONLY:-.} ]] || continue
     widths=100
-    case "$args" in *"format table"*) widths="100 60" ;; esac
+    case "$args" in *"format table"*) widths=${TABLE_WIDTHS:-"100 60"} ;; esac
     for width in $widths; do
         total=$((total + 1))
         for side in old new; do

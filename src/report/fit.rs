@@ -15,6 +15,29 @@ pub fn table() -> Table {
     t
 }
 
+/// A table of the view (`view.rs`) in the house style: each column's title with its unit on a
+/// second line, each cell with its column's alignment. The terminal's only say is the layout.
+pub fn from_view(v: &super::view::Table) -> Table {
+    let mut t = table();
+    t.set_header(v.columns.iter().map(|c| {
+        if c.unit.is_empty() {
+            c.title.clone()
+        } else {
+            format!("{}\n{}", c.title, c.unit)
+        }
+    }));
+    for row in &v.rows {
+        t.add_row(row.cells.iter().map(|c| {
+            let cell = comfy_table::Cell::new(&c.text);
+            match c.align {
+                super::view::Align::Left => cell,
+                super::view::Align::Right => cell.set_alignment(comfy_table::CellAlignment::Right),
+            }
+        }));
+    }
+    t
+}
+
 /// The widest line of `t` as printed.
 pub fn width(t: &Table) -> usize {
     t.lines().map(|l| l.chars().count()).max().unwrap_or(0)

@@ -12,6 +12,8 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
 use crate::policy::Level;
 
+use super::view_node::Role;
+
 /// A figure with as many decimals as its size deserves.
 pub fn fmt_value(v: f64) -> String {
     let a = v.abs();
@@ -40,84 +42,6 @@ fn column_title(r: &RuleResult) -> String {
 /// indented under the text. A word longer than a line (a URL) stays whole on its own line.
 pub fn wrap(first: &str, text: &str) -> String {
     crate::terminal::wrap(first, text, crate::terminal::stdout_width())
-}
-
-/// How many failing runs a rule lists under its line before "and N more".
-const RUNS_LISTED: usize = 5;
-
-/// One line per rule, the outcome first and the comparison true as written:
-/// `  ✓ decides  write_iops_formula  mean 29203 IOPS, needs ≥ 3000`; under a deciding rule,
-/// each run that misses it: `      ✗ run 2: 2554 IOPS, needs ≥ 3000`.
-pub fn rule_lines(ev: &Evaluation) -> Vec<String> {
-    let width = ev
-        .rules
-        .iter()
-        .map(|r| r.metric.chars().count())
-        .max()
-        .unwrap_or(0);
-    let mut out = Vec::new();
-    for r in &ev.rules {
-        let deciding = super::view::deciding(r, ev.strict);
-        let role = if deciding {
-            "decides"
-        } else if r.level == Level::Warn {
-            "soft"
-        } else {
-            "shown"
-        };
-        let mark = match r.passed {
-            None => "?",
-            Some(true) => "✓",
-            Some(false) => "✗",
-        };
-        let unit = if r.unit.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", r.unit)
-        };
-        let value = match r.value {
-            Some(v) => format!("{} {}{unit}", r.aggregate.as_str(), fmt_value(v)),
-            None => "not measured".into(),
-        };
-        let mut line = format!(
-            "  {mark} {role:<8} {:<width$}  {value}, needs {} {}",
-            r.metric,
-            r.op,
-            fmt_value(r.threshold)
-        );
-        if r.marginal {
-            line.push_str(" (marginal)");
-        }
-        out.push(line);
-        if let Some(note) = &r.note {
-            out.push(wrap("      ", note));
-        }
-        if deciding && ev.runs.len() > 1 {
-            let misses: Vec<(usize, f64)> = ev
-                .runs
-                .iter()
-                .enumerate()
-                .filter_map(|(i, run)| run.metrics.get(&r.metric).map(|&v| (i, v)))
-                .filter(|(_, v)| !r.op.holds(*v, r.threshold))
-                .collect();
-            for (i, v) in misses.iter().take(RUNS_LISTED) {
-                out.push(format!(
-                    "      ✗ run {}: {}{unit}, needs {} {}",
-                    i + 1,
-                    fmt_value(*v),
-                    r.op,
-                    fmt_value(r.threshold)
-                ));
-            }
-            if misses.len() > RUNS_LISTED {
-                out.push(format!(
-                    "      and {} more runs below the threshold",
-                    misses.len() - RUNS_LISTED
-                ));
-            }
-        }
-    }
-    out
 }
 
 pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io::Result<()> {
@@ -353,11 +277,43 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     }
     writeln!(out)?;
 
-    for line in rule_lines(ev) {
-        let line = line
-            .replacen("✗ decides", &paint("✗ decides", "31"), 1)
-            .replacen("✗ soft", &paint("✗ soft", "33"), 1);
-        writeln!(out, "{line}")?;
+    // One line per rule, the outcome first and the comparison true as written; a missed rule
+    // that decides is red, a missed soft limit yellow.
+    let rule_lines = super::view_node::rule_lines(ev);
+    let width = rule_lines
+        .iter()
+        .map(|l| l.metric.chars().count())
+        .max()
+        .unwrap_or(0);
+    for l in &rule_lines {
+        // Painted before it is padded, so that colour codes do not count as columns.
+        let word = l.role.words();
+        let pad = " ".repeat(8usize.saturating_sub(word.chars().count()));
+        let head = format!("{} {word}", l.mark);
+        let head = match (l.mark, l.role) {
+            ("✗", Role::Decides) => paint(&head, "31"),
+            ("✗", Role::Soft) => paint(&head, "33"),
+            _ => head,
+        } + &pad;
+        let marginal = if l.marginal { " (marginal)" } else { "" };
+        writeln!(
+            out,
+            "  {head} {:<width$}  {}, needs {}{marginal}",
+            l.metric, l.value, l.needs
+        )?;
+        if let Some(note) = &l.note {
+            writeln!(out, "{}", wrap("      ", note))?;
+        }
+        for (n, figure) in &l.misses {
+            writeln!(out, "      ✗ run {n}: {figure}, needs {}", l.needs)?;
+        }
+        if l.more_misses > 0 {
+            writeln!(
+                out,
+                "      and {} more runs below the threshold",
+                l.more_misses
+            )?;
+        }
     }
     writeln!(out)?;
 
@@ -389,57 +345,15 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     }
 
     // Per rule: how sure the aggregate is (a report always; a run or import with several runs).
-    if ev.scope == Scope::Report || ev.runs.len() > 1 {
-        let mut t = Table::new();
-        t.load_style(presets::UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Disabled);
-        t.set_header(vec![
-            "rule",
-            "n",
-            "days",
-            "mean",
-            "median",
-            "stdev",
-            "CV",
-            "95% CI",
-            "threshold",
-        ]);
-        let mut any = false;
-        for r in ev.rules.iter().filter(|r| r.level != Level::Info) {
-            let Some(st) = ev.summary.metrics.get(&r.metric) else {
-                continue;
-            };
-            any = true;
-            let days: std::collections::BTreeSet<_> = ev
-                .runs
-                .iter()
-                .filter(|run| run.metrics.contains_key(&r.metric))
-                .map(crate::evaluate::day_of)
-                .collect();
-            let right = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
-            t.add_row(vec![
-                Cell::new(&r.metric),
-                right(st.n.to_string()),
-                right(days.len().to_string()),
-                right(fmt_value(st.mean)),
-                right(fmt_value(st.median)),
-                right(fmt_value(st.stdev)),
-                right(format!("{:.0}%", st.cv * 100.0)),
-                right(format!(
-                    "{}–{}",
-                    fmt_value(st.ci95_low),
-                    fmt_value(st.ci95_high)
-                )),
-                right(format!("{} {}", r.op, fmt_value(r.threshold))),
-            ]);
-        }
-        if any {
-            let hideable = [(4, "median".to_string()), (2, "days".to_string())];
-            super::fit::hide_until_fits(&mut t, &hideable, crate::terminal::stdout_width());
-            writeln!(out, "per rule:")?;
-            writeln!(out, "{t}")?;
-            writeln!(out)?;
-        }
+    if (ev.scope == Scope::Report || ev.runs.len() > 1)
+        && let Some(stats) = super::view_node::rule_stats_table(ev)
+    {
+        let mut t = super::fit::from_view(&stats);
+        let hideable = [(4, "median".to_string()), (2, "days".to_string())];
+        super::fit::hide_until_fits(&mut t, &hideable, crate::terminal::stdout_width());
+        writeln!(out, "per rule:")?;
+        writeln!(out, "{t}")?;
+        writeln!(out)?;
     }
 
     // After a run, where this node's history stands; in a report, the rule being applied.
@@ -478,4 +392,47 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     let line = wrap("verdict: ", &format!("{plain} — {}", ev.reason));
     writeln!(out, "{}", line.replacen(&plain, &verdict, 1))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::evaluate::{Options, Scope, evaluate};
+    use crate::policy::Level;
+
+    #[test]
+    fn a_missed_deciding_rule_is_red_and_a_missed_soft_limit_yellow_and_the_columns_still_line_up()
+    {
+        // two runs at 8 MB/s: 2048 IOPS by the formula, below swimlane's 3000
+        let runs = ["2026-11-01T10:00:00Z", "2026-11-01T11:00:00Z"]
+            .map(|ts| crate::evaluate::tests::rec(ts, 8.0))
+            .to_vec();
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-03T00:00:00Z")
+            .unwrap()
+            .to_utc();
+        let mut ev = evaluate(runs, &policy, &Options::new(Scope::Report, now));
+        // the second rule as a soft limit that is missed
+        ev.rules[1].level = Level::Warn;
+        ev.rules[1].passed = Some(false);
+        let text = |color: bool| {
+            let mut out = Vec::new();
+            super::render(&ev, &crate::report::Style { color }, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let plain = text(false);
+        let painted = text(true);
+        assert!(
+            plain.contains("  ✗ decides  write_iops_formula  mean"),
+            "{plain}"
+        );
+        assert!(plain.contains("  ✗ soft     write_bw_mb_s  "), "{plain}");
+        assert!(
+            painted.contains("  \x1b[31m✗ decides\x1b[0m  write_iops_formula  mean"),
+            "{painted}"
+        );
+        assert!(
+            painted.contains("  \x1b[33m✗ soft\x1b[0m     write_bw_mb_s  "),
+            "{painted}"
+        );
+    }
 }

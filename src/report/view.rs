@@ -9,8 +9,8 @@
 //!
 //! This file has the view's types, the runs table and the per-day table (Markdown and HTML),
 //! and the per-rule marks and outcomes (Markdown, HTML, JUnit, the terminal table and its
-//! by-day rows). `view_node.rs` adds the rules table and the notes, `view_fleet.rs` the
-//! fleet's nodes and warnings.
+//! by-day rows). `view_node.rs` adds the rules table, the terminal's rule lines and per-rule
+//! statistics, and the notes; `view_fleet.rs` the fleet's nodes and warnings.
 
 use crate::evaluate::{Evaluation, RuleResult};
 use crate::policy::Level;

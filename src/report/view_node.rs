@@ -1,9 +1,11 @@
 //! More of the format-neutral view of one node's evaluation (`view.rs` has its types and the
-//! runs and per-day tables): the rules table, and the notes that stand beside the verdict or
-//! under the report (deviations, caveats, runs not counted, differences from the policy's
-//! test, warnings), each worded once for every format.
+//! runs and per-day tables): the rules table, the rule lines and the per-rule statistics (the
+//! terminal's), and the notes that stand beside the verdict or under the report (deviations,
+//! caveats, runs not counted, differences from the policy's test, warnings), each worded once
+//! for every format.
 
 use crate::evaluate::{Evaluation, Scope};
+use crate::policy::Level;
 
 use super::view::{Align, Cell, Column, Emphasis, Outcome, Row, RowKind, Table};
 use super::{fmt_precise, fmt_value};
@@ -62,6 +64,166 @@ pub fn rules_table(ev: &Evaluation) -> Option<Table> {
         subject: None,
         class: "rules",
         wide: true,
+        columns,
+        rows,
+    })
+}
+
+/// What a rule does to the verdict: it decides it (fail level, or warn level with `--strict`),
+/// it is a soft limit (warn level), or it is only shown (info level).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Decides,
+    Soft,
+    Shown,
+}
+
+impl Role {
+    pub fn of(r: &crate::evaluate::RuleResult, strict: bool) -> Role {
+        if super::view::deciding(r, strict) {
+            Role::Decides
+        } else if r.level == Level::Warn {
+            Role::Soft
+        } else {
+            Role::Shown
+        }
+    }
+
+    pub fn words(self) -> &'static str {
+        match self {
+            Role::Decides => "decides",
+            Role::Soft => "soft",
+            Role::Shown => "shown",
+        }
+    }
+}
+
+/// How many failing runs a rule lists under it before "and N more".
+pub const RUNS_LISTED: usize = 5;
+
+/// One rule as a line of prose: `✓ decides  write_iops_formula  mean 29203 IOPS, needs ≥ 3000`,
+/// the policy's note under it, and under a deciding rule the runs that miss it. Its figures
+/// are rounded as the runs table's (`fmt_value`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleLine {
+    /// "✓" met, "✗" missed, "?" not measured.
+    pub mark: &'static str,
+    pub role: Role,
+    pub metric: String,
+    /// The aggregate with its unit ("mean 29203 IOPS"), or "not measured".
+    pub value: String,
+    /// The comparison the figure must hold: "≥ 3000".
+    pub needs: String,
+    pub marginal: bool,
+    pub note: Option<String>,
+    /// Under a deciding rule judged on more than one run: the first [`RUNS_LISTED`] runs that
+    /// miss it, each as its number (from 1) and its figure with the unit ("2554 IOPS").
+    pub misses: Vec<(usize, String)>,
+    /// How many more runs miss it than are listed.
+    pub more_misses: usize,
+}
+
+/// The rules, one [`RuleLine`] each, in the policy's order.
+pub fn rule_lines(ev: &Evaluation) -> Vec<RuleLine> {
+    ev.rules
+        .iter()
+        .map(|r| {
+            let role = Role::of(r, ev.strict);
+            let unit = if r.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", r.unit)
+            };
+            let mut misses = Vec::new();
+            if role == Role::Decides && ev.runs.len() > 1 {
+                misses = ev
+                    .runs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, run)| run.metrics.get(&r.metric).map(|&v| (i + 1, v)))
+                    .filter(|(_, v)| !r.op.holds(*v, r.threshold))
+                    .map(|(n, v)| (n, format!("{}{unit}", fmt_value(v))))
+                    .collect();
+            }
+            let more_misses = misses.len().saturating_sub(RUNS_LISTED);
+            misses.truncate(RUNS_LISTED);
+            RuleLine {
+                mark: match r.passed {
+                    None => "?",
+                    Some(true) => "✓",
+                    Some(false) => "✗",
+                },
+                role,
+                metric: r.metric.clone(),
+                value: match r.value {
+                    Some(v) => format!("{} {}{unit}", r.aggregate.as_str(), fmt_value(v)),
+                    None => "not measured".into(),
+                },
+                needs: format!("{} {}", r.op, fmt_value(r.threshold)),
+                marginal: r.marginal,
+                note: r.note.clone(),
+                misses,
+                more_misses,
+            }
+        })
+        .collect()
+}
+
+/// How sure each judged rule's aggregate is: one row per warn- or fail-level rule whose
+/// metric was measured — rule, runs, days, mean, median, stdev, CV, the 95% interval of the
+/// mean and the threshold. None when no such rule was measured.
+pub fn rule_stats_table(ev: &Evaluation) -> Option<Table> {
+    let columns = [
+        ("rule", Align::Left),
+        ("n", Align::Right),
+        ("days", Align::Right),
+        ("mean", Align::Right),
+        ("median", Align::Right),
+        ("stdev", Align::Right),
+        ("CV", Align::Right),
+        ("95% CI", Align::Right),
+        ("threshold", Align::Right),
+    ]
+    .into_iter()
+    .map(|(title, align)| Column::words(title, align))
+    .collect();
+    let rows: Vec<Row> = ev
+        .rules
+        .iter()
+        .filter(|r| r.level != Level::Info)
+        .filter_map(|r| {
+            let st = ev.summary.metrics.get(&r.metric)?;
+            let days: std::collections::BTreeSet<_> = ev
+                .runs
+                .iter()
+                .filter(|run| run.metrics.contains_key(&r.metric))
+                .map(crate::evaluate::day_of)
+                .collect();
+            Some(Row {
+                kind: RowKind::Rule,
+                cells: vec![
+                    Cell::name(r.metric.as_str()),
+                    Cell::right(st.n.to_string()),
+                    Cell::right(days.len().to_string()),
+                    Cell::right(fmt_value(st.mean)),
+                    Cell::right(fmt_value(st.median)),
+                    Cell::right(fmt_value(st.stdev)),
+                    Cell::right(format!("{:.0}%", st.cv * 100.0)),
+                    Cell::right(format!(
+                        "{}–{}",
+                        fmt_value(st.ci95_low),
+                        fmt_value(st.ci95_high)
+                    )),
+                    Cell::right(format!("{} {}", r.op, fmt_value(r.threshold))),
+                ],
+            })
+        })
+        .collect();
+    (!rows.is_empty()).then(|| Table {
+        title: "Per rule".into(),
+        subject: None,
+        class: "rule-stats",
+        wide: false,
         columns,
         rows,
     })
@@ -141,6 +303,7 @@ pub fn notes(ev: &Evaluation) -> Notes {
 #[cfg(test)]
 mod tests {
     use crate::evaluate::{Options, Scope, evaluate};
+    use crate::report::fmt_value;
 
     /// The rules table's header and rows as Markdown and as HTML show them, cell by cell.
     fn both(runs: Vec<crate::history::Record>) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
@@ -188,6 +351,79 @@ mod tests {
             })
             .collect();
         (md_rows, html_rows)
+    }
+
+    /// Eight runs over two days under swimlane: the first at 16 MB/s (4096 IOPS by the
+    /// formula), the seven after it at 8 MB/s (2048: below 3000).
+    fn eight_runs() -> crate::evaluate::Evaluation {
+        let runs: Vec<_> = (0..8)
+            .map(|i| {
+                crate::evaluate::tests::rec(
+                    &format!("2026-11-0{}T1{i}:00:00Z", 1 + i / 4),
+                    if i == 0 { 16.0 } else { 8.0 },
+                )
+            })
+            .collect();
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-03T00:00:00Z")
+            .unwrap()
+            .to_utc();
+        evaluate(runs, &policy, &Options::new(Scope::Report, now))
+    }
+
+    #[test]
+    fn a_deciding_rule_lists_the_first_runs_that_miss_it_and_counts_the_rest() {
+        let ev = eight_runs();
+        let lines = super::rule_lines(&ev);
+        assert_eq!(lines.len(), ev.rules.len());
+        let decides = &lines[0];
+        assert_eq!(decides.metric, "write_iops_formula");
+        assert_eq!(decides.role, super::Role::Decides);
+        // the mean, (4096 + 7 × 2048) / 8, misses 3000
+        assert_eq!(decides.mark, "✗");
+        let unit = ev.rules[0].unit;
+        assert_eq!(
+            decides.value,
+            format!("mean {} {unit}", fmt_value(18432.0 / 8.0))
+        );
+        assert_eq!(decides.needs, "≥ 3000");
+        let listed: Vec<usize> = decides.misses.iter().map(|(n, _)| *n).collect();
+        assert_eq!(listed, [2, 3, 4, 5, 6], "run 1 meets the rule");
+        assert_eq!(decides.misses[0].1, format!("{} {unit}", fmt_value(2048.0)));
+        assert_eq!(decides.more_misses, 2);
+        // the info-level rules are only shown, and list no runs
+        for l in &lines[1..] {
+            assert_eq!(l.role, super::Role::Shown, "{l:?}");
+            assert!(l.misses.is_empty() && l.more_misses == 0, "{l:?}");
+        }
+    }
+
+    #[test]
+    fn the_rule_statistics_judge_only_the_rules_that_can_decide() {
+        let ev = eight_runs();
+        let t = super::rule_stats_table(&ev).unwrap();
+        let titles: Vec<&str> = t.columns.iter().map(|c| c.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "rule",
+                "n",
+                "days",
+                "mean",
+                "median",
+                "stdev",
+                "CV",
+                "95% CI",
+                "threshold"
+            ]
+        );
+        // swimlane's other two rules are info-level: shown, never judged
+        assert_eq!(t.rows.len(), 1);
+        let cells: Vec<&str> = t.rows[0].cells.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(cells[..3], ["write_iops_formula", "8", "2"]);
+        assert_eq!(cells[3], fmt_value(18432.0 / 8.0));
+        assert_eq!(cells[4], fmt_value(2048.0), "the median");
+        assert_eq!(cells[8], "≥ 3000");
     }
 
     #[test]
