@@ -20,6 +20,23 @@ pub(crate) fn rec(ts: &str, mb_s: f64) -> Record {
     r
 }
 
+/// A fail-level rule `metric ≥ threshold` in IOPS on the mean, not yet judged.
+pub(crate) fn rule(metric: &str, threshold: f64) -> RuleResult {
+    RuleResult {
+        metric: metric.into(),
+        op: crate::policy::Op::Ge,
+        threshold,
+        level: crate::policy::Level::Fail,
+        value: None,
+        passed: None,
+        marginal: false,
+        unit: "IOPS",
+        aggregate: crate::policy::Aggregate::Mean,
+        note: None,
+        per_run: vec![],
+    }
+}
+
 fn now() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-12-02T12:00:00Z")
         .unwrap()

@@ -94,7 +94,6 @@ pub fn note(runs: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Level;
     use chrono::DateTime;
 
     fn run(ts: &str, engine: &str, iops: Option<f64>) -> Record {
@@ -129,19 +128,7 @@ mod tests {
 
     #[test]
     fn few_runs_keep_a_row_each_and_many_are_one_row_per_day() {
-        let rule = RuleResult {
-            metric: "write_iops".into(),
-            op: crate::policy::Op::Ge,
-            threshold: 3000.0,
-            level: Level::Fail,
-            value: None,
-            passed: None,
-            marginal: false,
-            unit: "IOPS",
-            aggregate: crate::policy::Aggregate::Mean,
-            note: None,
-            per_run: vec![],
-        };
+        let rule = crate::evaluate::tests::rule("write_iops", 3000.0);
         let few: Vec<Record> = (0..MAX_RUN_ROWS)
             .map(|i| {
                 run(

@@ -327,17 +327,7 @@ pub fn runs_table(ev: &Evaluation) -> Option<Table> {
             }
         })
         .collect();
-    let mut label = Cell::left(ev.policy.aggregate.as_str()).strong();
-    label.span = 5;
-    let mut cells = vec![label];
-    cells.extend(cols.iter().map(|r| match r.value {
-        Some(v) => Cell::right(fmt_value(v)).strong(),
-        None => Cell::right("—"),
-    }));
-    rows.push(Row {
-        kind: RowKind::Aggregate,
-        cells,
-    });
+    rows.push(aggregate_row(ev, &cols, 5));
     Some(Table {
         title: "Runs".into(),
         subject: None,
@@ -346,6 +336,22 @@ pub fn runs_table(ev: &Evaluation) -> Option<Table> {
         columns,
         rows,
     })
+}
+
+/// The runs table's last row: the policy's aggregate ("mean") of each rule's metric, under a
+/// label spanning the `span` columns before them.
+fn aggregate_row(ev: &Evaluation, cols: &[&RuleResult], span: usize) -> Row {
+    let mut label = Cell::left(ev.policy.aggregate.as_str()).strong();
+    label.span = span;
+    let mut cells = vec![label];
+    cells.extend(cols.iter().map(|r| match r.value {
+        Some(v) => Cell::right(fmt_value(v)).strong(),
+        None => Cell::right("—"),
+    }));
+    Row {
+        kind: RowKind::Aggregate,
+        cells,
+    }
 }
 
 /// [`runs_table`] past the limit: a row per day, then the aggregate.
@@ -367,17 +373,7 @@ fn runs_table_by_day(ev: &Evaluation, cols: &[&RuleResult]) -> Table {
         name: true,
     }));
     let mut rows = day_rows(&ev.runs, cols, &[], engine_col);
-    let mut label = Cell::left(ev.policy.aggregate.as_str()).strong();
-    label.span = 2 + usize::from(engine_col);
-    let mut cells = vec![label];
-    cells.extend(cols.iter().map(|r| match r.value {
-        Some(v) => Cell::right(fmt_value(v)).strong(),
-        None => Cell::right("—"),
-    }));
-    rows.push(Row {
-        kind: RowKind::Aggregate,
-        cells,
-    });
+    rows.push(aggregate_row(ev, cols, 2 + usize::from(engine_col)));
     Table {
         title: "Runs".into(),
         subject: None,
@@ -509,19 +505,7 @@ mod tests {
         with.engine = "psync".into();
         let mut without = crate::evaluate::tests::rec("2026-11-11T10:00:00Z", 16.0);
         without.metrics.remove("write_iops");
-        let rule = RuleResult {
-            metric: "write_iops".into(),
-            op: crate::policy::Op::Ge,
-            threshold: 3000.0,
-            level: Level::Fail,
-            value: None,
-            passed: None,
-            marginal: false,
-            unit: "IOPS",
-            aggregate: crate::policy::Aggregate::Mean,
-            note: None,
-            per_run: vec![],
-        };
+        let rule = crate::evaluate::tests::rule("write_iops", 3000.0);
         let rows = day_rows(&[with, without], &[&rule], &["write_bw_mb_s"], true);
         let (iops, mb_s) = (fmt_value(16e6 / 4096.0), fmt_value(16.0));
         assert_eq!(
