@@ -98,7 +98,7 @@ impl Filter {
 }
 
 /// A node's test on one directory: (host, policy, dir).
-type Node = (String, String, String);
+type NodeKey = (String, String, String);
 
 /// Records sorted into their groups as they are streamed in, with the engines each node,
 /// test and directory used in the window (for the mixed-engine warning). A record is moved
@@ -108,7 +108,7 @@ pub struct Grouping {
     /// The filter without its engine: the records the mixed-engine warning counts.
     all_engines: Filter,
     /// (host, policy, dir) → runs per engine.
-    engines: Vec<(Node, BTreeMap<String, usize>)>,
+    engines: Vec<(NodeKey, BTreeMap<String, usize>)>,
     groups: Vec<(Group, Vec<Run>)>,
     /// The group the last record went to: a history's records come in long runs of one group.
     last: usize,

@@ -138,15 +138,16 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 }
 
 fn list(records: &[Record], policy: &Policy, now: DateTime<Utc>) -> anyhow::Result<u8> {
+    /// What the history holds for one group, counted as the records go by.
     #[derive(Default)]
-    struct Row {
+    struct Tally {
         n: usize,
         first: Option<DateTime<chrono::FixedOffset>>,
         last: Option<DateTime<chrono::FixedOffset>>,
         /// Runs that never count as evidence, by reason (runs of --policy only).
         not_counted: BTreeMap<String, usize>,
     }
-    let mut groups: BTreeMap<Group, Row> = BTreeMap::new();
+    let mut groups: BTreeMap<Group, Tally> = BTreeMap::new();
     for r in records {
         let row = groups.entry(Group::of(r)).or_default();
         row.n += 1;

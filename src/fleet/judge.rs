@@ -8,7 +8,7 @@ use chrono::{DateTime, FixedOffset, Local, Utc};
 use serde::Deserialize;
 
 use super::stream::{self, Stream};
-use super::{DecidingRule, Row, RowSource};
+use super::{DecidingRule, NodeRow, RowSource};
 use crate::evaluate::{self, EvidenceStatus, Group, PolicyInfo, RuleResult, Scope, Verdict};
 use crate::history::{self, Record};
 use crate::policy::Level;
@@ -49,7 +49,7 @@ impl Seen {
 /// What one file says: its rows, and warnings about the file itself.
 #[derive(Debug, Default)]
 pub struct NodeFile {
-    pub rows: Vec<Row>,
+    pub rows: Vec<NodeRow>,
     pub warnings: Vec<String>,
 }
 
@@ -249,7 +249,7 @@ impl Judge<'_> {
             ));
         }
         let last_run = r.runs.iter().map(|x| x.timestamp).max();
-        let mut row = Row {
+        let mut row = NodeRow {
             host,
             dir,
             engine,
@@ -340,7 +340,7 @@ impl Judge<'_> {
             since: self.since,
         };
         let evs = evaluate_groups(records, self.policy, &filter, self.now, self.strict);
-        let mut rows: Vec<Row> = evs
+        let mut rows: Vec<NodeRow> = evs
             .into_iter()
             .map(|ev| {
                 let g = ev.group.clone().expect("evaluate_groups sets the group");
@@ -348,7 +348,7 @@ impl Judge<'_> {
                     .head
                     .as_ref()
                     .and_then(|h| ev.rules.iter().find(|r| r.metric == h.metric));
-                Row {
+                NodeRow {
                     host: g.host,
                     dir: g.dir,
                     engine: g.engine,
@@ -373,7 +373,7 @@ impl Judge<'_> {
     }
 
     /// A history with no runs of the policy in the window: the node has no evidence.
-    fn no_evidence(&self, name: &str, seen: &Seen) -> Row {
+    fn no_evidence(&self, name: &str, seen: &Seen) -> NodeRow {
         let hosts = &seen.hosts;
         let host = if hosts.len() == 1 {
             hosts.iter().next().expect("one").to_string()
@@ -404,7 +404,7 @@ impl Judge<'_> {
                 ));
             }
         }
-        Row {
+        NodeRow {
             host,
             dir: String::new(),
             engine: String::new(),
@@ -426,7 +426,7 @@ impl Judge<'_> {
 /// Checks across files (after `fleet_input::dedupe`): hosts expected but absent (added as inconclusive
 /// rows), hosts present but not expected.
 pub fn cross_check(
-    rows: &mut Vec<Row>,
+    rows: &mut Vec<NodeRow>,
     expect: &[String],
     policy: &Policy,
     head: Option<&DecidingRule>,
@@ -437,7 +437,7 @@ pub fn cross_check(
         let expected: BTreeSet<&str> = expect.iter().map(String::as_str).collect();
         for h in &expected {
             if !present.contains(*h) {
-                rows.push(Row {
+                rows.push(NodeRow {
                     host: h.to_string(),
                     dir: String::new(),
                     engine: String::new(),

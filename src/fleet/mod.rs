@@ -62,7 +62,7 @@ impl DecidingRule {
 
 /// One node (one host, directory and engine).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
+pub struct NodeRow {
     pub host: String,
     pub dir: String,
     pub engine: String,
@@ -84,7 +84,7 @@ pub struct Row {
     pub last_run: Option<DateTime<FixedOffset>>,
 }
 
-impl Row {
+impl NodeRow {
     /// "node1" or, where a host has several rows, "node1 /data posixaio".
     pub fn label(&self, fleet: &Fleet) -> String {
         let same_host = fleet.rows.iter().filter(|r| r.host == self.host).count();
@@ -119,7 +119,7 @@ pub struct Fleet {
     pub reason: String,
     /// Start of the window history files were judged over.
     pub since: DateTime<Utc>,
-    pub rows: Vec<Row>,
+    pub rows: Vec<NodeRow>,
     /// About the set of files rather than one node: unreadable lines, duplicates, results of
     /// single invocations.
     pub warnings: Vec<String>,
@@ -133,7 +133,7 @@ impl Fleet {
         policy: PolicyInfo,
         head: Option<DecidingRule>,
         since: DateTime<Utc>,
-        mut rows: Vec<Row>,
+        mut rows: Vec<NodeRow>,
         warnings: Vec<String>,
         strict: bool,
         generated: DateTime<Utc>,
@@ -240,8 +240,8 @@ impl Fleet {
 pub(crate) mod tests {
     use super::*;
 
-    pub(crate) fn row(host: &str, verdict: Verdict, value: f64) -> Row {
-        Row {
+    pub(crate) fn row(host: &str, verdict: Verdict, value: f64) -> NodeRow {
+        NodeRow {
             host: host.into(),
             dir: "/data".into(),
             engine: "posixaio".into(),
@@ -259,7 +259,7 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn fleet(rows: Vec<Row>) -> Fleet {
+    pub(crate) fn fleet(rows: Vec<NodeRow>) -> Fleet {
         let policy = crate::policy::resolve("swimlane").unwrap().policy;
         let ev = crate::evaluate::evaluate(
             &[],

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{Row, RowSource};
+use super::{NodeRow, RowSource};
 
 /// What a stream holds: the results and history records in it, and the lines that are neither.
 #[derive(Debug, Default)]
@@ -127,11 +127,11 @@ pub fn strip_prefix(line: &str) -> (Option<&str>, &str) {
 /// with the newest run is kept (on a tie, the one given later), and a warning names the rows
 /// left out. A row without a directory (a history with no runs in the window) is left out
 /// when the same host has a row with one. Missing-host rows are added after this.
-pub fn dedupe(rows: Vec<Row>) -> (Vec<Row>, Vec<String>) {
+pub fn dedupe(rows: Vec<NodeRow>) -> (Vec<NodeRow>, Vec<String>) {
     let mut warnings = Vec::new();
-    let mut keep: Vec<Option<Row>> = Vec::with_capacity(rows.len());
+    let mut keep: Vec<Option<NodeRow>> = Vec::with_capacity(rows.len());
     let mut by_node: BTreeMap<(String, String, String), usize> = BTreeMap::new();
-    let mut dropped: BTreeMap<usize, Vec<Row>> = BTreeMap::new();
+    let mut dropped: BTreeMap<usize, Vec<NodeRow>> = BTreeMap::new();
     for row in rows {
         let key = (row.host.clone(), row.dir.clone(), row.engine.clone());
         match by_node.get(&key) {
@@ -153,7 +153,7 @@ pub fn dedupe(rows: Vec<Row>) -> (Vec<Row>, Vec<String>) {
     }
     for (i, losers) in dropped {
         let w = keep[i].as_ref().expect("a kept row");
-        let when = |r: &Row| match r.last_run {
+        let when = |r: &NodeRow| match r.last_run {
             Some(t) => format!("newest run {}", t.format("%Y-%m-%d %H:%M:%S %:z")),
             None => "no runs".into(),
         };
@@ -175,7 +175,7 @@ pub fn dedupe(rows: Vec<Row>) -> (Vec<Row>, Vec<String>) {
             left.join(", ")
         ));
     }
-    let rows: Vec<Row> = keep.into_iter().flatten().collect();
+    let rows: Vec<NodeRow> = keep.into_iter().flatten().collect();
     let with_dir: std::collections::BTreeSet<String> = rows
         .iter()
         .filter(|r| !r.dir.is_empty() && r.source != RowSource::Missing)

@@ -28,7 +28,7 @@ use super::view;
 use super::xml::{attr, text};
 
 /// A test case's outcome, as the node's and the fleet's JUnit write it.
-pub(super) enum Outcome {
+pub(super) enum CaseOutcome {
     Passed,
     Error {
         message: String,
@@ -46,7 +46,7 @@ pub(super) enum Outcome {
 
 struct Case {
     name: String,
-    outcome: Outcome,
+    outcome: CaseOutcome,
     out: String,
 }
 
@@ -83,22 +83,22 @@ fn rule_case(ev: &Evaluation, r: &RuleResult) -> Case {
     let deciding = super::view::deciding(r, ev.strict);
     let what = describe(r);
     let outcome = match view::Outcome::of(r, ev.strict) {
-        _ if deciding && ev.verdict == Verdict::Inconclusive => Outcome::Error {
+        _ if deciding && ev.verdict == Verdict::Inconclusive => CaseOutcome::Error {
             message: format!("inconclusive: {} ({what})", ev.reason),
         },
-        view::Outcome::NotMeasured => Outcome::Skipped {
+        view::Outcome::NotMeasured => CaseOutcome::Skipped {
             message: format!("not measured: {what}"),
         },
-        view::Outcome::Meets => Outcome::Passed,
-        view::Outcome::Fails => Outcome::Failure {
+        view::Outcome::Meets => CaseOutcome::Passed,
+        view::Outcome::Fails => CaseOutcome::Failure {
             message: what.clone(),
             kind: "threshold",
             detail: failure_detail(ev, r),
         },
-        view::Outcome::Soft => Outcome::Skipped {
+        view::Outcome::Soft => CaseOutcome::Skipped {
             message: format!("soft limit missed: {what}; it decides only with --strict"),
         },
-        view::Outcome::ShownOnly => Outcome::Skipped {
+        view::Outcome::ShownOnly => CaseOutcome::Skipped {
             message: format!("shown only, never decides: {what}"),
         },
     };
@@ -161,9 +161,9 @@ fn evidence_case(ev: &Evaluation) -> Case {
             e.min_runs, e.min_days
         ),
         outcome: if e.enough {
-            Outcome::Passed
+            CaseOutcome::Passed
         } else {
-            Outcome::Error {
+            CaseOutcome::Error {
                 message: format!("inconclusive: {advice}"),
             }
         },
@@ -178,17 +178,17 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     }
     let failures = cases
         .iter()
-        .filter(|c| matches!(c.outcome, Outcome::Failure { .. }))
+        .filter(|c| matches!(c.outcome, CaseOutcome::Failure { .. }))
         .count();
     // An inconclusive verdict is an error however it came about (no runs at all, say).
     if ev.verdict == Verdict::Inconclusive
         && !cases
             .iter()
-            .any(|c| matches!(c.outcome, Outcome::Error { .. }))
+            .any(|c| matches!(c.outcome, CaseOutcome::Error { .. }))
     {
         cases.push(Case {
             name: "verdict".into(),
-            outcome: Outcome::Error {
+            outcome: CaseOutcome::Error {
                 message: format!("inconclusive: {}", ev.reason),
             },
             out: ev.reason.clone(),
@@ -196,11 +196,11 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     }
     let skipped = cases
         .iter()
-        .filter(|c| matches!(c.outcome, Outcome::Skipped { .. }))
+        .filter(|c| matches!(c.outcome, CaseOutcome::Skipped { .. }))
         .count();
     let errors = cases
         .iter()
-        .filter(|c| matches!(c.outcome, Outcome::Error { .. }))
+        .filter(|c| matches!(c.outcome, CaseOutcome::Error { .. }))
         .count();
     let id = super::identity(ev);
     let policy = &ev.policy.name;
@@ -209,7 +209,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         &mut s,
         "iopscheck",
         policy,
-        Counts {
+        CaseCounts {
             tests: cases.len(),
             failures,
             errors,
@@ -267,7 +267,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// How many test cases a suite has, and of each outcome.
-pub(super) struct Counts {
+pub(super) struct CaseCounts {
     pub tests: usize,
     pub failures: usize,
     pub errors: usize,
@@ -280,7 +280,7 @@ pub(super) fn suite_start(
     s: &mut String,
     name: &str,
     policy: &str,
-    c: Counts,
+    c: CaseCounts,
     generated: chrono::DateTime<chrono::Utc>,
     hostname: Option<&str>,
 ) {
@@ -314,15 +314,21 @@ pub(super) fn properties(s: &mut String, props: &[(&str, String)]) {
 }
 
 /// One `<testcase>`: its outcome, then `out` as its `<system-out>`.
-pub(super) fn testcase(s: &mut String, classname: &str, name: &str, outcome: &Outcome, out: &str) {
+pub(super) fn testcase(
+    s: &mut String,
+    classname: &str,
+    name: &str,
+    outcome: &CaseOutcome,
+    out: &str,
+) {
     s.push_str(&format!(
         "    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n",
         attr(classname),
         attr(name)
     ));
     match outcome {
-        Outcome::Passed => {}
-        Outcome::Failure {
+        CaseOutcome::Passed => {}
+        CaseOutcome::Failure {
             message,
             kind,
             detail,
@@ -331,10 +337,10 @@ pub(super) fn testcase(s: &mut String, classname: &str, name: &str, outcome: &Ou
             attr(message),
             text(detail)
         )),
-        Outcome::Skipped { message } => {
+        CaseOutcome::Skipped { message } => {
             s.push_str(&format!("      <skipped message=\"{}\"/>\n", attr(message)))
         }
-        Outcome::Error { message } => s.push_str(&format!(
+        CaseOutcome::Error { message } => s.push_str(&format!(
             "      <error message=\"{}\" type=\"inconclusive\"/>\n",
             attr(message)
         )),

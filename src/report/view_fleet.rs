@@ -5,7 +5,7 @@
 //! cells out in their own syntax and leave out what they have no room for.
 
 use crate::evaluate::Verdict;
-use crate::fleet::{Fleet, Row, RowSource};
+use crate::fleet::{Fleet, NodeRow, RowSource};
 
 use super::fmt_precise;
 use super::table::fmt_value;
@@ -69,14 +69,14 @@ pub struct FleetView {
 }
 
 /// "≥ 3000" for a row: the threshold it was judged against, with the policy's operator.
-fn threshold_text(fleet: &Fleet, row: &Row) -> String {
+fn threshold_text(fleet: &Fleet, row: &NodeRow) -> String {
     match (&fleet.head, row.threshold) {
         (Some(h), Some(t)) => format!("{} {}", h.op, fmt_precise(t)),
         _ => String::new(),
     }
 }
 
-fn node(fleet: &Fleet, r: &Row) -> Node {
+fn node(fleet: &Fleet, r: &NodeRow) -> Node {
     let emphasis = match (r.value, &fleet.head, r.threshold) {
         (Some(v), Some(h), Some(t)) if h.op.holds(v, t) => Emphasis::Pass,
         (Some(_), Some(_), Some(_)) => Emphasis::Fail,

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 use crate::evaluate::Verdict;
 
-use super::super::junit::{self, Outcome};
+use super::super::junit::{self, CaseOutcome};
 use super::super::view_fleet::{Node, fleet_view};
 use super::Fleet;
 use crate::report::fmt_precise;
@@ -22,7 +22,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         &mut s,
         "iopscheck fleet",
         policy,
-        junit::Counts {
+        junit::CaseCounts {
             tests: c.total(),
             failures: c.fail,
             errors: 0,
@@ -49,13 +49,13 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let classname = format!("iopscheck.fleet.{policy}");
     for (r, n) in fleet.rows.iter().zip(&view.nodes) {
         let outcome = match r.verdict {
-            Verdict::Pass => Outcome::Passed,
-            Verdict::Fail => Outcome::Failure {
+            Verdict::Pass => CaseOutcome::Passed,
+            Verdict::Fail => CaseOutcome::Failure {
                 message: r.reason.clone(),
                 kind: "fail",
                 detail: detail(fleet, r, n),
             },
-            Verdict::Inconclusive => Outcome::Skipped {
+            Verdict::Inconclusive => CaseOutcome::Skipped {
                 message: format!("inconclusive: {}", r.reason),
             },
         };
@@ -72,7 +72,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
 
 /// What a CI log should show for a node: where it came from and its figures (the value as
 /// precise as a message gives it, not rounded as in the table).
-fn detail(fleet: &Fleet, r: &super::Row, n: &Node) -> String {
+fn detail(fleet: &Fleet, r: &super::NodeRow, n: &Node) -> String {
     let mut s = format!(
         "{} {} on {} (engine {}), from {} {}\n",
         n.verdict_word(),

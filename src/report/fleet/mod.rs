@@ -17,7 +17,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use super::{Format, Style};
-pub use crate::fleet::{Counts, DecidingRule, Fleet, Row, RowSource};
+pub use crate::fleet::{Counts, DecidingRule, Fleet, NodeRow, RowSource};
 
 pub use json::to_json;
 
