@@ -37,6 +37,12 @@ pub(crate) fn rule(metric: &str, threshold: f64) -> RuleResult {
     }
 }
 
+/// `records` judged as `report` judges them under Swimlane, at `now` (RFC 3339).
+pub(crate) fn swimlane_report(records: Vec<Record>, now: &str) -> Evaluation {
+    let now = DateTime::parse_from_rfc3339(now).unwrap().to_utc();
+    evaluate(records, &policy(), &Options::new(Scope::Report, now))
+}
+
 fn now() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-12-02T12:00:00Z")
         .unwrap()

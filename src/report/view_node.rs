@@ -302,16 +302,11 @@ pub fn notes(ev: &Evaluation) -> Notes {
 
 #[cfg(test)]
 mod tests {
-    use crate::evaluate::{Options, Scope, evaluate};
     use crate::report::fmt_value;
 
     /// The rules table's header and rows as Markdown and as HTML show them, cell by cell.
     fn both(runs: Vec<crate::history::Record>) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
-        let policy = crate::policy::resolve("swimlane").unwrap().policy;
-        let now = chrono::DateTime::parse_from_rfc3339("2026-11-03T00:00:00Z")
-            .unwrap()
-            .with_timezone(&chrono::Utc);
-        let ev = evaluate(runs, &policy, &Options::new(Scope::Report, now));
+        let ev = crate::evaluate::tests::swimlane_report(runs, "2026-11-03T00:00:00Z");
         let mut md = Vec::new();
         super::super::markdown::render(&ev, &mut md).unwrap();
         let md = String::from_utf8(md).unwrap();
@@ -364,11 +359,7 @@ mod tests {
                 )
             })
             .collect();
-        let policy = crate::policy::resolve("swimlane").unwrap().policy;
-        let now = chrono::DateTime::parse_from_rfc3339("2026-11-03T00:00:00Z")
-            .unwrap()
-            .to_utc();
-        evaluate(runs, &policy, &Options::new(Scope::Report, now))
+        crate::evaluate::tests::swimlane_report(runs, "2026-11-03T00:00:00Z")
     }
 
     #[test]

@@ -109,7 +109,6 @@ fn series(ev: &Evaluation) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evaluate::{Options, Scope, evaluate};
     use crate::report::by_day::MAX_RUN_ROWS;
     use crate::report::details::LATEST_SHOWN;
 
@@ -129,11 +128,11 @@ mod tests {
                 r
             })
             .collect();
-        let policy = crate::policy::resolve("swimlane").unwrap().policy;
-        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T00:00:00Z")
-            .unwrap()
-            .with_timezone(&chrono::Utc);
-        series(&evaluate(runs, &policy, &Options::new(Scope::Report, now))).unwrap()
+        series(&crate::evaluate::tests::swimlane_report(
+            runs,
+            "2026-12-02T00:00:00Z",
+        ))
+        .unwrap()
     }
 
     #[test]
@@ -166,11 +165,7 @@ mod tests {
                 crate::evaluate::tests::rec(&ts.to_rfc3339(), if i % 2 == 0 { 10.0 } else { 16.0 })
             })
             .collect();
-        let policy = crate::policy::resolve("swimlane").unwrap().policy;
-        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T00:00:00Z")
-            .unwrap()
-            .with_timezone(&chrono::Utc);
-        let ev = evaluate(runs, &policy, &Options::new(Scope::Report, now));
+        let ev = crate::evaluate::tests::swimlane_report(runs, "2026-12-02T00:00:00Z");
         let mut h = String::new();
         runs_section(&mut h, &ev);
         (ev, h)
