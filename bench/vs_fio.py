@@ -33,6 +33,10 @@ Other tables (--rows, comma-separated; all of them with --quick):
   throttle   a loop device throttled with cgroup v1 blkio.throttle.write_iops_device to about
              2,900, 3,100 and 10,000 write IOPS (root): both tools' figures and their verdicts
              against 3,000 write IOPS side by side
+  stages     the direct table's psync row with each run traced through the kernel's
+             tracepoints (root, tracefs): each write's cycle split into the tool's own time
+             between writes, the kernel's submission, queue and completion, and the device's
+             time (bench/stages.py), per tool, to tell what a gap between the tools is made of
   floor      a bare 4 KiB random pwrite loop on tmpfs (bench/floor.c) against both tools'
              psync: iopscheck/floor and fio/floor (--baseline BINARY: another iopscheck
              build in the same rounds, to measure a change)
@@ -276,11 +280,11 @@ def fmt(t):
     return f"{med:.2f} ({lo:.2f}–{hi:.2f})"
 
 
-def med_spread(xs):
+def med_spread(xs, digits=3):
     xs = [x for x in xs if x is not None]
     if not xs:
         return "n/a"
-    return f"{statistics.median(xs):.3f} ({min(xs):.3f}–{max(xs):.3f})"
+    return f"{statistics.median(xs):.{digits}f} ({min(xs):.{digits}f}–{max(xs):.{digits}f})"
 
 
 def ratio(a, b):
@@ -436,6 +440,96 @@ def direct(a, disk, work, quick):
     return rows
 
 
+def stages_table(a, disk, work, quick):
+    """Where each tool's QD 1 direct write spends its time, from the kernel's tracepoints
+    (bench/stages.py): the direct table's psync row, with each run traced."""
+    import stages
+    why = stages.available()
+    if why:
+        print(f"\nThe stages table is skipped: {why}.")
+        return None
+    dev = stages.dev_of(disk_of(disk) or "")
+    if not dev:
+        print(f"\nThe stages table is skipped: no block device found under {disk}.")
+        return None
+    size, rt, pairs = ("64m", 2, 1) if quick else ("1g", a.stages_runtime, a.pairs)
+    psync = policy_file(work, "swimlane", [("ioengine: posixaio", "ioengine: psync\n  direct: true"),
+                                             ("engines: [posixaio, io_uring]", "engines: [psync]"),
+                                             ("end_fsync: true", "end_fsync: false")])
+
+    def traced(measure):
+        with stages.Tracer() as t:
+            r = measure()
+        r["stages"] = stages.stages(t.lines, dev)
+        return r
+
+    ps = interleaved(pairs, lambda: traced(lambda: iopscheck(a.binary, "auto", disk, size, rt, policy=psync)),
+                     lambda: traced(lambda: fio(a.fio, "psync", disk, size, rt, extra=["--direct=1"], end_fsync=False)),
+                     label="stages")
+    if not all(p[t]["stages"] for p in ps for t in ("iopscheck", "fio")):
+        print(f"\nThe stages table is skipped: the trace followed none of a run's writes to {dev} "
+              "from the system call to the device (a stacked device such as device-mapper or md "
+              "queues them on another disk).")
+        return None
+    print(f"\nA psync QD 1 direct 4 KiB randwrite's cycle, traced with the kernel's tracepoints "
+          f"(bench/stages.py), {size} file, {rt} s, {pairs} pairs: each run's mean µs per write, "
+          "median (min–max) over the runs; ratio iopscheck / fio per pair.\n")
+    print("| stage | whose time | iopscheck µs | fio µs | ratio |")
+    print("| --- | --- | --- | --- | --- |")
+    whose = {"user": "the tool's, between writes", "submit": "kernel: filesystem to bio",
+             "queue": "kernel: I/O scheduler", "device": "the disk", "complete": "kernel: interrupt to return",
+             "cycle": "all: 1 / IOPS"}
+    for s in stages.STAGES + ["cycle"]:
+        key = f"{s}_mean_us"
+        one = [p["iopscheck"]["stages"][key] for p in ps]
+        two = [p["fio"]["stages"][key] for p in ps]
+        print(f"| {s} | {whose[s]} | {med_spread(one, 1)} | {med_spread(two, 1)} | "
+              f"{med_spread([ratio(x, y) for x, y in zip(one, two)])} |")
+    print(f"| IOPS | | {med_spread([p['iopscheck']['iops'] for p in ps], 0)} | "
+          f"{med_spread([p['fio']['iops'] for p in ps], 0)} | "
+          f"{med_spread([ratio(p['iopscheck']['iops'], p['fio']['iops']) for p in ps])} |")
+    dev_us = [r["stages"]["device_mean_us"] for p in ps for r in (p["iopscheck"], p["fio"])]
+    print(f"\nThe device stage over all {len(dev_us)} runs, in the order they ran: "
+          f"{', '.join(f'{d:.1f}' for d in dev_us)} µs; load {ps[0]['load_before']} -> {ps[-1]['load']}.")
+
+    # The same at queue depth 64: the gitlab-gitaly job, each request followed from bio to
+    # completion, and how many the device held at once.
+    gitaly = policy_file(work, "gitlab-gitaly", [("time_based: false", "time_based: true")])
+
+    def traced_requests(measure):
+        with stages.Tracer(stages.BLOCK) as t:
+            r = measure()
+        r["requests"] = stages.requests(t.lines, dev)
+        return r
+
+    qs = interleaved(pairs, lambda: traced_requests(lambda: iopscheck(a.binary, "auto", disk, size, rt, policy=gitaly)),
+                     lambda: traced_requests(lambda: fio(a.fio, "libaio", disk, size, rt, end_fsync=False, rw="randrw",
+                                                         iodepth=64, extra=["--direct=1", "--rwmixread=75"])),
+                     label="stages gitaly")
+    if not all(p[t]["requests"] for p in qs for t in ("iopscheck", "fio")):
+        print(f"\nThe queue-depth table is skipped: the trace followed none of a run's requests on {dev}.")
+        return {"psync": ps, "gitaly": qs}
+    print(f"\nThe gitlab-gitaly job (4k randrw 75/25, libaio, QD 64, direct) at the device, traced "
+          f"the same way, {size} file, {rt} s, {pairs} pairs: each 4 KiB request from bio to issue "
+          "to completion; \"at the device\" is how many requests the device held at once, on "
+          "average (the sum of their device times over the traced window); median (min–max).\n")
+    print("| figure | iopscheck | fio | ratio |")
+    print("| --- | --- | --- | --- |")
+    rows = [("read + write IOPS (the tools' own)", lambda r: r["iops"] + r["read_iops"], 0),
+            ("requests per s at the device", lambda r: r["requests"]["requests_per_s"], 0),
+            ("requests at the device at once", lambda r: r["requests"]["in_flight_mean"], 1),
+            ("I/O scheduler µs (bio to issue)", lambda r: r["requests"]["queue_mean_us"], 1),
+            ("device µs, mean", lambda r: r["requests"]["device_mean_us"], 1),
+            ("device µs, p50", lambda r: r["requests"]["device_p50_us"], 1),
+            ("device µs, p99", lambda r: r["requests"]["device_p99_us"], 1)]
+    for label, f, digits in rows:
+        one = [f(p["iopscheck"]) for p in qs]
+        two = [f(p["fio"]) for p in qs]
+        print(f"| {label} | {med_spread(one, digits)} | {med_spread(two, digits)} | "
+              f"{med_spread([ratio(x, y) for x, y in zip(one, two)])} |")
+    return {"psync": ps, "gitaly": qs}
+
+
 def main_cpu(r):
     """The CPU the run's I/O thread spent most of its time on ("1", or "0+1" when split)."""
     c = r.get("cpus") or {}
@@ -547,7 +641,7 @@ def main():
     ap.add_argument("--fio", default=shutil.which("fio"))
     ap.add_argument("--quick", action="store_true", help="every table, 1 pair, tiny runs: a smoke test")
     ap.add_argument("--full", action="store_true", help="the Swimlane job as prescribed, caches dropped before each run")
-    ap.add_argument("--rows", default="", help="also: direct,throttle,floor")
+    ap.add_argument("--rows", default="", help="also: direct,throttle,floor,stages")
     ap.add_argument("--full-fs", choices=["loop", "dir"], default="loop",
                     help="--full: on a fresh ext4 on a loop device over an image in the disk directory "
                          "(default), or in the disk directory itself")
@@ -558,6 +652,7 @@ def main():
     ap.add_argument("--pin", default=None, metavar="CPUS",
                     help="run both tools under taskset -c CPUS (the same CPU for both)")
     ap.add_argument("--throttle-runtime", type=int, default=10)
+    ap.add_argument("--stages-runtime", type=int, default=5)
     a = ap.parse_args()
     global PIN
     PIN = a.pin
@@ -583,7 +678,7 @@ def main():
             return
         rows = set(filter(None, a.rows.split(",")))
         if a.quick:
-            rows |= {"direct", "throttle", "floor"}
+            rows |= {"direct", "throttle", "floor", "stages"}
         header(a, fio_version, a.pairs)
         if a.engines:  # --engines "" leaves the first table out
             raw["engines"] = engines_table(a, tmpfs, disk)
@@ -593,6 +688,8 @@ def main():
             raw["throttle"] = throttle(a, disk, work, a.quick)
         if "floor" in rows:
             raw["floor"] = floor(a, tmpfs, work, a.quick)
+        if "stages" in rows:
+            raw["stages"] = stages_table(a, disk, work, a.quick)
     finally:
         for d in (disk, work, tmpfs):
             shutil.rmtree(d, ignore_errors=True)
