@@ -59,6 +59,67 @@ pub fn create_new_at(dir: BorrowedFd<'_>, name: &CStr, mode: u32) -> io::Result<
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
+/// Creates an unnamed file in the directory `dir` (O_TMPFILE), read-write, with `mode`: it has
+/// no name until [`link_unnamed_at`] gives it one, and vanishes with its last descriptor
+/// before that. Filesystems without O_TMPFILE refuse it (EOPNOTSUPP; EISDIR or EINVAL on
+/// kernels without it).
+pub fn create_unnamed_in(dir: BorrowedFd<'_>, mode: u32) -> io::Result<File> {
+    // SAFETY: dir is an open descriptor for the call's length; "." is NUL-terminated.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c".".as_ptr(),
+            libc::O_TMPFILE | libc::O_RDWR | libc::O_CLOEXEC,
+            mode as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh descriptor nobody else owns.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// Gives the unnamed file `file` (from [`create_unnamed_in`]) the name `name` in `dir`. An
+/// existing name is never replaced: EEXIST. Linked through /proc/self/fd, which needs no
+/// privilege; where /proc is missing, with AT_EMPTY_PATH (which older kernels allow only
+/// with CAP_DAC_READ_SEARCH).
+pub fn link_unnamed_at(file: &File, dir: BorrowedFd<'_>, name: &CStr) -> io::Result<()> {
+    let proc = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .expect("no NUL in a number");
+    // SAFETY: valid descriptors and NUL-terminated paths that outlive the call.
+    let rc = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            proc.as_ptr(),
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::ENOENT) {
+        return Err(e);
+    }
+    // SAFETY: as above; "" with AT_EMPTY_PATH names the file itself.
+    let rc = unsafe {
+        libc::linkat(
+            file.as_raw_fd(),
+            c"".as_ptr(),
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::AT_EMPTY_PATH,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// The (device, inode) of `name` in `dir`, without following a symbolic link.
 pub fn id_at(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<(u64, u64)> {
     let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();

@@ -1,8 +1,11 @@
-//! The test files: safe by construction (design.md decision 2). Each is created by us with
-//! O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, under a recognisable name, relative to a directory
-//! descriptor opened once; held under an exclusive flock while in use; marked with an xattr
-//! where the filesystem allows; and removed on drop, on error and on signals. We never open a
-//! file we did not create, and never a device.
+//! The test files: safe by construction (design.md decision 2). Each is created by us, mode
+//! 0600, under a recognisable name, relative to a directory descriptor opened once; held under
+//! an exclusive flock while in use; marked with an xattr where the filesystem allows; and
+//! removed on drop, on error and on signals. Where the filesystem has O_TMPFILE it is created
+//! unnamed, locked and marked, then linked under its name (never over an existing one), so the
+//! name never exists without the marker; elsewhere it is created with
+//! O_CREAT|O_EXCL|O_NOFOLLOW and marked at once. We never open a file we did not create, and
+//! never a device.
 //!
 //! A file left by a killed run keeps its name and marker but loses its lock: the next run
 //! recognises it as stale and removes it.
@@ -15,6 +18,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use crate::units::format_size;
 
@@ -160,7 +164,10 @@ pub struct TestFiles {
 
 impl TestFiles {
     /// Creates `count` new, empty test files in `dir` (exclusively, 0600, never through a
-    /// symlink), each under an exclusive lock and marked.
+    /// symlink, never over an existing name), each under an exclusive lock and marked. Where
+    /// the filesystem has O_TMPFILE a file is locked and marked before it gets its name, so
+    /// that no run, however it ends, leaves a test file without its marker (see
+    /// [`create_one`]).
     pub fn create(dir: &Path, count: u32) -> io::Result<TestFiles> {
         let dir = Dir::open(dir)?;
         let mut out = TestFiles {
@@ -171,13 +178,18 @@ impl TestFiles {
         for job in 0..count {
             let name = CString::new(format!("{PREFIX}{}.{tag}.{job}", std::process::id()))
                 .expect("no NUL");
-            let file = crate::sys::create_new_at(out.dir.fd.as_fd(), &name, 0o600)?;
+            let (file, made) = create_one(&out.dir, &name)?;
             let meta = file.metadata()?;
             register(&out.dir.path.join(name.to_str().unwrap_or("")), &meta);
             // Held while the file is in use; a file whose lock is free is stale (stale_files).
-            let locked = file.try_lock();
-            // Best effort: tmpfs before 6.6 and some filesystems have no user xattrs.
-            let _ = crate::sys::set_xattr(&file, MARKER, MARKER_VALUE);
+            let locked = match made {
+                Made::Unnamed => Ok(()),
+                Made::Named => {
+                    let locked = file.try_lock();
+                    mark(&file);
+                    locked
+                }
+            };
             out.files.push((name, file));
             locked.map_err(io::Error::from)?;
         }
@@ -205,6 +217,22 @@ impl TestFiles {
         self.remove_all()
     }
 
+    /// The space the files take on disk, in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.files
+            .iter()
+            .filter_map(|(_, f)| f.metadata().ok())
+            .map(|m| m.blocks() * 512)
+            .sum()
+    }
+
+    /// Removes the files now, as [`remove`](Self::remove), calling `slow` first when that
+    /// takes longer than `after`: freeing the blocks of a large file can take minutes (ext4
+    /// mounted with `discard` trims every extent), and the person waiting should know why.
+    pub fn remove_when_slow(self, after: Duration, slow: impl FnOnce()) -> io::Result<()> {
+        when_slow(after, slow, move || self.remove())
+    }
+
     fn remove_all(&mut self) -> io::Result<()> {
         let mut first_err = None;
         for (name, file) in self.files.drain(..) {
@@ -223,6 +251,71 @@ impl Drop for TestFiles {
     fn drop(&mut self) {
         let _ = self.remove_all();
     }
+}
+
+/// Runs `work` on a thread of its own and waits for it; when it has not finished after
+/// `after`, calls `slow` (on this thread, once) and goes on waiting. A panic in `work` goes on
+/// here.
+pub fn when_slow<T: Send + 'static>(
+    after: Duration,
+    slow: impl FnOnce(),
+    work: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(work());
+    });
+    let done = match rx.recv_timeout(after) {
+        Ok(v) => Ok(v),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            slow();
+            rx.recv().map_err(|_| ())
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(()),
+    };
+    match (done, worker.join()) {
+        (Ok(v), _) => v,
+        (Err(()), Err(panic)) => std::panic::resume_unwind(panic),
+        (Err(()), Ok(())) => unreachable!("the worker sends its result before it ends"),
+    }
+}
+
+/// How a test file came to have its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Made {
+    /// Created unnamed (O_TMPFILE), locked and marked, then linked under its name: the name
+    /// never exists without the marker.
+    Unnamed,
+    /// Created under its name (O_CREAT|O_EXCL), where the filesystem has no O_TMPFILE; the
+    /// caller locks and marks it at once.
+    Named,
+}
+
+/// Creates the test file `name` in `dir`, unnamed first: locked and marked, then linked under
+/// its name, which fails on an existing name (EEXIST) as O_EXCL does, so nothing is replaced.
+/// Where the filesystem refuses O_TMPFILE (EOPNOTSUPP; EISDIR or EINVAL on old kernels) or the
+/// link (no /proc and no privilege), under its name as before: a kill between the creation
+/// and the marker then leaves a file that `stale_files` does not recognise.
+fn create_one(dir: &Dir, name: &CStr) -> io::Result<(File, Made)> {
+    if let Ok(file) = crate::sys::create_unnamed_in(dir.fd.as_fd(), 0o600) {
+        file.try_lock().map_err(io::Error::from)?;
+        mark(&file);
+        match crate::sys::link_unnamed_at(&file, dir.fd.as_fd(), name) {
+            Ok(()) => return Ok((file, Made::Unnamed)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(e),
+            // Named below; an error that is the directory's (no space, read-only) comes
+            // again from there, in the words users know.
+            Err(_) => {}
+        }
+    }
+    let file = crate::sys::create_new_at(dir.fd.as_fd(), name, 0o600)?;
+    Ok((file, Made::Named))
+}
+
+/// Sets the ownership marker. Best effort: tmpfs before 6.6 and some filesystems have no user
+/// xattrs (then the name, owner, mode and lock decide what is stale).
+fn mark(file: &File) {
+    let _ = crate::sys::set_xattr(file, MARKER, MARKER_VALUE);
 }
 
 fn unique_tag() -> String {
@@ -422,6 +515,88 @@ mod tests {
             assert!(stale_files(d.path()).is_empty());
         }
         assert!(p.exists());
+    }
+
+    #[test]
+    fn an_existing_name_is_never_replaced_nor_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = Dir::open(d.path()).unwrap();
+        let taken = d.path().join(format!("{PREFIX}1.x.0"));
+        std::fs::write(&taken, b"user data").unwrap();
+        // a dangling symbolic link under our name: its target must not come to exist
+        let link = d.path().join(format!("{PREFIX}1.x.1"));
+        let target = d.path().join("elsewhere");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        for p in [&taken, &link] {
+            let name = CString::new(p.file_name().unwrap().as_bytes()).unwrap();
+            let e = create_one(&dir, &name).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{}", p.display());
+        }
+        assert_eq!(std::fs::read(&taken).unwrap(), b"user data");
+        assert!(!target.exists());
+        // nothing else left behind
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn on_ext4_and_tmpfs_the_file_is_marked_before_it_has_a_name() {
+        let mut dirs = vec![tempfile::tempdir().unwrap()];
+        if Path::new("/dev/shm").is_dir() {
+            dirs.push(tempfile::tempdir_in("/dev/shm").unwrap());
+        }
+        for d in &dirs {
+            let fs = crate::system::target_of(d.path()).filesystem;
+            let dir = Dir::open(d.path()).unwrap();
+            let name = CString::new(format!("{PREFIX}1.y.0")).unwrap();
+            let (file, made) = create_one(&dir, &name).unwrap();
+            if matches!(fs.as_deref(), Some("ext4" | "tmpfs")) {
+                assert_eq!(made, Made::Unnamed, "{fs:?}");
+                assert!(has_marker(&file), "{fs:?}");
+            } else {
+                eprintln!("{}: {fs:?}, neither ext4 nor tmpfs", d.path().display());
+            }
+            let m = std::fs::symlink_metadata(d.path().join("iopscheck-testfile.1.y.0")).unwrap();
+            assert_eq!(m.permissions().mode() & 0o777, 0o600);
+            assert_eq!(
+                (m.dev(), m.ino()),
+                (
+                    file.metadata().unwrap().dev(),
+                    file.metadata().unwrap().ino()
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn slow_work_is_announced_once_and_quick_work_is_not() {
+        // The work cannot end before `slow` has been called: announced, whatever the timing.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let mut calls = 0;
+        let v = when_slow(
+            Duration::from_millis(10),
+            || {
+                calls += 1;
+                tx.send(()).unwrap();
+            },
+            move || rx.recv_timeout(Duration::from_secs(60)).map(|()| 7),
+        );
+        assert_eq!(v, Ok(7));
+        assert_eq!(calls, 1);
+        // Work that ends at once, with an hour to spare: nothing said.
+        let mut said = false;
+        assert_eq!(
+            when_slow(Duration::from_secs(3600), || said = true, || 5),
+            5
+        );
+        assert!(!said);
+        // the files are removed all the same
+        let d = tempfile::tempdir().unwrap();
+        let files = TestFiles::create(d.path(), 2).unwrap();
+        assert!(files.bytes() < 1 << 20);
+        files
+            .remove_when_slow(Duration::from_secs(3600), || panic!("said"))
+            .unwrap();
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! a measuring script added (the page's own Content-Security-Policy forbids scripts) reports
 //! the drawn geometry: the charts are there with their points and labels, no two labels
 //! overlap, no line label sits on a point, the axis reads "0" and not "0.000", no x label
-//! repeats, and the fleet's chart puts failures first.
+//! repeats, and the fleet's chart puts failures first; the fleet's table of nodes stays
+//! within the page however long their directories.
 
 mod common;
 
@@ -73,6 +74,18 @@ const MEASURE: &str = r#"
   });
   put('verdict', words(document.querySelector('.banner .word')));
   put('page-width', document.documentElement.scrollWidth + '/' + window.innerWidth);
+  // Boxes that scroll sideways because their table is wider than the page: by their table's class.
+  var wide = Array.prototype.filter.call(document.querySelectorAll('.scroll'), function (d) {
+    return d.scrollWidth > d.clientWidth + 1;
+  }).map(function (d) {
+    var t = d.querySelector('table');
+    return (t && t.getAttribute('class')) || 'table';
+  });
+  put('scrolling', wide.join(','));
+  var main = document.querySelector('main');
+  put('main-width', main ? Math.round(box(main).width) : 0);
+  var nodes = document.querySelector('#nodes table');
+  put('nodes-table-width', nodes ? Math.round(box(nodes).width) : 0);
   var pre = document.createElement('pre');
   pre.id = 'measured';
   pre.textContent = out.join('\n');
@@ -301,4 +314,76 @@ fn the_pages_render_in_chromium_with_readable_charts() {
     assert!(m[&format!("{s}.polyline-points")].parse::<usize>().unwrap() >= 2);
     assert!(m[&format!("{s}.y-labels")].starts_with("0,"), "{m:?}");
     assert_eq!(m[&format!("{s}.threshold-lines")], "1");
+}
+
+#[test]
+#[cfg_attr(not(have_chromium), ignore = "needs chromium")]
+fn the_fleet_table_stays_within_the_page_with_long_directories() {
+    let env = Env::new();
+    let now = chrono::Utc::now().fixed_offset();
+    // Kubernetes volumes: directories of 150 characters and more, without a space to break at.
+    let mut fleet = String::new();
+    let mut dirs = Vec::new();
+    for (i, mb_s) in [30.0, 2.0, 25.0].into_iter().enumerate() {
+        let dir = format!(
+            "/var/lib/kubelet/pods/3f0c2a1e-5b7d-4c1a-9e8f-0a1b2c3d4e{i:02}/volumes/kubernetes.io~csi/pvc-0a1b2c3d-4e5f-6789-abcd-ef01234567{i:02}/mount/iopscheck-data"
+        );
+        // two runs on each of the three days before today, as the other fleet above
+        for day in 0..3 {
+            for k in 0..2 {
+                let t = (now.date_naive() - chrono::Days::new(day + 1))
+                    .and_hms_opt(11 + 2 * k as u32, 0, 0)
+                    .unwrap()
+                    .and_utc()
+                    .fixed_offset();
+                let r = common::swimlane_record(&format!("worker-{i}"), &dir, t, mb_s);
+                fleet.push_str(&(serde_json::to_string(&r).unwrap() + "\n"));
+            }
+        }
+        dirs.push(dir);
+    }
+    let fleet_file = env.tmp.path().join("fleet.jsonl");
+    std::fs::write(&fleet_file, fleet).unwrap();
+    let page = env.tmp.path().join("fleet-long.html");
+    env.cmd()
+        .args(["fleet", "--format", "html", "-o"])
+        .arg(&page)
+        .arg(&fleet_file)
+        .assert()
+        .code(1);
+    screenshot(&env, &page);
+    let m = measure(&env, &page);
+    assert_eq!(m["verdict"], "FAIL");
+    assert_eq!(m["scrolling"], "", "a table scrolls sideways: {m:?}");
+    let (table, main): (u32, u32) = (
+        m["nodes-table-width"].parse().unwrap(),
+        m["main-width"].parse().unwrap(),
+    );
+    assert!(
+        table > 0 && table <= main,
+        "the nodes table is {table}px wide in {main}px: {m:?}"
+    );
+    let (doc, window) = m["page-width"].split_once('/').unwrap();
+    assert!(
+        doc.parse::<u32>().unwrap() <= window.parse::<u32>().unwrap(),
+        "{m:?}"
+    );
+    // Every directory whole, in its cell and in its tooltip.
+    let html = std::fs::read_to_string(&page).unwrap();
+    let doc = scraper::Html::parse_document(&html);
+    let sel = scraper::Selector::parse("#nodes td.path").unwrap();
+    let cells: Vec<(String, String)> = doc
+        .select(&sel)
+        .map(|td| {
+            (
+                td.text().collect::<String>(),
+                td.value().attr("title").unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(cells.len(), 3);
+    for (text, title) in &cells {
+        assert!(dirs.contains(text), "{text}");
+        assert_eq!(text, title);
+    }
 }

@@ -317,8 +317,10 @@ fn a_file_left_by_a_killed_run_is_recognised_and_removed_by_the_next_run() {
     let env = Env::new();
     let mut child = spawn_run(&env, &env.dir, &one_run("32m", "30", "psync"));
     wait_for_test_file(&env.dir, &mut child);
-    // The file's name appears a moment before its marker (the xattr that lets a later run
-    // recognise it as ours): kill only once it is marked, as it is for the whole run.
+    // Where the filesystem has no O_TMPFILE, the file's name appears a moment before its
+    // marker (the xattr that lets a later run recognise it as ours): kill only once it is
+    // marked, as it is for the whole run. (With O_TMPFILE it is marked before it has a name:
+    // tests/testfile.rs.)
     let file = env.dir.join(&test_files(&env.dir)[0]);
     let t = Instant::now();
     while !has_marker(&file) {

@@ -401,3 +401,136 @@ fn a_long_history_is_listed_whole_in_json_and_by_day_in_markdown_and_html() {
         .success()
         .stdout(predicate::str::contains("disk vdb: ios=0/8100"));
 }
+
+/// Whitespace runs as one space: the terminal wraps long lines.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn a_history_whose_runs_are_all_left_out_lists_each_with_why_in_every_format() {
+    let env = Env::new();
+    // fio-3.33-sample.json as it is (256 MiB for 5 s: not Swimlane's test), twice yesterday
+    // and once dated two days ahead: three runs, none of them counted, for two reasons.
+    let base: Value =
+        serde_json::from_slice(&std::fs::read(fixture("fio-3.33-sample.json")).unwrap()).unwrap();
+    let ahead = Utc::now().timestamp() + 2 * 86400;
+    for (i, t) in [at(1, 0), at(1, 1), ahead].iter().enumerate() {
+        let mut v = base.clone();
+        v["timestamp"] = (*t).into();
+        v["timestamp_ms"] = (*t * 1000).into();
+        let p = env.tmp.path().join(format!("left-out-{i}.json"));
+        std::fs::write(&p, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+        env.cmd()
+            .args(["import", "--record", "--dir", "/data", "--host", "node1"])
+            .arg(&p)
+            .assert()
+            .code(predicate::ne(2));
+    }
+    let out = |format: &str| {
+        let o = env
+            .cmd()
+            .args(["report", "--host", "node1", "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(3), "{format}: inconclusive");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // JSON: nothing judged, and why, by reason.
+    let j: Value = serde_json::from_str(&out("json")).unwrap();
+    assert_eq!(j["verdict"], "inconclusive");
+    assert!(j["runs"].as_array().unwrap().is_empty());
+    let reasons: std::collections::BTreeMap<String, u64> = j["not_counted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["reason"].as_str().unwrap().to_string(),
+                n["runs"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert_eq!(reasons.values().sum::<u64>(), 3);
+    assert!(
+        reasons
+            .keys()
+            .any(|r| r.contains("size 256 MiB instead of 4 GiB"))
+    );
+    assert!(reasons.keys().any(|r| r.contains("in the future")));
+
+    // The terminal: each reason with its count beside the verdict.
+    let table = one_line(&out("table"));
+    for (reason, n) in &reasons {
+        let runs = if *n == 1 { "run" } else { "runs" };
+        assert!(
+            table.contains(&one_line(&format!("{n} {runs} not counted: {reason}"))),
+            "{table}"
+        );
+    }
+
+    // CSV: every run, with the reason it was left out; the times every format lists.
+    let csv = out("csv");
+    let mut rd = csv::Reader::from_reader(csv.as_bytes());
+    let head = rd.headers().unwrap().clone();
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let mut from_csv: Vec<(String, String)> = rd
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            let t = chrono::DateTime::parse_from_rfc3339(&r[col("timestamp")]).unwrap();
+            let why = r[col("result")].strip_prefix("not counted: ").unwrap();
+            (
+                t.format("%Y-%m-%d %H:%M:%S %:z").to_string(),
+                why.to_string(),
+            )
+        })
+        .collect();
+    from_csv.sort();
+    assert_eq!(from_csv.len(), 3);
+    for (_, why) in &from_csv {
+        assert!(reasons.contains_key(why), "{why}");
+    }
+
+    // Markdown: the runs section lists them, time and reason, rather than "No runs.".
+    let md = out("markdown");
+    let runs = md.split("## Runs\n").nth(1).unwrap();
+    let runs = runs.split("\n## ").next().unwrap();
+    assert!(!runs.contains("No runs."), "{runs}");
+    assert!(runs.contains("### Not counted"), "{runs}");
+    let mut from_md: Vec<(String, String)> = runs
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| time") && !l.starts_with("| ---"))
+        .map(|l| {
+            let cells: Vec<String> = l
+                .trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().replace('\\', ""))
+                .collect();
+            (cells[0].clone(), cells[cells.len() - 1].clone())
+        })
+        .collect();
+    from_md.sort();
+    assert_eq!(from_md, from_csv, "{runs}");
+
+    // HTML: the same rows in the runs section's table of runs not counted.
+    let html = out("html");
+    let page = scraper::Html::parse_document(&html);
+    let sel = |s: &str| scraper::Selector::parse(s).unwrap();
+    let section = page.select(&sel("section#runs")).next().unwrap();
+    let words: String = section.text().collect();
+    assert!(!words.contains("No runs."), "{words}");
+    let mut from_html: Vec<(String, String)> = section
+        .select(&sel("table.not-counted tbody tr"))
+        .map(|tr| {
+            let cells: Vec<String> = tr
+                .select(&sel("td"))
+                .map(|td| td.text().collect::<String>())
+                .collect();
+            (cells[0].clone(), cells[cells.len() - 1].clone())
+        })
+        .collect();
+    from_html.sort();
+    assert_eq!(from_html, from_csv);
+}

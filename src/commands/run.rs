@@ -102,7 +102,17 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     let _lock = HostLock::acquire(wait, ctx)?;
 
-    for s in testfile::remove_stale(&dir) {
+    let stale = {
+        let dir = dir.clone();
+        testfile::when_slow(
+            REMOVAL_SILENT,
+            || {
+                ctx.note("removing test files left by an interrupted run: the filesystem is freeing their blocks, which can take minutes on a disk mounted with discard")
+            },
+            move || testfile::remove_stale(&dir),
+        )
+    };
+    for s in stale {
         ctx.warn(format!(
             "removed a test file left by an interrupted run: {} ({})",
             s.path.display(),
@@ -384,8 +394,39 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
         }
         records.push(record);
     }
-    files.remove().context("cannot remove the test file")?;
+    remove_files(files, ctx)?;
     Ok(Ended::Done(records))
+}
+
+/// How long removing the test files may take before the terminal says what is happening.
+const REMOVAL_SILENT: Duration = Duration::from_secs(1);
+
+/// Removes the test files at the end of the runs, saying so on stderr when it takes longer
+/// than [`REMOVAL_SILENT`] (freeing a large file's blocks on a disk mounted with `discard`
+/// can take minutes), and how long it took.
+fn remove_files(files: TestFiles, ctx: &Ctx) -> anyhow::Result<()> {
+    let (bytes, count) = (files.bytes(), files.files().len());
+    let started = Instant::now();
+    let mut said = false;
+    files
+        .remove_when_slow(REMOVAL_SILENT, || {
+            said = true;
+            ctx.note(removal_line(count, bytes));
+        })
+        .context("cannot remove the test file")?;
+    if said {
+        ctx.note(format!("removed in {}", clock(started.elapsed())));
+    }
+    Ok(())
+}
+
+/// What the terminal says while the test files are being removed.
+fn removal_line(count: usize, bytes: u64) -> String {
+    format!(
+        "removing the test file{} ({}): the filesystem is freeing its blocks, which can take minutes on a disk mounted with discard",
+        if count == 1 { "" } else { "s" },
+        units::format_size(bytes)
+    )
 }
 
 fn run_line(i: u32, n: u32, r: &Record) -> Option<String> {

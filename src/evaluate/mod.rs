@@ -329,6 +329,10 @@ impl fmt::Display for NotCounted {
 /// margin absorbs clocks a little apart between the nodes and the machine reading them.
 pub const FUTURE_MARGIN_SECS: i64 = 300;
 
+/// Why a run dated in the future is not counted, in the same words for each run (CSV,
+/// Markdown, HTML) and for their count (`not_counted[]`, the terminal).
+const FUTURE_REASON: &str = "dated in the future (check the node's clock)";
+
 /// Whether a record is dated in the future of `now` (beyond [`FUTURE_MARGIN_SECS`]).
 pub fn is_future(r: &impl RunFields, now: DateTime<Utc>) -> bool {
     r.timestamp().with_timezone(&Utc) > now + ChronoDuration::seconds(FUTURE_MARGIN_SECS)
@@ -450,10 +454,7 @@ pub fn evaluate_runs(
     let mut future_warning = None;
     if !future.is_empty() {
         let latest = future.iter().map(|r| r.timestamp).max().expect("non-empty");
-        not_counted.insert(
-            "dated in the future (check the node's clock)".into(),
-            future.len(),
-        );
+        not_counted.insert(FUTURE_REASON.into(), future.len());
         future_warning = Some(Warning::Note(format!(
             "{} run{} dated in the future (the latest {}) {} not counted: a clock was wrong when {} recorded; fix the clock, the runs stay in the history",
             future.len(),
@@ -467,7 +468,7 @@ pub fn evaluate_runs(
             },
         )));
         for r in future {
-            excluded.push((r, "dated in the future".into()));
+            excluded.push((r, FUTURE_REASON.into()));
         }
     }
     let not_counted: Vec<NotCounted> = not_counted

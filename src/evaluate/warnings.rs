@@ -30,9 +30,10 @@ pub enum Warning {
         first: f64,
         rest: f64,
     },
-    VolatileTarget {
+    /// The target is on a network filesystem. (A target in RAM is no warning: it is a
+    /// deviation from the policy's test, `crate::deviation`, named with the verdict.)
+    NetworkTarget {
         filesystem: String,
-        network: bool,
     },
     MixedEngines {
         engines: BTreeMap<String, usize>,
@@ -83,22 +84,10 @@ impl fmt::Display for Warning {
                 short(*first),
                 short(*rest)
             ),
-            Warning::VolatileTarget {
-                filesystem,
-                network,
-            } => {
-                if *network {
-                    write!(
-                        f,
-                        "the target is on a network filesystem ({filesystem}): results describe the network and the server as much as this node's disk"
-                    )
-                } else {
-                    write!(
-                        f,
-                        "the target is on {filesystem}, which lives in RAM: this measures memory, not the disk the vendor asks about"
-                    )
-                }
-            }
+            Warning::NetworkTarget { filesystem } => write!(
+                f,
+                "the target is on a network filesystem ({filesystem}): results describe the network and the server as much as this node's disk"
+            ),
             Warning::MixedEngines { engines } => {
                 let list: Vec<_> = engines.iter().map(|(e, n)| format!("{e}: {n}")).collect();
                 write!(
@@ -237,18 +226,17 @@ pub(super) fn find_warnings(
         }
     }
 
-    // tmpfs or a network filesystem.
+    // A network filesystem. (A RAM-backed target is a deviation, crate::deviation, named with
+    // the verdict and its warning; a report does not count it.)
     let filesystems: BTreeSet<&str> = runs
         .iter()
         .filter_map(|r| r.target.filesystem.as_deref())
         .collect();
     for fs in filesystems {
         let base = fs.split('.').next().unwrap_or(fs);
-        // A RAM-backed target is a deviation (crate::deviation), named with the verdict.
         if NETWORK_FS.contains(&fs) || NETWORK_FS.contains(&base) {
-            out.push(Warning::VolatileTarget {
+            out.push(Warning::NetworkTarget {
                 filesystem: fs.into(),
-                network: true,
             });
         }
     }
@@ -336,4 +324,48 @@ fn declining(values: &[(DateTime<FixedOffset>, f64)], metric: &str, op: Op) -> O
         per_day_pct: (slope / my).abs() * 100.0,
         total_pct: total * 100.0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::evaluate::{Options, Scope, evaluate};
+
+    /// The warnings and the reason of one run on `filesystem`, judged as `run` judges it.
+    fn on(filesystem: &str) -> (Vec<String>, String) {
+        let mut r = crate::evaluate::tests::rec("2026-12-01T10:00:00Z", 16.0);
+        r.target.filesystem = Some(filesystem.into());
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T12:00:00Z")
+            .unwrap()
+            .to_utc();
+        let e = evaluate(vec![r], &policy, &Options::new(Scope::Run, now));
+        (e.warnings.iter().map(|w| w.to_string()).collect(), e.reason)
+    }
+
+    #[test]
+    fn a_network_target_is_a_warning_and_a_target_in_ram_is_said_once_as_a_deviation() {
+        for fs in ["nfs4", "fuse.sshfs"] {
+            let (w, _) = on(fs);
+            assert!(
+                w.iter().any(
+                    |w| w.starts_with(&format!("the target is on a network filesystem ({fs})"))
+                ),
+                "{fs}: {w:?}"
+            );
+        }
+        for fs in ["tmpfs", "ramfs"] {
+            let (w, reason) = on(fs);
+            assert!(
+                reason.contains(&format!("target {fs} (in RAM) instead of a disk")),
+                "{reason}"
+            );
+            let ram: Vec<&String> = w.iter().filter(|w| w.contains("measures memory")).collect();
+            assert_eq!(ram.len(), 1, "{fs}: one warning says it: {w:?}");
+            assert!(
+                ram[0].starts_with("not the policy's test: target"),
+                "{ram:?}"
+            );
+            assert!(!w.iter().any(|w| w.contains("network")), "{w:?}");
+        }
+    }
 }

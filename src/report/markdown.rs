@@ -91,20 +91,29 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     )?;
     writeln!(out)?;
 
-    // Past 200 runs the runs table has a row per day: said first, under the heading.
-    match view::runs_note(ev) {
-        Some(note) => {
-            writeln!(out, "## Runs")?;
-            writeln!(out)?;
-            // Our own words (a count and flag names), written as Markdown: the flags as code.
-            writeln!(out, "{note}")?;
-            writeln!(out)?;
-            if let Some(t) = view::runs_table(ev) {
-                table(&t, out)?;
-            }
+    // Past 200 runs the runs table has a row per day: said first, under the heading. The runs
+    // left out of the verdict follow, each with the reason.
+    writeln!(out, "## Runs")?;
+    writeln!(out)?;
+    if let Some(note) = view::runs_note(ev) {
+        // Our own words (a count and flag names), written as Markdown: the flags as code.
+        writeln!(out, "{note}")?;
+        writeln!(out)?;
+    }
+    match view::runs_table(ev) {
+        Some(t) => table(&t, out)?,
+        None => writeln!(out, "{}", view_node::no_runs_words(ev))?,
+    }
+    writeln!(out)?;
+    if let Some(t) = view_node::not_counted_table(ev) {
+        writeln!(out, "### {}", t.title)?;
+        writeln!(out)?;
+        if let Some(note) = view_node::not_counted_note(ev) {
+            writeln!(out, "{}", esc(&note))?;
             writeln!(out)?;
         }
-        None => table_section(out, "Runs", view::runs_table(ev), "No runs.")?,
+        table(&t, out)?;
+        writeln!(out)?;
     }
     table_section(
         out,

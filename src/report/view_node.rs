@@ -69,6 +69,88 @@ pub fn rules_table(ev: &Evaluation) -> Option<Table> {
     })
 }
 
+/// How many of the runs left out of the verdict the Markdown and HTML reports list one by one
+/// (the newest); `--format csv` lists every one.
+pub const NOT_COUNTED_LISTED: usize = super::by_day::MAX_RUN_ROWS;
+
+/// The runs left out of the verdict (not the policy's test, dated in the future), one row each
+/// in time order: time, host, engine, source (with the file as detail) and why it was not
+/// counted, in the words the CSV's `result` and the JSON's `not_counted[].reason` use. Past
+/// [`NOT_COUNTED_LISTED`] runs, the newest that many ([`not_counted_note`] says so). Their
+/// figures are left out: they are not evidence, and `--format csv` has them. None when every
+/// run counted.
+pub fn not_counted_table(ev: &Evaluation) -> Option<Table> {
+    if ev.excluded.is_empty() {
+        return None;
+    }
+    // In time order already: the runs of other tests as the history has them, then those
+    // dated in the future, which are later than any other.
+    let listed = &ev.excluded[ev.excluded.len().saturating_sub(NOT_COUNTED_LISTED)..];
+    let columns = vec![
+        Column::words("time", Align::Left),
+        Column::words("host", Align::Left),
+        Column::words("engine", Align::Left),
+        Column::words("source", Align::Left),
+        Column::words("not counted because", Align::Left),
+    ];
+    let rows = listed
+        .iter()
+        .map(|(run, why)| {
+            let mut source = Cell::left(run.source.as_str());
+            source.detail = run.source_file.clone();
+            Row {
+                // Plain: a row of the runs judged is a `Run`.
+                kind: RowKind::Plain,
+                cells: vec![
+                    Cell::left(run.timestamp.format("%Y-%m-%d %H:%M:%S %:z").to_string()),
+                    Cell::left(super::view::dash(&run.host)),
+                    Cell::left(super::view::dash(&run.engine)),
+                    source,
+                    Cell::left(why.as_str()),
+                ],
+            }
+        })
+        .collect();
+    Some(Table {
+        title: "Not counted".into(),
+        subject: None,
+        class: "not-counted",
+        wide: true,
+        columns,
+        rows,
+    })
+}
+
+/// What the runs section says in place of the runs table when no run counted: "No runs.", or,
+/// when runs were left out, that they are listed below it.
+pub fn no_runs_words(ev: &Evaluation) -> &'static str {
+    if ev.excluded.is_empty() {
+        "No runs."
+    } else {
+        "No run counted towards the verdict; the runs left out are listed below."
+    }
+}
+
+/// Said above the runs not counted: how many, and past [`NOT_COUNTED_LISTED`] that only the
+/// newest are listed. None when every run counted.
+pub fn not_counted_note(ev: &Evaluation) -> Option<String> {
+    let n = ev.excluded.len();
+    if n == 0 {
+        return None;
+    }
+    let mut note = format!(
+        "{n} run{} left out of the verdict, each with the reason",
+        if n == 1 { "" } else { "s" }
+    );
+    if n > NOT_COUNTED_LISTED {
+        note.push_str(&format!(
+            "; the newest {NOT_COUNTED_LISTED} are listed, --format csv lists every one with its figures"
+        ));
+    }
+    note.push('.');
+    Some(note)
+}
+
 /// What a rule does to the verdict: it decides it (fail level, or warn level with `--strict`),
 /// it is a soft limit (warn level), or it is only shown (info level).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -415,6 +497,47 @@ mod tests {
         assert_eq!(cells[3], fmt_value(18432.0 / 8.0));
         assert_eq!(cells[4], fmt_value(2048.0), "the median");
         assert_eq!(cells[8], "≥ 3000");
+    }
+
+    #[test]
+    fn past_the_limit_the_newest_runs_not_counted_are_listed_and_the_note_says_so() {
+        let n = super::NOT_COUNTED_LISTED + 50;
+        let start = chrono::DateTime::parse_from_rfc3339("2026-11-01T00:00:00Z").unwrap();
+        let runs: Vec<_> = (0..n)
+            .map(|i| {
+                let ts = start + chrono::Duration::minutes(10 * i as i64);
+                let mut r = crate::evaluate::tests::rec(&ts.to_rfc3339(), 16.0);
+                r.job.size = Some(64 << 20);
+                r
+            })
+            .collect();
+        let ev = crate::evaluate::tests::swimlane_report(runs, "2026-11-10T00:00:00Z");
+        assert!(ev.runs.is_empty());
+        assert_eq!(
+            super::no_runs_words(&ev),
+            "No run counted towards the verdict; the runs left out are listed below."
+        );
+        let t = super::not_counted_table(&ev).unwrap();
+        assert_eq!(t.rows.len(), super::NOT_COUNTED_LISTED);
+        // the newest: from the 51st run on
+        let first = start + chrono::Duration::minutes(10 * 50);
+        assert_eq!(
+            t.rows[0].cells[0].text,
+            first.format("%Y-%m-%d %H:%M:%S %:z").to_string()
+        );
+        assert_eq!(t.rows[0].cells[4].text, "size 64 MiB instead of 4 GiB");
+        let note = super::not_counted_note(&ev).unwrap();
+        assert_eq!(
+            note,
+            format!(
+                "{n} runs left out of the verdict, each with the reason; the newest 200 are listed, --format csv lists every one with its figures."
+            )
+        );
+        // every run counted: nothing to list
+        let ev = eight_runs();
+        assert!(super::not_counted_table(&ev).is_none());
+        assert!(super::not_counted_note(&ev).is_none());
+        assert_eq!(super::no_runs_words(&ev), "No runs.");
     }
 
     #[test]

@@ -87,10 +87,10 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         for n in &view.nodes {
             let _ = writeln!(
                 h,
-                "<tr class=\"{}\"><td class=\"node\">{}</td><td>{}</td><td class=\"node\">{}</td><td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"verdict\">{}</td><td class=\"reason\">{}</td></tr>",
+                "<tr class=\"{}\"><td class=\"node\">{}</td>{}<td class=\"node\">{}</td><td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"verdict\">{}</td><td class=\"reason\">{}</td></tr>",
                 n.verdict.as_str(),
                 text(&n.host.text),
-                text(&n.dir.text),
+                path_cell(&n.dir.text),
                 text(&n.engine.text),
                 attr(n.source.detail.as_deref().unwrap_or("")),
                 text(&n.source.text),
@@ -127,6 +127,17 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     h.push_str("</section>\n");
     page_end(&mut h, fleet.generated);
     out.write_all(h.as_bytes())
+}
+
+/// A directory's cell: the path may break after each `/` (and anywhere in a name longer than
+/// the column, by the stylesheet's `td.path`), so that long paths of many nodes keep the
+/// table within the page; the whole path is its title too, the tooltip a browser shows.
+fn path_cell(path: &str) -> String {
+    format!(
+        "<td class=\"path\" title=\"{}\">{}</td>",
+        attr(path),
+        text(path).replace('/', "/<wbr/>")
+    )
 }
 
 /// Each node's deciding figure as a bar, failures first, with its threshold.
@@ -171,4 +182,19 @@ fn nodes_chart(h: &mut String, fleet: &Fleet, view: &FleetView) {
     }
     h.push_str(&chart::nodes(&bars, head.unit));
     h.push_str("</section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_path_may_break_after_each_slash_and_keeps_its_whole_text_as_its_title() {
+        assert_eq!(
+            super::path_cell("/var/lib/a<b"),
+            "<td class=\"path\" title=\"/var/lib/a&lt;b\">/<wbr/>var/<wbr/>lib/<wbr/>a&lt;b</td>"
+        );
+        assert_eq!(
+            super::path_cell("—"),
+            "<td class=\"path\" title=\"—\">—</td>"
+        );
+    }
 }

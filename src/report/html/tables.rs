@@ -11,14 +11,22 @@ use crate::report::{chart, fmt_precise, view_node};
 
 pub fn runs_section(h: &mut String, ev: &Evaluation) {
     h.push_str("<section id=\"runs\">\n<h2>Runs</h2>\n");
-    let Some(t) = view::runs_table(ev) else {
-        h.push_str("<p>No runs.</p>\n</section>\n");
-        return;
-    };
+    match view::runs_table(ev) {
+        Some(t) => runs_table(h, ev, &t),
+        None => {
+            let _ = writeln!(h, "<p>{}</p>", text(view_node::no_runs_words(ev)));
+        }
+    }
+    not_counted(h, ev);
+    h.push_str("</section>\n");
+}
+
+/// The runs table, then every metric of each run (or each day), folded away.
+fn runs_table(h: &mut String, ev: &Evaluation, t: &Table) {
     if let Some(note) = view::runs_note(ev) {
         let _ = writeln!(h, "<p class=\"muted\">{}</p>", text(&note));
     }
-    table(h, &t);
+    table(h, t);
 
     // Every metric the runs have, folded away: a <details> element needs no script.
     let all = crate::report::metric_columns(ev);
@@ -48,7 +56,19 @@ pub fn runs_section(h: &mut String, ev: &Evaluation) {
         }
         h.push_str("</tr>\n");
     }
-    h.push_str("</tbody>\n</table></div>\n</details>\n</section>\n");
+    h.push_str("</tbody>\n</table></div>\n</details>\n");
+}
+
+/// The runs left out of the verdict, each with the reason, under their own heading.
+fn not_counted(h: &mut String, ev: &Evaluation) {
+    let Some(t) = view_node::not_counted_table(ev) else {
+        return;
+    };
+    let _ = writeln!(h, "<h3 id=\"not-counted\">{}</h3>", text(&t.title));
+    if let Some(note) = view_node::not_counted_note(ev) {
+        let _ = writeln!(h, "<p class=\"muted\">{}</p>", text(&note));
+    }
+    table(h, &t);
 }
 
 /// Past the runs table's limit, every metric's mean per day (as the runs table has a row per
@@ -72,7 +92,7 @@ fn all_metrics_by_day(h: &mut String, ev: &Evaluation, all: &[String]) {
         }
         h.push_str("</tr>\n");
     }
-    h.push_str("</tbody>\n</table></div>\n</details>\n</section>\n");
+    h.push_str("</tbody>\n</table></div>\n</details>\n");
 }
 
 pub fn rules_section(h: &mut String, ev: &Evaluation) {
