@@ -384,7 +384,8 @@ mod tests {
             job.runtime_s = runtime;
             job.size = Some(size);
             let mut r = record(job, "fio/posixaio");
-            r.timestamp = chrono::DateTime::parse_from_rfc3339(&format!("2026-12-01T1{i}:00:00Z")).unwrap();
+            r.timestamp =
+                chrono::DateTime::parse_from_rfc3339(&format!("2026-12-01T1{i}:00:00Z")).unwrap();
             r.metrics.insert("write_runtime_ms".into(), measured);
             records.push(r);
         }
@@ -401,7 +402,10 @@ mod tests {
             |r| runs.push(r),
         )
         .unwrap();
-        assert!(Arc::ptr_eq(runs[0].context(), runs[1].context()), "one context");
+        assert!(
+            Arc::ptr_eq(runs[0].context(), runs[1].context()),
+            "one context"
+        );
         let mut checker = Checker::new(&p);
         let mut lists = Vec::new();
         for (run, rec) in runs.iter().zip(&records) {
@@ -414,8 +418,14 @@ mod tests {
         for i in [0, 1, 3, 6] {
             assert_eq!(lists[i], "", "run {i}");
         }
-        assert!(lists[2].starts_with("runtime 3.0 s (measured) instead of "), "{lists:?}");
-        assert!(lists[4].starts_with("runtime 2.0 s (measured) instead of "), "{lists:?}");
+        assert!(
+            lists[2].starts_with("runtime 3.0 s (measured) instead of "),
+            "{lists:?}"
+        );
+        assert!(
+            lists[4].starts_with("runtime 2.0 s (measured) instead of "),
+            "{lists:?}"
+        );
         assert_eq!(lists[5], "size 64 MiB instead of 4 GiB");
     }
 }

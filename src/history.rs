@@ -511,7 +511,12 @@ pub(crate) fn tool_timestamp(s: &str) -> Option<DateTime<FixedOffset>> {
             c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
         })
     };
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':'
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
     {
         return None;
     }
@@ -1248,9 +1253,16 @@ pub(crate) mod tests {
         for y in [0, 1970, 2000, 2024, 2100] {
             for m in [0, 1, 2, 12, 13] {
                 for d in [0, 1, 28, 29, 30, 31, 32] {
-                    for (h, mi, sec) in [(0, 0, 0), (23, 59, 59), (24, 0, 0), (12, 60, 0), (12, 0, 60)] {
+                    for (h, mi, sec) in [
+                        (0, 0, 0),
+                        (23, 59, 59),
+                        (24, 0, 0),
+                        (12, 60, 0),
+                        (12, 0, 60),
+                    ] {
                         for off in ["Z", "+00:00", "+05:45", "-12:00", "+23:59", "-23:60"] {
-                            cases.push(format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{sec:02}{off}"));
+                            cases
+                                .push(format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{sec:02}{off}"));
                         }
                     }
                 }
@@ -1290,7 +1302,11 @@ pub(crate) mod tests {
             }
         }
         // Not a number other than a string either.
-        for json in [r#"{"t":5}"#, r#"{"t":null}"#, r#"{"t":"\u0032026-11-30T10:00:00Z"}"#] {
+        for json in [
+            r#"{"t":5}"#,
+            r#"{"t":null}"#,
+            r#"{"t":"\u0032026-11-30T10:00:00Z"}"#,
+        ] {
             let a = serde_json::from_str::<Chrono>(json).map(|x| x.t);
             let b = serde_json::from_str::<Ours>(json).map(|x| x.t);
             assert_eq!(format!("{a:?}"), format!("{b:?}"), "{json}");

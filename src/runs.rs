@@ -452,8 +452,9 @@ impl RecordReader<'_> {
                 .ok_or_else(|| std::io::Error::other("a run's record is missing")),
             (Records::File { file, path }, At::Line { line, offset, len }) => {
                 let text = self.text(file, offset, len)?;
-                let record: Record = serde_json::from_slice(text.trim_ascii())
-                    .map_err(|e| changed(path, line, format!("not the record read before ({e})")))?;
+                let record: Record = serde_json::from_slice(text.trim_ascii()).map_err(|e| {
+                    changed(path, line, format!("not the record read before ({e})"))
+                })?;
                 if record.timestamp != run.timestamp {
                     return Err(changed(path, line, "not the record read before".into()));
                 }
@@ -477,12 +478,13 @@ impl RecordReader<'_> {
                     Ok(t) => serde_json::from_str(t),
                     Err(_) => serde_json::from_slice(text),
                 };
-                let record = parsed
-                    .map_err(|e| changed(path, line, format!("not the record read before ({e})")))?;
+                let record = parsed.map_err(|e| {
+                    changed(path, line, format!("not the record read before ({e})"))
+                })?;
                 if record.timestamp != run.timestamp {
                     return Err(changed(path, line, "not the record read before".into()));
                 }
-                Ok(f(&Whole(WholeOf::Line(record))))
+                Ok(f(&Whole(WholeOf::Line(Box::new(record)))))
             }
             _ => Err(not_kept()),
         }
@@ -494,7 +496,7 @@ pub struct Whole<'a>(WholeOf<'a>);
 
 enum WholeOf<'a> {
     Held(&'a Record),
-    Line(LineRef<'a>),
+    Line(Box<LineRef<'a>>),
 }
 
 impl Serialize for Whole<'_> {
@@ -680,7 +682,9 @@ mod tests {
         // A record held in memory is written as itself.
         let run = Run::of(&whole, 0);
         let mut r = held.reader();
-        let a = r.with_whole(&run, |w| serde_json::to_string(w).unwrap()).unwrap();
+        let a = r
+            .with_whole(&run, |w| serde_json::to_string(w).unwrap())
+            .unwrap();
         assert_eq!(a, serde_json::to_string(&whole).unwrap());
     }
 }

@@ -191,7 +191,10 @@ impl<'p> Tally<'p> {
         // A history is long series of runs of one group: the group's key is built only when
         // it differs from the last line's.
         let same = self.last.as_ref().is_some_and(|g| {
-            g.host == r.host && g.policy == r.policy && g.dir == r.target.dir && g.engine == r.engine
+            g.host == r.host
+                && g.policy == r.policy
+                && g.dir == r.target.dir
+                && g.engine == r.engine
         });
         if !same {
             self.last = Some(Group::of(r));
@@ -311,29 +314,43 @@ mod tests {
         };
         let not_swimlane_size = "size 64 MiB instead of 4 GiB".to_string();
         let want: Vec<Row> = vec![
-                ("node1".into(), "etcd".into(), "/data".into(), 1, vec![], span(13, 13)),
-                (
-                    "node1".into(),
-                    "swimlane".into(),
-                    "/data".into(),
-                    6,
-                    vec![(not_swimlane_size, 2)],
-                    span(0, 11)
+            (
+                "node1".into(),
+                "etcd".into(),
+                "/data".into(),
+                1,
+                vec![],
+                span(13, 13),
+            ),
+            (
+                "node1".into(),
+                "swimlane".into(),
+                "/data".into(),
+                6,
+                vec![(not_swimlane_size, 2)],
+                span(0, 11),
+            ),
+            (
+                "node1".into(),
+                "swimlane".into(),
+                "/other".into(),
+                3,
+                vec![],
+                span(2, 10),
+            ),
+            (
+                "node2".into(),
+                "swimlane".into(),
+                "/data".into(),
+                4,
+                vec![("dated in the future".into(), 1)],
+                format!(
+                    "{} {}",
+                    DateTime::parse_from_rfc3339(&at(1)).unwrap(),
+                    DateTime::parse_from_rfc3339("2026-12-03T00:00:00Z").unwrap()
                 ),
-                ("node1".into(), "swimlane".into(), "/other".into(), 3, vec![], span(2, 10)),
-                (
-                    "node2".into(),
-                    "swimlane".into(),
-                    "/data".into(),
-                    4,
-                    vec![("dated in the future".into(), 1)],
-                    format!(
-                        "{} {}",
-                        DateTime::parse_from_rfc3339(&at(1)).unwrap(),
-                        DateTime::parse_from_rfc3339("2026-12-03T00:00:00Z").unwrap()
-                    )
-                ),
-            ];
+            ),
+        ];
         assert_eq!(got, want);
     }
 }

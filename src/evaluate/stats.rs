@@ -211,5 +211,4 @@ mod tests {
         assert_eq!(z[5], 300.0 / (1.253_314 * mean_ad));
         assert_eq!(z[0], 0.0);
     }
-
 }
