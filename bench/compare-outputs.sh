@@ -3,8 +3,9 @@
 # format, to stdout, with the clock frozen (faketime) so that "generated" agrees. For a change
 # that must not change what users see (how the report holds its runs, say).
 #   bench/compare-outputs.sh OLD_BINARY NEW_BINARY HISTORY...
-# Each history is reported with --host all (table, markdown and summary: every group) and,
-# for each host and engine it holds, in every format with --since 4000d and the default window.
+# Each history is listed (--list, under two policies), reported with --host all (table,
+# markdown and summary: every group) and, for each host and engine it holds, in every format
+# with --since 4000d and the default window.
 # Prints one line per difference and exits 1 if there is any.
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 OLD_BINARY NEW_BINARY HISTORY..." >&2; exit 2; }
@@ -38,6 +39,8 @@ for h in "$@"; do
     one "$h" --history "$h" --host all --since 4000d
     one "$h" --history "$h" --host all --since 4000d --format markdown
     one "$h" --history "$h" --host all --format summary
+    one "$h" --history "$h" --list
+    one "$h" --history "$h" --list --policy etcd
     # Each host and engine's group on its own, in every format.
     python3 - "$h" >"$work/groups" <<'PY'
 import json, sys

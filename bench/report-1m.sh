@@ -3,7 +3,8 @@
 # for ten years) and one of 100,000, from a real record this iopscheck writes, and measures
 # wall time, CPU time and peak memory (GNU time's maximum RSS) of:
 #   report in the policy's window over 1,000,000 records,
-#   report with all 100,000 records in the window (table and json),
+#   report with all 100,000 records in the window (every format that lists runs),
+#   report --list over 1,000,000 records,
 #   fleet over 1,000 node results (--format json files),
 #   bundle over 1,000,000 records.
 # Prints a Markdown table with the load average beside each figure (the machine may be shared).
@@ -84,6 +85,7 @@ measure "report, policy window (7 d), $big records" report --history "$work/big.
 for f in table json markdown html csv; do
     measure "report, all $small records in the window, $f" report --history "$work/small.jsonl" --host bench-node --since 4000d --format $f
 done
+measure "report --list, $big records" report --history "$work/big.jsonl" --list
 measure "fleet, $nodes node results (json)" fleet "$work"/results/*.json
 measure "bundle, $big records" bundle --history "$work/big.jsonl" --host bench-node -o "$work/b.tar.gz"
 echo

@@ -10,6 +10,7 @@
 //! confirmed), while an unstated end fsync or file size is a caveat shown with the verdict.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -17,7 +18,7 @@ use serde::Serialize;
 use crate::engine::EngineUsed;
 use crate::job::JobShape;
 use crate::policy::Policy;
-use crate::runs::RunFields;
+use crate::runs::{Run, RunFields, RunInfo};
 use crate::units;
 
 /// Which way a deviation can move the result.
@@ -108,7 +109,50 @@ pub fn engine_of(r: &impl RunFields) -> Option<String> {
     }
 }
 
-/// Checks one record against the policy's test.
+/// [`check`] of runs met one after another, done once for the runs of one context: what
+/// `check` reads of a run is its context (job, engine, target: what the runs of a
+/// [`RunInfo`] share), and its figures only for a job that does not state its runtime. A
+/// year of runs of one context is checked once, not a hundred thousand times.
+pub struct Checker<'p> {
+    policy: &'p Policy,
+    last: Option<(Arc<RunInfo>, Checked)>,
+}
+
+/// A run's [`Check`] and its deviations in one line ([`list`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    pub check: Check,
+    pub list: String,
+}
+
+impl<'p> Checker<'p> {
+    pub fn new(policy: &'p Policy) -> Checker<'p> {
+        Checker { policy, last: None }
+    }
+
+    pub fn policy(&self) -> &'p Policy {
+        self.policy
+    }
+
+    /// What [`check`] says of `r`, and its deviations in one line.
+    pub fn check(&mut self, r: &Run) -> &Checked {
+        // The measured runtime stands in for an unstated one: then the figures are read.
+        let reads_figures = r.job.runtime_s.is_none();
+        let fresh = match &self.last {
+            Some((info, _)) => reads_figures || !Arc::ptr_eq(info, r.context()),
+            None => true,
+        };
+        if fresh {
+            let check = check(r, self.policy);
+            let list = list(&check.deviations);
+            self.last = Some((r.context().clone(), Checked { check, list }));
+        }
+        &self.last.as_ref().expect("set above").1
+    }
+}
+
+/// Checks one record against the policy's test. What it reads of a run beyond its context
+/// must be known to [`Checker`].
 pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
     let want = policy.job.shape();
     let job: &JobShape = r.job();
@@ -316,5 +360,72 @@ mod tests {
         assert_eq!(c.deviations[0].field, "runtime");
         r.metrics.insert("write_runtime_ms".into(), 60001.0);
         assert!(check(&r, &p).is_policy_test());
+    }
+
+    #[test]
+    fn the_checker_says_what_check_says_of_every_run_of_a_history() {
+        // Runs read from a history share their context; a context without a stated runtime
+        // is judged by each run's measured one.
+        let p = policy();
+        let mut records = Vec::new();
+        for (i, (runtime, measured, size)) in [
+            (Some(60.0), 3000.0, 4u64 << 30),
+            (Some(60.0), 60000.0, 4 << 30),
+            (None, 3000.0, 4 << 30),
+            (None, 60001.0, 4 << 30),
+            (None, 2000.0, 4 << 30),
+            (Some(60.0), 60000.0, 64 << 20),
+            (Some(60.0), 60000.0, 4 << 30),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut job = p.job.shape();
+            job.runtime_s = runtime;
+            job.size = Some(size);
+            let mut r = record(job, "fio/posixaio");
+            r.timestamp =
+                chrono::DateTime::parse_from_rfc3339(&format!("2026-12-01T1{i}:00:00Z")).unwrap();
+            r.metrics.insert("write_runtime_ms".into(), measured);
+            records.push(r);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.jsonl");
+        crate::history::append(&path, &records).unwrap();
+        let mut runs = Vec::new();
+        crate::history::scan_runs(
+            std::io::BufReader::new(std::fs::File::open(&path).unwrap()),
+            &path,
+            crate::history::MAX_LINE,
+            None,
+            |_| true,
+            |r| runs.push(r),
+        )
+        .unwrap();
+        assert!(
+            Arc::ptr_eq(runs[0].context(), runs[1].context()),
+            "one context"
+        );
+        let mut checker = Checker::new(&p);
+        let mut lists = Vec::new();
+        for (run, rec) in runs.iter().zip(&records) {
+            let want = check(rec, &p);
+            let got = checker.check(run);
+            assert_eq!(got.check, want, "{}", rec.timestamp);
+            assert_eq!(got.list, list(&want.deviations));
+            lists.push(got.list.clone());
+        }
+        for i in [0, 1, 3, 6] {
+            assert_eq!(lists[i], "", "run {i}");
+        }
+        assert!(
+            lists[2].starts_with("runtime 3.0 s (measured) instead of "),
+            "{lists:?}"
+        );
+        assert!(
+            lists[4].starts_with("runtime 2.0 s (measured) instead of "),
+            "{lists:?}"
+        );
+        assert_eq!(lists[5], "size 64 MiB instead of 4 GiB");
     }
 }

@@ -6,13 +6,14 @@ use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::job::JobShape;
 pub use crate::metric_values::Metrics;
-use crate::runs::{At, Contexts, Run};
+use crate::runs::{At, Contexts, Run, RunInfo};
 
 /// Version of the record layout. Readers skip records from a newer version with a warning.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -494,8 +495,73 @@ fn before(text: &[u8], prefix: &[u8], since: DateTime<Utc>) -> bool {
     };
     std::str::from_utf8(&rest[..end])
         .ok()
-        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .and_then(|t| tool_timestamp(t).or_else(|| DateTime::parse_from_rfc3339(t).ok()))
         .is_some_and(|t| t < since)
+}
+
+/// A timestamp in the one form the tool writes, `2026-11-30T10:00:00+01:00` or
+/// `2026-11-30T10:00:00Z`, read directly; None for any other form or an impossible date, for
+/// chrono's parser to read or refuse. What this reads, chrono reads to the same instant and
+/// offset (a test compares them); it is only quicker, and a history has a million of them.
+pub(crate) fn tool_timestamp(s: &str) -> Option<DateTime<FixedOffset>> {
+    use chrono::{NaiveDate, NaiveTime, TimeZone};
+    let b = s.as_bytes();
+    let number = |from: usize, to: usize| -> Option<u32> {
+        b.get(from..to)?.iter().try_fold(0u32, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
+    };
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let offset = match &b[19..] {
+        b"Z" => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let (h, m) = (number(20, 22)?, number(23, 25)?);
+            if h > 23 || m > 59 {
+                return None;
+            }
+            let east = (h * 3600 + m * 60) as i32;
+            if *sign == b'-' { -east } else { east }
+        }
+        _ => return None,
+    };
+    let date = NaiveDate::from_ymd_opt(number(0, 4)? as i32, number(5, 7)?, number(8, 10)?)?;
+    let second = number(17, 19)?;
+    // A leap second (60) is chrono's to read.
+    if second > 59 {
+        return None;
+    }
+    let time = NaiveTime::from_hms_opt(number(11, 13)?, number(14, 16)?, second)?;
+    FixedOffset::east_opt(offset)?
+        .from_local_datetime(&date.and_time(time))
+        .single()
+}
+
+/// Deserialises a record's timestamp as chrono does, through [`tool_timestamp`] first.
+pub(crate) fn de_timestamp<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<DateTime<FixedOffset>, D::Error> {
+    struct V;
+    impl serde::de::Visitor<'_> for V {
+        type Value = DateTime<FixedOffset>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an RFC 3339 formatted date and time string")
+        }
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
+            match tool_timestamp(s) {
+                Some(t) => Ok(t),
+                None => s.parse().map_err(E::custom),
+            }
+        }
+    }
+    d.deserialize_str(V)
 }
 
 /// Bytes read from the history at a time.
@@ -619,6 +685,8 @@ pub struct RunScanner<'p, K, E> {
     keep: K,
     each: E,
     contexts: Contexts,
+    /// The last run's context and head.
+    head: Option<(Arc<RunInfo>, RecordHead)>,
     skipped: Vec<Skipped>,
 }
 
@@ -638,6 +706,7 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
             keep,
             each,
             contexts: Contexts::default(),
+            head: None,
             skipped: Vec::new(),
         }
     }
@@ -697,14 +766,24 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
             self.skip(n, reason);
             return;
         }
-        let head = RecordHead {
-            schema_version: run.schema_version,
-            timestamp: run.timestamp,
-            host: run.host.clone(),
-            policy: run.policy.clone(),
-            engine: run.engine.clone(),
+        // The head of the run's context, built once for the runs that share it.
+        let head = match &mut self.head {
+            Some((info, head)) if Arc::ptr_eq(info, run.context()) => {
+                head.timestamp = run.timestamp;
+                head
+            }
+            slot => {
+                let head = RecordHead {
+                    schema_version: run.schema_version,
+                    timestamp: run.timestamp,
+                    host: run.host.clone(),
+                    policy: run.policy.clone(),
+                    engine: run.engine.clone(),
+                };
+                &mut slot.insert((run.context().clone(), head)).1
+            }
         };
-        if !(self.keep)(&head) {
+        if !(self.keep)(head) {
             return;
         }
         match check_metrics(&run.metrics) {
@@ -1140,6 +1219,99 @@ pub(crate) mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("changed since it was read"), "{e}");
+    }
+
+    #[test]
+    fn the_tools_timestamps_are_read_as_chrono_reads_them() {
+        let mut cases: Vec<String> = [
+            "2026-11-30T10:00:00Z",
+            "2026-11-30T10:00:00+01:00",
+            "2026-11-30T10:00:00-09:30",
+            "2024-02-29T23:59:59+14:00",
+            "2023-02-29T00:00:00Z",
+            "2016-12-31T23:59:60Z",
+            "2026-11-30T10:00:00.5Z",
+            "2026-11-30t10:00:00Z",
+            "2026-11-30 10:00:00Z",
+            "2026-11-30T10:00:00z",
+            "2026-11-30T10:00:00+0100",
+            "2026-11-30T10:00:00+01:00 ",
+            "2026-11-30T10:00:00+01:0x",
+            "2026-11-30T10:00:00+24:00",
+            "2026-11-30T10:00:00-00:00",
+            "0000-01-01T00:00:00+01:00",
+            "9999-12-31T23:59:59-23:59",
+            "+2026-11-30T10:00:00Z",
+            "2026-1-30T10:00:00Z",
+            "2026-11-30T1:00:00Z",
+            "2026-11-30T10:00:00",
+            "２026-11-30T10:00:00Z",
+            "",
+        ]
+        .map(String::from)
+        .to_vec();
+        for y in [0, 1970, 2000, 2024, 2100] {
+            for m in [0, 1, 2, 12, 13] {
+                for d in [0, 1, 28, 29, 30, 31, 32] {
+                    for (h, mi, sec) in [
+                        (0, 0, 0),
+                        (23, 59, 59),
+                        (24, 0, 0),
+                        (12, 60, 0),
+                        (12, 0, 60),
+                    ] {
+                        for off in ["Z", "+00:00", "+05:45", "-12:00", "+23:59", "-23:60"] {
+                            cases
+                                .push(format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{sec:02}{off}"));
+                        }
+                    }
+                }
+            }
+        }
+        #[derive(Deserialize)]
+        struct Chrono {
+            #[allow(dead_code)]
+            t: DateTime<FixedOffset>,
+        }
+        #[derive(Deserialize)]
+        struct Ours {
+            #[serde(deserialize_with = "de_timestamp")]
+            #[allow(dead_code)]
+            t: DateTime<FixedOffset>,
+        }
+        let mut read = 0;
+        for s in &cases {
+            let chrono: Option<DateTime<FixedOffset>> = s.parse().ok();
+            if let Some(t) = tool_timestamp(s) {
+                read += 1;
+                let c = chrono.unwrap_or_else(|| panic!("{s}: chrono refuses it"));
+                assert_eq!((t, t.offset()), (c, c.offset()), "{s}");
+                // and the strict parser of `before`
+                let strict = DateTime::parse_from_rfc3339(s).unwrap();
+                assert_eq!((t, t.offset()), (strict, strict.offset()), "{s}");
+            }
+            let json = serde_json::json!({ "t": s }).to_string();
+            let (a, b) = (
+                serde_json::from_str::<Chrono>(&json).map(|x| (x.t, *x.t.offset())),
+                serde_json::from_str::<Ours>(&json).map(|x| (x.t, *x.t.offset())),
+            );
+            match (a, b) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{s}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{s}"),
+                (a, b) => panic!("{s}: chrono {a:?}, ours {b:?}"),
+            }
+        }
+        // Not a number other than a string either.
+        for json in [
+            r#"{"t":5}"#,
+            r#"{"t":null}"#,
+            r#"{"t":"\u0032026-11-30T10:00:00Z"}"#,
+        ] {
+            let a = serde_json::from_str::<Chrono>(json).map(|x| x.t);
+            let b = serde_json::from_str::<Ours>(json).map(|x| x.t);
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{json}");
+        }
+        assert!(read > 300, "the tool's own form is read directly ({read})");
     }
 
     #[test]

@@ -19,11 +19,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::history::{Record, Source, Target};
 use crate::job::JobShape;
-use crate::measure::{BwBasis, DiskStat, Series};
+use crate::measure::{BwBasis, Series};
 use crate::metric_values::Metrics;
 
 /// What the runs of one context share: every field of a record but its timestamp, figures,
@@ -83,6 +83,12 @@ fn step_of(series: Option<&Series>) -> Option<(f64, f64, f64)> {
 }
 
 impl Run {
+    /// The context this run shares with the runs read alongside it: two runs whose contexts
+    /// are the same `Arc` have the same host, engine, policy, job, target and versions.
+    pub fn context(&self) -> &Arc<RunInfo> {
+        &self.info
+    }
+
     /// The run of a record held in memory, at `index` of the evaluation's records.
     pub fn of(r: &Record, index: usize) -> Run {
         Run {
@@ -154,51 +160,68 @@ run_fields!(Run);
 run_fields!(Record);
 
 /// `Target` with borrowed strings: read and compared with the context in hand, allocated only
-/// when the context changes. The same keys and defaults as `Target`.
-#[derive(Default, Deserialize)]
+/// when the context changes. The same keys, defaults and serialisation as `Target`.
+#[derive(Default, Deserialize, Serialize)]
 struct TargetRef<'a> {
     #[serde(borrow)]
     dir: Cow<'a, str>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     filesystem: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     device: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     mount_point: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     mount_options: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     model: Option<Cow<'a, str>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     rotational: Option<bool>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     scheduler: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     kernel: Option<Cow<'a, str>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     memory_bytes: Option<u64>,
+}
+
+/// `DiskStat` with its name borrowed; the same keys and serialisation.
+#[derive(Deserialize, Serialize)]
+struct DiskStatRef<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    read_ios: u64,
+    write_ios: u64,
+    read_merges: u64,
+    write_merges: u64,
+    read_ticks_ms: u64,
+    write_ticks_ms: u64,
+    in_queue_ms: u64,
+    util_pct: f64,
 }
 
 /// A history line read for judging: every key of `Record`, with the same types and defaults so
 /// that a line is accepted or refused exactly as a whole record would be, but the strings
-/// borrowed from the line and the series and disk statistics dropped once checked.
-#[derive(Deserialize)]
+/// borrowed from the line. Serialised exactly as the `Record` read from the same line would be
+/// (the same keys, order and omissions), so that a format printing whole records writes it
+/// without building the record's strings.
+#[derive(Deserialize, Serialize)]
 struct LineRef<'a> {
     schema_version: u32,
+    #[serde(deserialize_with = "crate::history::de_timestamp")]
     timestamp: DateTime<FixedOffset>,
     #[serde(borrow)]
     host: Cow<'a, str>,
     source: Source,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     source_file: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    #[allow(dead_code)]
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     source_digest: Option<Cow<'a, str>>,
     #[serde(borrow)]
     engine: Cow<'a, str>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     engine_note: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     job_assumed: Option<Cow<'a, str>>,
     job: JobShape,
     metrics: Metrics,
@@ -208,19 +231,18 @@ struct LineRef<'a> {
     tool_version: Cow<'a, str>,
     #[serde(borrow)]
     policy: Cow<'a, str>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     overrides: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     bw_basis: Option<BwBasis>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     fio_version: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     invocation: Option<Cow<'a, str>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     iops_series: Option<Series>,
-    #[serde(default)]
-    #[allow(dead_code)]
-    disk_stats: Vec<DiskStat>,
+    #[serde(default, borrow, skip_serializing_if = "Vec::is_empty")]
+    disk_stats: Vec<DiskStatRef<'a>>,
 }
 
 fn same(a: &Option<String>, b: &Option<Cow<'_, str>>) -> bool {
@@ -406,6 +428,20 @@ pub struct RecordReader<'a> {
 pub const READ_AHEAD: usize = 1 << 17;
 
 impl RecordReader<'_> {
+    /// The text of the history line at `offset`, `len` bytes, through the read-ahead window.
+    fn text(&mut self, file: &File, offset: u64, len: u32) -> std::io::Result<&[u8]> {
+        let len = len as usize;
+        let end = offset + len as u64;
+        if offset < self.start || end > self.start + self.buf.len() as u64 {
+            self.buf.resize(READ_AHEAD.max(len), 0);
+            let n = read_full_at(file, &mut self.buf, offset)?;
+            self.buf.truncate(n);
+            self.start = offset;
+        }
+        let from = (offset - self.start) as usize;
+        Ok(self.buf.get(from..from + len).unwrap_or_default())
+    }
+
     /// Calls `f` with the whole record of `run`. An error says the history changed since it
     /// was read, or could not be read.
     pub fn with<T>(&mut self, run: &Run, f: impl FnOnce(&Record) -> T) -> std::io::Result<T> {
@@ -415,34 +451,72 @@ impl RecordReader<'_> {
                 .map(f)
                 .ok_or_else(|| std::io::Error::other("a run's record is missing")),
             (Records::File { file, path }, At::Line { line, offset, len }) => {
-                let len = len as usize;
-                let end = offset + len as u64;
-                if offset < self.start || end > self.start + self.buf.len() as u64 {
-                    self.buf.resize(READ_AHEAD.max(len), 0);
-                    let n = read_full_at(file, &mut self.buf, offset)?;
-                    self.buf.truncate(n);
-                    self.start = offset;
-                }
-                let from = (offset - self.start) as usize;
-                let text = self.buf.get(from..from + len).unwrap_or_default();
-                let changed = |why: String| {
-                    std::io::Error::other(format!(
-                        "history {}:{line}: {why}; it changed since it was read",
-                        path.display()
-                    ))
-                };
-                let record: Record = serde_json::from_slice(text.trim_ascii())
-                    .map_err(|e| changed(format!("not the record read before ({e})")))?;
+                let text = self.text(file, offset, len)?;
+                let record: Record = serde_json::from_slice(text.trim_ascii()).map_err(|e| {
+                    changed(path, line, format!("not the record read before ({e})"))
+                })?;
                 if record.timestamp != run.timestamp {
-                    return Err(changed("not the record read before".into()));
+                    return Err(changed(path, line, "not the record read before".into()));
                 }
                 Ok(f(&record))
             }
-            _ => Err(std::io::Error::other(
-                "this evaluation's runs were judged without keeping their records",
-            )),
+            _ => Err(not_kept()),
         }
     }
+
+    /// Calls `f` with the whole record of `run` as it is written out (JSON's `runs[]`): the
+    /// same bytes as the [`Record`] [`with`](Self::with) gives, from a history line without
+    /// building the record's strings.
+    pub fn with_whole<T>(&mut self, run: &Run, f: impl FnOnce(&Whole) -> T) -> std::io::Result<T> {
+        match (self.records, run.at) {
+            (Records::Memory(_), At::Index(_)) => self.with(run, |r| f(&Whole(WholeOf::Held(r)))),
+            (Records::File { file, path }, At::Line { line, offset, len }) => {
+                let text = self.text(file, offset, len)?;
+                // As `Contexts::parse` reads it: as text once checked as UTF-8.
+                let text = text.trim_ascii();
+                let parsed: Result<LineRef, _> = match std::str::from_utf8(text) {
+                    Ok(t) => serde_json::from_str(t),
+                    Err(_) => serde_json::from_slice(text),
+                };
+                let record = parsed.map_err(|e| {
+                    changed(path, line, format!("not the record read before ({e})"))
+                })?;
+                if record.timestamp != run.timestamp {
+                    return Err(changed(path, line, "not the record read before".into()));
+                }
+                Ok(f(&Whole(WholeOf::Line(Box::new(record)))))
+            }
+            _ => Err(not_kept()),
+        }
+    }
+}
+
+/// A run's whole record as it is written out: see [`RecordReader::with_whole`].
+pub struct Whole<'a>(WholeOf<'a>);
+
+enum WholeOf<'a> {
+    Held(&'a Record),
+    Line(Box<LineRef<'a>>),
+}
+
+impl Serialize for Whole<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            WholeOf::Held(r) => r.serialize(s),
+            WholeOf::Line(l) => l.serialize(s),
+        }
+    }
+}
+
+fn changed(path: &Path, line: usize, why: String) -> std::io::Error {
+    std::io::Error::other(format!(
+        "history {}:{line}: {why}; it changed since it was read",
+        path.display()
+    ))
+}
+
+fn not_kept() -> std::io::Error {
+    std::io::Error::other("this evaluation's runs were judged without keeping their records")
 }
 
 /// Reads from `offset` until `buf` is full or the file ends; the bytes read.
@@ -457,4 +531,160 @@ fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usi
         }
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::tests::record;
+    use crate::job::{Rw, SyncMode};
+    use crate::measure::DiskStat;
+
+    /// A record with every field a record can have, strings with escapes and other scripts.
+    fn full() -> Record {
+        let mut r = record("2026-11-30T10:00:00+01:00", 4123.25);
+        r.host = "nœud \"1\"\\\t/é".into();
+        r.source = Source::Imported;
+        r.source_file = Some("/tmp/fio out.json".into());
+        r.source_digest = Some("sha256:abc".into());
+        r.engine = "fio/posixaio".into();
+        r.engine_note = Some("io_uring unavailable \u{1}".into());
+        r.job_assumed = Some("swimlane".into());
+        r.job = JobShape {
+            rw: Some(Rw::RandWrite),
+            bs: Some(4096),
+            size: Some(4 << 30),
+            iodepth: Some(1),
+            numjobs: Some(1),
+            ioengine: Some("posixaio".into()),
+            runtime_s: Some(60.0),
+            direct: Some(false),
+            time_based: Some(true),
+            end_fsync: Some(true),
+            fsync: Some(1),
+            fdatasync: Some(2),
+            sync: Some(SyncMode::Dsync),
+            rwmixread: Some(75),
+            ramp_time_s: Some(0.5),
+            directory: Some("/data".into()),
+            filename: Some("f".into()),
+        };
+        r.metrics.insert("write_bw_mb_s".into(), 16.1);
+        r.metrics.insert("end_fsync_ms".into(), 1e-7);
+        r.metrics.insert("big".into(), 1.5e300);
+        r.target = Target {
+            dir: "/data".into(),
+            filesystem: Some("ext4".into()),
+            device: Some("/dev/sda1".into()),
+            mount_point: Some("/".into()),
+            mount_options: Some("rw,relatime".into()),
+            model: Some("QEMU HARDDISK".into()),
+            rotational: Some(true),
+            scheduler: Some("mq-deadline".into()),
+            kernel: Some("6.18".into()),
+            memory_bytes: Some(24 << 30),
+        };
+        r.overrides = [("size".to_string(), "64m".to_string())].into();
+        r.bw_basis = Some(BwBasis::Printed);
+        r.fio_version = Some("fio-3.39".into());
+        r.invocation = Some("inv-1".into());
+        r.iops_series = Some(Series {
+            interval_ms: 500,
+            write: vec![10, 20, 4_000_000_000],
+            read: vec![1],
+            last_ms: 250,
+            end_fsync_ms: Some(12.5),
+        });
+        r.disk_stats = vec![
+            DiskStat {
+                name: "sda".into(),
+                read_ios: 1,
+                write_ios: 2,
+                read_merges: 3,
+                write_merges: 4,
+                read_ticks_ms: 5,
+                write_ticks_ms: 6,
+                in_queue_ms: 7,
+                util_pct: 92.87,
+            };
+            2
+        ];
+        r
+    }
+
+    #[test]
+    fn a_history_line_is_written_out_as_the_record_read_from_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.jsonl");
+        let bare = record("2026-11-30T11:00:00Z", 1.0);
+        let whole = full();
+        let mut text = String::new();
+        for r in [&whole, &bare] {
+            text.push_str(&serde_json::to_string(r).unwrap());
+            text.push('\n');
+        }
+        // The same record with its keys in another order, spaces, an escape where none is
+        // needed, and a key iopscheck does not know.
+        let mut v = serde_json::to_value(&whole).unwrap();
+        v["unknown"] = "dropped".into();
+        let reordered = serde_json::to_string_pretty(&v)
+            .unwrap()
+            .replace('\n', " ")
+            .replace("\"/data\"", "\"\\/data\"");
+        text.push_str(&reordered);
+        text.push('\n');
+        std::fs::write(&p, &text).unwrap();
+        let mut runs = Vec::new();
+        let skipped = crate::history::scan_runs(
+            std::io::BufReader::new(File::open(&p).unwrap()),
+            &p,
+            crate::history::MAX_LINE,
+            None,
+            |_| true,
+            |r| runs.push(r),
+        )
+        .unwrap();
+        assert!(skipped.is_empty(), "{skipped:?}");
+        assert_eq!(runs.len(), 3);
+        let records = Records::file(File::open(&p).unwrap(), &p);
+        let mut reader = records.reader();
+        let held = Records::Memory(Arc::new(vec![whole.clone()]));
+        for (run, want) in runs.iter().zip([&whole, &bare, &whole]) {
+            let record = reader.with(run, |r| r.clone()).unwrap();
+            assert_eq!(&record, want);
+            for pretty in [false, true] {
+                let out = |v: &dyn Fn(&mut Vec<u8>)| {
+                    let mut b = Vec::new();
+                    v(&mut b);
+                    String::from_utf8(b).unwrap()
+                };
+                let of_record = out(&|b| {
+                    if pretty {
+                        serde_json::to_writer_pretty(b, &record).unwrap()
+                    } else {
+                        serde_json::to_writer(b, &record).unwrap()
+                    }
+                });
+                let of_line = reader
+                    .with_whole(run, |w| {
+                        out(&|b| {
+                            if pretty {
+                                serde_json::to_writer_pretty(b, w).unwrap()
+                            } else {
+                                serde_json::to_writer(b, w).unwrap()
+                            }
+                        })
+                    })
+                    .unwrap();
+                assert_eq!(of_line, of_record, "pretty: {pretty}");
+            }
+        }
+        // A record held in memory is written as itself.
+        let run = Run::of(&whole, 0);
+        let mut r = held.reader();
+        let a = r
+            .with_whole(&run, |w| serde_json::to_string(w).unwrap())
+            .unwrap();
+        assert_eq!(a, serde_json::to_string(&whole).unwrap());
+    }
 }

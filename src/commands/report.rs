@@ -9,10 +9,10 @@ use chrono::{DateTime, Local, Utc};
 use crate::app::{Ctx, Outputs, exit, usage};
 use crate::cli::ReportArgs;
 use crate::evaluate::{self, Group, Options, Scope, Verdict};
-use crate::history::{self, Record};
+use crate::history;
 use crate::policy::{self, Policy};
 use crate::report::Format;
-use crate::runs::Records;
+use crate::runs::{Records, Run};
 use crate::select::{self, Filter, Grouping};
 
 pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
@@ -23,11 +23,23 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let now = Utc::now();
 
     if args.list {
-        let (records, skipped) = history::read(&path)?;
-        for s in &skipped {
-            ctx.warn(s);
+        // Counted as the lines are read, each as a light run (as a report reads its window):
+        // what is held is one row per group, whatever the history's size.
+        let mut tally = Tally::new(&policy, now);
+        if let Some(file) = history::open_for_reading(&path)? {
+            let skipped = history::scan_runs(
+                std::io::BufReader::with_capacity(history::READ_BUFFER, &file),
+                &path,
+                history::MAX_LINE,
+                None,
+                |_| true,
+                |r| tally.add(&r),
+            )?;
+            for s in &skipped {
+                ctx.warn(s);
+            }
         }
-        return list(&records, &policy, now);
+        return tally.print(&policy);
     }
 
     let since = match &args.since {
@@ -137,59 +149,208 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     Ok(code)
 }
 
-fn list(records: &[Record], policy: &Policy, now: DateTime<Utc>) -> anyhow::Result<u8> {
-    /// What the history holds for one group, counted as the records go by.
-    #[derive(Default)]
-    struct Tally {
-        n: usize,
-        first: Option<DateTime<chrono::FixedOffset>>,
-        last: Option<DateTime<chrono::FixedOffset>>,
-        /// Runs that never count as evidence, by reason (runs of --policy only).
-        not_counted: BTreeMap<String, usize>,
+/// What the history holds per group, for `report --list`, counted as the runs are read.
+struct Tally<'p> {
+    now: DateTime<Utc>,
+    checker: crate::deviation::Checker<'p>,
+    groups: BTreeMap<Group, GroupTally>,
+    /// The group of the last run counted.
+    last: Option<Group>,
+}
+
+/// What the history holds for one group.
+#[derive(Default)]
+struct GroupTally {
+    n: usize,
+    first: Option<DateTime<chrono::FixedOffset>>,
+    last: Option<DateTime<chrono::FixedOffset>>,
+    /// Runs that never count as evidence, by reason (runs of --policy only).
+    not_counted: BTreeMap<String, usize>,
+}
+
+impl<'p> Tally<'p> {
+    fn new(policy: &'p Policy, now: DateTime<Utc>) -> Tally<'p> {
+        Tally {
+            now,
+            checker: crate::deviation::Checker::new(policy),
+            groups: BTreeMap::new(),
+            last: None,
+        }
     }
-    let mut groups: BTreeMap<Group, Tally> = BTreeMap::new();
-    for r in records {
-        let row = groups.entry(Group::of(r)).or_default();
+
+    fn add(&mut self, r: &Run) {
+        let policy = self.checker.policy();
+        let reason: Option<&str> = if r.policy != policy.name {
+            None
+        } else if evaluate::is_future(r, self.now) {
+            Some("dated in the future")
+        } else {
+            let c = self.checker.check(r);
+            (!c.check.is_policy_test()).then_some(c.list.as_str())
+        };
+        // A history is long series of runs of one group: the group's key is built only when
+        // it differs from the last line's.
+        let same = self.last.as_ref().is_some_and(|g| {
+            g.host == r.host
+                && g.policy == r.policy
+                && g.dir == r.target.dir
+                && g.engine == r.engine
+        });
+        if !same {
+            self.last = Some(Group::of(r));
+        }
+        let key = self.last.as_ref().expect("set above");
+        if !self.groups.contains_key(key) {
+            self.groups.insert(key.clone(), GroupTally::default());
+        }
+        let row = self.groups.get_mut(key).expect("inserted above");
         row.n += 1;
-        if r.policy == policy.name {
-            let reason = if evaluate::is_future(r, now) {
-                Some("dated in the future".to_string())
-            } else {
-                let c = crate::deviation::check(r, policy);
-                (!c.is_policy_test()).then(|| crate::deviation::list(&c.deviations))
-            };
-            if let Some(reason) = reason {
-                *row.not_counted.entry(reason).or_default() += 1;
+        if let Some(reason) = reason {
+            match row.not_counted.get_mut(reason) {
+                Some(n) => *n += 1,
+                None => {
+                    row.not_counted.insert(reason.to_string(), 1);
+                }
             }
         }
         row.first = Some(row.first.map_or(r.timestamp, |f| f.min(r.timestamp)));
         row.last = Some(row.last.map_or(r.timestamp, |l| l.max(r.timestamp)));
     }
-    let fmt = |t: Option<DateTime<chrono::FixedOffset>>| {
-        t.map(|t| t.format("%Y-%m-%d %H:%M").to_string())
-            .unwrap_or_default()
-    };
-    let rows: Vec<crate::report::GroupRow> = groups
-        .iter()
-        .map(|(g, row)| crate::report::GroupRow {
-            host: g.host.clone(),
-            policy: g.policy.clone(),
-            dir: g.dir.clone(),
-            engine: g.engine.clone(),
-            runs: row.n,
-            not_counted: if row.not_counted.is_empty() {
-                vec![if g.policy == policy.name { "0" } else { "—" }.to_string()]
-            } else {
-                row.not_counted
-                    .iter()
-                    .map(|(why, n)| format!("{n}: {why}"))
-                    .collect()
-            },
-            first: fmt(row.first),
-            last: fmt(row.last),
-        })
-        .collect();
-    let t = crate::report::groups_table(&rows, crate::terminal::stdout_width());
-    writeln!(crate::out::stdout(), "{t}")?;
-    Ok(exit::PASS)
+
+    fn print(self, policy: &Policy) -> anyhow::Result<u8> {
+        let fmt = |t: Option<DateTime<chrono::FixedOffset>>| {
+            t.map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+                .unwrap_or_default()
+        };
+        let rows: Vec<crate::report::GroupRow> = self
+            .groups
+            .iter()
+            .map(|(g, row)| crate::report::GroupRow {
+                host: g.host.clone(),
+                policy: g.policy.clone(),
+                dir: g.dir.clone(),
+                engine: g.engine.clone(),
+                runs: row.n,
+                not_counted: if row.not_counted.is_empty() {
+                    vec![if g.policy == policy.name { "0" } else { "—" }.to_string()]
+                } else {
+                    row.not_counted
+                        .iter()
+                        .map(|(why, n)| format!("{n}: {why}"))
+                        .collect()
+                },
+                first: fmt(row.first),
+                last: fmt(row.last),
+            })
+            .collect();
+        let t = crate::report::groups_table(&rows, crate::terminal::stdout_width());
+        writeln!(crate::out::stdout(), "{t}")?;
+        Ok(exit::PASS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluate::tests::rec;
+
+    #[test]
+    fn the_list_counts_each_group_whatever_the_order_its_runs_come_in() {
+        let policy = policy::resolve("swimlane").unwrap().policy;
+        let now = DateTime::parse_from_rfc3339("2026-12-02T12:00:00Z")
+            .unwrap()
+            .to_utc();
+        let at = |h: u32| format!("2026-12-01T{h:02}:00:00Z");
+        let mut records = Vec::new();
+        for h in 0..12 {
+            let mut r = rec(&at(h), 16.0);
+            match h % 4 {
+                1 => r.host = "node2".into(),
+                2 => r.target.dir = "/other".into(),
+                _ => {}
+            }
+            if h == 4 || h == 8 {
+                r.job.size = Some(64 << 20);
+            }
+            records.push(r);
+        }
+        let mut future = rec("2026-12-03T00:00:00Z", 16.0);
+        future.host = "node2".into();
+        let mut etcd = rec(&at(13), 16.0);
+        etcd.policy = "etcd".into();
+        records.extend([future, etcd]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.jsonl");
+        history::append(&path, &records).unwrap();
+        let mut tally = Tally::new(&policy, now);
+        let skipped = history::scan_runs(
+            std::io::BufReader::new(std::fs::File::open(&path).unwrap()),
+            &path,
+            history::MAX_LINE,
+            None,
+            |_| true,
+            |r| tally.add(&r),
+        )
+        .unwrap();
+        assert!(skipped.is_empty());
+        type Row = (String, String, String, usize, Vec<(String, usize)>, String);
+        let got: Vec<Row> = tally
+            .groups
+            .iter()
+            .map(|(g, t)| {
+                (
+                    g.host.clone(),
+                    g.policy.clone(),
+                    g.dir.clone(),
+                    t.n,
+                    t.not_counted.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+                    format!("{} {}", t.first.unwrap(), t.last.unwrap()),
+                )
+            })
+            .collect();
+        let span = |a: u32, b: u32| {
+            let t = |h: u32| DateTime::parse_from_rfc3339(&at(h)).unwrap().to_string();
+            format!("{} {}", t(a), t(b))
+        };
+        let not_swimlane_size = "size 64 MiB instead of 4 GiB".to_string();
+        let want: Vec<Row> = vec![
+            (
+                "node1".into(),
+                "etcd".into(),
+                "/data".into(),
+                1,
+                vec![],
+                span(13, 13),
+            ),
+            (
+                "node1".into(),
+                "swimlane".into(),
+                "/data".into(),
+                6,
+                vec![(not_swimlane_size, 2)],
+                span(0, 11),
+            ),
+            (
+                "node1".into(),
+                "swimlane".into(),
+                "/other".into(),
+                3,
+                vec![],
+                span(2, 10),
+            ),
+            (
+                "node2".into(),
+                "swimlane".into(),
+                "/data".into(),
+                4,
+                vec![("dated in the future".into(), 1)],
+                format!(
+                    "{} {}",
+                    DateTime::parse_from_rfc3339(&at(1)).unwrap(),
+                    DateTime::parse_from_rfc3339("2026-12-03T00:00:00Z").unwrap()
+                ),
+            ),
+        ];
+        assert_eq!(got, want);
+    }
 }

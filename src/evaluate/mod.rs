@@ -416,26 +416,28 @@ pub fn evaluate_runs(
     // The runs left out are taken out in place (None: dated in the future), so that a year
     // of runs is never held twice.
     let mut left_out: Vec<Option<String>> = Vec::new();
+    // Runs of one context are checked once.
+    let mut checker = deviation::Checker::new(policy);
     let out: Vec<Run> = runs
         .extract_if(.., |r| {
             if is_future(r, opts.now) {
                 left_out.push(None);
                 return true;
             }
-            let c = deviation::check(r, policy);
-            if opts.scope == Scope::Report && !c.is_policy_test() {
-                left_out.push(Some(deviation::list(&c.deviations)));
+            let c = checker.check(r);
+            if opts.scope == Scope::Report && !c.check.is_policy_test() {
+                left_out.push(Some(c.list.clone()));
                 return true;
             }
-            run_deviations.push(deviation::list(&c.deviations));
-            for d in c.deviations {
-                if !deviations.contains(&d) {
-                    deviations.push(d);
+            run_deviations.push(c.list.clone());
+            for d in &c.check.deviations {
+                if !deviations.contains(d) {
+                    deviations.push(d.clone());
                 }
             }
-            for c in c.caveats {
-                if !caveats.contains(&c) {
-                    caveats.push(c);
+            for c in &c.check.caveats {
+                if !caveats.contains(c) {
+                    caveats.push(c.clone());
                 }
             }
             false
@@ -477,13 +479,28 @@ pub fn evaluate_runs(
         .collect();
 
     // Statistics of every metric present in any run, gathered in one pass over the runs.
-    let mut columns: std::collections::HashMap<&str, Vec<f64>> = Default::default();
+    // Runs of one kind share their list of names (`Metrics::names`): where a run's list is
+    // the one before it, its values go to the same columns without looking their names up.
+    let mut columns: Vec<(&str, Vec<f64>)> = Vec::new();
+    let mut column_of: std::collections::HashMap<&str, usize> = Default::default();
+    let mut slots: Vec<usize> = Vec::new();
+    let mut last: Option<&[&str]> = None;
     for r in &runs {
-        for (k, &v) in &r.metrics {
-            columns
-                .entry(k)
-                .or_insert_with(|| Vec::with_capacity(runs.len()))
-                .push(v);
+        let names = r.metrics.names();
+        if !last.is_some_and(|l| std::ptr::eq(l, names)) {
+            slots = names
+                .iter()
+                .map(|k| {
+                    *column_of.entry(k).or_insert_with(|| {
+                        columns.push((k, Vec::with_capacity(runs.len())));
+                        columns.len() - 1
+                    })
+                })
+                .collect();
+            last = Some(names);
+        }
+        for (&slot, &v) in slots.iter().zip(r.metrics.values()) {
+            columns[slot].1.push(v);
         }
     }
     let metrics: BTreeMap<String, Stats> = columns

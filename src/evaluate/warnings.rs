@@ -243,8 +243,12 @@ pub(super) fn find_warnings(
 
     // Engines mixed in the window.
     let mut engines: BTreeMap<String, usize> = opts.other_engines.clone();
+    let mut counted: BTreeMap<&str, usize> = BTreeMap::new();
     for r in runs {
-        *engines.entry(r.engine.clone()).or_default() += 1;
+        *counted.entry(r.engine.as_str()).or_default() += 1;
+    }
+    for (e, n) in counted {
+        *engines.entry(e.to_string()).or_default() += n;
     }
     if engines.len() > 1 {
         out.push(Warning::MixedEngines { engines });

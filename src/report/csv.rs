@@ -17,6 +17,8 @@
 //!
 //! With no runs the file is the header alone.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::evaluate::Evaluation;
@@ -34,6 +36,8 @@ const AFTER: [&str; 8] = [
 ];
 
 pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
+    // A row per run: written through one buffer, each row built in one reused line.
+    let mut out = io::BufWriter::with_capacity(1 << 16, out);
     let metrics = super::metric_columns(ev);
     let header: Vec<&str> = FIXED
         .iter()
@@ -41,7 +45,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         .chain(metrics.iter().map(String::as_str))
         .chain(AFTER)
         .collect();
-    write_row(out, header.iter().copied())?;
+    write_row(&mut out, header.iter().copied())?;
 
     // One warning per line: a line break inside a warning's own text would split it in two.
     let warnings: Vec<String> = super::verdict_context(ev)
@@ -51,59 +55,85 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         .collect();
     let warnings = warnings.join("\n");
     let judged = ev.runs.iter().enumerate().map(|(i, r)| {
-        let d = ev.run_deviations.get(i).cloned().unwrap_or_default();
-        (r, crate::evaluate::run_result(ev, i).to_string(), d)
+        let d = ev.run_deviations.get(i).map(String::as_str).unwrap_or("");
+        (r, Cow::Borrowed(crate::evaluate::run_result(ev, i)), d)
     });
     let excluded = ev
         .excluded
         .iter()
-        .map(|(r, why)| (r, format!("not counted: {why}"), why.clone()));
+        .map(|(r, why)| (r, Cow::Owned(format!("not counted: {why}")), why.as_str()));
+    let mut line = String::new();
+    let mut text = String::new();
     for (i, (run, result, deviations)) in judged.chain(excluded).enumerate() {
-        let mut row: Vec<String> = vec![
-            run.timestamp.to_rfc3339(),
-            run.host.clone(),
-            run.engine.clone(),
-            run.source.as_str().to_string(),
-            run.target.dir.clone(),
-            run.policy.clone(),
-        ];
-        row.extend(metrics.iter().map(|m| {
-            run.metrics
-                .get(m)
-                .filter(|v| v.is_finite())
-                .map(|&v| super::fmt_exact(v))
-                .unwrap_or_default()
-        }));
-        row.push(result);
-        row.push(run.job.size.map(|s| s.to_string()).unwrap_or_default());
-        row.push(run.job.runtime_s.map(super::fmt_exact).unwrap_or_default());
-        row.push(
-            run.overrides
-                .iter()
-                .map(|(k, v)| format!("--{k} {v}"))
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
-        row.push(deviations.replace("; ", "\n"));
+        line.clear();
+        let mut row = Row {
+            line: &mut line,
+            fields: 0,
+        };
+        row.field(&run.timestamp.to_rfc3339());
+        row.field(&run.host);
+        row.field(&run.engine);
+        row.field(run.source.as_str());
+        row.field(&run.target.dir);
+        row.field(&run.policy);
+        for m in &metrics {
+            text.clear();
+            if let Some(&v) = run.metrics.get(m).filter(|v| v.is_finite()) {
+                // fmt_exact of a finite figure
+                write!(text, "{v}").expect("a String takes any text");
+            }
+            row.field(&text);
+        }
+        row.field(&result);
+        text.clear();
+        if let Some(size) = run.job.size {
+            write!(text, "{size}").expect("a String takes any text");
+        }
+        row.field(&text);
+        text.clear();
+        if let Some(runtime) = run.job.runtime_s {
+            text.push_str(&super::fmt_exact(runtime));
+        }
+        row.field(&text);
+        text.clear();
+        for (k, (flag, value)) in run.overrides.iter().enumerate() {
+            if k > 0 {
+                text.push(' ');
+            }
+            write!(text, "--{flag} {value}").expect("a String takes any text");
+        }
+        row.field(&text);
+        row.field(&deviations.replace("; ", "\n"));
         let first = i == 0;
-        row.push(if first {
-            ev.verdict.as_str().to_string()
-        } else {
-            String::new()
-        });
-        row.push(if first {
-            ev.reason.clone()
-        } else {
-            String::new()
-        });
-        row.push(if first {
-            warnings.clone()
-        } else {
-            String::new()
-        });
-        write_row(out, row.iter().map(String::as_str))?;
+        row.field(if first { ev.verdict.as_str() } else { "" });
+        row.field(if first { ev.reason.as_str() } else { "" });
+        row.field(if first { warnings.as_str() } else { "" });
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
     }
-    Ok(())
+    out.flush()
+}
+
+/// A row being built: fields as [`write_row`] writes them, separated by commas.
+struct Row<'a> {
+    line: &'a mut String,
+    fields: usize,
+}
+
+impl Row<'_> {
+    fn field(&mut self, s: &str) {
+        if self.fields > 0 {
+            self.line.push(',');
+        }
+        self.fields += 1;
+        if needs_quotes(s) {
+            self.line.push('"');
+            self.line.push_str(&s.replace('"', "\"\""));
+            self.line.push('"');
+        } else {
+            self.line.push_str(s);
+        }
+    }
 }
 
 /// One row: the fields, each quoted where needed, joined by commas, ended by `\n`. The node
@@ -120,11 +150,14 @@ pub(crate) fn write_row<S: AsRef<str>>(
     writeln!(out, "{}", line.join(","))
 }
 
+fn needs_quotes(s: &str) -> bool {
+    s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ')
+}
+
 /// One field, quoted when it holds a separator, a quote, a line break or edge spaces (which
 /// some readers would trim); quotes inside are doubled.
 fn field(s: &str) -> String {
-    let needs = s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ');
-    if needs {
+    if needs_quotes(s) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()

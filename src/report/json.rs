@@ -49,7 +49,7 @@ impl Serialize for Runs<'_> {
         let mut reader = self.0.records.reader();
         for run in &self.0.runs {
             reader
-                .with(run, |r| seq.serialize_element(r))
+                .with_whole(run, |r| seq.serialize_element(r))
                 .map_err(S::Error::custom)??;
         }
         seq.end()

@@ -185,7 +185,17 @@ pub fn test_shape(ev: &Evaluation) -> String {
             values.into_iter().collect::<Vec<_>>().join(" / ")
         }
     }
-    let runs = &ev.runs;
+    // What is shown here is each run's context: a run of the context before it adds nothing.
+    let mut last: Option<&std::sync::Arc<crate::runs::RunInfo>> = None;
+    let runs: Vec<&crate::runs::Run> = ev
+        .runs
+        .iter()
+        .filter(|r| {
+            let again = last.is_some_and(|l| std::sync::Arc::ptr_eq(l, r.context()));
+            last = Some(r.context());
+            !again
+        })
+        .collect();
     let sizes: BTreeSet<String> = runs
         .iter()
         .map(|r| {

@@ -217,18 +217,23 @@ pub fn rule_lines(ev: &Evaluation) -> Vec<RuleLine> {
                 format!(" {}", r.unit)
             };
             let mut misses = Vec::new();
+            let mut more_misses = 0;
             if role == Role::Decides && ev.runs.len() > 1 {
-                misses = ev
+                // The first few are listed; the others, perhaps a year of them, only counted.
+                for (n, v) in ev
                     .runs
                     .iter()
                     .enumerate()
                     .filter_map(|(i, run)| run.metrics.get(&r.metric).map(|&v| (i + 1, v)))
                     .filter(|(_, v)| !r.op.holds(*v, r.threshold))
-                    .map(|(n, v)| (n, format!("{}{unit}", fmt_value(v))))
-                    .collect();
+                {
+                    if misses.len() < RUNS_LISTED {
+                        misses.push((n, format!("{}{unit}", fmt_value(v))));
+                    } else {
+                        more_misses += 1;
+                    }
+                }
             }
-            let more_misses = misses.len().saturating_sub(RUNS_LISTED);
-            misses.truncate(RUNS_LISTED);
             RuleLine {
                 mark: match r.passed {
                     None => "?",
