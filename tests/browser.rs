@@ -223,6 +223,20 @@ fn assert_readable(m: &std::collections::BTreeMap<String, String>, page: &str) {
     );
 }
 
+/// Run `k` (0 or 1) of day `day` (0 = yesterday): 11:00 and 13:00 UTC, so that the days
+/// before today hold whole days whatever the hour the test runs at.
+fn before_today(
+    now: chrono::DateTime<chrono::FixedOffset>,
+    day: u64,
+    k: usize,
+) -> chrono::DateTime<chrono::FixedOffset> {
+    (now.date_naive() - chrono::Days::new(day + 1))
+        .and_hms_opt(11 + 2 * k as u32, 0, 0)
+        .unwrap()
+        .and_utc()
+        .fixed_offset()
+}
+
 #[test]
 #[cfg_attr(not(have_chromium), ignore = "needs chromium")]
 fn the_pages_render_in_chromium_with_readable_charts() {
@@ -236,13 +250,7 @@ fn the_pages_render_in_chromium_with_readable_charts() {
     for (host, mb_s) in [("node-pass", 30.0), ("node-fail", 2.0)] {
         for day in 0..3 {
             for k in 0..2 {
-                // 11:00 and 13:00 UTC of the three days before today: three days whatever
-                // the hour the test runs at
-                let t = (now.date_naive() - chrono::Days::new(day + 1))
-                    .and_hms_opt(11 + 2 * k as u32, 0, 0)
-                    .unwrap()
-                    .and_utc()
-                    .fixed_offset();
+                let t = before_today(now, day, k);
                 let r = common::swimlane_record(host, "/data", t, mb_s * (1.0 + 0.1 * k as f64));
                 let line = serde_json::to_string(&r).unwrap() + "\n";
                 if host == "node-pass" {
@@ -331,11 +339,7 @@ fn the_fleet_table_stays_within_the_page_with_long_directories() {
         // two runs on each of the three days before today, as the other fleet above
         for day in 0..3 {
             for k in 0..2 {
-                let t = (now.date_naive() - chrono::Days::new(day + 1))
-                    .and_hms_opt(11 + 2 * k as u32, 0, 0)
-                    .unwrap()
-                    .and_utc()
-                    .fixed_offset();
+                let t = before_today(now, day, k);
                 let r = common::swimlane_record(&format!("worker-{i}"), &dir, t, mb_s);
                 fleet.push_str(&(serde_json::to_string(&r).unwrap() + "\n"));
             }
