@@ -316,6 +316,18 @@ def policy_file(d, builtin, edits):
     return path
 
 
+def psync_direct_policy(work):
+    """The Swimlane job on psync with O_DIRECT and no end fsync: the device rows' QD 1 job."""
+    return policy_file(work, "swimlane", [("ioengine: posixaio", "ioengine: psync\n  direct: true"),
+                                          ("engines: [posixaio, io_uring]", "engines: [psync]"),
+                                          ("end_fsync: true", "end_fsync: false")])
+
+
+def gitaly_timed_policy(work):
+    """The gitlab-gitaly job time-based, so that both tools run it for the same seconds."""
+    return policy_file(work, "gitlab-gitaly", [("time_based: false", "time_based: true")])
+
+
 def interleaved(pairs, one, two, before=None, label=""):
     """Runs `pairs` pairs of (iopscheck, fio), alternating which goes first. Each pair's
     figures are printed (stderr) and appended to target/vs-fio-pairs.jsonl as soon as it
@@ -407,10 +419,8 @@ def full(a, disk, work):
 def direct(a, disk, work, quick):
     """On the device: O_DIRECT, no page cache. The gitlab-gitaly job time-based, and psync QD 1."""
     size, rt, pairs = ("64m", 2, 1) if quick else ("1g", a.direct_runtime, a.pairs)
-    gitaly = policy_file(work, "gitlab-gitaly", [("time_based: false", "time_based: true")])
-    psync = policy_file(work, "swimlane", [("ioengine: posixaio", "ioengine: psync\n  direct: true"),
-                                             ("engines: [posixaio, io_uring]", "engines: [psync]"),
-                                             ("end_fsync: true", "end_fsync: false")])
+    gitaly = gitaly_timed_policy(work)
+    psync = psync_direct_policy(work)
     rows = []
     for label, pol, fio_job in [
         ("gitlab-gitaly 4k randrw 75/25 libaio QD64 direct", gitaly,
@@ -453,9 +463,7 @@ def stages_table(a, disk, work, quick):
         print(f"\nThe stages table is skipped: no block device found under {disk}.")
         return None
     size, rt, pairs = ("64m", 2, 1) if quick else ("1g", a.stages_runtime, a.pairs)
-    psync = policy_file(work, "swimlane", [("ioengine: posixaio", "ioengine: psync\n  direct: true"),
-                                             ("engines: [posixaio, io_uring]", "engines: [psync]"),
-                                             ("end_fsync: true", "end_fsync: false")])
+    psync = psync_direct_policy(work)
 
     def traced(measure):
         with stages.Tracer() as t:
@@ -494,7 +502,7 @@ def stages_table(a, disk, work, quick):
 
     # The same at queue depth 64: the gitlab-gitaly job, each request followed from bio to
     # completion, and how many the device held at once.
-    gitaly = policy_file(work, "gitlab-gitaly", [("time_based: false", "time_based: true")])
+    gitaly = gitaly_timed_policy(work)
 
     def traced_requests(measure):
         with stages.Tracer(stages.BLOCK) as t:
@@ -545,9 +553,7 @@ def throttle(a, disk, work, quick):
         print("\nthrottle: skipped (needs root and cgroup v1 blkio at /sys/fs/cgroup/blkio)")
         return []
     size, rt, pairs = ("32m", 2, 1) if quick else ("256m", a.throttle_runtime, max(3, a.pairs // 2))
-    psync = policy_file(work, "swimlane", [("ioengine: posixaio", "ioengine: psync\n  direct: true"),
-                                             ("engines: [posixaio, io_uring]", "engines: [psync]"),
-                                             ("end_fsync: true", "end_fsync: false")])
+    psync = psync_direct_policy(work)
     img = os.path.join(disk, "throttle.img")
     mnt = tempfile.mkdtemp(dir=work)
     cg = os.path.join(blkio, f"iopscheck-bench-{os.getpid()}")
