@@ -152,6 +152,9 @@ def dev_of(disk):
 
 
 BLOCK = EVENTS[2:]
+# At queue depth > 1 (libaio): the submitting and reaping system calls beside the block events.
+AIO = ["syscalls/sys_enter_io_submit", "syscalls/sys_exit_io_submit",
+       "syscalls/sys_enter_io_getevents", "syscalls/sys_exit_io_getevents"] + BLOCK
 
 
 def requests(lines, dev):
@@ -198,3 +201,88 @@ def requests(lines, dev):
         "in_flight_mean": sum(dev_t) / window if window > 0 else None,
         "requests_per_s": len(rows) / window if window > 0 else None,
     }
+
+
+def levels(lines, dev):
+    """Where a libaio run's I/Os are, on average over the run: the I/O thread (the one that
+    called io_submit most) counts each I/O from its io_submit to the io_getevents that reaps
+    it; in between, each request is followed by sector through the block layer. Gives, as
+    time averages over the window from the thread's first io_submit to its last:
+
+      scheduler  queued in the block layer, not yet issued to the device
+      device     issued to the device, not yet completed
+      unreaped   completed by the device, not yet reaped by the tool (the filesystem's
+                 completion work and the AIO ring)
+
+    and, of the thread's io_getevents calls, the share that waited (took over 15 µs: no
+    completion was ready), the mean µs per call (and per io_submit call), the calls per I/O,
+    and the tool's own µs per I/O (the time
+    between one system call's return and the next call's entry, summed per I/O)."""
+    ev, subs = [], {}
+    for line in lines:
+        m = LINE.match(line)
+        if not m:
+            continue
+        pid, ts, name, rest = int(m.group(1)), float(m.group(2)), m.group(3), m.group(4)
+        if name in ("sys_io_submit", "sys_io_getevents"):
+            kind = name[7:] + ("_exit" if rest.startswith("->") else "_enter")
+            ret = int(rest.split()[-1], 16) if kind.endswith("_exit") else 0
+            if kind == "submit_enter":
+                subs[pid] = subs.get(pid, 0) + 1
+            ev.append((ts, pid, kind, ret, None))
+        elif rest.startswith(dev + " "):
+            s = SECTOR.search(rest)
+            if s:
+                ev.append((ts, pid, name, 0, s.group(1)))
+    if not subs:
+        return None
+    io = max(subs, key=subs.get)
+    n = {"bio": 0, "issued": 0, "completed": 0, "reaped": 0}
+    area = {"scheduler": 0.0, "device": 0.0, "unreaped": 0.0}
+    state, waits, submits, last, t0, t1 = {}, [], [], None, None, None
+    enter = last_exit = None
+    own = 0.0
+    for ts, pid, kind, ret, sector in ev:
+        if t0 is not None:
+            dt = ts - last
+            area["scheduler"] += (n["bio"] - n["issued"]) * dt
+            area["device"] += (n["issued"] - n["completed"]) * dt
+            area["unreaped"] += (n["completed"] - n["reaped"]) * dt
+        last = ts
+        if pid == io and kind in ("submit_enter", "getevents_enter"):
+            if last_exit is not None and t0 is not None:
+                own += ts - last_exit
+            enter = ts
+        elif pid == io and kind == "submit_exit":
+            if enter is not None and t0 is not None:
+                submits.append(ts - enter)
+            t0 = ts if t0 is None else t0
+            t1 = ts
+            last_exit = ts
+        elif pid == io and kind == "getevents_exit":
+            if enter is not None and t0 is not None:
+                waits.append(ts - enter)
+            n["reaped"] += ret
+            last_exit = ts
+        elif kind == "block_bio_queue" and pid == io:
+            state[sector] = "queued"
+            n["bio"] += 1
+        elif kind == "block_rq_issue" and state.get(sector) == "queued":
+            state[sector] = "issued"
+            n["issued"] += 1
+        elif kind == "block_rq_complete" and state.get(sector) == "issued":
+            del state[sector]
+            n["completed"] += 1
+    if t0 is None or t1 <= t0 or not waits or not n["reaped"]:
+        return None
+    window = t1 - t0
+    out = {k: v / window for k, v in area.items()}
+    out["reaped_per_s"] = n["reaped"] / window
+    out["getevents_waited"] = sum(1 for w in waits if w > 15e-6) / len(waits)
+    out["getevents_mean_us"] = statistics.fmean(waits) * 1e6
+    out["submit_mean_us"] = statistics.fmean(submits) * 1e6 if submits else None
+    out["getevents_per_io"] = len(waits) / n["reaped"]
+    out["submits_per_io"] = len(submits) / n["reaped"]
+    out["own_us_per_io"] = own / n["reaped"] * 1e6
+    out["cycle_us"] = window / n["reaped"] * 1e6
+    return out

@@ -36,7 +36,10 @@ Other tables (--rows, comma-separated; all of them with --quick):
   stages     the direct table's psync row with each run traced through the kernel's
              tracepoints (root, tracefs): each write's cycle split into the tool's own time
              between writes, the kernel's submission, queue and completion, and the device's
-             time (bench/stages.py), per tool, to tell what a gap between the tools is made of
+             time (bench/stages.py), per tool, to tell what a gap between the tools is made of;
+             and the gitlab-gitaly job traced with its io_submit/io_getevents calls: where its
+             64 I/Os are on average (I/O scheduler, device, completed but not yet reaped), how
+             long each call takes, and the tool's own time per I/O between calls
   floor      a bare 4 KiB random pwrite loop on tmpfs (bench/floor.c) against both tools'
              psync: iopscheck/floor and fio/floor (--baseline BINARY: another iopscheck
              build in the same rounds, to measure a change)
@@ -505,16 +508,17 @@ def stages_table(a, disk, work, quick):
     gitaly = gitaly_timed_policy(work)
 
     def traced_requests(measure):
-        with stages.Tracer(stages.BLOCK) as t:
+        with stages.Tracer(stages.AIO) as t:
             r = measure()
         r["requests"] = stages.requests(t.lines, dev)
+        r["levels"] = stages.levels(t.lines, dev)
         return r
 
     qs = interleaved(pairs, lambda: traced_requests(lambda: iopscheck(a.binary, "auto", disk, size, rt, policy=gitaly)),
                      lambda: traced_requests(lambda: fio(a.fio, "libaio", disk, size, rt, end_fsync=False, rw="randrw",
                                                          iodepth=64, extra=["--direct=1", "--rwmixread=75"])),
                      label="stages gitaly")
-    if not all(p[t]["requests"] for p in qs for t in ("iopscheck", "fio")):
+    if not all(p[t]["requests"] and p[t]["levels"] for p in qs for t in ("iopscheck", "fio")):
         print(f"\nThe queue-depth table is skipped: the trace followed none of a run's requests on {dev}.")
         return {"psync": ps, "gitaly": qs}
     print(f"\nThe gitlab-gitaly job (4k randrw 75/25, libaio, QD 64, direct) at the device, traced "
@@ -529,7 +533,17 @@ def stages_table(a, disk, work, quick):
             ("I/O scheduler µs (bio to issue)", lambda r: r["requests"]["queue_mean_us"], 1),
             ("device µs, mean", lambda r: r["requests"]["device_mean_us"], 1),
             ("device µs, p50", lambda r: r["requests"]["device_p50_us"], 1),
-            ("device µs, p99", lambda r: r["requests"]["device_p99_us"], 1)]
+            ("device µs, p99", lambda r: r["requests"]["device_p99_us"], 1),
+            ("I/Os in the I/O scheduler at once", lambda r: r["levels"]["scheduler"], 1),
+            ("I/Os at the device at once (by system call window)", lambda r: r["levels"]["device"], 1),
+            ("I/Os completed, not yet reaped, at once", lambda r: r["levels"]["unreaped"], 1),
+            ("io_getevents calls that waited (> 15 µs)", lambda r: r["levels"]["getevents_waited"], 3),
+            ("io_submit calls per I/O", lambda r: r["levels"]["submits_per_io"], 2),
+            ("µs per io_submit call", lambda r: r["levels"]["submit_mean_us"], 2),
+            ("io_getevents calls per I/O", lambda r: r["levels"]["getevents_per_io"], 2),
+            ("µs per io_getevents call", lambda r: r["levels"]["getevents_mean_us"], 2),
+            ("tool's own µs per I/O (between system calls)", lambda r: r["levels"]["own_us_per_io"], 2),
+            ("µs per I/O in the I/O thread's loop (1 / its reap rate)", lambda r: r["levels"]["cycle_us"], 2)]
     for label, f, digits in rows:
         one = [f(p["iopscheck"]) for p in qs]
         two = [f(p["fio"]) for p in qs]
