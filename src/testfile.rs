@@ -254,21 +254,33 @@ impl Drop for TestFiles {
 }
 
 /// Runs `work` on a thread of its own and waits for it; when it has not finished after
-/// `after`, calls `slow` (on this thread, once) and goes on waiting. A panic in `work` goes on
-/// here.
+/// `after`, calls `slow` (on this thread, once) and goes on waiting. With `after` zero, `slow`
+/// is called before `work` starts. A panic in `work` goes on here.
 pub fn when_slow<T: Send + 'static>(
     after: Duration,
     slow: impl FnOnce(),
     work: impl FnOnce() -> T + Send + 'static,
 ) -> T {
     let (tx, rx) = std::sync::mpsc::channel();
+    let slow = if after.is_zero() {
+        slow();
+        None
+    } else {
+        Some(slow)
+    };
     let worker = std::thread::spawn(move || {
         let _ = tx.send(work());
     });
-    let done = match rx.recv_timeout(after) {
+    let first = match &slow {
+        Some(_) => rx.recv_timeout(after),
+        None => Err(std::sync::mpsc::RecvTimeoutError::Timeout),
+    };
+    let done = match first {
         Ok(v) => Ok(v),
         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-            slow();
+            if let Some(say) = slow {
+                say();
+            }
             rx.recv().map_err(|_| ())
         }
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(()),
@@ -589,6 +601,15 @@ mod tests {
             5
         );
         assert!(!said);
+        // With no time at all to spare, said before the work starts, however quick it is.
+        let (tx, rx) = std::sync::mpsc::channel::<&str>();
+        let said = tx.clone();
+        when_slow(
+            Duration::ZERO,
+            move || said.send("said").unwrap(),
+            move || tx.send("worked").unwrap(),
+        );
+        assert_eq!(rx.try_iter().collect::<Vec<_>>(), ["said", "worked"]);
         // the files are removed all the same
         let d = tempfile::tempdir().unwrap();
         let files = TestFiles::create(d.path(), 2).unwrap();

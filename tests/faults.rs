@@ -312,6 +312,144 @@ fn sigint_while_waiting_between_runs_keeps_the_completed_run() {
     assert!(test_files(&env.dir).is_empty());
 }
 
+/// How a run in [`removal_is_announced_however_the_run_ends_and_quiet_silences_it`] ends.
+#[derive(Debug, Clone, Copy)]
+enum Ending {
+    Done,
+    /// fio fails after the layout: the error path.
+    FioFails,
+    /// SIGINT while fio runs: the file was not removed by the signal (the engine's own runs
+    /// are unlinked at once).
+    SigintDuringFio,
+    /// SIGINT in the wait between two runs.
+    SigintBetweenRuns,
+}
+
+/// A stand-in for fio that runs `body` (sh), written to `name` in the env's temp dir.
+fn fake_fio(env: &Env, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = env.tmp.path().join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+/// Runs to `ending` with the note about a slow removal due at once (a removal longer than
+/// no time at all: deterministic, where a slow disk is not); returns the exit code and stderr.
+fn run_to(env: &Env, ending: Ending, quiet: bool) -> (Option<i32>, String) {
+    let mark = env.tmp.path().join("fio-started");
+    let _ = std::fs::remove_file(&mark);
+    let (engine, runs, interval, fio) = match ending {
+        Ending::Done => ("psync", "1", "0", None),
+        Ending::FioFails => ("fio", "1", "0", Some(fake_fio(env, "fio-fails", "exit 1"))),
+        Ending::SigintDuringFio => (
+            "fio",
+            "1",
+            "0",
+            Some(fake_fio(
+                env,
+                "fio-waits",
+                ": > \"$FIO_MARK\"; exec sleep 60",
+            )),
+        ),
+        Ending::SigintBetweenRuns => ("psync", "2", "60s", None),
+    };
+    let mut cmd = StdCommand::new(bin());
+    if quiet {
+        cmd.arg("--quiet");
+    }
+    cmd.args(["run", "--dir"])
+        .arg(&env.dir)
+        .args(run_args(&["--interval", interval], "8m", "1", runs, engine))
+        .env("IOPSCHECK_HISTORY", &env.history)
+        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+        .env("IOPSCHECK_REMOVAL_NOTE_AFTER", "0")
+        .env("FIO_MARK", &mark)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if let Some(f) = &fio {
+        cmd.env("IOPSCHECK_FIO", f);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let t = Instant::now();
+    match ending {
+        Ending::Done | Ending::FioFails => {}
+        // fio has started: the layout is done and the test is in fio's hands.
+        Ending::SigintDuringFio => {
+            while !mark.exists() {
+                if let Ok(Some(s)) = child.try_wait() {
+                    panic!("the run ended before fio started: {s}");
+                }
+                assert!(t.elapsed() < Duration::from_secs(30), "fio never started");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            signal(&child, libc::SIGINT);
+        }
+        // The first run is recorded (its line is whole): what the run does next is wait out
+        // the interval; a signal during what is left before then is answered there.
+        Ending::SigintBetweenRuns => {
+            while !std::fs::read(&env.history).is_ok_and(|b| b.ends_with(b"\n")) {
+                if let Ok(Some(s)) = child.try_wait() {
+                    panic!("the run ended before its first run was recorded: {s}");
+                }
+                assert!(t.elapsed() < Duration::from_secs(30), "no run recorded");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            signal(&child, libc::SIGINT);
+        }
+    }
+    let (code, _, err) = wait_code(child);
+    (code, err)
+}
+
+#[test]
+fn removal_is_announced_however_the_run_ends_and_quiet_silences_it() {
+    for ending in [
+        Ending::Done,
+        Ending::FioFails,
+        Ending::SigintDuringFio,
+        Ending::SigintBetweenRuns,
+    ] {
+        let env = Env::new();
+        let (code, err) = run_to(&env, ending, false);
+        let expected = match ending {
+            Ending::Done => Some(3),
+            Ending::FioFails => Some(2),
+            Ending::SigintDuringFio | Ending::SigintBetweenRuns => Some(130),
+        };
+        assert_eq!(code, expected, "{ending:?}: {err}");
+        // The note, then how long it took, then what ended the run.
+        let note = err.find("removing the test file (");
+        assert!(
+            err.contains("): the filesystem is freeing its blocks"),
+            "{ending:?}: {err}"
+        );
+        let took = err.find("\nremoved in ");
+        assert!(note.is_some() && took.is_some(), "{ending:?}: {err}");
+        assert!(note < took, "{ending:?}: {err}");
+        let ended = match ending {
+            Ending::Done => None,
+            Ending::FioFails => err.find("fio failed"),
+            _ => err.find("iopscheck: interrupted by SIGINT: the test file was removed"),
+        };
+        if !matches!(ending, Ending::Done) {
+            assert!(ended.is_some() && took < ended, "{ending:?}: {err}");
+        }
+        assert!(test_files(&env.dir).is_empty(), "{ending:?}");
+
+        let env = Env::new();
+        let (code, err) = run_to(&env, ending, true);
+        assert_eq!(code, expected, "{ending:?} --quiet: {err}");
+        assert!(
+            !err.contains("removing the test file"),
+            "{ending:?} --quiet: {err}"
+        );
+        assert!(!err.contains("removed in"), "{ending:?} --quiet: {err}");
+        assert!(test_files(&env.dir).is_empty(), "{ending:?} --quiet");
+    }
+}
+
 #[test]
 fn a_file_left_by_a_killed_run_is_recognised_and_removed_by_the_next_run() {
     let env = Env::new();

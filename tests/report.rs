@@ -533,4 +533,49 @@ fn a_history_whose_runs_are_all_left_out_lists_each_with_why_in_every_format() {
         .collect();
     from_html.sort();
     assert_eq!(from_html, from_csv);
+
+    // The terminal: the same rows under the runs, in place of "no runs" (wide enough for a
+    // column per field; tests/terminal.rs has the narrow layouts).
+    let o = env
+        .cmd()
+        .env("COLUMNS", "200")
+        .args(["report", "--host", "node1"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        table.contains("No run counted towards the verdict; the runs left out are listed below."),
+        "{table}"
+    );
+    let listed = table.split("\nnot counted: ").nth(1).unwrap();
+    let mut from_table: Vec<(String, String)> = listed
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split(['│', '┆']).map(str::trim).collect();
+            let time = cells.get(1)?;
+            chrono::DateTime::parse_from_str(time, "%Y-%m-%d %H:%M:%S %:z").ok()?;
+            Some((time.to_string(), cells[cells.len() - 2].to_string()))
+        })
+        .collect();
+    from_table.sort();
+    assert_eq!(from_table, from_csv, "{table}");
+
+    // report --list: each reason with its count, in the same words, the clock hint included.
+    let o = env
+        .cmd()
+        .env("COLUMNS", "200")
+        .args(["report", "--list"])
+        .output()
+        .unwrap();
+    let list = String::from_utf8(o.stdout).unwrap();
+    for (reason, n) in &reasons {
+        for part in reason.split("; ") {
+            assert!(list.contains(part), "{part}\n{list}");
+        }
+        assert!(list.contains(&format!("{n}: ")), "{list}");
+    }
+    assert!(
+        list.contains("1: dated in the future (check the node's clock)"),
+        "{list}"
+    );
 }

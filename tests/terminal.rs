@@ -736,6 +736,16 @@ fn every_table_fits_80_100_and_200_columns_without_a_broken_word() {
     }
     let fleet_file = env.tmp.path().join("fleet.jsonl");
     std::fs::write(&fleet_file, &lines).unwrap();
+    // The first node's history also has two runs its report leaves out, listed with their
+    // reasons: a quick look (64 MiB for 10 s) and a run dated two days ahead.
+    let mut quick = common::swimlane_record(host_a, dir_a, now - chrono::Duration::hours(5), 90.0);
+    quick.job.size = Some(64 << 20);
+    quick.job.runtime_s = Some(10.0);
+    let ahead = common::swimlane_record(host_a, dir_a, now + chrono::Duration::days(2), 30.0);
+    for r in [quick, ahead] {
+        lines.push_str(&serde_json::to_string(&r).unwrap());
+        lines.push('\n');
+    }
     std::fs::write(&env.history, &lines).unwrap();
 
     let mut widths = Vec::new();
@@ -788,7 +798,11 @@ fn every_table_fits_80_100_and_200_columns_without_a_broken_word() {
             "report",
             &text,
             cols,
-            &[host_a, dir_a, "write_iops_formula", "PASS"],
+            &[host_a, dir_a, "write_iops_formula", "PASS", "MiB", "clock"],
+        );
+        assert!(
+            text.contains("not counted: 2 runs left out of the verdict"),
+            "{text}"
         );
         widths.push(("report", cols, widest_table(&text)));
 

@@ -183,7 +183,7 @@ impl<'p> Tally<'p> {
         let reason: Option<&str> = if r.policy != policy.name {
             None
         } else if evaluate::is_future(r, self.now) {
-            Some("dated in the future")
+            Some(evaluate::FUTURE_REASON)
         } else {
             let c = self.checker.check(r);
             (!c.check.is_policy_test()).then_some(c.list.as_str())
@@ -343,7 +343,7 @@ mod tests {
                 "swimlane".into(),
                 "/data".into(),
                 4,
-                vec![("dated in the future".into(), 1)],
+                vec![(evaluate::FUTURE_REASON.into(), 1)],
                 format!(
                     "{} {}",
                     DateTime::parse_from_rfc3339(&at(1)).unwrap(),

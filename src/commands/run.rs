@@ -281,12 +281,37 @@ fn invocation_id() -> String {
 
 async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
     let mut sigs = Signals::watch()?;
-    let cancel = Arc::new(AtomicBool::new(false));
-    let live = Arc::new(Live::default());
     let progress = Progress::new(ctx, plan);
-
     let files =
         TestFiles::create(&plan.dir, plan.job.numjobs).map_err(|e| create_error(&plan.dir, e))?;
+    let ended = lay_out_and_run(plan, ctx, &files, &mut sigs, &progress).await;
+    // However the runs ended (all done, an error, a signal), the files are removed here, and
+    // the terminal is told when that is slow. After a signal while the engine wrote they are
+    // unlinked already and a detached child holds their descriptors (`drive`): quick here.
+    progress.clear();
+    let removed = remove_files(files, ctx);
+    match ended {
+        Ok(Ended::Done(records)) => removed.map(|()| Ended::Done(records)),
+        // What stopped the runs is what the user is told; a file left behind is worth a word.
+        other => {
+            if let Err(e) = removed {
+                ctx.warn(format!("{e:#}"));
+            }
+            other
+        }
+    }
+}
+
+/// Lays out the test files and runs the test on them, recording each run as it completes.
+async fn lay_out_and_run(
+    plan: &Plan,
+    ctx: &Ctx,
+    files: &TestFiles,
+    sigs: &mut Signals,
+    progress: &Progress,
+) -> anyhow::Result<Ended> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let live = Arc::new(Live::default());
 
     // Layout once per invocation; its runs reuse the files.
     let handles = files.handles()?;
@@ -308,16 +333,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
         crate::terminal::stderr_width(),
     ));
     progress.start(0, "laying out");
-    match drive(
-        spawn_engine(layout),
-        &live,
-        &cancel,
-        &progress,
-        &mut sigs,
-        0,
-    )
-    .await
-    {
+    match drive(spawn_engine(layout), &live, &cancel, progress, sigs, 0).await {
         Driven::Done(Ok(())) => {}
         Driven::Done(Err(e)) => return Err(engine_error(e, &plan.dir)),
         Driven::Stopped(s) => return Ok(Ended::Stopped(s, 0)),
@@ -356,23 +372,13 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
                     }
                     Ok(m)
                 };
-                match drive(
-                    spawn_engine(work),
-                    &live,
-                    &cancel,
-                    &progress,
-                    &mut sigs,
-                    i + 1,
-                )
-                .await
-                {
+                match drive(spawn_engine(work), &live, &cancel, progress, sigs, i + 1).await {
                     Driven::Done(r) => r.map(|m| (m, None)).map_err(|e| engine_error(e, &plan.dir)),
                     Driven::Stopped(s) => return Ok(Ended::Stopped(s, records.len())),
                 }
             }
             Runner::Fio(fio) => {
-                match super::fio_runner::run_fio(fio, &plan.job, &files, &mut sigs, &progress).await
-                {
+                match super::fio_runner::run_fio(fio, &plan.job, files, sigs, progress).await {
                     Ok(super::fio_runner::FioRun::Done(m, version)) => Ok((*m, version)),
                     Ok(super::fio_runner::FioRun::Stopped(sig)) => {
                         return Ok(Ended::Stopped(Stop(sig), records.len()));
@@ -394,22 +400,32 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
         }
         records.push(record);
     }
-    remove_files(files, ctx)?;
     Ok(Ended::Done(records))
 }
 
 /// How long removing the test files may take before the terminal says what is happening.
 const REMOVAL_SILENT: Duration = Duration::from_secs(1);
 
-/// Removes the test files at the end of the runs, saying so on stderr when it takes longer
-/// than [`REMOVAL_SILENT`] (freeing a large file's blocks on a disk mounted with `discard`
+/// How long removing this run's test files may take before the terminal says so:
+/// `$IOPSCHECK_REMOVAL_NOTE_AFTER` (a duration; 0 says it at once), else [`REMOVAL_SILENT`].
+/// Not for the files left by an interrupted run: at 0, its note would name files that may
+/// not be there.
+fn removal_silent() -> Duration {
+    std::env::var("IOPSCHECK_REMOVAL_NOTE_AFTER")
+        .ok()
+        .and_then(|v| units::parse_duration(&v).ok())
+        .unwrap_or(REMOVAL_SILENT)
+}
+
+/// Removes the test files, however the runs ended, saying so on stderr when it takes longer
+/// than [`removal_silent`] (freeing a large file's blocks on a disk mounted with `discard`
 /// can take minutes), and how long it took.
 fn remove_files(files: TestFiles, ctx: &Ctx) -> anyhow::Result<()> {
     let (bytes, count) = (files.bytes(), files.files().len());
     let started = Instant::now();
     let mut said = false;
     files
-        .remove_when_slow(REMOVAL_SILENT, || {
+        .remove_when_slow(removal_silent(), || {
             said = true;
             ctx.note(removal_line(count, bytes));
         })

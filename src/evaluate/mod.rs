@@ -330,8 +330,8 @@ impl fmt::Display for NotCounted {
 pub const FUTURE_MARGIN_SECS: i64 = 300;
 
 /// Why a run dated in the future is not counted, in the same words for each run (CSV,
-/// Markdown, HTML) and for their count (`not_counted[]`, the terminal).
-const FUTURE_REASON: &str = "dated in the future (check the node's clock)";
+/// Markdown, HTML, the terminal), for their count (`not_counted[]`) and in `report --list`.
+pub const FUTURE_REASON: &str = "dated in the future (check the node's clock)";
 
 /// Whether a record is dated in the future of `now` (beyond [`FUTURE_MARGIN_SECS`]).
 pub fn is_future(r: &impl RunFields, now: DateTime<Utc>) -> bool {

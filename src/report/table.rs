@@ -258,7 +258,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     );
     let hidden = super::fit::hide_until_fits(&mut t, &hideable, crate::terminal::stdout_width());
     if ev.runs.is_empty() {
-        writeln!(out, "no runs")?;
+        writeln!(out, "{}", wrap("", super::view_node::no_runs_words(ev)))?;
     } else {
         writeln!(out, "{t}")?;
         if !hidden.is_empty() {
@@ -276,6 +276,16 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         }
     }
     writeln!(out)?;
+
+    // The runs left out of the verdict, each with the reason, as Markdown and HTML list them.
+    if let (Some(note), Some(list)) = (
+        super::view_node::not_counted_note(ev),
+        not_counted(ev, crate::terminal::stdout_width()),
+    ) {
+        writeln!(out, "{}", wrap("not counted: ", &note))?;
+        writeln!(out, "{list}")?;
+        writeln!(out)?;
+    }
 
     // One line per rule, the outcome first and the comparison true as written; a missed rule
     // that decides is red, a missed soft limit yellow.
@@ -394,6 +404,36 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     Ok(())
 }
 
+/// The runs left out of the verdict ([`not_counted_table`](super::view_node::not_counted_table))
+/// within `width`: a column per field; else the time over the other fields but the reason,
+/// beside the reason with one deviation a line; else a card per run. None when every run
+/// counted.
+fn not_counted(ev: &Evaluation, width: usize) -> Option<String> {
+    let view = super::view_node::not_counted_table(ev)?;
+    let wide = super::fit::from_view(&view);
+    // The view's columns: the time first, the reason last, what the run was between them.
+    let stack = |texts: Vec<&str>| -> Vec<String> {
+        let Some((why, rest)) = texts.split_last() else {
+            return vec![];
+        };
+        let Some((time, about)) = rest.split_first() else {
+            return vec![why.to_string()];
+        };
+        vec![
+            format!("{time}\n{}", about.join(", ")),
+            why.replace("; ", ";\n"),
+        ]
+    };
+    let mut stacked = super::fit::table();
+    stacked.set_header(stack(
+        view.columns.iter().map(|c| c.title.as_str()).collect(),
+    ));
+    for row in &view.rows {
+        stacked.add_row(stack(row.cells.iter().map(|c| c.text.as_str()).collect()));
+    }
+    Some(super::fit::first_fitting(&[wide, stacked], width))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::evaluate::{Options, Scope, evaluate};
@@ -434,5 +474,104 @@ mod tests {
             painted.contains("  \x1b[33m✗ soft\x1b[0m     write_bw_mb_s  "),
             "{painted}"
         );
+    }
+
+    /// Two runs of Swimlane's test, a quick look (64 MiB for 10 s) and a run dated two days
+    /// ahead of the report: the last two are left out of the verdict.
+    fn mixed() -> crate::evaluate::Evaluation {
+        use crate::evaluate::tests::rec;
+        let mut quick = rec("2026-12-01T11:00:00Z", 90.0);
+        quick.job.size = Some(64 << 20);
+        quick.job.runtime_s = Some(10.0);
+        let runs = vec![
+            rec("2026-12-01T10:00:00Z", 16.0),
+            quick,
+            rec("2026-12-01T12:00:00Z", 16.0),
+            rec("2026-12-04T09:00:00Z", 16.0),
+        ];
+        crate::evaluate::tests::swimlane_report(runs, "2026-12-02T12:00:00Z")
+    }
+
+    /// Whitespace runs as one space, the table's rules as none: what a cell's text reads as
+    /// once the lines it was split on are put together.
+    fn words(s: &str) -> String {
+        s.replace(['│', '┆'], " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn the_runs_not_counted_are_listed_each_with_its_time_and_reason_within_the_width() {
+        let ev = mixed();
+        assert_eq!((ev.runs.len(), ev.excluded.len()), (2, 2));
+        let view = crate::report::view_node::not_counted_table(&ev).unwrap();
+        for width in [80, 120, 200] {
+            let text = super::not_counted(&ev, width).unwrap();
+            for l in text.lines() {
+                assert!(l.chars().count() <= width, "{width}: {l}\n{text}");
+            }
+            // Each run's time and reason, in the view's words; a reason's deviations may
+            // stand one a line.
+            for row in &view.rows {
+                let (time, why) = (&row.cells[0].text, &row.cells[4].text);
+                assert!(text.contains(time.as_str()), "{width}: {time}\n{text}");
+                for part in why.split("; ") {
+                    assert!(words(&text).contains(part), "{width}: {part}\n{text}");
+                }
+            }
+            assert!(text.contains("(check the node's clock)"), "{text}");
+        }
+        // Wide enough, a column per field, a line per run.
+        let wide = super::not_counted(&ev, 200).unwrap();
+        let row = wide
+            .lines()
+            .find(|l| l.contains("2026-12-04 09:00:00"))
+            .unwrap();
+        assert!(
+            words(row).contains("node1 posixaio native dated in the future"),
+            "{wide}"
+        );
+    }
+
+    #[test]
+    fn the_table_lists_the_runs_left_out_under_the_runs_and_says_why_when_none_counted() {
+        let text = |ev: &crate::evaluate::Evaluation| {
+            let mut out = Vec::new();
+            super::render(ev, &crate::report::Style { color: false }, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let mixed = text(&mixed());
+        let listed = mixed
+            .split("\nnot counted: 2 runs left out of the verdict, each with the reason.\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{mixed}"));
+        assert!(listed.contains("2026-12-01 11:00:00"), "{mixed}");
+        assert!(listed.contains("2026-12-04 09:00:00"), "{mixed}");
+        // Under the runs judged (their table ends first), above the rules.
+        let at = mixed.find("\nnot counted:").unwrap();
+        assert!(mixed.find('└').unwrap() < at, "{mixed}");
+        assert!(listed.contains(" decides "), "{mixed}");
+
+        // Only runs left out: no table of runs, the list instead of "no runs".
+        let alone = text(&mixed_left_out());
+        assert!(
+            alone.contains(
+                "No run counted towards the verdict; the runs left out are listed below."
+            ),
+            "{alone}"
+        );
+        assert!(alone.contains("not counted: 2 runs left out"), "{alone}");
+        assert!(!alone.contains("no runs\n"), "{alone}");
+    }
+
+    /// [`mixed`] without the runs of the policy's test.
+    fn mixed_left_out() -> crate::evaluate::Evaluation {
+        use crate::evaluate::tests::rec;
+        let mut quick = rec("2026-12-01T11:00:00Z", 90.0);
+        quick.job.size = Some(64 << 20);
+        quick.job.runtime_s = Some(10.0);
+        let runs = vec![quick, rec("2026-12-04T09:00:00Z", 16.0)];
+        crate::evaluate::tests::swimlane_report(runs, "2026-12-02T12:00:00Z")
     }
 }
