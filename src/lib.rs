@@ -24,6 +24,7 @@ pub mod policy;
 pub mod report;
 pub mod runs;
 pub mod select;
+pub mod shortest;
 pub mod suggest;
 pub mod sys;
 pub mod system;

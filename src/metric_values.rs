@@ -140,6 +140,11 @@ impl Metrics {
         self.values.iter()
     }
 
+    /// The values, in the order of [`names`](Self::names).
+    pub fn figures(&self) -> &[f64] {
+        &self.values
+    }
+
     /// From pairs in any order; a name given twice keeps its last value, as a map would.
     fn from_pairs(mut v: Vec<(&'static str, f64)>) -> Metrics {
         // Stable: of equal names the last given ends last, and is the one kept.

@@ -64,6 +64,10 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         .map(|(r, why)| (r, Cow::Owned(format!("not counted: {why}")), why.as_str()));
     let mut line = String::new();
     let mut text = String::new();
+    // Where each metric column is in a run's figures: worked out once per list of names (runs
+    // of one kind share one), not looked up by name for each of a row's 33 figures.
+    let mut names: Option<&[&str]> = None;
+    let mut places: Vec<Option<usize>> = Vec::with_capacity(metrics.len());
     for (i, (run, result, deviations)) in judged.chain(excluded).enumerate() {
         line.clear();
         let mut row = Row {
@@ -76,13 +80,23 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         row.field(run.source.as_str());
         row.field(&run.target.dir);
         row.field(&run.policy);
-        for m in &metrics {
-            text.clear();
-            if let Some(&v) = run.metrics.get(m).filter(|v| v.is_finite()) {
-                // fmt_exact of a finite figure
-                write!(text, "{v}").expect("a String takes any text");
+        let these = run.metrics.names();
+        if !names.is_some_and(|n| std::ptr::eq(n, these)) {
+            names = Some(these);
+            places.clear();
+            places.extend(
+                metrics
+                    .iter()
+                    .map(|m| these.binary_search(&m.as_str()).ok()),
+            );
+        }
+        let figures = run.metrics.figures();
+        for place in &places {
+            // fmt_exact of a finite figure: digits, a point and a sign, never quoted.
+            row.next();
+            if let Some(&v) = place.map(|k| &figures[k]).filter(|v| v.is_finite()) {
+                crate::shortest::push_f64(row.line, v);
             }
-            row.field(&text);
         }
         row.field(&result);
         text.clear();
@@ -103,7 +117,11 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
             write!(text, "--{flag} {value}").expect("a String takes any text");
         }
         row.field(&text);
-        row.field(&deviations.replace("; ", "\n"));
+        if deviations.contains("; ") {
+            row.field(&deviations.replace("; ", "\n"));
+        } else {
+            row.field(deviations);
+        }
         let first = i == 0;
         row.field(if first { ev.verdict.as_str() } else { "" });
         row.field(if first { ev.reason.as_str() } else { "" });
@@ -121,11 +139,16 @@ struct Row<'a> {
 }
 
 impl Row<'_> {
-    fn field(&mut self, s: &str) {
+    /// Starts the next field, to be written straight into the line (one that needs no quotes).
+    fn next(&mut self) {
         if self.fields > 0 {
             self.line.push(',');
         }
         self.fields += 1;
+    }
+
+    fn field(&mut self, s: &str) {
+        self.next();
         if needs_quotes(s) {
             self.line.push('"');
             self.line.push_str(&s.replace('"', "\"\""));
@@ -151,7 +174,10 @@ pub(crate) fn write_row<S: AsRef<str>>(
 }
 
 fn needs_quotes(s: &str) -> bool {
-    s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ')
+    // Bytes, not chars: these are ASCII, which no byte of a longer UTF-8 character equals.
+    s.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
+        || s.starts_with(' ')
+        || s.ends_with(' ')
 }
 
 /// One field, quoted when it holds a separator, a quote, a line break or edge spaces (which
@@ -167,6 +193,60 @@ fn field(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::field;
+
+    /// Every figure as Rust's `Display` writes it (never an exponent, no `.0`), in its own
+    /// column, whatever magnitude or however the runs' lists of metrics differ.
+    #[test]
+    fn figures_are_written_in_full_in_their_own_columns() {
+        let figures = [4000.0, 1e-7, 1.5e300, -0.0, 3733.3333333333335, 1e16, 0.1];
+        let records: Vec<_> = figures
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let mut r = crate::evaluate::tests::rec(&format!("2026-11-01T{i:02}:00:00Z"), 16.0);
+                r.metrics.insert("zz_figure".into(), v);
+                if i % 2 == 1 {
+                    // Another kind of record: another list of names.
+                    r.metrics.insert("aa_odd".into(), i as f64);
+                }
+                r
+            })
+            .collect();
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-02T00:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let ev = crate::evaluate::evaluate(
+            records,
+            &policy,
+            &crate::evaluate::Options::new(crate::evaluate::Scope::Report, now),
+        );
+        let mut out = Vec::new();
+        super::render(&ev, &mut out).unwrap();
+        let mut rows = csv::Reader::from_reader(out.as_slice());
+        let header = rows.headers().unwrap().clone();
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let (fig, odd, ts) = (col("zz_figure"), col("aa_odd"), col("timestamp"));
+        let mut seen = 0;
+        for row in rows.records() {
+            let row = row.unwrap();
+            let i: usize = row[ts][11..13].parse().unwrap();
+            assert_eq!(&row[fig], format!("{}", figures[i]), "run {i}");
+            let want_odd = if i % 2 == 1 {
+                i.to_string()
+            } else {
+                String::new()
+            };
+            assert_eq!(row[odd], want_odd, "run {i}");
+            seen += 1;
+        }
+        assert_eq!(seen, figures.len());
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains(",0.0000001,") && !text.contains("e-7"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn fields_are_quoted_only_when_needed() {

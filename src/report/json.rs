@@ -14,16 +14,20 @@ struct Tool {
     version: &'static str,
 }
 
-/// The output object, in contract.md's key order, borrowing from the evaluation.
+/// The output object, in contract.md's key order, borrowing from the evaluation: the keys
+/// before `runs`, then `runs[]` (written record by record, see [`write_runs`]), then the rest.
 #[derive(Serialize)]
-struct Out<'a> {
+struct Head<'a> {
     schema_version: u32,
     tool: Tool,
     scope: &'a crate::evaluate::Scope,
     policy: &'a crate::evaluate::PolicyInfo,
     verdict: &'a crate::evaluate::Verdict,
     reason: &'a str,
-    runs: Runs<'a>,
+}
+
+#[derive(Serialize)]
+struct Tail<'a> {
     summary: &'a crate::evaluate::Summary,
     rules: &'a [crate::evaluate::RuleResult],
     warnings: &'a [crate::evaluate::Warning],
@@ -38,26 +42,8 @@ struct Out<'a> {
     generated: &'a chrono::DateTime<chrono::Utc>,
 }
 
-/// `runs[]`: every judged run's whole record, read again one at a time from the evaluation's
-/// records and written as it is read, so that a year of runs is never held whole.
-struct Runs<'a>(&'a Evaluation);
-
-impl Serialize for Runs<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error, SerializeSeq};
-        let mut seq = s.serialize_seq(Some(self.0.runs.len()))?;
-        let mut reader = self.0.records.reader();
-        for run in &self.0.runs {
-            reader
-                .with_whole(run, |r| seq.serialize_element(r))
-                .map_err(S::Error::custom)??;
-        }
-        seq.end()
-    }
-}
-
-fn out(ev: &Evaluation) -> Out<'_> {
-    Out {
+fn head(ev: &Evaluation) -> Head<'_> {
+    Head {
         schema_version: 1,
         tool: Tool {
             name: "iopscheck",
@@ -67,7 +53,11 @@ fn out(ev: &Evaluation) -> Out<'_> {
         policy: &ev.policy,
         verdict: &ev.verdict,
         reason: &ev.reason,
-        runs: Runs(ev),
+    }
+}
+
+fn tail(ev: &Evaluation) -> Tail<'_> {
+    Tail {
         summary: &ev.summary,
         rules: &ev.rules,
         warnings: &ev.warnings,
@@ -83,17 +73,258 @@ fn out(ev: &Evaluation) -> Out<'_> {
     }
 }
 
-/// The same object as [`render`], compact on one line, ending with a newline.
-pub fn render_line(ev: &Evaluation, w: &mut dyn Write) -> io::Result<()> {
+/// The whole object, as serde_json writes one struct of every key in this order: the head's
+/// object without its closing brace, `runs`, then the tail's object without its opening one.
+fn write(ev: &Evaluation, w: &mut dyn Write, pretty: bool) -> io::Result<()> {
     let mut buf = io::BufWriter::with_capacity(1 << 16, w);
-    serde_json::to_writer(&mut buf, &out(ev))?;
+    let (head, tail) = if pretty {
+        (
+            serde_json::to_vec_pretty(&head(ev))?,
+            serde_json::to_vec_pretty(&tail(ev))?,
+        )
+    } else {
+        (
+            serde_json::to_vec(&head(ev))?,
+            serde_json::to_vec(&tail(ev))?,
+        )
+    };
+    // "{...\n}" and "{\n  ...": neither is empty, so each has its brace to drop.
+    let close = if pretty { 2 } else { 1 };
+    buf.write_all(&head[..head.len() - close])?;
+    buf.write_all(if pretty {
+        b",\n  \"runs\": ["
+    } else {
+        b",\"runs\":["
+    })?;
+    write_runs(ev, &mut buf, pretty)?;
+    buf.write_all(b",")?;
+    buf.write_all(&tail[1..])?;
     buf.write_all(b"\n")?;
     buf.flush()
 }
 
+/// `runs[]`'s elements and closing bracket: every judged run's whole record, read again one at
+/// a time from the evaluation's records and written as it is read, so that a year of runs is
+/// never held whole. Each record is written into one reused buffer, indented as serde_json's
+/// pretty printer would at this depth (the object's keys at two levels: [`Indent`]), then
+/// passed on in one piece.
+fn write_runs(ev: &Evaluation, out: &mut impl Write, pretty: bool) -> io::Result<()> {
+    let mut reader = ev.records.reader();
+    let mut one: Vec<u8> = Vec::with_capacity(1 << 14);
+    for (i, run) in ev.runs.iter().enumerate() {
+        one.clear();
+        one.extend_from_slice(match (i, pretty) {
+            (0, true) => b"\n    ",
+            (_, true) => b",\n    ",
+            (0, false) => b"",
+            (_, false) => b",",
+        });
+        reader.with_whole(run, |r| {
+            if pretty {
+                let mut s = serde_json::Serializer::with_formatter(&mut one, Indent::at(2));
+                r.serialize(&mut s)
+            } else {
+                r.serialize(&mut serde_json::Serializer::new(&mut one))
+            }
+        })??;
+        out.write_all(&one)?;
+    }
+    out.write_all(match (ev.runs.is_empty(), pretty) {
+        (false, true) => b"\n  ]",
+        _ => b"]",
+    })
+}
+
+/// serde_json's `PrettyFormatter` (two spaces a level), starting at a given depth, and writing
+/// each line break and its indentation in one piece rather than a write per level.
+struct Indent {
+    level: usize,
+    has_value: bool,
+}
+
+/// A line break, then spaces for [`Indent`]'s deepest usual levels.
+const BREAK: &[u8; 65] = b"\n                                                                ";
+
+impl Indent {
+    fn at(level: usize) -> Indent {
+        Indent {
+            level,
+            has_value: false,
+        }
+    }
+
+    fn newline<W: ?Sized + Write>(&self, w: &mut W) -> io::Result<()> {
+        let spaces = 2 * self.level;
+        if spaces < BREAK.len() {
+            w.write_all(&BREAK[..1 + spaces])
+        } else {
+            w.write_all(b"\n")?;
+            for _ in 0..self.level {
+                w.write_all(b"  ")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+impl serde_json::ser::Formatter for Indent {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(b"[")
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            self.newline(w)?;
+        }
+        w.write_all(b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        if !first {
+            w.write_all(b",")?;
+        }
+        self.newline(w)
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            self.newline(w)?;
+        }
+        w.write_all(b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        if !first {
+            w.write_all(b",")?;
+        }
+        self.newline(w)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+/// The same object as [`render`], compact on one line, ending with a newline.
+pub fn render_line(ev: &Evaluation, w: &mut dyn Write) -> io::Result<()> {
+    write(ev, w, false)
+}
+
 pub fn render(ev: &Evaluation, w: &mut dyn Write) -> io::Result<()> {
-    let mut buf = io::BufWriter::with_capacity(1 << 16, w);
-    serde_json::to_writer_pretty(&mut buf, &out(ev))?;
-    buf.write_all(b"\n")?;
-    buf.flush()
+    write(ev, w, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Record;
+
+    /// What the document was before it was written in pieces: one struct of every key, its
+    /// runs the records themselves, serialised by serde_json whole.
+    #[derive(Serialize)]
+    struct Whole<'a> {
+        #[serde(flatten)]
+        head: Head<'a>,
+        runs: Vec<Record>,
+        #[serde(flatten)]
+        tail: Tail<'a>,
+    }
+
+    fn evaluation(n: usize) -> Evaluation {
+        let mut records: Vec<Record> = (0..n)
+            .map(|i| {
+                let ts = format!("2026-11-01T{:02}:{:02}:00Z", i / 60, i % 60);
+                crate::evaluate::tests::rec(&ts, 15.0 + i as f64 / 7.0)
+            })
+            .collect();
+        if let Some(r) = records.first_mut() {
+            // Strings with escapes, a figure in exponent form, an override: every kind of value.
+            r.host = "nœud \"1\"\\\t/é\u{1}".into();
+            r.metrics.insert("tiny".into(), 1.5e-9);
+            r.metrics.insert("huge".into(), 2.5e300);
+            r.overrides = [("size".to_string(), "64m".to_string())].into();
+        }
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-02T00:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        crate::evaluate::evaluate(
+            records,
+            &policy,
+            &crate::evaluate::Options::new(crate::evaluate::Scope::Report, now),
+        )
+    }
+
+    fn text(f: fn(&Evaluation, &mut dyn Write) -> io::Result<()>, ev: &Evaluation) -> String {
+        let mut out = Vec::new();
+        f(ev, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn the_document_written_in_pieces_is_the_one_serde_json_writes_whole() {
+        for n in [0, 1, 5] {
+            let ev = evaluation(n);
+            let mut reader = ev.records.reader();
+            let runs: Vec<Record> = ev
+                .runs
+                .iter()
+                .map(|r| reader.with(r, Record::clone).unwrap())
+                .collect();
+            assert_eq!(runs.len(), n);
+            let whole = Whole {
+                head: head(&ev),
+                runs,
+                tail: tail(&ev),
+            };
+            let pretty = serde_json::to_string_pretty(&whole).unwrap() + "\n";
+            assert_eq!(text(render, &ev), pretty, "{n} runs");
+            let line = serde_json::to_string(&whole).unwrap() + "\n";
+            assert_eq!(text(render_line, &ev), line, "{n} runs");
+        }
+    }
+
+    #[test]
+    fn the_indentation_is_serde_jsons_at_any_depth() {
+        let v = serde_json::json!({
+            "a": [], "b": {}, "c": [[], {}, [1, [2, {"d": {}}]]],
+            "e": {"f": [{"g": null}], "h": "x,\n{}[]:\""}, "i": 1.5
+        });
+        for level in [0, 1, 2, 40] {
+            let mut mine = Vec::new();
+            let mut s = serde_json::Serializer::with_formatter(&mut mine, Indent::at(level));
+            v.serialize(&mut s).unwrap();
+            let mut theirs = Vec::new();
+            let pad = "  ".repeat(level);
+            let mut s = serde_json::Serializer::with_formatter(
+                &mut theirs,
+                serde_json::ser::PrettyFormatter::with_indent(b"  "),
+            );
+            v.serialize(&mut s).unwrap();
+            let theirs = String::from_utf8(theirs)
+                .unwrap()
+                .replace('\n', &format!("\n{pad}"));
+            assert_eq!(String::from_utf8(mine).unwrap(), theirs, "level {level}");
+        }
+    }
 }

@@ -257,7 +257,7 @@ pub fn fmt_exact(v: f64) -> String {
             "-Inf".into()
         }
     } else {
-        format!("{v}")
+        crate::shortest::f64_text(v)
     }
 }
 
