@@ -212,15 +212,7 @@ mod tests {
                 r
             })
             .collect();
-        let policy = crate::policy::resolve("swimlane").unwrap().policy;
-        let now = chrono::DateTime::parse_from_rfc3339("2026-11-02T00:00:00Z")
-            .unwrap()
-            .with_timezone(&chrono::Utc);
-        let ev = crate::evaluate::evaluate(
-            records,
-            &policy,
-            &crate::evaluate::Options::new(crate::evaluate::Scope::Report, now),
-        );
+        let ev = crate::evaluate::tests::swimlane_report(records, "2026-11-02T00:00:00Z");
         let mut out = Vec::new();
         super::render(&ev, &mut out).unwrap();
         let mut rows = csv::Reader::from_reader(out.as_slice());

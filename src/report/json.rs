@@ -167,26 +167,43 @@ impl Indent {
     }
 }
 
-impl serde_json::ser::Formatter for Indent {
-    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+impl Indent {
+    /// `[` or `{`: one level deeper, nothing in it yet.
+    fn open<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.level += 1;
         self.has_value = false;
-        w.write_all(b"[")
+        w.write_all(bracket)
     }
 
-    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+    /// `]` or `}`: on a line of its own when the array or object holds anything.
+    fn close<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.level -= 1;
         if self.has_value {
             self.newline(w)?;
         }
-        w.write_all(b"]")
+        w.write_all(bracket)
     }
 
-    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+    /// Before an element or a key: a comma after the first, then a new line.
+    fn item<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
         if !first {
             w.write_all(b",")?;
         }
         self.newline(w)
+    }
+}
+
+impl serde_json::ser::Formatter for Indent {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.open(w, b"[")
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.close(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.item(w, first)
     }
 
     fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
@@ -195,24 +212,15 @@ impl serde_json::ser::Formatter for Indent {
     }
 
     fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.level += 1;
-        self.has_value = false;
-        w.write_all(b"{")
+        self.open(w, b"{")
     }
 
     fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.level -= 1;
-        if self.has_value {
-            self.newline(w)?;
-        }
-        w.write_all(b"}")
+        self.close(w, b"}")
     }
 
     fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        if !first {
-            w.write_all(b",")?;
-        }
-        self.newline(w)
+        self.item(w, first)
     }
 
     fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
@@ -264,15 +272,7 @@ mod tests {
             r.metrics.insert("huge".into(), 2.5e300);
             r.overrides = [("size".to_string(), "64m".to_string())].into();
         }
-        let policy = crate::policy::resolve("swimlane").unwrap().policy;
-        let now = chrono::DateTime::parse_from_rfc3339("2026-11-02T00:00:00Z")
-            .unwrap()
-            .with_timezone(&chrono::Utc);
-        crate::evaluate::evaluate(
-            records,
-            &policy,
-            &crate::evaluate::Options::new(crate::evaluate::Scope::Report, now),
-        )
+        crate::evaluate::tests::swimlane_report(records, "2026-11-02T00:00:00Z")
     }
 
     fn text(f: fn(&Evaluation, &mut dyn Write) -> io::Result<()>, ev: &Evaluation) -> String {

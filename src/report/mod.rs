@@ -335,15 +335,7 @@ mod tests {
             other,
             crate::evaluate::tests::rec(&t(4), 16.0),
         ];
-        let policy = crate::policy::resolve("swimlane").unwrap().policy;
-        let now = chrono::DateTime::parse_from_rfc3339("2026-11-02T00:00:00Z")
-            .unwrap()
-            .with_timezone(&chrono::Utc);
-        let ev = crate::evaluate::evaluate(
-            runs,
-            &policy,
-            &crate::evaluate::Options::new(crate::evaluate::Scope::Report, now),
-        );
+        let ev = crate::evaluate::tests::swimlane_report(runs, "2026-11-02T00:00:00Z");
         let cols = metric_columns(&ev);
         let rules: Vec<&str> = ev.rules.iter().map(|r| r.metric.as_str()).collect();
         let mut rest: Vec<&str> = vec![

@@ -436,7 +436,6 @@ fn not_counted(ev: &Evaluation, width: usize) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::evaluate::{Options, Scope, evaluate};
     use crate::policy::Level;
 
     #[test]
@@ -446,11 +445,7 @@ mod tests {
         let runs = ["2026-11-01T10:00:00Z", "2026-11-01T11:00:00Z"]
             .map(|ts| crate::evaluate::tests::rec(ts, 8.0))
             .to_vec();
-        let policy = crate::policy::resolve("swimlane").unwrap().policy;
-        let now = chrono::DateTime::parse_from_rfc3339("2026-11-03T00:00:00Z")
-            .unwrap()
-            .to_utc();
-        let mut ev = evaluate(runs, &policy, &Options::new(Scope::Report, now));
+        let mut ev = crate::evaluate::tests::swimlane_report(runs, "2026-11-03T00:00:00Z");
         // the second rule as a soft limit that is missed
         ev.rules[1].level = Level::Warn;
         ev.rules[1].passed = Some(false);

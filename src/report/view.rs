@@ -423,7 +423,6 @@ pub fn days_table(ev: &Evaluation) -> Option<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evaluate::{Options, Scope, evaluate};
     use crate::report::by_day::MAX_RUN_ROWS;
 
     /// `n` runs every 5 minutes from 2026-11-10 00:00Z, the second day's at 8 MB/s (2048
@@ -437,11 +436,7 @@ mod tests {
                 crate::evaluate::tests::rec(&ts.to_rfc3339(), mb_s)
             })
             .collect();
-        let policy = crate::policy::resolve("swimlane").unwrap().policy;
-        let now = chrono::DateTime::parse_from_rfc3339("2026-11-14T00:00:00Z")
-            .unwrap()
-            .to_utc();
-        evaluate(runs, &policy, &Options::new(Scope::Report, now))
+        crate::evaluate::tests::swimlane_report(runs, "2026-11-14T00:00:00Z")
     }
 
     fn texts(row: &Row) -> Vec<&str> {
