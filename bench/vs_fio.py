@@ -30,6 +30,10 @@ the pair ends.
 Other tables (--rows, comma-separated; all of them with --quick):
   direct     on the disk with O_DIRECT: the gitlab-gitaly job (4k randrw 75/25, libaio, QD 64)
              time-based for the same seconds in both tools, and psync QD 1 randwrite
+             (--direct-jobs gitaly or psync for one of them); then, per job, what moves with
+             a run's IOPS over all runs of both tools (Pearson r): the time the hypervisor stole
+             from the I/O thread's CPU, where on the disk the run's fresh test file lies, the
+             CPU the I/O thread ran on, the order in the pair, and the tool
   throttle   a loop device throttled with cgroup v1 blkio.throttle.write_iops_device to about
              2,900, 3,100 and 10,000 write IOPS (root): both tools' figures and their verdicts
              against 3,000 write IOPS side by side
@@ -44,10 +48,13 @@ Other tables (--rows, comma-separated; all of them with --quick):
              psync: iopscheck/floor and fio/floor (--baseline BINARY: another iopscheck
              build in the same rounds, to measure a change)
 
---pin CPUS runs every tool under `taskset -c CPUS`. Each run records its I/O thread's CPU time
-per CPU (the pair lines and the direct table show it) and the disk's writes and discards
-during the run (in the raw JSON): on a VM whose disk has one queue, a synchronous I/O
-completes sooner on the CPU that takes the disk's interrupt (README).
+--pin CPUS runs every tool under `taskset -c CPUS`; --pin-tool iopscheck:CPUS (or fio:CPUS) only
+that tool, the other left where the scheduler puts it. Each run records its I/O thread's CPU time
+per CPU (the pair lines and the direct table show it), each CPU's share of time stolen by the
+hypervisor during the run (/proc/stat), where the run's test file lies on the disk (filefrag,
+a second into the run), and the disk's writes and discards during the run (in the raw JSON):
+on a VM whose disk has one queue, a synchronous I/O completes sooner on the CPU that takes the
+disk's interrupt (README).
 """
 
 import argparse
@@ -70,6 +77,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # on the same CPU (see the README: on a VM with one disk queue, the CPU that takes the disk's
 # interrupt completes a synchronous I/O sooner than the other).
 PIN = None
+# --pin-tool TOOL:CPUS: only that tool's commands run under taskset (to ask whether where one
+# tool's I/O thread runs is what separates it from the other).
+PIN_TOOL = {}
 
 
 def threads_of(pid):
@@ -153,7 +163,65 @@ def diskstats(name):
     return None
 
 
-def run(cmd, cwd=None, cgroup=None):
+def cpu_ticks():
+    """Per CPU, (steal ticks, all ticks) from /proc/stat: the time the hypervisor ran something
+    else while this VM's CPU had work, against all time."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            v = line.split()
+            if v[0].startswith("cpu") and v[0] != "cpu":
+                t = [int(x) for x in v[1:9]]
+                out[v[0][3:]] = (t[7], sum(t))
+    return out
+
+
+def steal_shares(a, b):
+    """Each CPU's share of time stolen by the hypervisor between two cpu_ticks() readings."""
+    return {c: round((b[c][0] - a[c][0]) / max(1, b[c][1] - a[c][1]), 3) for c in a if c in b}
+
+
+class Where:
+    """Where on the disk the run's test file lies: a second into the run, the files in the
+    directory that were not there before it, each file's first and last physical extents
+    (filefrag), as GiB offsets into the filesystem. A fresh file per run in both tools
+    lands wherever the allocator puts it, so a run-to-run spread could be the disk's regions."""
+
+    def __init__(self, d, delay=1.0):
+        self.d, self.before = d, set(os.listdir(d)) if d and os.path.isdir(d) else None
+        self.found, self.stop = None, threading.Event()
+        if self.before is not None:
+            self.t = threading.Thread(target=self.look, args=(delay,), daemon=True)
+            self.t.start()
+
+    def look(self, delay):
+        if self.stop.wait(delay):
+            return
+        for name in sorted(set(os.listdir(self.d)) - self.before):
+            path = os.path.join(self.d, name)
+            try:
+                out = subprocess.run(["filefrag", "-e", path], capture_output=True, text=True, timeout=10).stdout
+                bs = os.statvfs(self.d).f_bsize
+            except (OSError, subprocess.SubprocessError):
+                continue
+            ext = []
+            for line in out.splitlines():
+                v = line.replace(":", " ").replace("..", " ").split()
+                # "  0:        0..   32767:    1234567..   1267334:  32768:  ..."
+                if len(v) >= 5 and v[0].isdigit() and v[3].isdigit():
+                    ext.append(int(v[3]) * bs / (1 << 30))
+            if ext:
+                self.found = {"first_gib": round(min(ext), 2), "last_gib": round(max(ext), 2), "extents": len(ext)}
+                return
+
+    def result(self):
+        self.stop.set()
+        if self.before is not None:
+            self.t.join()
+        return self.found
+
+
+def run(cmd, cwd=None, cgroup=None, where=None, tool=None):
     """Runs a command (in the cgroup v1 blkio group `cgroup`, if given), returns (stdout,
     rusage, wall seconds, the I/O thread's CPU shares)."""
     def enter():
@@ -162,13 +230,19 @@ def run(cmd, cwd=None, cgroup=None):
                 f.write(str(os.getpid()))
     if PIN is not None:
         cmd = ["taskset", "-c", PIN, *cmd]
+    elif tool in PIN_TOOL:
+        cmd = ["taskset", "-c", PIN_TOOL[tool], *cmd]
+    ticks = cpu_ticks()
+    look = Where(where)
     t = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, preexec_fn=enter)
-    where = Placement(p.pid)
+    placed = Placement(p.pid)
     out = p.stdout.read()
     err = p.stderr.read()
     _, status, ru = os.wait4(p.pid, 0)
-    run.cpus = where.shares()
+    run.cpus = placed.shares()
+    run.steal = steal_shares(ticks, cpu_ticks())
+    run.file = look.result()
     p.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t
     # iopscheck: 0 pass, 1 fail, 3 inconclusive (a scaled-down job is never the policy's
@@ -189,7 +263,7 @@ def iopscheck(binary, engine, d, size, runtime, policy=None, cgroup=None):
         cmd += ["--policy", policy]
     disk = disk_of(d)
     before = diskstats(disk)
-    out, ru, wall = run(cmd, cgroup=cgroup)
+    out, ru, wall = run(cmd, cgroup=cgroup, where=d, tool="iopscheck")
     dev = device_delta(before, diskstats(disk))
     doc = json.loads(out)
     m = doc["runs"][0]["metrics"]
@@ -210,6 +284,8 @@ def iopscheck(binary, engine, d, size, runtime, policy=None, cgroup=None):
         # the I/O thread's CPU time per CPU; the disk's writes and discards during the
         # process (for iopscheck that includes removing its file; for fio, not)
         "cpus": run.cpus,
+        "steal": run.steal,
+        "file": run.file,
         "device": dev,
     }
 
@@ -228,7 +304,7 @@ def fio(binary, engine, d, size, runtime, extra=(), cgroup=None, end_fsync=True,
     disk = disk_of(d)
     before = diskstats(disk)
     try:
-        out, ru, wall = run(cmd, cgroup=cgroup)
+        out, ru, wall = run(cmd, cgroup=cgroup, where=d, tool="fio")
         dev = device_delta(before, diskstats(disk))
     finally:
         t = time.monotonic()
@@ -256,6 +332,8 @@ def fio(binary, engine, d, size, runtime, extra=(), cgroup=None, end_fsync=True,
         "maxrss_kib": ru.ru_maxrss,
         "wall_s": wall,
         "cpus": run.cpus,
+        "steal": run.steal,
+        "file": run.file,
         "device": dev,
         "removed_s": removed_s,
     }
@@ -349,6 +427,8 @@ def interleaved(pairs, one, two, before=None, label=""):
         print(f"{label} pair {i + 1}/{pairs} ({got['first']} first): IOPS iopscheck {a['iops']:.0f} / fio {b['iops']:.0f} = "
               f"{ratio(a['iops'], b['iops']):.3f}; clat p50 {a['clat_p50_us']:.0f} / {b['clat_p50_us']:.0f} µs; "
               f"I/O thread's CPU iopscheck {a.get('cpus')} / fio {b.get('cpus')}; "
+              f"stolen iopscheck {a.get('steal')} / fio {b.get('steal')}; "
+              f"file at GiB iopscheck {(a.get('file') or {}).get('first_gib')} / fio {(b.get('file') or {}).get('first_gib')}; "
               f"load {got['load_before']} -> {got['load']}", file=sys.stderr, flush=True)
         with open(os.path.join(ROOT, "target", "vs-fio-pairs.jsonl"), "a") as f:
             f.write(json.dumps({"row": label, "pair": i + 1, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **got}) + "\n")
@@ -419,17 +499,76 @@ def full(a, disk, work):
     return runs
 
 
+def pearson(xs, ys):
+    pts = [(x, y) for x, y in zip(xs, ys) if x is not None and y is not None]
+    if len(pts) < 3:
+        return None
+    mx = statistics.fmean(x for x, _ in pts)
+    my = statistics.fmean(y for _, y in pts)
+    sxy = sum((x - mx) * (y - my) for x, y in pts)
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    syy = sum((y - my) ** 2 for _, y in pts)
+    return sxy / (sxx * syy) ** 0.5 if sxx and syy else None
+
+
+def stolen(r):
+    """The share of time the hypervisor stole from the CPU the run's I/O thread was on
+    (weighted by the thread's time on each CPU)."""
+    st, cpus = r.get("steal") or {}, r.get("cpus") or {}
+    if not st:
+        return None
+    if not cpus:
+        return statistics.fmean(st.values())
+    return sum(st.get(c, 0) * w for c, w in cpus.items())
+
+
+def median_interval(xs, rounds=20000):
+    """The median and a 95% bootstrap interval for it (resampled with a fixed seed, so the
+    same pairs print the same interval)."""
+    import random
+    rng = random.Random(1)
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(rounds))
+    return statistics.median(xs), meds[int(0.025 * rounds)], meds[int(0.975 * rounds) - 1]
+
+
+def spread_table(label, ps):
+    """What moves with a run's IOPS, over every run of both tools: time stolen by the
+    hypervisor from the I/O thread's CPU, where the fresh test file lies on the disk, the
+    I/O thread's CPU, and whether the run went first in its pair."""
+    runs = [(tool, p[tool], p["first"] == tool) for p in ps for tool in ("iopscheck", "fio")]
+    iops = [r["iops"] + r.get("read_iops", 0) for _, r, _ in runs]
+    rows = [
+        ("time stolen from the I/O thread's CPU", [stolen(r) for _, r, _ in runs], "{:.1%}"),
+        ("test file's first extent, GiB into the filesystem", [(r.get("file") or {}).get("first_gib") for _, r, _ in runs], "{:.0f}"),
+        ("I/O thread on CPU 1 (share)", [(r.get("cpus") or {}).get("1", 0.0) for _, r, _ in runs], "{:.2f}"),
+        ("went first in its pair (1) or second (0)", [1.0 if f else 0.0 for _, _, f in runs], "{:.0f}"),
+        ("tool: iopscheck (1) or fio (0)", [1.0 if t == "iopscheck" else 0.0 for t, _, _ in runs], "{:.0f}"),
+    ]
+    print(f"\n{label}: what moves with a run's IOPS (read + write), over all {len(runs)} runs; Pearson r "
+          "(|r| near 1: moves with it; near 0: does not), and the figure's median (min–max).\n")
+    print("| figure | r with IOPS | median (min–max) |")
+    print("| --- | --- | --- |")
+    for name, xs, f in rows:
+        r = pearson(xs, iops)
+        have = [x for x in xs if x is not None]
+        span = f"{f.format(statistics.median(have))} ({f.format(min(have))}–{f.format(max(have))})" if have else "–"
+        print(f"| {name} | {'–' if r is None else f'{r:+.2f}'} | {span} |")
+
+
 def direct(a, disk, work, quick):
     """On the device: O_DIRECT, no page cache. The gitlab-gitaly job time-based, and psync QD 1."""
     size, rt, pairs = ("64m", 2, 1) if quick else ("1g", a.direct_runtime, a.pairs)
     gitaly = gitaly_timed_policy(work)
     psync = psync_direct_policy(work)
     rows = []
-    for label, pol, fio_job in [
-        ("gitlab-gitaly 4k randrw 75/25 libaio QD64 direct", gitaly,
+    jobs = [
+        ("gitaly", "gitlab-gitaly 4k randrw 75/25 libaio QD64 direct", gitaly,
          dict(engine="libaio", rw="randrw", iodepth=64, extra=["--direct=1", "--rwmixread=75"])),
-        ("psync QD1 direct randwrite", psync, dict(engine="psync", extra=["--direct=1"])),
-    ]:
+        ("psync", "psync QD1 direct randwrite", psync, dict(engine="psync", extra=["--direct=1"])),
+    ]
+    for key, label, pol, fio_job in jobs:
+        if key not in a.direct_jobs.split(","):
+            continue
         ps = interleaved(pairs, lambda: iopscheck(a.binary, "auto", disk, size, rt, policy=pol),
                          lambda: fio(a.fio, fio_job["engine"], disk, size, rt, extra=fio_job["extra"],
                                      end_fsync=False, rw=fio_job.get("rw", "randwrite"),
@@ -450,6 +589,15 @@ def direct(a, disk, work, quick):
               f"{r(lambda x: x['read_clat_p99_us']) if ps[0]['fio']['read_iops'] else '–'} | "
               f"{', '.join(main_cpu(p['iopscheck']) + ' / ' + main_cpu(p['fio']) for p in ps)} | "
               f"{', '.join(p['load'].split()[0] for p in ps)} |")
+    for label, ps in rows:
+        rs = [ratio(p["iopscheck"]["iops"] + p["iopscheck"]["read_iops"], p["fio"]["iops"] + p["fio"]["read_iops"])
+              for p in ps]
+        m, lo, hi = median_interval(rs)
+        print(f"\n{label}: read + write IOPS ratio {m:.3f} over {len(rs)} pairs, 95% bootstrap interval of "
+              f"the median {lo:.3f}–{hi:.3f}; iopscheck below fio in {sum(r < 1 for r in rs)} of {len(rs)}.")
+    if not quick:
+        for label, ps in rows:
+            spread_table(label, ps)
     return rows
 
 
@@ -667,15 +815,23 @@ def main():
                          "(default), or in the disk directory itself")
     ap.add_argument("--pause", type=float, default=10, help="seconds to wait after dropping caches (--full)")
     ap.add_argument("--direct-runtime", type=int, default=20)
+    ap.add_argument("--direct-jobs", default="gitaly,psync", help="--rows direct: which jobs (gitaly,psync)")
     ap.add_argument("--baseline", default=None, metavar="BINARY",
                     help="--rows floor: also run this iopscheck binary in each round (an A/B of a change)")
     ap.add_argument("--pin", default=None, metavar="CPUS",
                     help="run both tools under taskset -c CPUS (the same CPU for both)")
+    ap.add_argument("--pin-tool", action="append", default=[], metavar="TOOL:CPUS",
+                    help="run only TOOL (iopscheck or fio) under taskset -c CPUS; repeatable")
     ap.add_argument("--throttle-runtime", type=int, default=10)
     ap.add_argument("--stages-runtime", type=int, default=5)
     a = ap.parse_args()
     global PIN
     PIN = a.pin
+    for spec in a.pin_tool:
+        tool, _, cpus = spec.partition(":")
+        if tool not in ("iopscheck", "fio") or not cpus:
+            sys.exit(f"--pin-tool {spec}: expected iopscheck:CPUS or fio:CPUS")
+        PIN_TOOL[tool] = cpus
     if not a.fio:
         sys.exit("fio is not installed (apt-get install fio)")
     if not os.path.exists(a.binary):
