@@ -83,7 +83,9 @@ PIN_TOOL = {}
 
 
 def threads_of(pid):
-    """The thread ids of a process and of its children (fio runs each job in a child)."""
+    """The threads of a process and of its children (fio runs each job in a child), as
+    /proc/PID/task/TID paths: /proc/TID/stat of a thread that does not lead its process gives
+    the whole process's CPU time, so every thread of iopscheck looked equally busy there."""
     pids = [pid]
     for e in os.listdir("/proc"):
         if e.isdigit():
@@ -96,7 +98,7 @@ def threads_of(pid):
     tids = []
     for p in pids:
         try:
-            tids += [int(t) for t in os.listdir(f"/proc/{p}/task")]
+            tids += [f"/proc/{p}/task/{t}" for t in os.listdir(f"/proc/{p}/task")]
         except OSError:
             pass
     return tids
@@ -117,7 +119,7 @@ class Placement:
         while not self.stop.wait(0.1):
             for tid in threads_of(self.pid):
                 try:
-                    with open(f"/proc/{tid}/stat") as f:
+                    with open(f"{tid}/stat") as f:
                         st = f.read().rsplit(")", 1)[1].split()
                 except OSError:
                     continue
