@@ -62,6 +62,7 @@ import contextlib
 import json
 import os
 import platform
+import random
 import shutil
 import statistics
 import subprocess
@@ -84,8 +85,8 @@ PIN_TOOL = {}
 
 def threads_of(pid):
     """The threads of a process and of its children (fio runs each job in a child), as
-    /proc/PID/task/TID paths: /proc/TID/stat of a thread that does not lead its process gives
-    the whole process's CPU time, so every thread of iopscheck looked equally busy there."""
+    /proc/PID/task/TID paths: /proc/TID/stat gives the whole process's CPU time whichever of
+    its threads TID names, so read there every thread of iopscheck looked equally busy."""
     pids = [pid]
     for e in os.listdir("/proc"):
         if e.isdigit():
@@ -527,7 +528,6 @@ def stolen(r):
 def median_interval(xs, rounds=20000):
     """The median and a 95% bootstrap interval for it (resampled with a fixed seed, so the
     same pairs print the same interval)."""
-    import random
     rng = random.Random(1)
     meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(rounds))
     return statistics.median(xs), meds[int(0.025 * rounds)], meds[int(0.975 * rounds) - 1]
