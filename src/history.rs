@@ -119,6 +119,27 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// Skipped lines named one by one before "N more lines skipped": a file that is not a history
+/// at all would otherwise print a warning for each of its lines.
+pub const SKIPPED_SHOWN: usize = 5;
+
+/// The warnings for `skipped` (one file's): the first [`SKIPPED_SHOWN`] with their line and
+/// reason, then how many more.
+pub fn skipped_warnings(skipped: &[Skipped]) -> Vec<String> {
+    let mut out: Vec<String> = skipped
+        .iter()
+        .take(SKIPPED_SHOWN)
+        .map(|s| s.to_string())
+        .collect();
+    if let Some(more) = skipped.len().checked_sub(SKIPPED_SHOWN).filter(|&n| n > 0) {
+        out.push(format!(
+            "{}: {more} more lines skipped",
+            skipped[0].path.display()
+        ));
+    }
+    out
+}
+
 impl std::fmt::Display for Skipped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(

@@ -579,3 +579,33 @@ fn a_history_whose_runs_are_all_left_out_lists_each_with_why_in_every_format() {
         "{list}"
     );
 }
+
+#[test]
+fn a_file_of_lines_that_are_not_records_names_the_first_few_and_counts_the_rest() {
+    // A wrong file given as the history (or one damaged throughout) would otherwise print a
+    // warning for each of its lines.
+    let env = Env::new();
+    record_at(&env, "node1", &[at(1, 0)]);
+    let good = std::fs::read_to_string(&env.history).unwrap();
+    let junk: String = (0..12).map(|i| format!("not a record {i}\n")).collect();
+    std::fs::write(&env.history, format!("{good}{junk}")).unwrap();
+    let out = report(&env, &["--host", "node1", "--format", "json"]);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    // lines 2-6 named with their reason, then one line for the other 7
+    for n in 2..=6 {
+        assert!(
+            stderr.contains(&format!("history.jsonl:{n}: skipped: ")),
+            "{stderr}"
+        );
+    }
+    assert!(!stderr.contains("history.jsonl:7: skipped"), "{stderr}");
+    assert!(
+        stderr.contains("history.jsonl: 7 more lines skipped"),
+        "{stderr}"
+    );
+    assert_eq!(warnings.len(), 6, "{stderr}");
+    // the one record is still read and judged
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 1, "{doc}");
+}

@@ -426,8 +426,8 @@ fn display_name(n: &str) -> &str {
 fn record(history: &Option<PathBuf>, records: &[Record], ctx: &Ctx) -> anyhow::Result<()> {
     let path = crate::app::history_path(history);
     let (existing, skipped) = history::read(&path)?;
-    for s in &skipped {
-        ctx.warn(s);
+    for w in history::skipped_warnings(&skipped) {
+        ctx.warn(w);
     }
     let dups: Vec<String> = records
         .iter()

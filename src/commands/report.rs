@@ -35,8 +35,8 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 |_| true,
                 |r| tally.add(&r),
             )?;
-            for s in &skipped {
-                ctx.warn(s);
+            for w in history::skipped_warnings(&skipped) {
+                ctx.warn(w);
             }
         }
         return tally.print(&policy);
@@ -85,8 +85,8 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 |h| filter.keeps_head(h),
                 |r| grouping.add(r),
             )?;
-            for s in &skipped {
-                ctx.warn(s);
+            for w in history::skipped_warnings(&skipped) {
+                ctx.warn(w);
             }
             Records::file(file, &path)
         }

@@ -10,14 +10,12 @@ use serde::Deserialize;
 use super::stream::{self, Stream};
 use super::{DecidingRule, NodeRow, RowSource};
 use crate::evaluate::{self, EvidenceStatus, Group, PolicyInfo, RuleResult, Scope, Verdict};
-use crate::history::{self, Record};
+use crate::history::{self, Record, SKIPPED_SHOWN};
 use crate::policy::Level;
 use crate::policy::Policy;
 use crate::report::fmt_precise;
 use crate::select::{Filter, evaluate_groups};
 
-/// Unreadable history lines named per file before "and N more".
-const SKIPPED_SHOWN: usize = 5;
 /// How the error for a fleet's own result begins.
 pub const FLEET_RESULT: &str = "a fleet's result, not a node's";
 
@@ -321,17 +319,7 @@ impl Judge<'_> {
                 skipped[0].line, skipped[0].reason
             ));
         }
-        let mut warnings: Vec<String> = skipped
-            .iter()
-            .take(SKIPPED_SHOWN)
-            .map(|s| s.to_string())
-            .collect();
-        if skipped.len() > SKIPPED_SHOWN {
-            warnings.push(format!(
-                "{name}: {} more lines skipped",
-                skipped.len() - SKIPPED_SHOWN
-            ));
-        }
+        let warnings = history::skipped_warnings(&skipped);
         let filter = Filter {
             host: None,
             dir: None,
