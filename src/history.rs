@@ -131,10 +131,11 @@ pub fn skipped_warnings(skipped: &[Skipped]) -> Vec<String> {
         .take(SKIPPED_SHOWN)
         .map(|s| s.to_string())
         .collect();
-    if let Some(more) = skipped.len().checked_sub(SKIPPED_SHOWN).filter(|&n| n > 0) {
+    if skipped.len() > SKIPPED_SHOWN {
         out.push(format!(
-            "{}: {more} more lines skipped",
-            skipped[0].path.display()
+            "{}: {} more lines skipped",
+            skipped[0].path.display(),
+            skipped.len() - SKIPPED_SHOWN
         ));
     }
     out
