@@ -32,8 +32,14 @@ Other tables (--rows, comma-separated; all of them with --quick):
              time-based for the same seconds in both tools, and psync QD 1 randwrite
              (--direct-jobs gitaly or psync for one of them); then, per job, what moves with
              a run's IOPS over all runs of both tools (Pearson r): the time the hypervisor stole
-             from the I/O thread's CPU, where on the disk the run's fresh test file lies, the
-             CPU the I/O thread ran on, the order in the pair, and the tool
+             from the I/O thread's CPU (over the whole process, and over the timed seconds
+             alone: the seconds in which the disk ran at least half its busiest rate), where
+             on the disk the run's fresh test file lies, the CPU the I/O thread ran on, the
+             order in the pair, and the tool; and each figure's ratio as measured and at equal
+             stolen time (a least-squares line through the pairs' log ratios against the
+             difference in the timed seconds' stolen time, read at zero difference).
+             --control fio (or iopscheck) runs that one tool in both slots of every pair: an
+             A/A round, to show how far two runs of the same tool differ on this machine
   throttle   a loop device throttled with cgroup v1 blkio.throttle.write_iops_device to about
              2,900, 3,100 and 10,000 write IOPS (root): both tools' figures and their verdicts
              against 3,000 write IOPS side by side
@@ -60,6 +66,7 @@ disk's interrupt (README).
 import argparse
 import contextlib
 import json
+import math
 import os
 import platform
 import random
@@ -184,6 +191,49 @@ def steal_shares(a, b):
     return {c: round((b[c][0] - a[c][0]) / max(1, b[c][1] - a[c][1]), 3) for c in a if c in b}
 
 
+class IoWindow:
+    """Every 100 ms, each CPU's stolen and total ticks (/proc/stat) and the disk's completed
+    reads and writes (/proc/diskstats). `result()` gives each CPU's stolen share over the
+    seconds in which the disk ran at least half its busiest rate of requests: the timed phase.
+    A whole-process window would also hold phases that differ by tool (fio lays its file out
+    itself, iopscheck removes its file before it exits) and so mix their steal into a
+    comparison of the timed seconds."""
+
+    def __init__(self, disk):
+        self.disk, self.samples, self.stop = disk, [], threading.Event()
+        self.t = threading.Thread(target=self.loop, daemon=True)
+        if disk:
+            self.t.start()
+
+    def requests(self):
+        with open("/proc/diskstats") as f:
+            for line in f:
+                v = line.split()
+                if v[2] == self.disk:
+                    return int(v[3]) + int(v[7])
+        return 0
+
+    def loop(self):
+        while True:
+            self.samples.append((time.monotonic(), cpu_ticks(), self.requests()))
+            if self.stop.wait(0.1):
+                return
+
+    def result(self):
+        self.stop.set()
+        if not self.disk:
+            return None
+        self.t.join()
+        s = self.samples
+        rates = [(b[2] - a[2]) / max(1e-3, b[0] - a[0]) for a, b in zip(s, s[1:])]
+        if not rates or max(rates) <= 0:
+            return None
+        busy = [i for i, r in enumerate(rates) if r >= max(rates) / 2]
+        first, last = s[busy[0]], s[busy[-1] + 1]
+        return {"seconds": round(last[0] - first[0], 1), "steal": steal_shares(first[1], last[1])}
+
+
+
 class Where:
     """Where on the disk the run's test file lies: a second into the run, the files in the
     directory that were not there before it, each file's first and last physical extents
@@ -237,6 +287,7 @@ def run(cmd, cwd=None, cgroup=None, where=None, tool=None):
         cmd = ["taskset", "-c", PIN_TOOL[tool], *cmd]
     ticks = cpu_ticks()
     look = Where(where)
+    window = IoWindow(disk_of(where) if where else None)
     t = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, preexec_fn=enter)
     placed = Placement(p.pid)
@@ -245,6 +296,7 @@ def run(cmd, cwd=None, cgroup=None, where=None, tool=None):
     _, status, ru = os.wait4(p.pid, 0)
     run.cpus = placed.shares()
     run.steal = steal_shares(ticks, cpu_ticks())
+    run.io_window = window.result()
     run.file = look.result()
     p.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t
@@ -288,6 +340,8 @@ def iopscheck(binary, engine, d, size, runtime, policy=None, cgroup=None):
         # process (for iopscheck that includes removing its file; for fio, not)
         "cpus": run.cpus,
         "steal": run.steal,
+        # the stolen share in the timed seconds only (IoWindow)
+        "io_window": run.io_window,
         "file": run.file,
         "device": dev,
     }
@@ -336,6 +390,8 @@ def fio(binary, engine, d, size, runtime, extra=(), cgroup=None, end_fsync=True,
         "wall_s": wall,
         "cpus": run.cpus,
         "steal": run.steal,
+        # the stolen share in the timed seconds only (IoWindow)
+        "io_window": run.io_window,
         "file": run.file,
         "device": dev,
         "removed_s": removed_s,
@@ -412,10 +468,12 @@ def gitaly_timed_policy(work):
     return policy_file(work, "gitlab-gitaly", [("time_based: false", "time_based: true")])
 
 
-def interleaved(pairs, one, two, before=None, label=""):
+def interleaved(pairs, one, two, before=None, label="", names=("iopscheck", "fio")):
     """Runs `pairs` pairs of (iopscheck, fio), alternating which goes first. Each pair's
     figures are printed (stderr) and appended to target/vs-fio-pairs.jsonl as soon as it
-    ends, so that a run stopped half-way keeps what it measured."""
+    ends, so that a run stopped half-way keeps what it measured. `names` are what the
+    printed lines call the two slots (an A/A control runs one tool in both); the records
+    keep the keys "iopscheck" and "fio" for the slots either way."""
     out = []
     for i in range(pairs):
         got = {"load_before": load_avg()}
@@ -427,11 +485,14 @@ def interleaved(pairs, one, two, before=None, label=""):
         got["first"] = "iopscheck" if i % 2 == 0 else "fio"
         out.append(got)
         a, b = got["iopscheck"], got["fio"]
-        print(f"{label} pair {i + 1}/{pairs} ({got['first']} first): IOPS iopscheck {a['iops']:.0f} / fio {b['iops']:.0f} = "
+        x, y = names
+        first = x if got["first"] == "iopscheck" else y
+        print(f"{label} pair {i + 1}/{pairs} ({first} first): IOPS {x} {a['iops']:.0f} / {y} {b['iops']:.0f} = "
               f"{ratio(a['iops'], b['iops']):.3f}; clat p50 {a['clat_p50_us']:.0f} / {b['clat_p50_us']:.0f} µs; "
-              f"I/O thread's CPU iopscheck {a.get('cpus')} / fio {b.get('cpus')}; "
-              f"stolen iopscheck {a.get('steal')} / fio {b.get('steal')}; "
-              f"file at GiB iopscheck {(a.get('file') or {}).get('first_gib')} / fio {(b.get('file') or {}).get('first_gib')}; "
+              f"I/O thread's CPU {x} {a.get('cpus')} / {y} {b.get('cpus')}; "
+              f"stolen {x} {a.get('steal')} / {y} {b.get('steal')}; "
+              f"stolen in the timed seconds {x} {(a.get('io_window') or {}).get('steal')} / {y} {(b.get('io_window') or {}).get('steal')}; "
+              f"file at GiB {x} {(a.get('file') or {}).get('first_gib')} / {y} {(b.get('file') or {}).get('first_gib')}; "
               f"load {got['load_before']} -> {got['load']}", file=sys.stderr, flush=True)
         with open(os.path.join(ROOT, "target", "vs-fio-pairs.jsonl"), "a") as f:
             f.write(json.dumps({"row": label, "pair": i + 1, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **got}) + "\n")
@@ -514,10 +575,11 @@ def pearson(xs, ys):
     return sxy / (sxx * syy) ** 0.5 if sxx and syy else None
 
 
-def stolen(r):
+def stolen(r, timed=False):
     """The share of time the hypervisor stole from the CPU the run's I/O thread was on
-    (weighted by the thread's time on each CPU)."""
-    st, cpus = r.get("steal") or {}, r.get("cpus") or {}
+    (weighted by the thread's time on each CPU), over the whole process or, with `timed`,
+    over the timed seconds only (IoWindow)."""
+    st, cpus = ((r.get("io_window") or {}).get("steal") if timed else r.get("steal")) or {}, r.get("cpus") or {}
     if not st:
         return None
     if not cpus:
@@ -533,18 +595,19 @@ def median_interval(xs, rounds=20000):
     return statistics.median(xs), meds[int(0.025 * rounds)], meds[int(0.975 * rounds) - 1]
 
 
-def spread_table(label, ps):
+def spread_table(label, ps, names=("iopscheck", "fio")):
     """What moves with a run's IOPS, over every run of both tools: time stolen by the
     hypervisor from the I/O thread's CPU, where the fresh test file lies on the disk, the
     I/O thread's CPU, and whether the run went first in its pair."""
     runs = [(tool, p[tool], p["first"] == tool) for p in ps for tool in ("iopscheck", "fio")]
     iops = [r["iops"] + r.get("read_iops", 0) for _, r, _ in runs]
     rows = [
-        ("time stolen from the I/O thread's CPU", [stolen(r) for _, r, _ in runs], "{:.1%}"),
+        ("time stolen from the I/O thread's CPU, whole process", [stolen(r) for _, r, _ in runs], "{:.1%}"),
+        ("time stolen from the I/O thread's CPU, timed seconds", [stolen(r, True) for _, r, _ in runs], "{:.1%}"),
         ("test file's first extent, GiB into the filesystem", [(r.get("file") or {}).get("first_gib") for _, r, _ in runs], "{:.0f}"),
         ("I/O thread on CPU 1 (share)", [(r.get("cpus") or {}).get("1", 0.0) for _, r, _ in runs], "{:.2f}"),
         ("went first in its pair (1) or second (0)", [1.0 if f else 0.0 for _, _, f in runs], "{:.0f}"),
-        ("tool: iopscheck (1) or fio (0)", [1.0 if t == "iopscheck" else 0.0 for t, _, _ in runs], "{:.0f}"),
+        (f"slot: {names[0]} (1) or {names[1]} (0)", [1.0 if t == "iopscheck" else 0.0 for t, _, _ in runs], "{:.0f}"),
     ]
     print(f"\n{label}: what moves with a run's IOPS (read + write), over all {len(runs)} runs; Pearson r "
           "(|r| near 1: moves with it; near 0: does not), and the figure's median (min–max).\n")
@@ -555,6 +618,46 @@ def spread_table(label, ps):
         have = [x for x in xs if x is not None]
         span = f"{f.format(statistics.median(have))} ({f.format(min(have))}–{f.format(max(have))})" if have else "–"
         print(f"| {name} | {'–' if r is None else f'{r:+.2f}'} | {span} |")
+
+
+def equal_steal_table(label, ps, x, y):
+    """Each figure's ratio as measured (median and its 95% bootstrap interval) and at equal
+    stolen time: a least-squares line through the pairs' log ratios against the difference in
+    time stolen from each run's I/O thread in its timed seconds, read where the difference is
+    zero (with the 95% interval of that intercept). The hypervisor's stolen time moves a run's
+    IOPS more than anything else on a shared VM, and a pair whose two runs lost different
+    shares compares the host, not the tools."""
+    figures = [("read + write IOPS", lambda r: r["iops"] + r.get("read_iops", 0)),
+               ("write clat p50", lambda r: r["clat_p50_us"]), ("write clat p99", lambda r: r["clat_p99_us"])]
+    if ps[0]["fio"].get("read_iops"):
+        figures += [("read clat p50", lambda r: r["read_clat_p50_us"]), ("read clat p99", lambda r: r["read_clat_p99_us"])]
+    have = [p for p in ps if stolen(p["iopscheck"], True) is not None and stolen(p["fio"], True) is not None]
+    d = [stolen(p["iopscheck"], True) - stolen(p["fio"], True) for p in have]
+    print(f"\n{label}: each figure's ratio {x} / {y} as measured, and at equal stolen time ({len(have)} "
+          f"pairs with the timed seconds' stolen time; {y} lost more in {sum(v < 0 for v in d)}).\n")
+    print("| figure | as measured: median (95% interval) | at equal stolen time (95% interval) |")
+    print("| --- | --- | --- |")
+    for name, f in figures:
+        rs = [ratio(f(p["iopscheck"]), f(p["fio"])) for p in ps]
+        m, lo, hi = median_interval(rs)
+        fit = intercept([math.log(ratio(f(p["iopscheck"]), f(p["fio"]))) for p in have], d)
+        at = "–" if fit is None else f"{math.exp(fit[0]):.3f} ({math.exp(fit[0] - 1.96 * fit[1]):.3f}–{math.exp(fit[0] + 1.96 * fit[1]):.3f})"
+        print(f"| {name} | {m:.3f} ({lo:.3f}–{hi:.3f}) | {at} |")
+
+
+def intercept(ys, xs):
+    """Least squares y = a + b·x: (a, standard error of a), or None with too few points."""
+    n = len(xs)
+    if n < 3:
+        return None
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((v - mx) ** 2 for v in xs)
+    if not sxx:
+        return None
+    b = sum((u - mx) * (v - my) for u, v in zip(xs, ys)) / sxx
+    a = my - b * mx
+    s2 = sum((v - a - b * u) ** 2 for u, v in zip(xs, ys)) / (n - 2)
+    return a, math.sqrt(s2 * (1 / n + mx * mx / sxx))
 
 
 def direct(a, disk, work, quick):
@@ -571,15 +674,23 @@ def direct(a, disk, work, quick):
     for key, label, pol, fio_job in jobs:
         if key not in a.direct_jobs.split(","):
             continue
-        ps = interleaved(pairs, lambda: iopscheck(a.binary, "auto", disk, size, rt, policy=pol),
-                         lambda: fio(a.fio, fio_job["engine"], disk, size, rt, extra=fio_job["extra"],
-                                     end_fsync=False, rw=fio_job.get("rw", "randwrite"),
-                                     iodepth=fio_job.get("iodepth", 1)),
-                         label=label)
+        ours = lambda: iopscheck(a.binary, "auto", disk, size, rt, policy=pol)
+        theirs = lambda: fio(a.fio, fio_job["engine"], disk, size, rt, extra=fio_job["extra"],
+                             end_fsync=False, rw=fio_job.get("rw", "randwrite"),
+                             iodepth=fio_job.get("iodepth", 1))
+        if a.control:
+            # A/A: the same tool in both slots, so every figure's "ratio" is how far two runs
+            # of one tool differ on this machine, and an analysis that finds a gap here finds
+            # it in the method, not in the tools.
+            same = ours if a.control == "iopscheck" else theirs
+            ours, theirs, label = same, same, f"control {a.control} against {a.control}: {label}"
+        names = (f"A ({a.control})", f"B ({a.control})") if a.control else ("iopscheck", "fio")
+        ps = interleaved(pairs, ours, theirs, label=label, names=names)
         rows.append((label, ps))
+    x, y = names if rows else ("iopscheck", "fio")
     print(f"\nOn the device with O_DIRECT, {size} file, {rt} s time-based in both tools, {pairs} pairs; "
-          "ratio iopscheck / fio, median (min–max). Target: IOPS 0.97–1.03, clat p50/p99 within 5%.\n")
-    print("| job | write IOPS iopscheck / fio | write IOPS ratio | read IOPS ratio | write clat p50 ratio | write clat p99 ratio | read clat p50 ratio | read clat p99 ratio | I/O thread's CPU per pair, iopscheck / fio | load |")
+          f"ratio {x} / {y}, median (min–max). Target: IOPS 0.97–1.03, clat p50/p99 within 5%.\n")
+    print(f"| job | write IOPS {x} / {y} | write IOPS ratio | read IOPS ratio | write clat p50 ratio | write clat p99 ratio | read clat p50 ratio | read clat p99 ratio | I/O thread's CPU per pair, {x} / {y} | load |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, ps in rows:
         r = lambda f: med_spread([ratio(f(p["iopscheck"]), f(p["fio"])) for p in ps])
@@ -596,10 +707,11 @@ def direct(a, disk, work, quick):
               for p in ps]
         m, lo, hi = median_interval(rs)
         print(f"\n{label}: read + write IOPS ratio {m:.3f} over {len(rs)} pairs, 95% bootstrap interval of "
-              f"the median {lo:.3f}–{hi:.3f}; iopscheck below fio in {sum(r < 1 for r in rs)} of {len(rs)}.")
+              f"the median {lo:.3f}–{hi:.3f}; {x} below {y} in {sum(r < 1 for r in rs)} of {len(rs)}.")
+        equal_steal_table(label, ps, x, y)
     if not quick:
         for label, ps in rows:
-            spread_table(label, ps)
+            spread_table(label, ps, (x, y))
     return rows
 
 
@@ -818,6 +930,8 @@ def main():
     ap.add_argument("--pause", type=float, default=10, help="seconds to wait after dropping caches (--full)")
     ap.add_argument("--direct-runtime", type=int, default=20)
     ap.add_argument("--direct-jobs", default="gitaly,psync", help="--rows direct: which jobs (gitaly,psync)")
+    ap.add_argument("--control", choices=["fio", "iopscheck"], default=None,
+                    help="--rows direct: run this one tool in both slots of each pair (an A/A control)")
     ap.add_argument("--baseline", default=None, metavar="BINARY",
                     help="--rows floor: also run this iopscheck binary in each round (an A/B of a change)")
     ap.add_argument("--pin", default=None, metavar="CPUS",
