@@ -233,7 +233,6 @@ class IoWindow:
         return {"seconds": round(last[0] - first[0], 1), "steal": steal_shares(first[1], last[1])}
 
 
-
 class Where:
     """Where on the disk the run's test file lies: a second into the run, the files in the
     directory that were not there before it, each file's first and last physical extents
@@ -638,9 +637,15 @@ def equal_steal_table(label, ps, x, y):
     print("| figure | as measured: median (95% interval) | at equal stolen time (95% interval) |")
     print("| --- | --- | --- |")
     for name, f in figures:
-        rs = [ratio(f(p["iopscheck"]), f(p["fio"])) for p in ps]
+        # a figure a run did not report (0) has no ratio: its pairs are left out of that row
+        ok = lambda p: f(p["iopscheck"]) > 0 and f(p["fio"]) > 0
+        rs = [ratio(f(p["iopscheck"]), f(p["fio"])) for p in ps if ok(p)]
+        if not rs:
+            print(f"| {name} | – | – |")
+            continue
         m, lo, hi = median_interval(rs)
-        fit = intercept([math.log(ratio(f(p["iopscheck"]), f(p["fio"]))) for p in have], d)
+        fit = intercept([math.log(ratio(f(p["iopscheck"]), f(p["fio"]))) for p in have if ok(p)],
+                        [v for p, v in zip(have, d) if ok(p)])
         at = "–" if fit is None else f"{math.exp(fit[0]):.3f} ({math.exp(fit[0] - 1.96 * fit[1]):.3f}–{math.exp(fit[0] + 1.96 * fit[1]):.3f})"
         print(f"| {name} | {m:.3f} ({lo:.3f}–{hi:.3f}) | {at} |")
 
