@@ -161,14 +161,14 @@ def disk_of(path):
 
 
 def diskstats(name):
-    """Completed writes, sectors written and discards of one disk, from /proc/diskstats."""
+    """Completed reads and writes, sectors written and discards of one disk, from /proc/diskstats."""
     if not name:
         return None
     with open("/proc/diskstats") as f:
         for line in f:
             v = line.split()
             if v[2] == name:
-                return {"writes": int(v[7]), "sectors": int(v[9]), "write_ms": int(v[10]),
+                return {"reads": int(v[3]), "writes": int(v[7]), "sectors": int(v[9]), "write_ms": int(v[10]),
                         "discards": int(v[14]) if len(v) > 14 else 0}
     return None
 
@@ -206,12 +206,8 @@ class IoWindow:
             self.t.start()
 
     def requests(self):
-        with open("/proc/diskstats") as f:
-            for line in f:
-                v = line.split()
-                if v[2] == self.disk:
-                    return int(v[3]) + int(v[7])
-        return 0
+        d = diskstats(self.disk)
+        return d["reads"] + d["writes"] if d else 0
 
     def loop(self):
         while True:
@@ -630,10 +626,14 @@ def equal_steal_table(label, ps, x, y):
                ("write clat p50", lambda r: r["clat_p50_us"]), ("write clat p99", lambda r: r["clat_p99_us"])]
     if ps[0]["fio"].get("read_iops"):
         figures += [("read clat p50", lambda r: r["read_clat_p50_us"]), ("read clat p99", lambda r: r["read_clat_p99_us"])]
-    have = [p for p in ps if stolen(p["iopscheck"], True) is not None and stolen(p["fio"], True) is not None]
-    d = [stolen(p["iopscheck"], True) - stolen(p["fio"], True) for p in have]
-    print(f"\n{label}: each figure's ratio {x} / {y} as measured, and at equal stolen time ({len(have)} "
-          f"pairs with the timed seconds' stolen time; {y} lost more in {sum(v < 0 for v in d)}).\n")
+    steals = [(p, stolen(p["iopscheck"], True), stolen(p["fio"], True)) for p in ps]
+    have = [p for p, u, v in steals if u is not None and v is not None]
+    d = [u - v for _, u, v in steals if u is not None and v is not None]
+    total = figures[0][1]
+    below = sum(total(p["iopscheck"]) < total(p["fio"]) for p in ps)
+    print(f"\n{label}: each figure's ratio {x} / {y} as measured over {len(ps)} pairs (in read + write IOPS "
+          f"{x} below {y} in {below}), and at equal stolen time ({len(have)} pairs with the timed "
+          f"seconds' stolen time; {y} lost more in {sum(v < 0 for v in d)}).\n")
     print("| figure | as measured: median (95% interval) | at equal stolen time (95% interval) |")
     print("| --- | --- | --- |")
     for name, f in figures:
@@ -676,6 +676,7 @@ def direct(a, disk, work, quick):
          dict(engine="libaio", rw="randrw", iodepth=64, extra=["--direct=1", "--rwmixread=75"])),
         ("psync", "psync QD1 direct randwrite", psync, dict(engine="psync", extra=["--direct=1"])),
     ]
+    x, y = names = (f"A ({a.control})", f"B ({a.control})") if a.control else ("iopscheck", "fio")
     for key, label, pol, fio_job in jobs:
         if key not in a.direct_jobs.split(","):
             continue
@@ -689,10 +690,8 @@ def direct(a, disk, work, quick):
             # it in the method, not in the tools.
             same = ours if a.control == "iopscheck" else theirs
             ours, theirs, label = same, same, f"control {a.control} against {a.control}: {label}"
-        names = (f"A ({a.control})", f"B ({a.control})") if a.control else ("iopscheck", "fio")
         ps = interleaved(pairs, ours, theirs, label=label, names=names)
         rows.append((label, ps))
-    x, y = names if rows else ("iopscheck", "fio")
     print(f"\nOn the device with O_DIRECT, {size} file, {rt} s time-based in both tools, {pairs} pairs; "
           f"ratio {x} / {y}, median (min–max). Target: IOPS 0.97–1.03, clat p50/p99 within 5%.\n")
     print(f"| job | write IOPS {x} / {y} | write IOPS ratio | read IOPS ratio | write clat p50 ratio | write clat p99 ratio | read clat p50 ratio | read clat p99 ratio | I/O thread's CPU per pair, {x} / {y} | load |")
@@ -708,15 +707,10 @@ def direct(a, disk, work, quick):
               f"{', '.join(main_cpu(p['iopscheck']) + ' / ' + main_cpu(p['fio']) for p in ps)} | "
               f"{', '.join(p['load'].split()[0] for p in ps)} |")
     for label, ps in rows:
-        rs = [ratio(p["iopscheck"]["iops"] + p["iopscheck"]["read_iops"], p["fio"]["iops"] + p["fio"]["read_iops"])
-              for p in ps]
-        m, lo, hi = median_interval(rs)
-        print(f"\n{label}: read + write IOPS ratio {m:.3f} over {len(rs)} pairs, 95% bootstrap interval of "
-              f"the median {lo:.3f}–{hi:.3f}; {x} below {y} in {sum(r < 1 for r in rs)} of {len(rs)}.")
         equal_steal_table(label, ps, x, y)
     if not quick:
         for label, ps in rows:
-            spread_table(label, ps, (x, y))
+            spread_table(label, ps, names)
     return rows
 
 
