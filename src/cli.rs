@@ -119,6 +119,7 @@ impl ValueEnum for EngineRequest {
             EngineRequest::Native(Backend::Posixaio),
             EngineRequest::Native(Backend::IoUring),
             EngineRequest::Native(Backend::Psync),
+            EngineRequest::Native(Backend::Sync),
             EngineRequest::Native(Backend::Libaio),
             EngineRequest::Fio,
         ]
@@ -134,6 +135,9 @@ impl ValueEnum for EngineRequest {
             }
             EngineRequest::Native(Backend::IoUring) => "io_uring, as fio's io_uring",
             EngineRequest::Native(Backend::Psync) => "pwrite/pread in one thread, as fio's psync",
+            EngineRequest::Native(Backend::Sync) => {
+                "lseek, then write/read, in one thread, as fio's sync (etcd's test)"
+            }
             EngineRequest::Native(Backend::Libaio) => "Linux native AIO, as fio's libaio",
             EngineRequest::Fio => "The installed fio, with the policy's job",
         };

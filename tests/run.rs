@@ -85,6 +85,54 @@ fn psync_completes_a_run_with_consistent_figures() {
 }
 
 #[test]
+fn sync_completes_a_run_with_consistent_figures() {
+    run_backend("sync");
+}
+
+/// etcd's published test names fio's `sync` engine (lseek, then write): `--engine auto` runs
+/// that engine, so a quick look is judged on its figures, and nothing in the verdict is about
+/// the engine. Before, auto ran psync and every run was "ioengine psync instead of sync":
+/// inconclusive whatever the disk did.
+#[test]
+fn the_etcd_policies_run_their_own_engine_and_reach_a_verdict_on_it() {
+    for policy in ["etcd", "openshift-etcd", "gravity-etcd"] {
+        let env = Env::new();
+        let out = env
+            .cmd()
+            .args(["run", "--policy", policy, "--dir"])
+            .arg(&env.dir)
+            .args(["--size", "64k", "--runs", "1", "--format", "json"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let j = json_of(&out.stdout);
+        assert_eq!(j["runs"][0]["engine"], "sync", "{policy}: {err}");
+        let deviations = j["deviations"].as_array().unwrap();
+        // the smaller file is the only difference, and it only flatters: a miss is a fail,
+        // a pass is inconclusive, never "says nothing about the policy's test"
+        let fields: Vec<&str> = deviations
+            .iter()
+            .map(|d| d["field"].as_str().unwrap())
+            .collect();
+        assert_eq!(fields, ["size"], "{policy}: {deviations:?}");
+        assert_eq!(deviations[0]["effect"], "flatters", "{policy}");
+        let reason = j["reason"].as_str().unwrap();
+        assert!(!reason.contains("ioengine"), "{policy}: {reason}");
+        match j["verdict"].as_str().unwrap() {
+            "fail" => assert_eq!(out.status.code(), Some(1), "{policy}: {reason}"),
+            "inconclusive" => {
+                assert_eq!(out.status.code(), Some(3), "{policy}: {reason}");
+                assert!(
+                    reason.starts_with("passed only on a test that flatters the disk"),
+                    "{policy}: {reason}"
+                );
+            }
+            v => panic!("{policy}: a quick look gave {v}: {reason}"),
+        }
+    }
+}
+
+#[test]
 fn io_uring_completes_a_run_or_skips_with_the_reason() {
     run_backend("io_uring");
 }

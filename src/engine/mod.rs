@@ -16,6 +16,7 @@ mod names;
 pub mod offsets;
 mod posixaio;
 mod psync;
+mod sync;
 mod sys;
 mod timed;
 mod uring;
@@ -282,6 +283,7 @@ pub fn run(
 /// The back end of one job, chosen at run time; each arm runs a monomorphised timed loop.
 enum AnyPath {
     Psync(psync::Psync),
+    Sync(sync::SyncRw),
     Posixaio(posixaio::PosixAio),
     Libaio(libaio::Libaio),
     IoUring(Box<uring::Uring>),
@@ -293,6 +295,7 @@ impl AnyPath {
         let depth = job.iodepth as usize;
         Ok(match backend {
             Backend::Psync => AnyPath::Psync(psync::Psync::new(fd)),
+            Backend::Sync => AnyPath::Sync(sync::SyncRw::new(fd)),
             Backend::Posixaio => AnyPath::Posixaio(posixaio::PosixAio::new(fd, depth)),
             Backend::Libaio => AnyPath::Libaio(libaio::Libaio::new(fd, depth).map_err(|e| {
                 match e.raw_os_error() {
@@ -316,6 +319,7 @@ impl AnyPath {
     fn run(&mut self, ctx: &JobContext<'_>) -> Result<JobResult, EngineError> {
         match self {
             AnyPath::Psync(b) => timed::run_job(ctx, b),
+            AnyPath::Sync(b) => timed::run_job(ctx, b),
             AnyPath::Posixaio(b) => timed::run_job(ctx, b),
             AnyPath::Libaio(b) => timed::run_job(ctx, b),
             AnyPath::IoUring(b) => timed::run_job(ctx, &mut **b),

@@ -22,15 +22,18 @@ pub enum Backend {
     IoUring,
     /// `pwrite`/`pread` in the submitting thread.
     Psync,
+    /// `lseek` then `write`/`read` in the submitting thread, as fio's sync.
+    Sync,
     /// Linux native AIO (io_setup/io_submit/io_getevents) through raw syscalls.
     Libaio,
 }
 
 impl Backend {
-    pub const ALL: [Backend; 4] = [
+    pub const ALL: [Backend; 5] = [
         Backend::Posixaio,
         Backend::IoUring,
         Backend::Psync,
+        Backend::Sync,
         Backend::Libaio,
     ];
 
@@ -40,17 +43,18 @@ impl Backend {
             Backend::Posixaio => "posixaio",
             Backend::IoUring => "io_uring",
             Backend::Psync => "psync",
+            Backend::Sync => "sync",
             Backend::Libaio => "libaio",
         }
     }
 
-    /// The back end for a job's `ioengine`, if iopscheck implements it (fio's `sync` runs as
-    /// psync: one thread, one I/O at a time).
+    /// The back end for a job's `ioengine`, if iopscheck implements it.
     pub fn for_engine(e: &IoEngine) -> Option<Backend> {
         match e {
             IoEngine::Posixaio => Some(Backend::Posixaio),
             IoEngine::IoUring => Some(Backend::IoUring),
-            IoEngine::Psync | IoEngine::Sync => Some(Backend::Psync),
+            IoEngine::Psync => Some(Backend::Psync),
+            IoEngine::Sync => Some(Backend::Sync),
             IoEngine::Libaio => Some(Backend::Libaio),
             IoEngine::Other(_) => None,
         }
@@ -66,13 +70,14 @@ impl Backend {
                 "io_uring (IORING_OP_WRITE/READ, one submit per I/O, as fio's io_uring)"
             }
             Backend::Psync => "pwrite/pread in the job's thread (as fio's psync)",
+            Backend::Sync => "lseek, then write/read, in the job's thread (as fio's sync)",
             Backend::Libaio => "Linux native AIO (io_submit/io_getevents, as fio's libaio)",
         }
     }
 
     /// Whether the back end reports submission latency (slat), as fio's async engines do.
     pub fn is_async(self) -> bool {
-        !matches!(self, Backend::Psync)
+        !matches!(self, Backend::Psync | Backend::Sync)
     }
 }
 
@@ -89,6 +94,7 @@ impl From<Backend> for IoEngine {
             Backend::Posixaio => IoEngine::Posixaio,
             Backend::IoUring => IoEngine::IoUring,
             Backend::Psync => IoEngine::Psync,
+            Backend::Sync => IoEngine::Sync,
             Backend::Libaio => IoEngine::Libaio,
         }
     }
@@ -140,8 +146,24 @@ mod tests {
             assert_eq!(IoEngine::from(b.as_str()), e);
             assert_eq!(Backend::for_engine(&e), Some(b));
         }
-        assert_eq!(Backend::for_engine(&IoEngine::Sync), Some(Backend::Psync));
         assert_eq!(Backend::for_engine(&IoEngine::from("windowsaio")), None);
+    }
+
+    #[test]
+    fn every_built_in_policy_runs_on_its_own_engine_under_auto() {
+        // `--engine auto` runs `for_engine(job.ioengine)`; the record names that back end,
+        // and the policy must accept it, or its own runs are never its test.
+        for (name, _) in crate::policy::BUILTIN {
+            let policy = crate::policy::resolve(name).unwrap().policy;
+            let b = Backend::for_engine(&policy.job.ioengine)
+                .unwrap_or_else(|| panic!("{name}: no back end for {}", policy.job.ioengine));
+            let recorded = EngineUsed::Native(b).to_string();
+            assert!(
+                policy.accepts_engine(&recorded),
+                "{name}: ioengine {} runs as {recorded}, which the policy does not accept",
+                policy.job.ioengine
+            );
+        }
     }
 
     #[test]

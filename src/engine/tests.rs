@@ -148,6 +148,11 @@ fn psync_randwrite() {
 }
 
 #[test]
+fn sync_randwrite() {
+    check_randwrite(Backend::Sync, 1);
+}
+
+#[test]
 fn posixaio_randwrite() {
     check_randwrite(Backend::Posixaio, 1);
     check_randwrite(Backend::Posixaio, 4);

@@ -46,6 +46,14 @@ pub trait IoPath {
     /// Async back ends report submission latency (slat); sync ones complete inside `submit`.
     const ASYNC: bool;
 
+    /// Readies the back end for an I/O at `offset`, before the I/O's clock starts (fio's
+    /// `->prep`, which `get_io_u` calls before it stamps the start time): the sync back end
+    /// moves the file position there. Nothing for the others.
+    #[inline]
+    fn prep(&mut self, _offset: u64) -> io::Result<()> {
+        Ok(())
+    }
+
     /// Hands one I/O over. `Ok(Some(res))` when it completed inline (sync engines; `res` is
     /// bytes transferred, or −errno); `Ok(None)` once queued. `Err(EAGAIN)` means "busy: reap
     /// and try again"; any other `Err` is a failed submission.
@@ -302,6 +310,13 @@ impl<B: IoPath> Loop<'_, '_, B> {
                     writes_issued += 1;
                 }
                 bytes_issued += bs;
+                if let Err(e) = self.be.prep(offset) {
+                    self.free.push(tag);
+                    return Err(sys::io_err(
+                        format!("lseek to offset {offset}"),
+                        e.raw_os_error().unwrap_or(libc::EIO),
+                    ));
+                }
                 let start = Instant::now();
                 self.slots[tag as usize] = Slot {
                     dir,
