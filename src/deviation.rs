@@ -1,13 +1,16 @@
 //! What makes a run not the policy's test, read from the run's record alone (its job, engine
 //! and target), so `run`, `import`, `report` and `fleet` judge every record by the same rule.
 //!
-//! A deviation either *flatters* the disk (a smaller file, a shorter run, a RAM-backed target,
-//! no end fsync where the policy has one, a `ramp_time`, buffered I/O where the policy says
-//! direct): a pass on such a test proves nothing, a fail still fails. Or it could go *either
-//! way* (another rw, bs, depth, numjobs, sync option, or an engine the policy does not list):
+//! A deviation either *flatters* the disk (a smaller file, a shorter run, a target in RAM —
+//! a RAM-backed filesystem, /dev/shm, a RAM disk, fio's null engine —, no end fsync where the
+//! policy has one, a `ramp_time`, buffered I/O where the policy says direct): a pass on such a
+//! test proves nothing, a fail still fails. Or it could go *either way* (another rw, bs, depth,
+//! numjobs, sync option, an engine the policy does not list, or a limit the job put on its own
+//! I/O: `rate_iops`, `thinktime`…, which lowers the figures and can flatter the latencies):
 //! the result says nothing about the policy's test. What a record does not state is neither:
 //! the shape fields that define the test count as deviations when unknown (they cannot be
-//! confirmed), while an unstated end fsync or file size is a caveat shown with the verdict.
+//! confirmed), while an unstated end fsync, file size or job option list is a caveat shown
+//! with the verdict.
 
 use std::fmt;
 use std::sync::Arc;
@@ -16,6 +19,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::engine::EngineUsed;
+use crate::history::Source;
 use crate::job::JobShape;
 use crate::policy::Policy;
 use crate::runs::{Run, RunFields, RunInfo};
@@ -63,7 +67,7 @@ impl Deviation {
                 "a shorter run leaves less dirty data to flush and may never exhaust burst credits"
             }
             "target" => {
-                "a RAM-backed filesystem measures memory, not the disk the vendor asks about"
+                "a target in RAM (tmpfs, ramfs, a RAM disk, /dev/null) measures memory, not the disk the vendor asks about"
             }
             "end_fsync" => {
                 "without the end fsync, data still in the page cache was never counted, which flatters buffered writes"
@@ -74,7 +78,13 @@ impl Deviation {
             "direct" if self.effect == Effect::Flatters => {
                 "buffered I/O lets the page cache absorb writes the policy sends to the disk"
             }
+            "ioengine" if self.effect == Effect::Flatters => {
+                "fio's null engine does no I/O: it measures fio itself, not a disk"
+            }
             "ioengine" => "engines give different numbers on the same disk",
+            f if is_limit(f) => {
+                "a job that holds back its own I/O (a rate cap, think time, flow control, a latency target) measures that limit, not the disk"
+            }
             _ => "a job of another shape measures something else",
         }
     }
@@ -82,6 +92,73 @@ impl Deviation {
 
 /// Filesystems that live in RAM.
 pub const RAM_FS: &[&str] = &["tmpfs", "ramfs", "devtmpfs"];
+
+/// fio's engine that does no I/O at all.
+const NULL_ENGINE: &str = "null";
+
+/// Whether a deviation's field is one of the job's own limits ([`crate::job::LIMITS`]).
+fn is_limit(field: &str) -> bool {
+    crate::job::LIMITS.iter().any(|(name, _)| *name == field)
+}
+
+/// What a path is when it is in RAM on every Linux system, whatever its mounts: /dev/shm (and
+/// /run/shm, /run/user/UID), the kernel's RAM disks, the null and zero devices. Other tmpfs
+/// or ramfs mounts are known only where the filesystem was seen (a native run's target).
+pub fn ram_path(path: &str) -> Option<&'static str> {
+    let p = std::path::Path::new(path.trim());
+    if !p.is_absolute() {
+        return None;
+    }
+    let under = |dir: &str| p.starts_with(dir);
+    if under("/dev/shm") || under("/run/shm") || under("/run/user") {
+        return Some("tmpfs, in RAM");
+    }
+    let name = p.strip_prefix("/dev").ok()?.to_str()?;
+    let numbered = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if numbered("ram") {
+        Some("a RAM disk")
+    } else if numbered("zram") {
+        Some("a compressed RAM disk")
+    } else if name == "null" || name == "zero" {
+        Some("a device that stores nothing")
+    } else {
+        None
+    }
+}
+
+/// Where a job says it wrote: its `filename`s (fio separates several with ':'; a relative one
+/// is under each `directory`), its `directory`s, and the record's target directory.
+fn stated_paths(r: &impl RunFields) -> Vec<String> {
+    let job = r.job();
+    let dirs: Vec<&str> = job
+        .directory
+        .as_deref()
+        .map(|d| d.split(':').filter(|d| !d.is_empty()).collect())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for f in job
+        .filename
+        .as_deref()
+        .unwrap_or("")
+        .split(':')
+        .filter(|f| !f.is_empty())
+    {
+        if f.starts_with('/') {
+            out.push(f.to_string());
+        } else {
+            out.extend(
+                dirs.iter()
+                    .map(|d| format!("{}/{f}", d.trim_end_matches('/'))),
+            );
+        }
+    }
+    out.extend(dirs.iter().map(|d| d.to_string()));
+    out.push(r.target().dir.clone());
+    out
+}
 
 /// A run's deviations from the policy's test, and its caveats (what its record does not
 /// state, where a deviation could hide).
@@ -185,11 +262,17 @@ pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
                 .iter()
                 .map(|e| e.to_string())
                 .collect();
+            // fio's null engine completes every I/O without doing it.
+            let effect = if found.as_deref() == Some(NULL_ENGINE) {
+                Effect::Flatters
+            } else {
+                Effect::EitherWay
+            };
             push(
                 "ioengine",
                 list.join(" or "),
                 found.unwrap_or_else(|| "not stated".into()),
-                Effect::EitherWay,
+                effect,
             );
         }
     }
@@ -199,6 +282,23 @@ pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
             _ => "not stated (fio's default is buffered)".to_string(),
         };
         push("direct", "1".into(), found, Effect::Flatters);
+    }
+
+    // The job's own limits: the figures are the limit's, whichever way it moved them.
+    match &job.limits {
+        Some(limits) => {
+            for (name, value) in limits {
+                if let Some((field, _)) = crate::job::LIMITS.iter().find(|(n, _)| n == name) {
+                    push(field, "none".into(), value.clone(), Effect::EitherWay);
+                }
+            }
+        }
+        // An output that lists no options (text, terse) cannot show them; our own runs have
+        // none.
+        None if r.source() == Source::Imported => out.caveats.push(
+            "job options not stated: the output does not list them, so a limit such as rate_iops or thinktime cannot be ruled out (fio's JSON output lists them)".into(),
+        ),
+        None => {}
     }
 
     // How much of it ran: less flatters.
@@ -259,6 +359,16 @@ pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
             "target",
             "a disk".into(),
             format!("{fs} (in RAM)"),
+            Effect::Flatters,
+        );
+    } else if let Some((path, what)) = stated_paths(r)
+        .into_iter()
+        .find_map(|p| ram_path(&p).map(|what| (p, what)))
+    {
+        push(
+            "target",
+            "a disk".into(),
+            format!("{path} ({what})"),
             Effect::Flatters,
         );
     }
@@ -346,6 +456,28 @@ mod tests {
         let c = check(&record(job, "fio/posixaio"), &p);
         assert_eq!(c.deviations[0].found, "not stated in the output");
         assert_eq!(c.deviations[0].effect, Effect::EitherWay);
+    }
+
+    #[test]
+    fn only_paths_in_ram_on_every_system_are_taken_for_ram() {
+        for (p, want) in [
+            ("/dev/shm", Some("tmpfs, in RAM")),
+            ("//dev/shm/x", Some("tmpfs, in RAM")),
+            ("/run/shm/x", Some("tmpfs, in RAM")),
+            ("/dev/ram12", Some("a RAM disk")),
+            ("/dev/zram0", Some("a compressed RAM disk")),
+            ("/dev/null", Some("a device that stores nothing")),
+            ("/dev/shmem", None),
+            ("/dev/ram", None),
+            ("/dev/ramx1", None),
+            ("/dev/sdb", None),
+            ("dev/shm", None),
+            // tmpfs on some systems, a disk on others: not stated
+            ("/tmp/x", None),
+            ("/run/media/u/disk", None),
+        ] {
+            assert_eq!(ram_path(p), want, "{p}");
+        }
     }
 
     #[test]

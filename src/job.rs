@@ -2,6 +2,7 @@
 //! prescribes), the native engine, the fio command line, and imported outputs (as a
 //! [`JobShape`], where any field may be unknown).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
@@ -406,6 +407,71 @@ pub struct JobShape {
     /// fio's `filename` option, as an output states it (imports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filename: Option<String>,
+    /// The options by which the job held back its own I/O ([`LIMITS`]: `rate_iops`,
+    /// `thinktime`…), as the output lists them with their values: empty when the output lists
+    /// the job's options and none of these is set (fio's JSON), None when it does not list
+    /// options at all (text, terse) or the job is ours (`run`: never limited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<BTreeMap<String, String>>,
+}
+
+/// fio's options by which a job holds back its own I/O, each under its name and fio's alias
+/// (options.c, the groups `FIO_OPT_G_RATE`, `FIO_OPT_G_THINKTIME`, `FIO_OPT_G_IO_FLOW` and
+/// `FIO_OPT_G_LATPROF`). Only those that act on their own are here: `rate_process`,
+/// `rate_cycle`, `thinktime_blocks`, `flow_id`, `latency_window` and the like only change how
+/// one of these acts.
+pub const LIMITS: &[(&str, &[&str])] = &[
+    // a bandwidth or IOPS cap, per direction ("500k", ",2800")
+    ("rate", &[]),
+    ("rate_iops", &[]),
+    // a minimum: below it fio ends the job
+    ("rate_min", &["ratemin"]),
+    ("rate_iops_min", &[]),
+    // idle time (or CPU cycles) between I/Os
+    ("thinktime", &[]),
+    ("thinkcycles", &[]),
+    // token-based flow control between jobs
+    ("flow", &[]),
+    // the queue depth lowered until a latency is met; the job ended when one is exceeded
+    ("latency_target", &[]),
+    ("max_latency", &[]),
+];
+
+/// The limits ([`LIMITS`]) among a job's options (names in lower case), under fio's own name:
+/// each one set to something other than zero ("0", "0k" and "" set nothing; a value that
+/// cannot be read counts, as it cannot be confirmed to be zero).
+pub fn limits_of<'a>(
+    options: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (key, value) in options {
+        let Some((name, _)) = LIMITS
+            .iter()
+            .find(|(name, aliases)| *name == key || aliases.contains(&key))
+        else {
+            continue;
+        };
+        if value.split([',', ':']).any(sets_a_limit) {
+            out.insert(name.to_string(), value.trim().to_string());
+        }
+    }
+    out
+}
+
+/// Whether one part of a limit's value ("2800", "10ms", " 0k") is other than zero.
+fn sets_a_limit(part: &str) -> bool {
+    let p = part.trim().trim_start_matches(['+', '-']);
+    if p.is_empty() {
+        return false;
+    }
+    let digits: String = p
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    match digits.parse::<f64>() {
+        Ok(v) => v != 0.0,
+        Err(_) => true,
+    }
 }
 
 /// One way an output's job differs from the policy's.
@@ -613,6 +679,40 @@ pub(crate) mod tests {
         let fields: Vec<_> = d.iter().map(|d| d.field).collect();
         assert_eq!(fields, vec!["bs", "ioengine"]);
         assert!(swimlane().shape().shape_differences(&policy).is_empty());
+    }
+
+    #[test]
+    fn a_limit_is_an_option_of_fios_rate_think_flow_or_latency_groups_set_to_other_than_zero() {
+        let got = limits_of([
+            ("rate_iops", "2800"),
+            ("ratemin", "1m"),
+            ("thinktime", "0"),
+            ("rate", "0k,"),
+            ("flow", "-1"),
+            ("rate_iops_min", ",0"),
+            ("latency_target", "10ms"),
+            ("rate_process", "poisson"),
+            ("bs", "4k"),
+            ("max_latency", "soon"),
+        ]);
+        let got: Vec<(&str, &str)> = got.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                ("flow", "-1"),
+                ("latency_target", "10ms"),
+                ("max_latency", "soon"),
+                ("rate_iops", "2800"),
+                ("rate_min", "1m"),
+            ]
+        );
+        assert!(limits_of([("rate", ","), ("thinktime", "")]).is_empty());
+        assert_eq!(
+            limits_of([("rate", "0,5m")])
+                .get("rate")
+                .map(String::as_str),
+            Some("0,5m")
+        );
     }
 
     #[test]

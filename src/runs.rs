@@ -127,6 +127,7 @@ pub trait RunFields {
     fn job(&self) -> &JobShape;
     fn target(&self) -> &Target;
     fn metrics(&self) -> &Metrics;
+    fn source(&self) -> Source;
 }
 
 macro_rules! run_fields {
@@ -152,6 +153,9 @@ macro_rules! run_fields {
             }
             fn metrics(&self) -> &Metrics {
                 &self.metrics
+            }
+            fn source(&self) -> Source {
+                self.source
             }
         }
     };
@@ -568,6 +572,7 @@ mod tests {
             ramp_time_s: Some(0.5),
             directory: Some("/data".into()),
             filename: Some("f".into()),
+            limits: Some(BTreeMap::from([("rate_iops".into(), "2800".into())])),
         };
         r.metrics.insert("write_bw_mb_s".into(), 16.1);
         r.metrics.insert("end_fsync_ms".into(), 1e-7);

@@ -169,6 +169,7 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         let mut opts = global.clone();
         opts.extend(options(obj.get("job options")));
         let mut shape = shape_from_options(&opts);
+        shape.limits = stated_limits(report.get("global options"), obj.get("job options"), &opts);
         // A JSON output lists every option the job was given: an end_fsync it does not list
         // is fio's default, 0, so the output proves there was none.
         if shape.end_fsync.is_none() {
@@ -354,7 +355,24 @@ pub(super) fn shape_from_options(o: &HashMap<String, String>) -> JobShape {
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(str::to_string),
+        limits: None,
     }
+}
+
+/// The job's limits (`rate_iops`, `thinktime`…: [`crate::job::LIMITS`]) from its options, the
+/// global ones with its own: a JSON output lists every option a job was given, so one it does
+/// not list is fio's default, no limit. None where the output has neither list.
+fn stated_limits(
+    global: Option<&Value>,
+    job: Option<&Value>,
+    opts: &HashMap<String, String>,
+) -> Option<std::collections::BTreeMap<String, String>> {
+    if !global.is_some_and(Value::is_object) && !job.is_some_and(Value::is_object) {
+        return None;
+    }
+    Some(crate::job::limits_of(
+        opts.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    ))
 }
 
 fn as_u64(v: &Value) -> Option<u64> {
