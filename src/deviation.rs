@@ -172,6 +172,12 @@ impl Check {
     pub fn is_policy_test(&self) -> bool {
         self.deviations.is_empty()
     }
+
+    /// Which way the deviations can move the figures: either way if any can, else flatters;
+    /// None for the policy's test.
+    pub fn effect(&self) -> Option<Effect> {
+        effect_of(&self.deviations)
+    }
 }
 
 fn secs(s: f64) -> String {
@@ -373,6 +379,12 @@ pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
         );
     }
     out
+}
+
+/// The strongest effect among `d`: [`Effect::EitherWay`] over [`Effect::Flatters`]; None when
+/// there are none.
+pub fn effect_of(d: &[Deviation]) -> Option<Effect> {
+    d.iter().map(|d| d.effect).max()
 }
 
 /// The deviations in one line: "size 64 MiB instead of 4 GiB; runtime 3s instead of 60s".

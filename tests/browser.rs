@@ -73,6 +73,26 @@ const MEASURE: &str = r#"
     put(name + '.threshold-lines', svg.querySelectorAll('line.threshold').length);
   });
   put('verdict', words(document.querySelector('.banner .word')));
+  // What is drawn in the pass colour or the pass side's tint, outside the verdict's banner
+  // (by tag and class), and the check marks in the page's text.
+  var probe = document.createElement('span');
+  document.body.appendChild(probe);
+  probe.style.color = 'var(--pass)';
+  var pass = getComputedStyle(probe).color;
+  probe.style.color = 'var(--zone)';
+  var tint = getComputedStyle(probe).color;
+  probe.remove();
+  var green = [];
+  document.querySelectorAll('body *').forEach(function (e) {
+    if (e.closest('.banner')) { return; }
+    var cs = getComputedStyle(e);
+    if (cs.color === pass || cs.fill === pass || cs.fill === tint) {
+      green.push(e.tagName.toLowerCase() + '.' + (e.getAttribute('class') || '').replace(/\s+/g, '.'));
+    }
+  });
+  put('pass-coloured', green.join(','));
+  put('check-marks', (document.body.innerText.match(/\u2713/g) || []).length);
+  put('unjudged-points', document.querySelectorAll('circle.unjudged').length);
   put('page-width', document.documentElement.scrollWidth + '/' + window.innerWidth);
   // Boxes that scroll sideways because their table is wider than the page: by their table's class.
   var wide = Array.prototype.filter.call(document.querySelectorAll('.scroll'), function (d) {
@@ -296,6 +316,10 @@ fn the_pages_render_in_chromium_with_readable_charts() {
     let m = measure(&env, &report);
     assert_eq!(m["verdict"], "PASS");
     assert_readable(&m, "report");
+    // the runs of the policy's test are drawn and marked as passing
+    assert!(m["pass-coloured"].contains("circle.run.pass"), "{m:?}");
+    assert!(m["pass-coloured"].contains("rect.zone"), "{m:?}");
+    assert!(m["check-marks"].parse::<usize>().unwrap() >= 6, "{m:?}");
     let runs = charts_of(&m, "runs");
     assert_eq!(runs.len(), 1, "{m:?}");
     assert_eq!(m[&format!("{}.circles", runs[0])], "6");
@@ -322,6 +346,29 @@ fn the_pages_render_in_chromium_with_readable_charts() {
     assert!(m[&format!("{s}.polyline-points")].parse::<usize>().unwrap() >= 2);
     assert!(m[&format!("{s}.y-labels")].starts_with("0,"), "{m:?}");
     assert_eq!(m[&format!("{s}.threshold-lines")], "1");
+}
+
+#[test]
+#[cfg_attr(not(have_chromium), ignore = "needs chromium")]
+fn a_page_of_runs_that_are_not_the_policys_test_shows_no_pass_anywhere() {
+    let env = Env::new();
+    // fio's own output of the Swimlane job on psync, an engine Swimlane's policy does not list
+    let page = env.tmp.path().join("psync.html");
+    env.cmd()
+        .arg("import")
+        .arg(common::fixture("fio-3.33-psync-randwrite.txt"))
+        .args(["--format", "html", "-o"])
+        .arg(&page)
+        .assert()
+        .code(3);
+    screenshot(&env, &page);
+    let m = measure(&env, &page);
+    assert_eq!(m["verdict"], "INCONCLUSIVE");
+    assert_readable(&m, "psync");
+    assert_eq!(m["pass-coloured"], "", "nothing drawn as a pass: {m:?}");
+    assert_eq!(m["check-marks"], "0", "{m:?}");
+    // the run over time, and its day's mean, drawn in neither verdict's colour
+    assert_eq!(m["unjudged-points"], "2", "{m:?}");
 }
 
 #[test]

@@ -299,7 +299,16 @@ fn csv_gives_each_run_its_own_result_and_lists_the_runs_not_counted() {
     let col = |n: &str| header.iter().position(|h| h == n).unwrap();
     let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
     let results: Vec<&str> = rows.iter().map(|r| &r[col("result")]).collect();
-    assert_eq!(results, ["fail", "pass", "fail"]);
+    // on tmpfs, a test that flatters the disk: a run that misses fails, one that meets the
+    // threshold is no pass
+    assert_eq!(
+        results,
+        [
+            "fail",
+            "not judged: target tmpfs (in RAM) instead of a disk",
+            "fail"
+        ]
+    );
     // tmpfs flatters: named on each run's row
     assert!(
         rows.iter()
@@ -1196,4 +1205,226 @@ fn every_format_renders_an_evaluation_without_runs() {
             f.as_str()
         );
     }
+}
+
+// ---- runs that are not the policy's test ----------------------------------------------
+
+/// Four imported runs: the policy's test at 16 MB/s (4096 IOPS by the formula: meets 3000),
+/// a 64 MiB file at 8 MB/s (2048: misses, on a test that only flatters), and two runs on
+/// psync, an engine the policy does not list, at 16 and 8 MB/s (either way: says nothing).
+fn mixed_tests_eval() -> Evaluation {
+    let mut recs = vec![
+        rec("2026-12-01T09:00:00Z", 16.0),
+        rec("2026-12-01T10:00:00Z", 8.0),
+        rec("2026-12-01T11:00:00Z", 16.0),
+        rec("2026-12-01T12:00:00Z", 8.0),
+    ];
+    recs[1].job.size = Some(64 << 20);
+    recs[2].engine = "psync".into();
+    recs[3].engine = "psync".into();
+    let ev = evaluate(
+        recs.as_slice(),
+        &policy(),
+        &Options::new(Scope::Import, at("2026-12-01T13:00:00Z")),
+    );
+    assert_eq!(ev.verdict, Verdict::Inconclusive, "{}", ev.reason);
+    ev
+}
+
+#[test]
+fn a_figure_earns_only_the_mark_its_runs_test_can_give_in_every_format() {
+    let ev = mixed_tests_eval();
+    // (the run's deciding figure, as every format prints it)
+    let want = ["4096 ✓", "2048 ✗", "4096", "2048"];
+
+    // Markdown: the runs table's deciding column; the rules table says "not judged"
+    let md = out(Format::Markdown, &ev);
+    let rows: Vec<Vec<String>> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("| # |"))
+        .skip(2)
+        .take(4)
+        .map(md_cells)
+        .collect();
+    let got: Vec<String> = rows.iter().map(|r| md_plain(r[5].trim())).collect();
+    assert_eq!(got, want, "{md}");
+    let rules = md.split("## Rules").nth(1).unwrap();
+    assert!(
+        rules.contains("| not judged: not the policy's test |"),
+        "{rules}"
+    );
+    assert!(!rules.contains('✅'), "{rules}");
+    assert!(
+        md.contains(
+            "Runs 3, 4 are not the policy's test (ioengine psync instead of posixaio or io\\_uring)"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("Run 2 is a test that flatters the disk (size 64 MiB instead of 4 GiB)"),
+        "{md}"
+    );
+
+    // HTML: the same figures, their cells' classes, the chart's points and its shading
+    let html = out(Format::Html, &ev);
+    let doc = xml(&html);
+    let runs_table = elements(&doc, "table")
+        .find(|t| class_has(t, "runs"))
+        .unwrap();
+    let cells: Vec<(String, Option<&str>)> = runs_table
+        .descendants()
+        .filter(|n| n.tag_name().name() == "tr" && class_has(n, "run"))
+        .map(|tr| {
+            let td = tr
+                .children()
+                .filter(|n| n.tag_name().name() == "td")
+                .nth(5)
+                .unwrap();
+            let class = ["pass", "fail"].into_iter().find(|c| class_has(&td, c));
+            (td.text().unwrap().to_string(), class)
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("4096 ✓".to_string(), Some("pass")),
+            ("2048 ✗".to_string(), Some("fail")),
+            ("4096".to_string(), None),
+            ("2048".to_string(), None),
+        ]
+    );
+    let (points, _) = chart(&doc);
+    assert_eq!(points.len(), 4);
+    let classes: Vec<&str> = elements(&doc, "circle")
+        .filter(|c| class_has(c, "run"))
+        .map(|c| c.attribute("class").unwrap())
+        .collect();
+    assert_eq!(
+        classes,
+        ["run pass", "run fail", "run unjudged", "run unjudged"]
+    );
+    assert!(points[2].2.contains("not judged"), "{}", points[2].2);
+    let zone = elements(&doc, "rect")
+        .find(|r| class_has(r, "zone"))
+        .unwrap();
+    assert!(
+        class_has(&zone, "unjudged"),
+        "the pass side is not shaded as a pass"
+    );
+    let rules_table = elements(&doc, "table")
+        .find(|t| class_has(t, "rules"))
+        .unwrap();
+    assert!(
+        !rules_table.descendants().any(|n| class_has(&n, "pass")),
+        "no rule reads as met"
+    );
+
+    // CSV: each run's own result
+    let csv_text = out(Format::Csv, &ev);
+    let mut r = csv::Reader::from_reader(csv_text.as_bytes());
+    let results: Vec<String> = r
+        .deserialize::<BTreeMap<String, String>>()
+        .map(|row| row.unwrap()["result"].clone())
+        .collect();
+    assert_eq!(
+        results,
+        [
+            "pass",
+            "fail",
+            "not judged: ioengine psync instead of posixaio or io_uring",
+            "not judged: ioengine psync instead of posixaio or io_uring",
+        ]
+    );
+
+    // the terminal: the runs table, and the rule lines
+    let table = out(Format::Table, &ev);
+    let column = table
+        .lines()
+        .find(|l| l.contains("write_iops_formula"))
+        .and_then(|l| l.split('┆').position(|c| c.contains("write_iops_formula")))
+        .unwrap();
+    let figures: Vec<String> = table
+        .lines()
+        .filter(|l| {
+            l.strip_prefix("│ ")
+                .is_some_and(|r| r.starts_with(char::is_numeric))
+        })
+        .filter_map(|l| l.split('┆').nth(column).map(|c| c.trim().to_string()))
+        .collect();
+    assert_eq!(figures, want, "{table}");
+    assert!(
+        table.contains("– decides  write_iops_formula") && table.contains("(not judged)"),
+        "{table}"
+    );
+
+    // JUnit: no rule case passes
+    let junit = out(Format::Junit, &ev);
+    let doc = xml(&junit);
+    for case in elements(&doc, "testcase") {
+        assert!(
+            case.children()
+                .any(|n| ["failure", "error", "skipped"].contains(&n.tag_name().name())),
+            "{:?} passes",
+            case.attribute("name")
+        );
+    }
+}
+
+#[test]
+fn an_import_of_another_test_shows_no_pass_mark_or_colour_anywhere() {
+    // fio's own output of the Swimlane job on psync: not the policy's test, whatever it shows
+    let env = common::Env::new();
+    let f = common::fixture("fio-3.33-psync-randwrite.txt");
+    let render = |format: &str| {
+        let out = env
+            .cmd()
+            .arg("import")
+            .arg(&f)
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{format}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for format in ["table", "markdown", "html", "csv", "junit", "summary"] {
+        let text = render(format);
+        assert!(!text.contains('✓'), "{format}: {text}");
+        assert!(!text.contains('✅'), "{format}: {text}");
+        assert!(!text.contains("meets"), "{format}: {text}");
+    }
+    let html = render("html");
+    let page = scraper::Html::parse_document(&html);
+    let sel = |s: &str| scraper::Selector::parse(s).unwrap();
+    assert_eq!(
+        page.select(&sel("main .pass, main .result.pass")).count(),
+        0,
+        "nothing in the pass colour"
+    );
+    assert_eq!(page.select(&sel("circle.run.unjudged")).count(), 1);
+    assert!(page.select(&sel("rect.zone.unjudged")).count() >= 1);
+    assert_eq!(page.select(&sel("rect.zone:not(.unjudged)")).count(), 0);
+    let results: Vec<String> = page
+        .select(&sel("table.rules td.result"))
+        .map(|td| td.text().collect())
+        .collect();
+    assert_eq!(results, ["not judged: not the policy's test"; 3]);
+    let csv_text = render("csv");
+    let mut r = csv::Reader::from_reader(csv_text.as_bytes());
+    let row: BTreeMap<String, String> = r.deserialize().next().unwrap().unwrap();
+    assert!(
+        row["result"].starts_with("not judged: ioengine psync instead of posixaio or io_uring"),
+        "{}",
+        row["result"]
+    );
+    let junit = render("junit");
+    let doc = xml(&junit);
+    assert_eq!(
+        elements(&doc, "testcase")
+            .filter(|c| c
+                .children()
+                .all(|n| !n.is_element() || n.tag_name().name() == "system-out"))
+            .count(),
+        0,
+        "no case passes: {junit}"
+    );
 }

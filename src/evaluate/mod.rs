@@ -301,6 +301,11 @@ pub struct Evaluation {
     /// Each judged run's deviations in one line ("" for the policy's test), in run order.
     #[serde(skip)]
     pub run_deviations: Vec<String>,
+    /// Which way each judged run's deviations can move its figures (the strongest: either way
+    /// over flatters; None for the policy's test), in run order: what ✓ and ✗ a figure may
+    /// carry (`report::view::judge_on`).
+    #[serde(skip)]
+    pub run_effects: Vec<Option<deviation::Effect>>,
     pub strict: bool,
     pub generated: DateTime<Utc>,
 }
@@ -413,6 +418,7 @@ pub fn evaluate_runs(
     let mut deviations: Vec<Deviation> = Vec::new();
     let mut caveats: Vec<String> = Vec::new();
     let mut run_deviations: Vec<String> = Vec::new();
+    let mut run_effects: Vec<Option<deviation::Effect>> = Vec::new();
     // The runs left out are taken out in place (None: dated in the future), so that a year
     // of runs is never held twice.
     let mut left_out: Vec<Option<String>> = Vec::new();
@@ -430,6 +436,7 @@ pub fn evaluate_runs(
                 return true;
             }
             run_deviations.push(c.list.clone());
+            run_effects.push(c.check.effect());
             for d in &c.check.deviations {
                 if !deviations.contains(d) {
                     deviations.push(d.clone());
@@ -640,6 +647,7 @@ pub fn evaluate_runs(
         excluded,
         records,
         run_deviations,
+        run_effects,
         strict: opts.strict,
         generated: opts.now,
         runs,

@@ -65,11 +65,12 @@ pub fn rows(
     rules: &[&RuleResult],
     extra: &[&str],
     engine_col: bool,
+    standing: Option<crate::deviation::Effect>,
 ) -> Option<Vec<Vec<Cell>>> {
     if runs.len() <= MAX_RUN_ROWS {
         return None;
     }
-    let rows = super::view::day_rows(runs, rules, extra, engine_col)
+    let rows = super::view::day_rows(runs, rules, extra, engine_col, standing)
         .into_iter()
         .map(|row| {
             row.cells
@@ -138,7 +139,7 @@ mod tests {
                 )
             })
             .collect();
-        assert!(rows(&few, &[&rule], &[], false).is_none());
+        assert!(rows(&few, &[&rule], &[], false, None).is_none());
         let many: Vec<Record> = (0..3 * 24 * 12)
             .map(|i| {
                 let (day, min) = (i / (24 * 12), i % (24 * 12) * 5);
@@ -155,7 +156,7 @@ mod tests {
                 )
             })
             .collect();
-        let table = rows(&many, &[&rule], &["end_fsync_ms"], false).unwrap();
+        let table = rows(&many, &[&rule], &["end_fsync_ms"], false, None).unwrap();
         assert_eq!(table.len(), 3);
         let text: Vec<Vec<String>> = table
             .iter()

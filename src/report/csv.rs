@@ -56,7 +56,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     let warnings = warnings.join("\n");
     let judged = ev.runs.iter().enumerate().map(|(i, r)| {
         let d = ev.run_deviations.get(i).map(String::as_str).unwrap_or("");
-        (r, Cow::Borrowed(crate::evaluate::run_result(ev, i)), d)
+        (r, super::view::run_result(ev, i), d)
     });
     let excluded = ev
         .excluded

@@ -82,7 +82,7 @@ fn unit(u: &str) -> String {
 fn rule_case(ev: &Evaluation, r: &RuleResult) -> Case {
     let deciding = super::view::deciding(r, ev.strict);
     let what = describe(r);
-    let outcome = match view::Outcome::of(r, ev.strict) {
+    let outcome = match view::outcome(ev, r) {
         _ if deciding && ev.verdict == Verdict::Inconclusive => CaseOutcome::Error {
             message: format!("inconclusive: {} ({what})", ev.reason),
         },
@@ -90,6 +90,13 @@ fn rule_case(ev: &Evaluation, r: &RuleResult) -> Case {
             message: format!("not measured: {what}"),
         },
         view::Outcome::Meets => CaseOutcome::Passed,
+        view::Outcome::NotJudged => CaseOutcome::Skipped {
+            message: format!(
+                "{} ({}): {what}",
+                view::NOT_JUDGED,
+                crate::deviation::list(&ev.deviations)
+            ),
+        },
         view::Outcome::Fails => CaseOutcome::Failure {
             message: what.clone(),
             kind: "threshold",

@@ -100,6 +100,11 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{note}")?;
         writeln!(out)?;
     }
+    if let Some(note) = view::judging_note(ev) {
+        // The deviations name fields and values from the outputs: escaped.
+        writeln!(out, "{}", esc(&note))?;
+        writeln!(out)?;
+    }
     match view::runs_table(ev) {
         Some(t) => table(&t, out)?,
         None => writeln!(out, "{}", view_node::no_runs_words(ev))?,
@@ -233,7 +238,7 @@ fn outcome_icon(o: Outcome) -> &'static str {
         Outcome::Meets => "✅ ",
         Outcome::Fails => "❌ ",
         Outcome::Soft => "⚠️ ",
-        Outcome::NotMeasured | Outcome::ShownOnly => "",
+        Outcome::NotMeasured | Outcome::ShownOnly | Outcome::NotJudged => "",
     }
 }
 

@@ -148,7 +148,13 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
 
     // A long history is summarised by day (by_day.rs); otherwise a row per run.
     let extra_metrics: Vec<&str> = extra.iter().map(|(m, _)| *m).collect();
-    let by_day = super::by_day::rows(&ev.runs, &metrics, &extra_metrics, engine_col);
+    let by_day = super::by_day::rows(
+        &ev.runs,
+        &metrics,
+        &extra_metrics,
+        engine_col,
+        super::view::standing(ev),
+    );
     if let Some(rows) = &by_day {
         writeln!(out, "{}", wrap("", &super::by_day::note(ev.runs.len())))?;
         for row in rows {
@@ -163,7 +169,11 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         }
         for r in &metrics {
             let text = match run.metrics.get(&r.metric) {
-                Some(&v) => format!("{}{}", fmt_value(v), super::view::judge(r, v).mark()),
+                Some(&v) => format!(
+                    "{}{}",
+                    fmt_value(v),
+                    super::view::judge_on(r, v, super::view::run_standing(ev, i)).mark()
+                ),
                 None => "—".into(),
             };
             row.push(Cell::new(text).set_alignment(CellAlignment::Right));
@@ -274,6 +284,9 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
                 )
             )?;
         }
+        if let Some(note) = super::view::judging_note(ev) {
+            writeln!(out, "{}", wrap("", &note))?;
+        }
     }
     writeln!(out)?;
 
@@ -306,9 +319,11 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
             _ => head,
         } + &pad;
         let marginal = if l.marginal { " (marginal)" } else { "" };
+        // The note under the runs table says why.
+        let judged = if l.not_judged { " (not judged)" } else { "" };
         writeln!(
             out,
-            "  {head} {:<width$}  {}, needs {}{marginal}",
+            "  {head} {:<width$}  {}, needs {}{marginal}{judged}",
             l.metric, l.value, l.needs
         )?;
         if let Some(note) = &l.note {

@@ -8,10 +8,17 @@
 //! apart between formats.
 //!
 //! This file has the view's types, the runs table and the per-day table (Markdown and HTML),
-//! and the per-rule marks and outcomes (Markdown, HTML, JUnit, the terminal table and its
-//! by-day rows). `view_node.rs` adds the rules table, the terminal's rule lines and per-rule
+//! and the per-rule marks and outcomes (Markdown, HTML, JUnit, CSV's result, the terminal
+//! table and its by-day rows, the charts).
+//!
+//! A mark never says more than the verdict can: a figure of a run that is not the policy's
+//! test earns no ✓ (a pass on another test proves nothing), and no ✗ either when its test
+//! could go either way (it says nothing about the policy's test); a test that only flatters
+//! keeps its ✗ (a fail still fails). Such figures are shown plainly, with the reason
+//! ([`judging_note`]), and a rule judged on them reads "not judged" ([`outcome`]). `view_node.rs` adds the rules table, the terminal's rule lines and per-rule
 //! statistics, and the notes; `view_fleet.rs` the fleet's nodes and warnings.
 
+use crate::deviation::Effect;
 use crate::evaluate::{Evaluation, RuleResult};
 use crate::policy::Level;
 use crate::runs::RunFields;
@@ -95,9 +102,9 @@ impl Cell {
         self
     }
 
-    /// The figure with its rule's mark.
-    pub fn judged(r: &RuleResult, v: f64) -> Cell {
-        let emphasis = judge(r, v);
+    /// The figure with the mark its rule gives it on a test of `standing` ([`judge_on`]).
+    pub fn judged(r: &RuleResult, v: f64, standing: Option<Effect>) -> Cell {
+        let emphasis = judge_on(r, v, standing);
         Cell {
             emphasis,
             ..Cell::right(format!("{}{}", fmt_value(v), emphasis.mark()))
@@ -173,6 +180,94 @@ pub fn judge(r: &RuleResult, v: f64) -> Emphasis {
     }
 }
 
+/// How a figure fares against its rule on a test that deviates from the policy's by
+/// `standing` (None: the policy's test; see [`crate::deviation::Effect`]): a pass only on the
+/// policy's test, a fail on it or on one that only flatters the disk; otherwise nothing,
+/// shown plainly.
+pub fn judge_on(r: &RuleResult, v: f64, standing: Option<Effect>) -> Emphasis {
+    match (judge(r, v), standing) {
+        (e, None) => e,
+        (Emphasis::Fail, Some(Effect::Flatters)) => Emphasis::Fail,
+        _ => Emphasis::None,
+    }
+}
+
+/// Which way the runs judged together deviate from the policy's test (the strongest of their
+/// deviations; None when they are its test): what the aggregate, the rules and the charts'
+/// shading may say.
+pub fn standing(ev: &Evaluation) -> Option<Effect> {
+    crate::deviation::effect_of(&ev.deviations)
+}
+
+/// Which way run `i` (of `ev.runs`) deviates from the policy's test: what its figures may say.
+pub fn run_standing(ev: &Evaluation, i: usize) -> Option<Effect> {
+    ev.run_effects.get(i).copied().flatten()
+}
+
+/// The words for a figure, or a rule, that is not judged.
+pub const NOT_JUDGED: &str = "not judged: not the policy's test";
+
+/// Said with a runs table (every format that has one) when some runs are not the policy's
+/// test: which, how, and what their marks mean. None when every run is its test.
+pub fn judging_note(ev: &Evaluation) -> Option<String> {
+    let mut either: Vec<usize> = Vec::new();
+    let mut flatters: Vec<usize> = Vec::new();
+    for i in 0..ev.runs.len() {
+        match run_standing(ev, i) {
+            Some(Effect::EitherWay) => either.push(i),
+            Some(Effect::Flatters) => flatters.push(i),
+            None => {}
+        }
+    }
+    let n = ev.runs.len();
+    let which = |runs: &[usize]| -> String {
+        if runs.len() == n {
+            return if n == 1 {
+                "The run is".into()
+            } else {
+                "The runs are".into()
+            };
+        }
+        let shown: Vec<String> = runs.iter().take(5).map(|i| (i + 1).to_string()).collect();
+        let more = if runs.len() > 5 {
+            format!(" and {} more", runs.len() - 5)
+        } else {
+            String::new()
+        };
+        format!(
+            "Run{} {}{more} {}",
+            if runs.len() == 1 { "" } else { "s" },
+            shown.join(", "),
+            if runs.len() == 1 { "is" } else { "are" }
+        )
+    };
+    let list = |effect: Effect| -> String {
+        let d: Vec<String> = ev
+            .deviations
+            .iter()
+            .filter(|d| d.effect == effect)
+            .map(|d| d.to_string())
+            .collect();
+        d.join("; ")
+    };
+    let mut out = Vec::new();
+    if !either.is_empty() {
+        out.push(format!(
+            "{} not the policy's test ({}): the figures are shown, not judged, neither met nor missed.",
+            which(&either),
+            list(Effect::EitherWay)
+        ));
+    }
+    if !flatters.is_empty() {
+        out.push(format!(
+            "{} a test that flatters the disk ({}): a figure that misses its threshold still fails, one that meets it is not a pass.",
+            which(&flatters),
+            list(Effect::Flatters)
+        ));
+    }
+    (!out.is_empty()).then(|| out.join(" "))
+}
+
 /// Each metric a rule names, once, with its first rule (for the per-run ✓/✗ marks).
 pub fn rule_columns(ev: &Evaluation) -> Vec<&RuleResult> {
     let mut cols: Vec<&RuleResult> = Vec::new();
@@ -194,6 +289,9 @@ pub fn deciding(r: &RuleResult, strict: bool) -> bool {
 pub enum Outcome {
     NotMeasured,
     Meets,
+    /// Measured on runs that are not the policy's test: neither met nor missed (a miss on a
+    /// test that only flatters the disk is still [`Outcome::Fails`]).
+    NotJudged,
     /// Missed by a rule that decides (fail level, or warn level with `--strict`).
     Fails,
     /// A warn-level rule missed without `--strict`.
@@ -218,10 +316,43 @@ impl Outcome {
         match self {
             Outcome::NotMeasured => "not measured",
             Outcome::Meets => "meets",
+            Outcome::NotJudged => NOT_JUDGED,
             Outcome::Fails => "fails",
             Outcome::Soft => "misses the soft limit",
             Outcome::ShownOnly => "misses (shown only)",
         }
+    }
+}
+
+/// What became of rule `r` of `ev`, on the runs it was judged on: [`Outcome::of`], unless they
+/// are not the policy's test ([`standing`]), where a rule they meet is not judged, and one
+/// they miss is not judged either unless their test only flatters.
+pub fn outcome(ev: &Evaluation, r: &RuleResult) -> Outcome {
+    let raw = Outcome::of(r, ev.strict);
+    match (standing(ev), raw) {
+        (None, o) | (_, o @ Outcome::NotMeasured) => o,
+        (Some(Effect::Flatters), Outcome::Meets) => Outcome::NotJudged,
+        (Some(Effect::Flatters), o) => o,
+        (Some(Effect::EitherWay), _) => Outcome::NotJudged,
+    }
+}
+
+/// Run `i`'s result against the deciding rules, as CSV's `result` column and every list of
+/// runs say it: `pass`, `fail` or `not measured` ([`crate::evaluate::run_result`]) on the
+/// policy's test; on another, `not judged: DEVIATIONS` where its result is not one (a pass
+/// on a test that flatters, any result on one that could go either way).
+pub fn run_result(ev: &Evaluation, i: usize) -> std::borrow::Cow<'static, str> {
+    let raw = crate::evaluate::run_result(ev, i);
+    let judged = match run_standing(ev, i) {
+        None => true,
+        Some(Effect::Flatters) => raw != "pass",
+        Some(Effect::EitherWay) => raw == "not measured",
+    };
+    if judged {
+        raw.into()
+    } else {
+        let why = ev.run_deviations.get(i).map(String::as_str).unwrap_or("");
+        format!("not judged: {why}").into()
     }
 }
 
@@ -247,6 +378,7 @@ pub fn day_rows(
     rules: &[&RuleResult],
     extra: &[&str],
     engine_col: bool,
+    standing: Option<Effect>,
 ) -> Vec<Row> {
     let columns: Vec<&str> = rules
         .iter()
@@ -266,7 +398,7 @@ pub fn day_rows(
             for i in 0..columns.len() {
                 cells.push(match (d.mean(i), rules.get(i)) {
                     (None, _) => Cell::right("—"),
-                    (Some(v), Some(r)) => Cell::judged(r, v),
+                    (Some(v), Some(r)) => Cell::judged(r, v, standing),
                     (Some(v), None) => Cell::right(fmt_value(v)),
                 });
             }
@@ -318,7 +450,7 @@ pub fn runs_table(ev: &Evaluation) -> Option<Table> {
                 source,
             ];
             cells.extend(cols.iter().map(|r| match run.metrics.get(&r.metric) {
-                Some(&v) => Cell::judged(r, v),
+                Some(&v) => Cell::judged(r, v, run_standing(ev, i)),
                 None => Cell::right("—"),
             }));
             Row {
@@ -372,7 +504,7 @@ fn runs_table_by_day(ev: &Evaluation, cols: &[&RuleResult]) -> Table {
         align: Align::Right,
         name: true,
     }));
-    let mut rows = day_rows(&ev.runs, cols, &[], engine_col);
+    let mut rows = day_rows(&ev.runs, cols, &[], engine_col, standing(ev));
     rows.push(aggregate_row(ev, cols, 2 + usize::from(engine_col)));
     Table {
         title: "Runs".into(),
@@ -501,7 +633,7 @@ mod tests {
         let mut without = crate::evaluate::tests::rec("2026-11-11T10:00:00Z", 16.0);
         without.metrics.remove("write_iops");
         let rule = crate::evaluate::tests::rule("write_iops", 3000.0);
-        let rows = day_rows(&[with, without], &[&rule], &["write_bw_mb_s"], true);
+        let rows = day_rows(&[with, without], &[&rule], &["write_bw_mb_s"], true, None);
         let (iops, mb_s) = (fmt_value(16e6 / 4096.0), fmt_value(16.0));
         assert_eq!(
             texts(&rows[0]),

@@ -39,7 +39,7 @@ pub fn rules_table(ev: &Evaluation) -> Option<Table> {
             let range = stats
                 .map(|s| format!("{}–{}", fmt_value(s.min), fmt_value(s.max)))
                 .unwrap_or("—".into());
-            let outcome = Outcome::of(r, ev.strict);
+            let outcome = super::view::outcome(ev, r);
             let marginal = if r.marginal { " (marginal)" } else { "" };
             Row {
                 kind: RowKind::Rule,
@@ -188,7 +188,7 @@ pub const RUNS_LISTED: usize = 5;
 /// are rounded as the runs table's (`fmt_value`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuleLine {
-    /// "✓" met, "✗" missed, "?" not measured.
+    /// "✓" met, "✗" missed, "?" not measured, "–" not judged (`not_judged`).
     pub mark: &'static str,
     pub role: Role,
     pub metric: String,
@@ -197,9 +197,12 @@ pub struct RuleLine {
     /// The comparison the figure must hold: "≥ 3000".
     pub needs: String,
     pub marginal: bool,
+    /// Measured on runs that are not the policy's test: neither met nor missed
+    /// ([`Outcome::NotJudged`]).
+    pub not_judged: bool,
     pub note: Option<String>,
     /// Under a deciding rule judged on more than one run: the first [`RUNS_LISTED`] runs that
-    /// miss it, each as its number (from 1) and its figure with the unit ("2554 IOPS").
+    /// miss it (where their test can fail: the policy's, or one that only flatters), each as its number (from 1) and its figure with the unit ("2554 IOPS").
     pub misses: Vec<(usize, String)>,
     /// How many more runs miss it than are listed.
     pub more_misses: usize,
@@ -225,7 +228,10 @@ pub fn rule_lines(ev: &Evaluation) -> Vec<RuleLine> {
                     .iter()
                     .enumerate()
                     .filter_map(|(i, run)| run.metrics.get(&r.metric).map(|&v| (i + 1, v)))
-                    .filter(|(_, v)| !r.op.holds(*v, r.threshold))
+                    .filter(|&(n, v)| {
+                        super::view::judge_on(r, v, super::view::run_standing(ev, n - 1))
+                            == Emphasis::Fail
+                    })
                 {
                     if misses.len() < RUNS_LISTED {
                         misses.push((n, format!("{}{unit}", fmt_value(v))));
@@ -234,12 +240,15 @@ pub fn rule_lines(ev: &Evaluation) -> Vec<RuleLine> {
                     }
                 }
             }
+            let not_judged = super::view::outcome(ev, r) == Outcome::NotJudged;
             RuleLine {
                 mark: match r.passed {
                     None => "?",
+                    Some(_) if not_judged => "–",
                     Some(true) => "✓",
                     Some(false) => "✗",
                 },
+                not_judged,
                 role,
                 metric: r.metric.clone(),
                 value: match r.value {

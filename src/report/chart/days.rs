@@ -64,7 +64,14 @@ pub fn days(ev: &Evaluation, rule: &RuleResult) -> String {
     );
     open(&mut s, "days", &f, &label);
     let ty = a.y(&f, rule.threshold);
-    zone(&mut s, &f, ty, rule.op.higher_is_better());
+    let standing = crate::report::view::standing(ev);
+    zone(
+        &mut s,
+        &f,
+        ty,
+        rule.op.higher_is_better(),
+        standing.is_none(),
+    );
     value_grid(&mut s, &f, &a);
     // At most about twelve date labels.
     let every = ev.days.len().div_ceil(12).max(1);
@@ -99,8 +106,7 @@ pub fn days(ev: &Evaluation, rule: &RuleResult) -> String {
         &[],
     );
     for (i, (d, c)) in ev.days.iter().zip(&ci).enumerate() {
-        let meets = rule.op.holds(d.mean, rule.threshold);
-        let class = if meets { "pass" } else { "fail" };
+        let class = mark_class(rule, d.mean, standing);
         let interval = c
             .map(|c| format!(", 95% interval {}–{}", fmt_precise(c.0), fmt_precise(c.1)))
             .unwrap_or_default();

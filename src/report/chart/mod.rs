@@ -309,7 +309,25 @@ fn hline(
 }
 
 /// The shaded side of the threshold that meets it.
-fn zone(s: &mut String, f: &Frame, ty: f64, higher_is_better: bool) {
+/// The class of a figure drawn against `rule` on a test that deviates by `standing`
+/// (`report::view::judge_on`): "pass" or "fail" on the policy's test, "fail" on a test that
+/// only flatters, else "unjudged", drawn in no verdict's colour.
+fn mark_class(
+    rule: &RuleResult,
+    v: f64,
+    standing: Option<crate::deviation::Effect>,
+) -> &'static str {
+    use crate::deviation::Effect;
+    match (rule.op.holds(v, rule.threshold), standing) {
+        (true, None) => "pass",
+        (false, None | Some(Effect::Flatters)) => "fail",
+        _ => "unjudged",
+    }
+}
+
+/// The side of the threshold that meets it, shaded in the pass colour; in grey where the runs
+/// are not the policy's test (`judged` false), since meeting it there is no pass.
+fn zone(s: &mut String, f: &Frame, ty: f64, higher_is_better: bool, judged: bool) {
     let (zy, zh) = if higher_is_better {
         (f.top, ty - f.top)
     } else {
@@ -317,7 +335,8 @@ fn zone(s: &mut String, f: &Frame, ty: f64, higher_is_better: bool) {
     };
     let _ = writeln!(
         s,
-        "<rect class=\"zone\" x=\"{:.1}\" y=\"{zy:.1}\" width=\"{:.1}\" height=\"{:.1}\"/>",
+        "<rect class=\"zone{}\" x=\"{:.1}\" y=\"{zy:.1}\" width=\"{:.1}\" height=\"{:.1}\"/>",
+        if judged { "" } else { " unjudged" },
         f.left,
         f.plot_w(),
         zh.clamp(0.0, f.plot_h())

@@ -91,7 +91,14 @@ pub fn runs(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
     );
     open(&mut s, "runs", &f, &label);
     let ty = a.y(&f, rule.threshold);
-    zone(&mut s, &f, ty, rule.op.higher_is_better());
+    let standing = crate::report::view::standing(ev);
+    zone(
+        &mut s,
+        &f,
+        ty,
+        rule.op.higher_is_better(),
+        standing.is_none(),
+    );
     value_grid(&mut s, &f, &a);
     let _ = writeln!(
         s,
@@ -237,7 +244,7 @@ pub fn runs(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
         );
     }
     if let Some(days) = &days {
-        day_lines(&mut s, rule, days, &|t| x(t), &|v| a.y(&f, v));
+        day_lines(&mut s, rule, standing, days, &|t| x(t), &|v| a.y(&f, v));
     } else if points.len() > 1 {
         let mut sorted: Vec<&Point> = points.iter().collect();
         sorted.sort_by_key(|p| p.time);
@@ -252,17 +259,24 @@ pub fn runs(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
         );
     }
     for p in points.iter().filter(|_| days.is_none()) {
-        let meets = rule.op.holds(p.value, rule.threshold);
-        let class = if meets { "pass" } else { "fail" };
+        let class = mark_class(
+            rule,
+            p.value,
+            crate::report::view::run_standing(ev, p.index),
+        );
         let tip = format!(
-            "run {}, {}, {}, {}: {} {}{unit} ({} {} {})",
+            "run {}, {}, {}, {}: {} {}{unit} ({}{} {})",
             p.index + 1,
             p.time.format("%Y-%m-%d %H:%M:%S %:z"),
             p.run.host,
             p.run.engine,
             rule.metric,
             fmt_precise(p.value),
-            if meets { "meets" } else { "misses" },
+            match class {
+                "pass" => "meets ".to_string(),
+                "fail" => "misses ".to_string(),
+                _ => format!("{}; threshold ", crate::report::view::NOT_JUDGED),
+            },
             rule.op,
             fmt_precise(rule.threshold)
         );
@@ -368,6 +382,7 @@ pub(super) fn day_marks(points: &[Point], rule: &RuleResult) -> Vec<DayMark> {
 fn day_lines(
     s: &mut String,
     rule: &RuleResult,
+    standing: Option<crate::deviation::Effect>,
     days: &[DayMark],
     x: &dyn Fn(DateTime<FixedOffset>) -> f64,
     y: &dyn Fn(f64) -> f64,
@@ -386,24 +401,23 @@ fn day_lines(
     }
     for d in days {
         let mean = d.mean();
-        let class = if rule.op.holds(mean, rule.threshold) {
-            "pass"
-        } else {
-            "fail"
+        let class = mark_class(rule, mean, standing);
+        let judged = match (standing, d.misses) {
+            (None, 0) => "every run meets".to_string(),
+            (None | Some(crate::deviation::Effect::Flatters), 1) => "1 run misses".to_string(),
+            (None | Some(crate::deviation::Effect::Flatters), n) if n > 0 => {
+                format!("{n} runs miss")
+            }
+            _ => format!("{}; threshold", crate::report::view::NOT_JUDGED),
         };
         let tip = format!(
-            "{}: mean {}{unit} of {} run{}, range {}–{}; {} {} {}",
+            "{}: mean {}{unit} of {} run{}, range {}–{}; {judged} {} {}",
             d.date,
             fmt_precise(mean),
             d.runs,
             if d.runs == 1 { "" } else { "s" },
             fmt_precise(d.min),
             fmt_precise(d.max),
-            match d.misses {
-                0 => "every run meets".to_string(),
-                1 => "1 run misses".to_string(),
-                n => format!("{n} runs miss"),
-            },
             rule.op,
             fmt_precise(rule.threshold)
         );

@@ -26,6 +26,9 @@ fn runs_table(h: &mut String, ev: &Evaluation, t: &Table) {
     if let Some(note) = view::runs_note(ev) {
         let _ = writeln!(h, "<p class=\"muted\">{}</p>", text(&note));
     }
+    if let Some(note) = view::judging_note(ev) {
+        let _ = writeln!(h, "<p class=\"not-judged\">{}</p>", text(&note));
+    }
     table(h, t);
 
     // Every metric the runs have, folded away: a <details> element needs no script.
@@ -80,7 +83,7 @@ fn all_metrics_by_day(h: &mut String, ev: &Evaluation, all: &[String]) {
     }
     h.push_str("</tr></thead>\n<tbody>\n");
     let names: Vec<&str> = all.iter().map(String::as_str).collect();
-    for row in view::day_rows(&ev.runs, &[], &names, false) {
+    for row in view::day_rows(&ev.runs, &[], &names, false, None) {
         h.push_str("<tr>");
         for c in &row.cells {
             let class = if c.align == Align::Right {
@@ -163,7 +166,7 @@ fn table(h: &mut String, t: &Table) {
                     Outcome::Meets => ["result", "pass"].as_slice(),
                     Outcome::Fails => &["result", "fail"],
                     Outcome::Soft => &["result", "soft"],
-                    Outcome::NotMeasured | Outcome::ShownOnly => &["result"],
+                    Outcome::NotMeasured | Outcome::ShownOnly | Outcome::NotJudged => &["result"],
                 }),
                 Emphasis::None | Emphasis::Strong => {}
             }
