@@ -263,11 +263,12 @@ pub enum PolicyCommand {
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Each file is a node's `--format json` or `jsonl` output (of run, report or import), whose verdict
-is taken as the node gave it, or a history file (JSON Lines), judged here per host, directory
-and engine over the window. `-` reads a stream on stdin: results one per line (`--format jsonl`)
-or one after another, history records, and `kubectl logs --prefix` lines; other lines are
-named in warnings. A directory gives its *.json, *.jsonl, *.ndjson and *.log files.
+Each file is a node's `--format json` or `jsonl` output (of run, report or import), judged
+again here from the runs it carries (never better than its own verdict), or a history file
+(JSON Lines), judged here per host, directory and engine over the window. `-` reads a stream
+on stdin: results one per line (`--format jsonl`) or one after another, history records, and
+`kubectl logs --prefix --timestamps` lines; other lines are named in warnings. A directory
+gives its *.json, *.jsonl, *.ndjson and *.log files.
 
 Each node (host, directory, engine) counts once: given more than once, the input with its
 newest run decides and a warning names the others. Every node must pass: exit 0 when all

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -752,4 +753,407 @@ fn a_host_name_that_cannot_be_one_is_refused_naming_where_it_came_from() {
         .code(2)
         .stderr(predicates::str::contains("IOPSCHECK_HOST: empty"));
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+// ---- a result is a claim, checked against its own runs ---------------------------------
+
+/// A node's result as JSON, changed by `edit` as a hand (or a script) could change it, written
+/// back on one line.
+fn edited(path: &Path, edit: impl FnOnce(&mut Value)) -> String {
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    edit(&mut v);
+    v.to_string()
+}
+
+fn runs_mut(v: &mut Value) -> &mut Vec<Value> {
+    v["runs"].as_array_mut().unwrap()
+}
+
+/// Moves a result's runs and its date `by` later.
+fn shift(v: &mut Value, by: Duration) {
+    for r in runs_mut(v) {
+        let t = chrono::DateTime::parse_from_rfc3339(r["timestamp"].as_str().unwrap()).unwrap();
+        r["timestamp"] = Value::from((t + by).to_rfc3339());
+    }
+    let g = chrono::DateTime::parse_from_rfc3339(v["generated"].as_str().unwrap()).unwrap();
+    v["generated"] = Value::from((g + by).to_rfc3339());
+}
+
+fn stderr_of(input: &str) -> (i32, String) {
+    let o = iopscheck()
+        .args(["fleet", "-"])
+        .write_stdin(input.to_string())
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_hand_written_result_is_refused_naming_what_it_lacks() {
+    let n = Nodes::new();
+    let real = n.result_line("node1", &runs("node1", "/data", 2, 16.4));
+    let forged = r#"{"schema_version":1,"verdict":"pass","policy":{"name":"swimlane"},"group":{"host":"node2","dir":"/data","engine":"posixaio"}}"#;
+    let (code, err) = stderr_of(&format!("{real}\n{forged}\n"));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("stdin: line 2: not an iopscheck result: it has no tool, scope, reason, runs, summary, rules, evidence, generated"),
+        "{err}"
+    );
+    // As a file of its own, too.
+    let f = n.path("node2.json");
+    std::fs::write(&f, forged).unwrap();
+    iopscheck().arg("fleet").arg(&f).assert().code(2).stderr(
+        predicates::str::contains("node2.json").and(predicates::str::contains(
+            "not an iopscheck result: it has no tool",
+        )),
+    );
+    // Another tool's object with a verdict is not iopscheck's.
+    let other = edited(
+        &n.result("r.json", "node1", &runs("node1", "/data", 2, 16.4)),
+        |v| v["tool"]["name"] = Value::from("diskcheck"),
+    );
+    let (code, err) = stderr_of(&other);
+    assert_eq!(code, 2);
+    assert!(err.contains("its tool is 'diskcheck'"), "{err}");
+}
+
+#[test]
+fn a_result_is_judged_again_from_its_own_runs_whatever_it_claims() {
+    let n = Nodes::new();
+    let passing = n.result("pass.json", "node1", &runs("node1", "/data", 2, 16.4));
+    let failing = n.result("fail.json", "node1", &runs("node1", "/data", 2, 10.0));
+    // Two runs on each of two days: four of the six runs the evidence rule asks for.
+    let mut four = runs("node1", "/data", 2, 16.4);
+    four.retain(|r| r.timestamp.format("%H:%M").to_string() != "12:00");
+    let short = n.result("short.json", "node1", &four);
+    let failing_value = iopscheck::metrics::iops_formula(10.0, 4096);
+    let claim_pass = |v: &mut Value| {
+        v["verdict"] = Value::from("pass");
+        v["reason"] = Value::from("all good");
+    };
+    let states =
+        format!("its result states 5000 over 6 runs; its runs give {failing_value} over 6");
+    let cases: Vec<(&str, String, &str, &str)> = vec![
+        (
+            "a failing result whose verdict says pass",
+            edited(&failing, claim_pass),
+            "fail",
+            "its runs give fail, not the pass its result states",
+        ),
+        (
+            "a failing result whose figures say pass too",
+            edited(&failing, |v| {
+                claim_pass(v);
+                v["rules"][0]["value"] = Value::from(5000.0);
+                v["rules"][0]["passed"] = Value::from(true);
+            }),
+            "fail",
+            &states,
+        ),
+        (
+            "runs that are not the policy's test",
+            edited(&passing, |v| {
+                for r in runs_mut(v) {
+                    r["job"]["size"] = Value::from(64u64 << 20);
+                }
+            }),
+            "inconclusive",
+            "6 runs not counted: size 64 MiB instead of 4 GiB",
+        ),
+        (
+            "no runs at all",
+            edited(&passing, |v| runs_mut(v).clear()),
+            "inconclusive",
+            "no runs to judge",
+        ),
+        (
+            "runs of another policy",
+            edited(&passing, |v| {
+                for r in runs_mut(v) {
+                    r["policy"] = Value::from("etcd");
+                }
+            }),
+            "inconclusive",
+            "6 of its runs are of policy etcd, not swimlane: not counted",
+        ),
+        (
+            "runs repeated to meet the evidence rule",
+            edited(&short, |v| {
+                claim_pass(v);
+                let again: Vec<Value> = runs_mut(v)[..2].to_vec();
+                runs_mut(v).extend(again);
+            }),
+            "inconclusive",
+            "its runs[4] repeats runs[0]: one run, counted once",
+        ),
+        (
+            "a run that is not a record",
+            edited(&passing, |v| {
+                runs_mut(v)[0]["metrics"]["write_iops_formula"] = Value::from(-1.0);
+            }),
+            "inconclusive",
+            "its runs[0] is skipped: metric write_iops_formula is -1",
+        ),
+    ];
+    for (what, text, verdict, said) in cases {
+        let (code, v, err) = fleet_stdin(&text, &[]);
+        let row = &v["hosts"][0];
+        let all = format!("{} {}", row["reason"], row["warnings"]);
+        assert_eq!(
+            (row["verdict"].as_str(), v["verdict"].as_str()),
+            (Some(verdict), Some(verdict)),
+            "{what}: {row:#}"
+        );
+        assert_eq!(code, if verdict == "fail" { 1 } else { 3 }, "{what}: {err}");
+        assert!(all.contains(said), "{what}: {all}");
+    }
+
+    // The runs of two hosts are no node's result.
+    let two = edited(&passing, |v| runs_mut(v)[0]["host"] = Value::from("node9"));
+    let (code, err) = stderr_of(&two);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("its runs are of 2 hosts (node1, node9)"),
+        "{err}"
+    );
+
+    // An honest result keeps its verdict, and says nothing about itself; nor does a run's,
+    // whose evidence is where the node's history stands, not its own runs.
+    let as_run = edited(&passing, |v| {
+        v["scope"] = Value::from("run");
+        v["evidence"]["runs"] = Value::from(20);
+    });
+    for text in [std::fs::read_to_string(&passing).unwrap(), as_run] {
+        let (code, v, _) = fleet_stdin(&text, &[]);
+        assert_eq!((code, verdicts(&v)), (0, pairs(&[("node1", "pass")])));
+        assert_eq!(v["hosts"][0]["warnings"], serde_json::json!([]), "{v:#}");
+    }
+}
+
+#[test]
+fn a_result_dated_in_the_future_never_decides() {
+    let n = Nodes::new();
+    let failing = n.result_line("node1", &runs("node1", "/data", 2, 10.0));
+    let p = n.result("pass.json", "node1", &runs("node1", "/data", 2, 16.4));
+    // The same node's passing result, its clock two days ahead: "the newest".
+    let ahead = edited(&p, |v| shift(v, Duration::days(2)));
+    let (code, v, _) = fleet_stdin(&format!("{failing}\n{ahead}\n"), &[]);
+    assert_eq!(
+        (code, verdicts(&v)),
+        (1, pairs(&[("node1", "fail")])),
+        "{v:#}"
+    );
+    let w = warnings(&v).join("\n");
+    assert!(w.contains("counted once") && w.contains("stdin:2"), "{w}");
+    // Alone, it is no evidence at all, and says why.
+    let (code, v, _) = fleet_stdin(&ahead, &[]);
+    assert_eq!(
+        (code, verdicts(&v)),
+        (3, pairs(&[("node1", "inconclusive")]))
+    );
+    let row = format!("{} {}", v["hosts"][0]["reason"], v["hosts"][0]["warnings"]);
+    assert!(row.contains("dated in the future"), "{row}");
+    assert!(
+        row.contains("generated at") && row.contains("in the future"),
+        "{row}"
+    );
+}
+
+// ---- streams: read once, held never ------------------------------------------------------
+
+#[test]
+fn an_empty_stdin_is_an_error_naming_stdin_not_a_node() {
+    for input in ["", "\n  \n"] {
+        let o = iopscheck()
+            .args(["fleet", "-"])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("fleet: stdin: empty: no results or history records came in"),
+            "{err}"
+        );
+        assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn kubectl_logs_with_timestamps_are_read_and_an_unknown_prefix_is_named() {
+    let n = Nodes::new();
+    let a = n.result_line("node1", &runs("node1", "/data", 2, 16.4));
+    let b = n.result_line("node2", &runs("node2", "/data", 2, 10.0));
+    let c = n.result_line("node3", &runs("node3", "/data", 2, 16.4));
+    // `kubectl logs --prefix --timestamps`, and `--timestamps` alone.
+    let stream = format!(
+        "[pod/iopscheck-a/iopscheck] 2026-12-01T10:00:00.123456789Z {a}\n\
+         [pod/iopscheck-b/iopscheck] 2026-12-01T10:00:01.5+01:00 {b}\n\
+         2026-12-01T10:00:02Z {c}\n\
+         2026/12/01 10:00:03 {c}\n"
+    );
+    let (code, v, _) = fleet_stdin(&stream, &[]);
+    assert_eq!(
+        (code, verdicts(&v)),
+        (
+            1,
+            pairs(&[("node1", "pass"), ("node2", "fail"), ("node3", "pass")])
+        ),
+        "{v:#}"
+    );
+    let w = warnings(&v).join("\n");
+    assert!(
+        w.contains("stdin:4: a JSON object after text that is neither a `kubectl logs --prefix` prefix nor a `--timestamps` time"),
+        "{w}"
+    );
+}
+
+#[test]
+fn pretty_results_among_other_lines_are_each_read_in_one_pass() {
+    // `kubectl logs` of pods printing `--format json` (stderr's notes among the lines), one
+    // after another, without prefixes; and a history record whose host is "verdict".
+    let n = Nodes::new();
+    let one = std::fs::read_to_string(n.result("r.json", "NODE", &runs("NODE", "/data", 2, 16.4)))
+        .unwrap();
+    let failing =
+        std::fs::read_to_string(n.result("f.json", "NODE", &runs("NODE", "/data", 2, 10.0)))
+            .unwrap();
+    const N: usize = 600;
+    let mut stream = String::new();
+    let mut line = 1;
+    let mut starts = Vec::new();
+    for i in 0..N {
+        if i % 200 == 0 {
+            stream.push_str("iopscheck: note: io_uring refused by the kernel; posixaio instead\n");
+            line += 1;
+        }
+        let text = if i == 345 { &failing } else { &one };
+        let text = text.replace("\"NODE\"", &format!("\"node{i:04}\""));
+        starts.push(line);
+        line += text.lines().count();
+        stream.push_str(&text);
+    }
+    let verdict = rec("verdict", "/data", Duration::hours(1), 16.4);
+    stream.push_str(&(serde_json::to_string(&verdict).unwrap() + "\n"));
+
+    let (code, v, err) = fleet_stdin(&stream, &[]);
+    assert_eq!(code, 1, "{err}");
+    let hosts = v["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), N + 1);
+    assert_eq!(v["counts"]["fail"], 1);
+    assert_eq!(v["counts"]["pass"], N - 1);
+    // Each row names the line its result starts on; the record is judged as a history.
+    for (i, h) in hosts[..N].iter().enumerate() {
+        assert_eq!(h["host"], format!("node{i:04}"));
+        assert_eq!(h["file"], format!("stdin:{}", starts[i]), "{h:#}");
+    }
+    assert_eq!(hosts[345]["verdict"], "fail");
+    assert_eq!(
+        (hosts[N]["host"].as_str(), hosts[N]["source"].as_str()),
+        (Some("verdict"), Some("history"))
+    );
+    let w = warnings(&v);
+    assert!(
+        w.iter()
+            .any(|w| w.starts_with("stdin:1: not an iopscheck result, skipped: iopscheck: note")),
+        "{w:?}"
+    );
+}
+
+/// `fleet ARGS` with at most `data_mib` MiB of heap (RLIMIT_DATA), `stdin` written to it as
+/// it reads: (exit code, stdout, stderr).
+fn fleet_within(
+    args: &[&std::ffi::OsStr],
+    data_mib: u64,
+    stdin: impl FnOnce(&mut dyn std::io::Write) + Send + 'static,
+) -> (Option<i32>, String, String) {
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"));
+    cmd.env("NO_COLOR", "1")
+        .arg("fleet")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let limit = data_mib << 20;
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let l = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_DATA, &l) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin(&mut input));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn fleet_holds_neither_its_stdin_nor_a_history_whole() {
+    let n = Nodes::new();
+    // 48 MiB of pods' log lines that are not results, then two results: read in 24 MiB.
+    let a = n.result_line("node1", &runs("node1", "/data", 2, 16.4));
+    let b = n.result_line("node2", &runs("node2", "/data", 2, 16.4));
+    let (code, out, err) = fleet_within(
+        &["-".as_ref(), "--format".as_ref(), "json".as_ref()],
+        24,
+        move |w| {
+            let noise = "[pod/iopscheck-x/iopscheck] iopscheck: note: waiting for the volume to be mounted\n"
+            .repeat(1 << 12);
+            let mut sent = 0;
+            while sent < 48 << 20 {
+                // A reader that stopped early (an error) is not this test's failure.
+                if w.write_all(noise.as_bytes()).is_err() {
+                    return;
+                }
+                sent += noise.len();
+            }
+            let _ = writeln!(w, "[pod/a/iopscheck] {a}\n[pod/b/iopscheck] {b}");
+        },
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(verdicts(&v), pairs(&[("node1", "pass"), ("node2", "pass")]));
+    let w = warnings(&v).join("\n");
+    assert!(w.contains("more lines skipped"), "{w}");
+
+    // A 40 MiB history, a year of it before the window, read in 24 MiB.
+    let h = n.path("big.jsonl");
+    {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&h).unwrap());
+        let old = rec("node1", "/data", Duration::days(400), 2.0);
+        let line = serde_json::to_string(&old).unwrap() + "\n";
+        for _ in 0..(40 << 20) / line.len() {
+            f.write_all(line.as_bytes()).unwrap();
+        }
+        for r in runs("node1", "/data", 2, 16.4) {
+            writeln!(f, "{}", serde_json::to_string(&r).unwrap()).unwrap();
+        }
+    }
+    let (code, out, err) = fleet_within(
+        &[h.as_os_str(), "--format".as_ref(), "json".as_ref()],
+        24,
+        |_| {},
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(verdicts(&v), pairs(&[("node1", "pass")]));
+    assert_eq!(v["hosts"][0]["runs"], 6);
 }

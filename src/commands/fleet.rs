@@ -1,7 +1,7 @@
 //! `iopscheck fleet`: many nodes' results, one verdict. Reads each node's `--format json`
-//! output (its verdict taken as the node gave it) or history file (judged here, per host,
-//! directory and engine, over the window), then renders the fleet (`report::fleet`): every
-//! node must pass.
+//! output (judged again here from the runs it carries) or history file (judged here, per
+//! host, directory and engine, over the window), each as it streams in, then renders the
+//! fleet (`report::fleet`): every node must pass.
 
 use std::io::Write;
 
@@ -16,9 +16,6 @@ use crate::report::{self, Format, Style};
 use crate::select;
 
 use super::fleet_input;
-
-/// A history file is read whole; anything larger is not one node's history.
-const MAX_FILE_BYTES: u64 = 512 << 20;
 
 pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy)?;
@@ -39,12 +36,10 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     let mut rows = Vec::new();
     let mut warnings = Vec::new();
-    for input in fleet_input::gather(&args.files, MAX_FILE_BYTES)? {
-        let (name, in_dir) = (input.name.clone(), input.in_dir);
-        let name = &name;
-        let bytes = input.load()?;
-        let node = match judge.file(name, &bytes) {
-            Err(e) if in_dir && e.starts_with(FLEET_RESULT) => {
+    for input in fleet_input::gather(&args.files)? {
+        let name = &input.name;
+        let node = match judge.input(name, input.open()?, input.is_stdin()) {
+            Err(e) if input.in_dir && e.starts_with(FLEET_RESULT) => {
                 warnings.push(format!("{name}: a fleet's result, left out"));
                 continue;
             }

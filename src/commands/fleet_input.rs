@@ -3,54 +3,51 @@
 //! with `--format jsonl`). How a stream splits and a node given twice counts once is
 //! `crate::fleet::stream`'s.
 
-use std::io::Read;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use crate::app::usage;
 
 /// One input: a file, a file found in a directory, or stdin. A file is checked when gathered
-/// and read only when its turn comes ([`Input::load`]), so that a fleet of thousands of nodes
-/// holds one node's file at a time.
+/// and opened only when its turn comes ([`Input::open`]); every input is read as it streams
+/// in, so that a fleet of thousands of nodes, or a history of years, is never held whole.
 #[derive(Debug)]
 pub struct Input {
     pub name: String,
-    content: Content,
+    source: Source,
     /// Found in a directory the user named rather than named itself: a fleet's own result in
     /// it (written there by an earlier `fleet -o`) is left out with a warning, not an error.
     pub in_dir: bool,
 }
 
 #[derive(Debug)]
-enum Content {
-    /// Already read (stdin).
-    Read(Vec<u8>),
-    /// A file checked by [`check_file`], read by [`Input::load`], with the most it may hold.
-    File(PathBuf, u64),
+enum Source {
+    Stdin,
+    /// A file checked by [`check_file`].
+    File(PathBuf),
 }
 
 impl Input {
-    /// The input's bytes; a file is read now. Errors name the file and exit 2.
-    pub fn load(self) -> anyhow::Result<Vec<u8>> {
-        match self.content {
-            Content::Read(b) => Ok(b),
-            Content::File(p, max_bytes) => {
-                let cannot = |e: std::io::Error| cannot_read(e, &p.display());
-                let mut bytes = Vec::new();
-                std::fs::File::open(&p)
-                    .map_err(cannot)?
-                    .take(max_bytes + 1)
-                    .read_to_end(&mut bytes)
-                    .map_err(cannot)?;
-                if bytes.len() as u64 > max_bytes {
-                    return Err(anyhow::anyhow!(
-                        "fleet: {}: larger than {} MiB; not a node's result or history",
-                        p.display(),
-                        max_bytes >> 20
-                    ));
-                }
-                Ok(bytes)
+    /// Whether the input is stdin (`-`).
+    pub fn is_stdin(&self) -> bool {
+        matches!(self.source, Source::Stdin)
+    }
+
+    /// The input to read; a file is opened now. Errors name the file and exit 2.
+    pub fn open(&self) -> anyhow::Result<Box<dyn BufRead>> {
+        Ok(match &self.source {
+            Source::Stdin => Box::new(std::io::BufReader::with_capacity(
+                crate::history::READ_BUFFER,
+                std::io::stdin(),
+            )),
+            Source::File(p) => {
+                let f = std::fs::File::open(p).map_err(|e| cannot_read(e, &p.display()))?;
+                Box::new(std::io::BufReader::with_capacity(
+                    crate::history::READ_BUFFER,
+                    f,
+                ))
             }
-        }
+        })
     }
 }
 
@@ -60,7 +57,7 @@ const DIR_EXTENSIONS: [&str; 4] = ["json", "jsonl", "ndjson", "log"];
 /// Reads every input named on the command line. `-` is stdin (once); a directory gives its
 /// `*.json`, `*.jsonl`, `*.ndjson` and `*.log` files, sorted by name, not its subdirectories.
 /// Errors name the path and exit 2.
-pub fn gather(paths: &[PathBuf], max_bytes: u64) -> anyhow::Result<Vec<Input>> {
+pub fn gather(paths: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
     let mut inputs = Vec::new();
     let mut stdin_read = false;
     for path in paths {
@@ -69,21 +66,9 @@ pub fn gather(paths: &[PathBuf], max_bytes: u64) -> anyhow::Result<Vec<Input>> {
                 return Err(usage("fleet: `-` (stdin) given more than once"));
             }
             stdin_read = true;
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .lock()
-                .take(max_bytes + 1)
-                .read_to_end(&mut bytes)
-                .map_err(|e| cannot_read(e, &"stdin"))?;
-            if bytes.len() as u64 > max_bytes {
-                return Err(anyhow::anyhow!(
-                    "fleet: stdin: more than {} MiB; give the results as files or a directory",
-                    max_bytes >> 20
-                ));
-            }
             inputs.push(Input {
                 name: "stdin".into(),
-                content: Content::Read(bytes),
+                source: Source::Stdin,
                 in_dir: false,
             });
             continue;
@@ -101,14 +86,14 @@ pub fn gather(paths: &[PathBuf], max_bytes: u64) -> anyhow::Result<Vec<Input>> {
             for f in found {
                 inputs.push(Input {
                     name: f.display().to_string(),
-                    content: check_file(&f, max_bytes)?,
+                    source: check_file(&f)?,
                     in_dir: true,
                 });
             }
         } else {
             inputs.push(Input {
                 name: shown.to_string(),
-                content: check_file(path, max_bytes)?,
+                source: check_file(path)?,
                 in_dir: false,
             });
         }
@@ -143,51 +128,47 @@ fn cannot_read(e: std::io::Error, shown: &dyn std::fmt::Display) -> anyhow::Erro
     anyhow::Error::new(e).context(format!("fleet: {shown}: cannot read"))
 }
 
-/// Checks a node's file before it is read whole, refusing what cannot be one: exit 2, naming
-/// the file.
-fn check_file(path: &Path, max_bytes: u64) -> anyhow::Result<Content> {
+/// Checks a node's file before it is read, refusing what cannot be one: exit 2, naming the
+/// file.
+fn check_file(path: &Path) -> anyhow::Result<Source> {
     let shown = path.display();
     // As for a history read by report: no symlink, and as root nothing others can write.
     crate::history::check_for_reading(path).map_err(|e| anyhow::Error::new(e).context("fleet"))?;
     let meta = std::fs::metadata(path).map_err(|e| cannot_read(e, &shown))?;
-    if meta.len() > max_bytes {
+    if !meta.is_file() {
         return Err(anyhow::anyhow!(
-            "fleet: {shown}: larger than {} MiB; not a node's result or history",
-            max_bytes >> 20
+            "fleet: {shown}: not a regular file; give the nodes' result or history files"
         ));
     }
-    Ok(Content::File(path.to_path_buf(), max_bytes))
+    Ok(Source::File(path.to_path_buf()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
+
+    fn read(i: &Input) -> Vec<u8> {
+        let mut v = Vec::new();
+        i.open().unwrap().read_to_end(&mut v).unwrap();
+        v
+    }
 
     #[test]
-    fn files_are_checked_when_gathered_and_read_one_at_a_time_when_judged() {
+    fn files_are_checked_when_gathered_and_opened_one_at_a_time_when_judged() {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
         std::fs::write(&a, b"{}").unwrap();
         std::fs::write(&b, b"[]").unwrap();
-        let mut inputs = gather(&[dir.path().to_path_buf()], 1 << 20)
-            .unwrap()
-            .into_iter();
+        let inputs = gather(&[dir.path().to_path_buf()]).unwrap();
         // Nothing was read yet: a file changed after gathering is read as it is then.
         std::fs::write(&b, b"[1]").unwrap();
-        assert_eq!(inputs.next().unwrap().load().unwrap(), b"{}");
-        let second = inputs.next().unwrap();
-        assert!(second.in_dir);
-        assert_eq!(second.load().unwrap(), b"[1]");
-        // A file grown past the limit after gathering is still refused, naming it.
-        let big = gather(std::slice::from_ref(&a), 4).unwrap();
-        std::fs::write(&a, b"0123456789").unwrap();
-        let e = big
-            .into_iter()
-            .next()
-            .unwrap()
-            .load()
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("a.json: larger than"), "{e}");
+        assert_eq!(read(&inputs[0]), b"{}");
+        assert!(inputs[1].in_dir && !inputs[1].is_stdin());
+        assert_eq!(read(&inputs[1]), b"[1]");
+        // A file removed after gathering is an error naming it.
+        std::fs::remove_file(&a).unwrap();
+        let e = inputs[0].open().err().unwrap().to_string();
+        assert!(e.contains("a.json: cannot read"), "{e}");
     }
 }

@@ -1,20 +1,24 @@
-//! Judging one node's file: a result's verdict is taken as the node gave it (stale past the
-//! window), a history is judged here per host, directory and engine over the window.
+//! Judging one node's input under the fleet's policy and window: a result is checked and
+//! judged again from its own runs (`result.rs`), history records are judged per host,
+//! directory and engine over the window. An input is read as it streams in (`stream.rs`):
+//! what is held is the window's runs of the policy, one result at a time, and the rows.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
+use std::io::BufRead;
 use std::path::Path;
 
 use chrono::{DateTime, FixedOffset, Local, Utc};
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 
-use super::stream::{self, Stream};
+use super::stream::{self, MAX_OBJECT, Unit};
 use super::{DecidingRule, NodeRow, RowSource};
-use crate::evaluate::{self, EvidenceStatus, Group, PolicyInfo, RuleResult, Scope, Verdict};
-use crate::history::{self, Record, SKIPPED_SHOWN};
-use crate::policy::Level;
+use crate::evaluate::{Evaluation, Verdict};
+use crate::history::{self, Line, RunScanner, SKIPPED_SHOWN};
 use crate::policy::Policy;
-use crate::report::fmt_precise;
-use crate::select::{Filter, evaluate_groups};
+use crate::runs::Records;
+use crate::select::{Filter, Grouping};
 
 /// How the error for a fleet's own result begins.
 pub const FLEET_RESULT: &str = "a fleet's result, not a node's";
@@ -49,6 +53,8 @@ impl Seen {
 pub struct NodeFile {
     pub rows: Vec<NodeRow>,
     pub warnings: Vec<String>,
+    /// What reading it took.
+    pub work: Work,
 }
 
 /// Judges nodes' files under one policy and window.
@@ -60,266 +66,89 @@ pub struct Judge<'a> {
     pub strict: bool,
 }
 
-/// A node's `--format json` result, read through the types it is written from
-/// (`crate::evaluate`, contract.md's keys), so that what the fleet reads cannot drift from
-/// what a node writes. Keys the fleet does not use are not read; keys a result may lack take
-/// their defaults.
-#[derive(Debug, Deserialize)]
-struct NodeResult {
-    schema_version: u64,
-    #[serde(default)]
-    scope: Option<Scope>,
-    policy: PolicyInfo,
-    verdict: Verdict,
-    #[serde(default)]
-    reason: String,
-    #[serde(default)]
-    runs: Vec<Record>,
-    #[serde(default)]
-    rules: Vec<RuleResult>,
-    #[serde(default)]
-    warnings: Vec<String>,
-    #[serde(default)]
-    evidence: Option<EvidenceStatus>,
-    #[serde(default)]
-    group: Option<Group>,
-    #[serde(default)]
-    generated: Option<DateTime<Utc>>,
+/// What reading an input took, for a test to hold it to the input's size.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Work {
+    /// Bytes handed to a JSON parser, over every parse (a line parsed twice counts twice).
+    pub parsed: u64,
+    /// Bytes copied to gather pretty-printed objects.
+    pub gathered: u64,
+    /// Lines read.
+    pub lines: usize,
 }
 
-/// Reads a result object: a newer schema or an unknown verdict is named before the rest is
-/// read (its keys may have changed).
-fn node_result(obj: serde_json::Map<String, serde_json::Value>) -> Result<NodeResult, String> {
-    if let Some(v) = obj.get("schema_version").and_then(|v| v.as_u64())
-        && v > 1
-    {
-        return Err(format!(
-            "schema_version {v} is newer than this iopscheck understands (1); upgrade iopscheck to read it"
-        ));
+/// How a line the tool wrote as a record begins: such a line goes to the history reader
+/// without being looked at first.
+const RECORD_START: &[u8] = b"{\"schema_version\":1,\"timestamp\":\"";
+
+/// What the object on a line is, from its top-level keys alone.
+#[derive(Deserialize)]
+struct Probe {
+    timestamp: Option<IgnoredAny>,
+    metrics: Option<IgnoredAny>,
+    verdict: Option<IgnoredAny>,
+    policy: Option<IgnoredAny>,
+    kind: Option<serde_json::Value>,
+}
+
+/// Lines passed over, by line: the first [`SKIPPED_SHOWN`] are kept to be named, the others
+/// only counted.
+#[derive(Default)]
+struct Passed {
+    first: Vec<(usize, String)>,
+    more: usize,
+}
+
+impl Passed {
+    fn push(&mut self, line: usize, why: impl FnOnce() -> String) {
+        if self.first.len() < SKIPPED_SHOWN {
+            self.first.push((line, why()));
+        } else {
+            self.more += 1;
+        }
     }
-    if let Some(v) = obj.get("verdict").and_then(|v| v.as_str())
-        && !matches!(v, "pass" | "fail" | "inconclusive")
-    {
-        return Err(format!("unknown verdict '{v}'"));
+    fn total(&self) -> usize {
+        self.first.len() + self.more
     }
-    serde_json::from_value(serde_json::Value::Object(obj))
-        .map_err(|e| format!("not a valid iopscheck JSON result ({e})"))
+}
+
+/// Stops a reader at the next read once the flag is set: an input is not read on after it
+/// was refused.
+struct Stoppable<'a, R> {
+    inner: R,
+    stop: &'a std::cell::Cell<bool>,
+}
+
+impl<R: std::io::Read> std::io::Read for Stoppable<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.get() {
+            return Ok(0);
+        }
+        self.inner.read(buf)
+    }
+}
+
+impl<R: BufRead> BufRead for Stoppable<'_, R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.stop.get() {
+            return Ok(&[]);
+        }
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, n: usize) {
+        self.inner.consume(n)
+    }
 }
 
 impl Judge<'_> {
-    /// One file: a JSON result (one object, usually pretty-printed) or a history (JSON Lines,
-    /// possibly a single line). Errors say what the file is not.
-    pub fn file(&self, name: &str, bytes: &[u8]) -> Result<NodeFile, String> {
-        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-        if first == Some(&b'{')
-            && let Ok(serde_json::Value::Object(obj)) =
-                serde_json::from_slice::<serde_json::Value>(bytes)
-        {
-            let is_record = obj.contains_key("timestamp") && obj.contains_key("metrics");
-            if !is_record {
-                if obj.get("kind").and_then(|k| k.as_str()) == Some("fleet") {
-                    return Err(format!(
-                        "{FLEET_RESULT}: give the nodes' own results or histories"
-                    ));
-                }
-                if !(obj.contains_key("verdict") && obj.contains_key("policy")) {
-                    return Err(
-                        "a JSON object that is neither an iopscheck result (`--format json`) nor a history record"
-                            .into(),
-                    );
-                }
-                return self.result(name, node_result(obj)?);
-            }
-        }
-        // A history (the common, large input) holds no results and no log prefixes: read it
-        // as one without splitting it first.
-        if !stream::may_be_stream(bytes) {
-            return self.history(name, bytes);
-        }
-        let stream = Stream::split(bytes);
-        if stream.results.is_empty() && !stream.prefixed {
-            return self.history(name, bytes);
-        }
-        self.stream(name, stream)
-    }
-
-    /// A stream of results and records (e.g. `kubectl logs --prefix` of many pods): each
-    /// result is a row, the records are judged as one history, other lines are named in
-    /// warnings (a pod's error message is among them).
-    fn stream(&self, name: &str, s: Stream) -> Result<NodeFile, String> {
-        if s.results.is_empty() && s.records.is_empty() {
-            let first = s
-                .other
-                .first()
-                .map(|(n, t)| format!(": line {n}: {}", shorten(t)))
-                .unwrap_or_default();
-            return Err(format!(
-                "no iopscheck result or history record in it (the pods print theirs with `iopscheck run --format jsonl`){first}"
-            ));
-        }
-        let mut out = NodeFile::default();
-        for (line, obj) in s.results {
-            let at = format!("{name}:{line}");
-            let result = node_result(obj).map_err(|e| format!("line {line}: {e}"))?;
-            let node = self
-                .result(&at, result)
-                .map_err(|e| format!("line {line}: {e}"))?;
-            out.rows.extend(node.rows);
-            out.warnings.extend(node.warnings);
-        }
-        if !s.records.is_empty() {
-            let node = self.history(name, &s.records)?;
-            out.rows.extend(node.rows);
-            out.warnings.extend(node.warnings);
-        }
-        for line in s.fleets {
-            out.warnings
-                .push(format!("{name}:{line}: a fleet's result, left out"));
-        }
-        for (line, text) in s.other.iter().take(SKIPPED_SHOWN) {
-            out.warnings.push(format!(
-                "{name}:{line}: not an iopscheck result, skipped: {}",
-                shorten(text)
-            ));
-        }
-        if s.other.len() > SKIPPED_SHOWN {
-            out.warnings.push(format!(
-                "{name}: {} more lines that are not iopscheck results skipped",
-                s.other.len() - SKIPPED_SHOWN
-            ));
-        }
-        Ok(out)
-    }
-
-    fn result(&self, name: &str, r: NodeResult) -> Result<NodeFile, String> {
-        debug_assert!(r.schema_version <= 1, "checked by node_result");
-        if r.policy.name != self.policy.name {
-            return Err(format!(
-                "a result of policy {}, but the fleet is judged by {}: pass --policy {}, or leave the file out",
-                r.policy.name, self.policy.name, r.policy.name
-            ));
-        }
-        let verdict = r.verdict;
-        let joined = |f: &dyn Fn(&Record) -> &str| {
-            let set: BTreeSet<&str> = r.runs.iter().map(f).collect();
-            set.into_iter().collect::<Vec<_>>().join(",")
-        };
-        let (host, dir, engine) = match &r.group {
-            Some(g) => (g.host.clone(), g.dir.clone(), g.engine.clone()),
-            None => (
-                joined(&|x| x.host.as_str()),
-                joined(&|x| x.target.dir.as_str()),
-                joined(&|x| x.engine.as_str()),
-            ),
-        };
-        let host = if host.is_empty() { stem(name) } else { host };
-        let (runs, days) = match &r.evidence {
-            Some(e) => (e.runs, e.days),
-            None => (
-                r.runs.len(),
-                r.runs
-                    .iter()
-                    .map(evaluate::day_of)
-                    .collect::<BTreeSet<_>>()
-                    .len(),
-            ),
-        };
-        let mut warnings = Vec::new();
-        let mut row_warnings = r.warnings.clone();
-        // The node's figure for the fleet's deciding rule.
-        let rule = self.head.as_ref().and_then(|h| {
-            r.rules
-                .iter()
-                .filter(|x| x.metric == h.metric)
-                .find(|x| x.level == Level::Fail)
-        });
-        if let (Some(h), Some(rule)) = (&self.head, rule)
-            && rule.threshold != h.threshold
-        {
-            row_warnings.push(format!(
-                "judged against {} {} {}, while the fleet's policy {} says {} {}; the node's verdict is kept",
-                h.metric,
-                h.op,
-                fmt_precise(rule.threshold),
-                self.policy.name,
-                h.op,
-                fmt_precise(h.threshold)
-            ));
-        }
-        let last_run = r.runs.iter().map(|x| x.timestamp).max();
-        let mut row = NodeRow {
-            host,
-            dir,
-            engine,
-            file: name.to_string(),
-            source: RowSource::Result,
-            scope: r.scope.map(|s| s.as_str().to_string()),
-            runs,
-            days,
-            value: rule.and_then(|x| x.value),
-            threshold: rule
-                .map(|x| x.threshold)
-                .or(self.head.as_ref().map(|h| h.threshold)),
-            verdict,
-            reason: r.reason.clone(),
-            warnings: row_warnings,
-            last_run,
-        };
-        // A result older than the window no longer describes the node.
-        let newest = last_run
-            .map(|t| t.with_timezone(&Utc))
-            .or(r.generated)
-            .filter(|t| *t < self.since);
-        if let Some(t) = newest {
-            row.verdict = Verdict::Inconclusive;
-            row.reason = format!(
-                "stale: its newest run ({}) is older than the window (since {}); the node said {}: {}",
-                t.with_timezone(&Local).format("%Y-%m-%d %H:%M"),
-                self.since.with_timezone(&Local).format("%Y-%m-%d %H:%M"),
-                verdict,
-                r.reason
-            );
-        }
-        if matches!(r.scope, Some(Scope::Run | Scope::Import)) {
-            warnings.push(format!(
-                "{name}: the result of one `iopscheck {}`, judged as it is: the policy's evidence rule ({} runs over {} days) applies only to histories and `iopscheck report` results",
-                r.scope.map_or("run", Scope::as_str),
-                self.policy.evidence.min_runs,
-                self.policy.evidence.min_days
-            ));
-        }
-        Ok(NodeFile {
-            rows: vec![row],
-            warnings,
-        })
-    }
-
-    fn history(&self, name: &str, bytes: &[u8]) -> Result<NodeFile, String> {
-        // Streamed: only the policy's records in the window are parsed in full and kept; of
-        // the rest, what the no-evidence row says (hosts, policies, the newest run) is noted.
-        let seen = std::cell::RefCell::new(Seen::default());
-        let mut records = Vec::new();
-        let skipped = history::scan_from(
-            bytes,
-            Path::new(name),
-            history::MAX_LINE,
-            // every head is read: the no-evidence row names the newest run before the window
-            None,
-            |h| {
-                seen.borrow_mut().note(h, &self.policy.name);
-                h.policy == self.policy.name && h.timestamp >= self.since
-            },
-            |r| records.push(r),
-        )
-        .map_err(|e| format!("cannot read ({e})"))?;
-        let seen = seen.into_inner();
-        if seen.heads == 0 && records.is_empty() && !skipped.is_empty() {
-            return Err(format!(
-                "neither an iopscheck JSON result (`--format json`) nor a history (JSON Lines): line {}: {}",
-                skipped[0].line, skipped[0].reason
-            ));
-        }
-        let warnings = history::skipped_warnings(&skipped);
+    /// One input, read as it streams in: results (each checked and judged again from its runs,
+    /// see `result.rs`), history records (judged together, as one history, per host,
+    /// directory and engine over the window), fleets' results (left out) and other lines
+    /// (named, the first few). `stdin` names the input `stdin` and its results `stdin:LINE`;
+    /// an empty stdin is an error where an empty file is a history without runs yet. Errors
+    /// say what the input is not, or which result was refused and why.
+    pub fn input(&self, name: &str, reader: impl BufRead, stdin: bool) -> Result<NodeFile, String> {
+        let seen = RefCell::new(Seen::default());
         let filter = Filter {
             host: None,
             dir: None,
@@ -327,37 +156,246 @@ impl Judge<'_> {
             policy: self.policy.name.clone(),
             since: self.since,
         };
-        let evs = evaluate_groups(records, self.policy, &filter, self.now, self.strict);
-        let mut rows: Vec<NodeRow> = evs
-            .into_iter()
-            .map(|ev| {
-                let g = ev.group.clone().expect("evaluate_groups sets the group");
-                let rule = self
-                    .head
-                    .as_ref()
-                    .and_then(|h| ev.rules.iter().find(|r| r.metric == h.metric));
-                NodeRow {
-                    host: g.host,
-                    dir: g.dir,
-                    engine: g.engine,
-                    file: name.to_string(),
-                    source: RowSource::History,
-                    scope: Some("report".into()),
-                    runs: ev.evidence.runs,
-                    days: ev.evidence.days,
-                    value: rule.and_then(|r| r.value),
-                    threshold: rule.map(|r| r.threshold),
-                    verdict: ev.verdict,
-                    reason: ev.reason.clone(),
-                    warnings: ev.warnings.iter().map(|w| w.to_string()).collect(),
-                    last_run: ev.runs.iter().map(|r| r.timestamp).max(),
+        let mut grouping = Grouping::new(&filter);
+        let mut out = NodeFile::default();
+        let mut passed = Passed::default();
+        let mut fleets = Passed::default();
+        let (mut units, mut results, mut lone_objects) = (0usize, 0usize, 0usize);
+        let mut refused: Option<String> = None;
+        let stop = std::cell::Cell::new(false);
+        let policy = self.policy.name.as_str();
+        let since = self.since;
+        let mut scanner = RunScanner::new(
+            Path::new(name),
+            history::MAX_LINE,
+            // every head is read: the no-evidence row names the newest run before the window
+            None,
+            |h| {
+                seen.borrow_mut().note(h, policy);
+                h.policy == policy && h.timestamp >= since
+            },
+            |r| grouping.add(r),
+        );
+        let mut work = Work::default();
+        let reader = Stoppable {
+            inner: reader,
+            stop: &stop,
+        };
+        let split = stream::split(reader, MAX_OBJECT, |unit| {
+            if refused.is_some() {
+                return;
+            }
+            units += 1;
+            match unit {
+                Unit::Object { line, text } => {
+                    let mut handle = |text: &[u8], kind: Kind, work: &mut Work| {
+                        match kind {
+                            Kind::Record => {
+                                if text.len() > history::MAX_LINE {
+                                    passed.push(line, || {
+                                        format!(
+                                            "skipped: line longer than {} KiB, not read",
+                                            history::MAX_LINE / 1024
+                                        )
+                                    });
+                                } else {
+                                    work.parsed += text.len() as u64;
+                                    scanner.line(line, 0, Line::Text(text));
+                                }
+                            }
+                            Kind::Fleet => fleets.push(line, String::new),
+                            Kind::Result => {
+                                results += 1;
+                                let at = if stdin || line > 1 {
+                                    format!("{name}:{line}")
+                                } else {
+                                    name.to_string()
+                                };
+                                let node = self
+                                    .result(&at, text, work)
+                                    .map_err(|e| format!("line {line}: {e}"))?;
+                                out.rows.extend(node.rows);
+                                out.warnings.extend(node.warnings);
+                            }
+                            Kind::Other => {
+                                lone_objects += 1;
+                                passed.push(line, || {
+                                    format!(
+                                        "not an iopscheck result, skipped: {}",
+                                        shorten(&String::from_utf8_lossy(text))
+                                    )
+                                });
+                            }
+                            Kind::NotJson(e) => {
+                                passed.push(line, || format!("skipped: not JSON ({e})"))
+                            }
+                        }
+                        Ok::<(), String>(())
+                    };
+                    let r = match classify(text, &mut work) {
+                        // Objects run together on one line (files without their last
+                        // newline, concatenated) are read one by one.
+                        Kind::NotJson(e) => match several(text, &mut work) {
+                            Some(parts) => parts.into_iter().try_for_each(|p| {
+                                let kind = classify(p, &mut work);
+                                handle(p, kind, &mut work)
+                            }),
+                            None => handle(text, Kind::NotJson(e), &mut work),
+                        },
+                        kind => handle(text, kind, &mut work),
+                    };
+                    if let Err(e) = r {
+                        refused = Some(e);
+                        stop.set(true);
+                    }
                 }
-            })
-            .collect();
-        if rows.is_empty() {
-            rows.push(self.no_evidence(name, &seen));
+                Unit::Other { line, text } => {
+                    let text = String::from_utf8_lossy(text);
+                    passed.push(line, || {
+                        if text.contains("{\"schema_version\"") {
+                            format!(
+                                "a JSON object after text that is neither a `kubectl logs --prefix` prefix nor a `--timestamps` time, skipped: {}",
+                                shorten(&text)
+                            )
+                        } else {
+                            format!("not an iopscheck result, skipped: {}", shorten(&text))
+                        }
+                    });
+                }
+                Unit::Unread { first, last, why } => passed.push(first, || {
+                    if first == last {
+                        format!("skipped: {why}")
+                    } else {
+                        format!("skipped (to line {last}): {why}")
+                    }
+                }),
+            }
+        })
+        .map_err(|e| format!("cannot read ({e})"))?;
+        if let Some(e) = refused {
+            return Err(e);
         }
-        Ok(NodeFile { rows, warnings })
+        work.gathered = split.gathered;
+        work.lines = split.lines;
+        out.work = work;
+        // The history reader's skipped lines and the lines passed over here, in line order.
+        let skipped = scanner.finish();
+        let total = skipped.len() + passed.total();
+        let mut named: Vec<(usize, String)> = skipped
+            .into_iter()
+            .take(SKIPPED_SHOWN)
+            .map(|s| (s.line, format!("skipped: {}", s.reason)))
+            .chain(passed.first)
+            .collect();
+        named.sort_by_key(|(line, _)| *line);
+        named.truncate(SKIPPED_SHOWN);
+        let seen = seen.into_inner();
+
+        if results == 0 && seen.heads == 0 {
+            if fleets.total() > 0 {
+                return Err(format!(
+                    "{FLEET_RESULT}: give the nodes' own results or histories"
+                ));
+            }
+            if units == 0 && stdin {
+                return Err(
+                    "empty: no results or history records came in (did the command before the pipe print anything?)"
+                        .into(),
+                );
+            }
+            if units == 0 {
+                // An empty history: a node that has not run yet.
+                out.rows.push(self.no_evidence(name, &seen));
+                return Ok(out);
+            }
+            let first = named
+                .first()
+                .map(|(n, t)| format!(": line {n}: {t}"))
+                .unwrap_or_default();
+            if units == 1 && lone_objects == 1 {
+                return Err(
+                    "a JSON object that is neither an iopscheck result (`--format json`) nor a history record"
+                        .into(),
+                );
+            }
+            if stdin || split.prefixed {
+                return Err(format!(
+                    "no iopscheck result or history record in it (the pods print theirs with `iopscheck run --format jsonl`){first}"
+                ));
+            }
+            return Err(format!(
+                "neither an iopscheck JSON result (`--format json`) nor a history (JSON Lines){first}"
+            ));
+        }
+        if seen.heads > 0 {
+            let evs = grouping.evaluate(self.policy, self.now, self.strict, &Records::None);
+            if evs.is_empty() {
+                out.rows.extend(self.no_evidence_rows(name, &seen));
+            }
+            out.rows
+                .extend(evs.into_iter().map(|ev| self.history_row(name, ev)));
+        }
+        for (line, why) in named {
+            out.warnings.push(format!("{name}:{line}: {why}"));
+        }
+        if total > SKIPPED_SHOWN {
+            out.warnings.push(format!(
+                "{name}: {} more lines skipped",
+                total - SKIPPED_SHOWN
+            ));
+        }
+        for (line, _) in &fleets.first {
+            out.warnings
+                .push(format!("{name}:{line}: a fleet's result, left out"));
+        }
+        if fleets.more > 0 {
+            out.warnings.push(format!(
+                "{name}: {} more fleets' results left out",
+                fleets.more
+            ));
+        }
+        Ok(out)
+    }
+
+    /// A history group's evaluation as its row.
+    fn history_row(&self, name: &str, ev: Evaluation) -> NodeRow {
+        let g = ev.group.clone().expect("evaluate_groups sets the group");
+        let rule = self
+            .head
+            .as_ref()
+            .and_then(|h| ev.rules.iter().find(|r| r.metric == h.metric));
+        NodeRow {
+            host: g.host,
+            dir: g.dir,
+            engine: g.engine,
+            file: name.to_string(),
+            source: RowSource::History,
+            scope: Some("report".into()),
+            runs: ev.evidence.runs,
+            days: ev.evidence.days,
+            value: rule.and_then(|r| r.value),
+            threshold: rule.map(|r| r.threshold),
+            verdict: ev.verdict,
+            reason: ev.reason.clone(),
+            warnings: ev.warnings.iter().map(|w| w.to_string()).collect(),
+            last_run: ev.runs.iter().map(|r| r.timestamp).max(),
+        }
+    }
+
+    /// A history with no runs of the policy in the window: each host it names has no
+    /// evidence (an input of several hosts is not one node named after the input).
+    fn no_evidence_rows(&self, name: &str, seen: &Seen) -> Vec<NodeRow> {
+        if seen.hosts.len() <= 1 {
+            return vec![self.no_evidence(name, seen)];
+        }
+        seen.hosts
+            .iter()
+            .map(|h| {
+                let mut row = self.no_evidence(name, seen);
+                row.host = h.clone();
+                row
+            })
+            .collect()
     }
 
     /// A history with no runs of the policy in the window: the node has no evidence.
@@ -409,6 +447,58 @@ impl Judge<'_> {
             last_run: None,
         }
     }
+}
+
+/// What an object on its own is.
+enum Kind {
+    Record,
+    Result,
+    Fleet,
+    Other,
+    NotJson(serde_json::Error),
+}
+
+/// Sorts an object by its top-level keys: a record has a timestamp and metrics, a fleet's
+/// result says so, a node's result has a verdict and a policy.
+fn classify(text: &[u8], work: &mut Work) -> Kind {
+    if text.starts_with(RECORD_START) {
+        return Kind::Record;
+    }
+    work.parsed += text.len() as u64;
+    let probe: Probe = match serde_json::from_slice(text) {
+        Ok(p) => p,
+        Err(e) => return Kind::NotJson(e),
+    };
+    if probe.timestamp.is_some() && probe.metrics.is_some() {
+        Kind::Record
+    } else if probe.kind.as_ref().and_then(|k| k.as_str()) == Some("fleet") {
+        Kind::Fleet
+    } else if probe.verdict.is_some() && probe.policy.is_some() {
+        Kind::Result
+    } else {
+        Kind::Other
+    }
+}
+
+/// The objects of a line that holds several run together (`{...}{...}`), when it holds
+/// nothing else; None for one object, or anything that is not only objects.
+fn several<'t>(text: &'t [u8], work: &mut Work) -> Option<Vec<&'t [u8]>> {
+    work.parsed += text.len() as u64;
+    let mut it = serde_json::Deserializer::from_slice(text).into_iter::<IgnoredAny>();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    loop {
+        match it.next() {
+            None => break,
+            Some(Ok(_)) => {
+                let end = it.byte_offset();
+                parts.push(text[start..end].trim_ascii());
+                start = end;
+            }
+            Some(Err(_)) => return None,
+        }
+    }
+    (parts.len() > 1 && parts.iter().all(|p| p.first() == Some(&b'{'))).then_some(parts)
 }
 
 /// Checks across files (after `fleet_input::dedupe`): hosts expected but absent (added as inconclusive
@@ -467,7 +557,7 @@ fn shorten(s: &str) -> String {
 }
 
 /// The file's name without directories and extensions, as the host of a file that names none.
-fn stem(name: &str) -> String {
+pub(super) fn stem(name: &str) -> String {
     let base = Path::new(name)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -495,22 +585,126 @@ mod tests {
     fn files_that_are_neither_are_refused_with_what_they_are_not() {
         let p = policy::resolve("swimlane").unwrap().policy;
         let j = judge(&p);
-        let e = j.file("x.json", b"{\"a\": 1}").unwrap_err();
+        let e = j.input("x.json", &b"{\"a\": 1}"[..], false).unwrap_err();
         assert!(e.contains("neither an iopscheck result"), "{e}");
         let e = j
-            .file("x.txt", b"fio-3.33\nWRITE: bw=1MiB/s\n")
+            .input("x.txt", &b"fio-3.33\nWRITE: bw=1MiB/s\n"[..], false)
             .unwrap_err();
         assert!(e.contains("nor a history"), "{e}");
         let e = j
-            .file("f.json", b"{\"kind\":\"fleet\",\"verdict\":\"pass\"}")
+            .input(
+                "f.json",
+                &b"{\"kind\":\"fleet\",\"verdict\":\"pass\"}"[..],
+                false,
+            )
             .unwrap_err();
         assert!(e.contains("a fleet's result"), "{e}");
+    }
+
+    /// A node's `report --format json` over six runs of two days before `now`, for `host`.
+    fn result_text(host: &str, now: DateTime<Utc>) -> String {
+        let p = policy::resolve("swimlane").unwrap().policy;
+        let records: Vec<_> = (0..6)
+            .map(|i| {
+                let t =
+                    now - chrono::Duration::hours(1 + 20 * (i / 3)) - chrono::Duration::minutes(i);
+                let mut r = crate::evaluate::tests::rec(&t.to_rfc3339(), 16.4);
+                r.host = host.into();
+                r
+            })
+            .collect();
+        let ev = crate::select::evaluate_groups(
+            records,
+            &p,
+            &Filter {
+                host: None,
+                dir: None,
+                engine: None,
+                policy: p.name.clone(),
+                since: now - chrono::Duration::days(7),
+            },
+            now,
+            false,
+        )
+        .remove(0);
+        let mut out = Vec::new();
+        crate::report::render(
+            crate::report::Format::Json,
+            &ev,
+            &crate::report::Style::default(),
+            &mut out,
+        )
+        .unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn the_work_of_reading_grows_with_the_input_and_no_faster() {
+        let p = policy::resolve("swimlane").unwrap().policy;
+        let j = judge(&p);
+        // Pretty results one after another with no prefix (each of them holding the word
+        // "verdict"), notes among them, and a record whose host is "verdict".
+        let one = result_text("NODE", j.now);
+        let record = serde_json::to_string(&{
+            let mut r = crate::evaluate::tests::rec(&j.now.to_rfc3339(), 16.4);
+            r.host = "verdict".into();
+            r
+        })
+        .unwrap();
+        let stream = |n: usize| -> Vec<u8> {
+            let mut s = String::new();
+            for i in 0..n {
+                if i % 50 == 0 {
+                    s.push_str("iopscheck: note: io_uring refused; posixaio instead\n");
+                }
+                s.push_str(&one.replace("\"NODE\"", &format!("\"node{i}\"")));
+            }
+            s.push_str(&record);
+            s.push('\n');
+            s.into_bytes()
+        };
+        let mut per_byte = Vec::new();
+        for n in [100, 400] {
+            let bytes = stream(n);
+            let node = j.input("stdin", &bytes[..], true).unwrap();
+            assert_eq!(node.rows.len(), n + 1);
+            let len = bytes.len() as u64;
+            // Each byte is gathered at most once and parsed a bounded number of times (the
+            // result's keys, its claims, its runs, and each run as a history line).
+            assert!(node.work.gathered <= len, "{:?} {len}", node.work);
+            assert!(node.work.parsed <= 5 * len, "{:?} {len}", node.work);
+            per_byte.push(node.work.parsed as f64 / len as f64);
+        }
+        // Four times the input, the same work per byte.
+        assert!(
+            (per_byte[1] / per_byte[0] - 1.0).abs() < 0.01,
+            "{per_byte:?}"
+        );
+
+        // A history of one host, one record of which is of the host "verdict".
+        let line =
+            serde_json::to_string(&crate::evaluate::tests::rec(&j.now.to_rfc3339(), 16.4)).unwrap();
+        let history = |n: usize| -> Vec<u8> {
+            let mut s = format!("{line}\n").repeat(n);
+            s.push_str(&record);
+            s.push('\n');
+            s.into_bytes()
+        };
+        for n in [1000, 4000] {
+            let bytes = history(n);
+            let node = j.input("h.jsonl", &bytes[..], false).unwrap();
+            assert_eq!(node.rows.len(), 2);
+            assert_eq!(node.work.lines, n + 1);
+            assert!(node.work.parsed <= bytes.len() as u64, "{:?}", node.work);
+        }
     }
 
     #[test]
     fn an_empty_history_is_a_node_without_evidence() {
         let p = policy::resolve("swimlane").unwrap().policy;
-        let n = judge(&p).file("/r/node7.history.jsonl", b"").unwrap();
+        let n = judge(&p)
+            .input("/r/node7.history.jsonl", &b""[..], false)
+            .unwrap();
         assert_eq!(n.rows.len(), 1);
         assert_eq!(n.rows[0].host, "node7");
         assert_eq!(n.rows[0].verdict, Verdict::Inconclusive);

@@ -2,11 +2,13 @@
 //! node must pass: the fleet fails if any node fails, is inconclusive if any is (or has
 //! no evidence at all) and none fails, and passes only when every node passes.
 //!
-//! [`Judge`] turns each node's file (a `--format json` result, a history, or a stream of both)
-//! into rows; [`stream`] splits a stream and counts a node given twice once; [`Fleet::new`]
-//! decides. `iopscheck fleet` gathers the files and renders the [`Fleet`] (`report::fleet`).
+//! [`Judge`] turns each node's input (a `--format json` result, a history, or a stream of both)
+//! into rows, reading it as it streams in; a result is judged again from its own runs
+//! (`result.rs`), never taken on trust; [`stream`] splits an input and counts a node given
+//! twice once; [`Fleet::new`] decides. `iopscheck fleet` gathers the files and renders the [`Fleet`] (`report::fleet`).
 
 mod judge;
+mod result;
 pub mod stream;
 
 use chrono::{DateTime, FixedOffset, Utc};
@@ -14,12 +16,12 @@ use chrono::{DateTime, FixedOffset, Utc};
 use crate::evaluate::{PolicyInfo, Verdict};
 use crate::policy::{Aggregate, Op, Policy};
 
-pub use judge::{FLEET_RESULT, Judge, NodeFile, cross_check};
+pub use judge::{FLEET_RESULT, Judge, NodeFile, Work, cross_check};
 
 /// Where a row's verdict came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowSource {
-    /// A node's `--format json` output, whose verdict is taken as the node gave it.
+    /// A node's `--format json` output, judged again here from the runs it carries.
     Result,
     /// A history file, judged here over the fleet's window.
     History,
