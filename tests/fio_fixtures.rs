@@ -613,20 +613,78 @@ fn braces_in_the_noise_before_the_json_are_passed_over() {
     );
 }
 
+/// fio-3.33-sample.json as fio's `--status-interval` would have written it 3 s into the
+/// run: the same start (`timestamp` 3 s earlier, `elapsed` 3 instead of 6), half the writes
+/// (`io_bytes`, `total_ios`, `runtime` of the write direction), an `eta` left.
+fn an_earlier_status_of(final_report: &str) -> String {
+    let edits = [
+        ("\"timestamp\" : 1796026391,", "\"timestamp\" : 1796026388,"),
+        ("\"elapsed\" : 6,", "\"elapsed\" : 3,"),
+        ("\"eta\" : 0,", "\"eta\" : 3,"),
+        ("\"io_bytes\" : 1073745920,", "\"io_bytes\" : 536872960,"),
+        ("\"runtime\" : 5064,", "\"runtime\" : 2532,"),
+        ("\"total_ios\" : 262145,", "\"total_ios\" : 131072,"),
+    ];
+    let mut r = final_report.to_string();
+    for (from, to) in edits {
+        assert_eq!(r.matches(from).count(), 1, "{from}");
+        r = r.replace(from, to);
+    }
+    r
+}
+
 #[test]
-fn of_several_status_reports_the_last_is_used() {
-    let a = String::from_utf8(fixture("fio-3.33-sample.json")).unwrap();
-    let b = String::from_utf8(fixture("fio-3.33-io_uring-randwrite.json")).unwrap();
-    let out = parse(format!("{a}\n{b}").as_bytes()).unwrap();
-    assert_eq!(
-        summary(&out),
-        summary(&parsed("fio-3.33-io_uring-randwrite.json"))
+fn of_several_status_reports_of_one_run_the_last_is_used() {
+    let last = String::from_utf8(fixture("fio-3.33-sample.json")).unwrap();
+    let earlier = an_earlier_status_of(&last);
+    let out = parse(format!("{earlier}\n{last}").as_bytes()).unwrap();
+    assert_eq!(summary(&out), summary(&parsed("fio-3.33-sample.json")));
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.contains("2 JSON reports of one fio run")),
+        "{:?}",
+        out.notes
     );
-    assert!(out.notes.iter().any(|n| n.contains("2 JSON reports")));
     // a last report cut short: the previous complete one, with a note
-    let out = parse(format!("{a}\n{}", &b[..b.len() / 2]).as_bytes()).unwrap();
+    let out = parse(format!("{last}\n{}", &earlier[..earlier.len() / 2]).as_bytes()).unwrap();
     assert_eq!(summary(&out), summary(&parsed("fio-3.33-sample.json")));
     assert!(out.notes.iter().any(|n| n.contains("incomplete")));
+}
+
+#[test]
+fn reports_of_different_runs_are_each_read_and_a_report_given_twice_is_a_repeat() {
+    let a = String::from_utf8(fixture("fio-3.33-sample.json")).unwrap();
+    let b = String::from_utf8(fixture("fio-3.33-io_uring-randwrite.json")).unwrap();
+    // two runs 17 s apart (`timestamp` − `elapsed`): each is read, neither is a status
+    let out = parse(format!("{a}\n{b}").as_bytes()).unwrap();
+    let mut both = summary(&parsed("fio-3.33-sample.json"));
+    both.extend(summary(&parsed("fio-3.33-io_uring-randwrite.json")));
+    assert_eq!(summary(&out), both);
+    assert_eq!(
+        out.jobs.iter().map(|j| j.invocation).collect::<Vec<_>>(),
+        [0, 1]
+    );
+    assert!(out.jobs.iter().all(|j| j.repeat_of.is_none()));
+    // the same report twice: the second is the first run again, named as such
+    let out = parse(format!("{a}\n{a}").as_bytes()).unwrap();
+    assert_eq!(out.jobs.len(), 2);
+    assert_eq!(out.jobs[0].repeat_of, None);
+    assert_eq!(
+        out.jobs[1].repeat_of.as_deref(),
+        Some("the block at JSON report 1, job 1 (random-write)")
+    );
+    // a jobs[] entry repeated inside one report
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    let mut doubled = v.clone();
+    let job = v["jobs"][0].clone();
+    doubled["jobs"].as_array_mut().unwrap().push(job);
+    let out = parse(doubled.to_string().as_bytes()).unwrap();
+    assert_eq!(out.jobs.len(), 2);
+    assert_eq!(
+        out.jobs[1].repeat_of.as_deref(),
+        Some("the block at JSON job 1 (random-write)")
+    );
 }
 
 #[test]

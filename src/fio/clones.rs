@@ -18,13 +18,22 @@ use std::collections::BTreeMap;
 use super::{FioJob, FioOutput};
 use crate::measure::{BwBasis, DirectionStats, Latency, Measurement};
 
-/// Combines the blocks of `out` that are clones of one job (same name, same group, same
-/// stated shape) into one job each, in the place of the first clone, and adds a note saying
-/// so. Blocks whose shapes differ are left apart: they are different jobs that share a name.
+/// Combines the blocks of `out` that are clones of one job (same run of the input, same name,
+/// same group, same stated shape) into one job each, in the place of the first clone, and
+/// adds a note saying so. Only fio's own accounting makes blocks one job: clones are combined
+/// where the run's group line is in the input ([`FioJob::grouped`]); without it (a text cut
+/// before its `Run status group` line) they are not combined, and each is marked as no one
+/// test of its own. Blocks whose shapes differ are left apart: they are different jobs that
+/// share a name. A block repeating an earlier one ([`FioJob::repeat_of`]) is no clone.
 pub fn combine(out: &mut FioOutput) {
-    let mut by_job: BTreeMap<(&str, u32), Vec<usize>> = BTreeMap::new();
+    let mut by_job: BTreeMap<(usize, &str, u32), Vec<usize>> = BTreeMap::new();
     for (i, j) in out.jobs.iter().enumerate() {
-        by_job.entry((&j.name, j.groupid)).or_default().push(i);
+        if j.repeat_of.is_none() {
+            by_job
+                .entry((j.invocation, &j.name, j.groupid))
+                .or_default()
+                .push(i);
+        }
     }
     let sets: Vec<Vec<usize>> = by_job
         .into_values()
@@ -40,19 +49,36 @@ pub fn combine(out: &mut FioOutput) {
     }
     let mut drop = vec![false; out.jobs.len()];
     for ix in &sets {
+        if !ix.iter().all(|&i| out.jobs[i].grouped) {
+            let first = &out.jobs[ix[0]];
+            let why = format!(
+                "one of {} blocks of job '{}' (group {}) printed by one fio run (numjobs clones without group_reporting), whose 'Run status group {}' line is not in the input (cut?): their sum cannot be checked against fio's, and one clone is a fraction of the job",
+                ix.len(),
+                first.name,
+                first.groupid,
+                first.groupid
+            );
+            for &i in ix {
+                out.jobs[i].mixed = Some(why.clone());
+            }
+            continue;
+        }
         let clones: Vec<&FioJob> = ix.iter().map(|&i| &out.jobs[i]).collect();
-        let job = FioJob {
-            name: clones[0].name.clone(),
-            groupid: clones[0].groupid,
-            shape: clones[0].shape.clone(),
-            measurement: measurement(&clones),
-            error: clones
-                .iter()
-                .map(|c| c.error)
-                .find(|&e| e != 0)
-                .unwrap_or(0),
-            mixed: None,
-        };
+        let erred = clones.iter().find(|c| c.error != 0);
+        let mut job = FioJob::new(
+            clones[0].name.clone(),
+            clones[0].groupid,
+            clones[0].shape.clone(),
+            measurement(&clones),
+            erred.map_or(0, |c| c.error),
+        );
+        job.error_text = erred.and_then(|c| c.error_text.clone());
+        job.place = clones[0].place.clone();
+        job.invocation = clones[0].invocation;
+        job.timestamp = clones[0].timestamp;
+        job.grouped = true;
+        let processes: Vec<&str> = clones.iter().filter_map(|c| c.process.as_deref()).collect();
+        job.process = (!processes.is_empty()).then(|| processes.join(" "));
         out.notes.push(format!(
             "job '{}' (group {}): {} clones reported one by one (numjobs without group_reporting) were combined into one run, as fio's 'Run status group' line combines them: I/Os and bytes summed over the longest runtime; their latency percentiles and IOPS samples cannot be combined from the output and are not stated",
             job.name,

@@ -95,14 +95,24 @@ pub(super) fn parse(text: &str, start: usize) -> Result<Option<FioOutput>, Parse
     {
         return Err(e);
     }
-    let Some(report) = reports.pop() else {
+    if reports.is_empty() {
         return Ok(None);
-    };
-    if !reports.is_empty() {
-        notes.push(format!(
-            "{} JSON reports found (fio --status-interval?); the last one was used",
-            reports.len() + 1
-        ));
+    }
+    // The reports of one fio run (`--status-interval` writes one after another, each the
+    // run so far), and the runs one after another (a command run twice, a report pasted
+    // twice): a report starts a run of its own unless it is a later status of the one before.
+    let mut runs: Vec<Vec<Value>> = Vec::new();
+    for r in reports {
+        match runs.last_mut() {
+            Some(series)
+                if series
+                    .last()
+                    .is_some_and(|last| *last != r && status_of_one_run(last, &r)) =>
+            {
+                series.push(r)
+            }
+            _ => runs.push(vec![r]),
+        }
     }
 
     let before = &text[..report_at];
@@ -125,7 +135,108 @@ pub(super) fn parse(text: &str, start: usize) -> Result<Option<FioOutput>, Parse
         notes.push("interrupted run (fio: terminating on signal): the figures cover the time until the interruption".into());
     }
 
-    Ok(Some(read_report(&report, notes)))
+    let count = runs.len();
+    let mut out: Option<FioOutput> = None;
+    for (k, mut series) in runs.into_iter().enumerate() {
+        let report = series.pop().expect("a run has a report");
+        let mut run_notes = Vec::new();
+        if !series.is_empty() {
+            run_notes.push(format!(
+                "{} JSON reports of one fio run (the same start: fio --status-interval); the last one was used",
+                series.len() + 1
+            ));
+        }
+        let mut run = read_report(&report, run_notes);
+        for (i, j) in run.jobs.iter_mut().enumerate() {
+            j.invocation = k;
+            j.place = if count > 1 {
+                format!("JSON report {}, job {}", k + 1, i + 1)
+            } else {
+                format!("JSON job {}", i + 1)
+            };
+        }
+        out = Some(match out {
+            None => run,
+            Some(mut all) => {
+                all.fio_version = all.fio_version.or(run.fio_version);
+                all.timestamp = all.timestamp.or(run.timestamp);
+                all.jobs.extend(run.jobs);
+                for n in run.notes {
+                    if !all.notes.contains(&n) {
+                        all.notes.push(n);
+                    }
+                }
+                all
+            }
+        });
+    }
+    let mut out = out.expect("at least one report");
+    out.notes.splice(0..0, notes);
+    if count > 1 {
+        out.notes.push(format!(
+            "the input holds {count} JSON reports of different fio runs; each is read on its own"
+        ));
+    }
+    Ok(Some(out))
+}
+
+/// Whether `later` is a later status report of the run `earlier` reports (fio
+/// `--status-interval`): the same jobs started at the same moment. fio ≥ 3.36 states each
+/// job's start (`job_start`); before, the report's time less the seconds since fio started
+/// (`timestamp` − `elapsed`) is the run's start. Without either, a later status has the same
+/// jobs, each further on (no direction with less I/O or runtime, one with more).
+fn status_of_one_run(earlier: &Value, later: &Value) -> bool {
+    let jobs = |r: &Value| -> Vec<Value> {
+        r.get("jobs")
+            .or_else(|| r.get("client_stats"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (a, b) = (jobs(earlier), jobs(later));
+    let key = |j: &Value| (j.get("jobname").cloned(), j.get("groupid").cloned());
+    if a.len() != b.len() || a.iter().zip(&b).any(|(x, y)| key(x) != key(y)) {
+        return false;
+    }
+    let starts = |js: &[Value]| -> Option<Vec<u64>> {
+        js.iter()
+            .map(|j| j.get("job_start").and_then(as_u64).filter(|&s| s > 0))
+            .collect()
+    };
+    if let (Some(x), Some(y)) = (starts(&a), starts(&b)) {
+        return x == y;
+    }
+    let began = |r: &Value, js: &[Value]| -> Option<i64> {
+        let t = r.get("timestamp").and_then(as_u64)?;
+        let e = js
+            .iter()
+            .filter_map(|j| j.get("elapsed").and_then(as_u64))
+            .max()?;
+        i64::try_from(t).ok()?.checked_sub(i64::try_from(e).ok()?)
+    };
+    if let (Some(x), Some(y)) = (began(earlier, &a), began(later, &b)) {
+        // `elapsed` is rounded up to the second, and the report's time is taken after it
+        return (x - y).abs() <= 2;
+    }
+    let mut further = false;
+    for (x, y) in a.iter().zip(&b) {
+        for dir in ["read", "write", "trim"] {
+            for k in ["io_bytes", "runtime"] {
+                let v = |j: &Value| {
+                    j.get(dir)
+                        .and_then(|d| d.get(k))
+                        .and_then(as_u64)
+                        .unwrap_or(0)
+                };
+                match v(y).cmp(&v(x)) {
+                    std::cmp::Ordering::Less => return false,
+                    std::cmp::Ordering::Greater => further = true,
+                    std::cmp::Ordering::Equal => {}
+                }
+            }
+        }
+    }
+    further
 }
 
 fn is_fio_report(v: &Value) -> bool {
@@ -219,22 +330,28 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
                 m.sync = latency(sync, "lat_ns", "lat", total);
             }
         }
-        jobs.push(FioJob {
+        let mut job = FioJob::new(
             name,
-            groupid: obj
-                .get("groupid")
+            obj.get("groupid")
                 .and_then(as_u64)
                 .and_then(|g| u32::try_from(g).ok())
                 .unwrap_or(0),
             shape,
-            measurement: m,
-            error: obj
-                .get("error")
+            m,
+            obj.get("error")
                 .and_then(Value::as_i64)
                 .and_then(|e| i32::try_from(e).ok())
                 .unwrap_or(0),
-            mixed: None,
-        });
+        );
+        job.timestamp = timestamp;
+        job.process = obj
+            .get("job_start")
+            .and_then(as_u64)
+            .filter(|&s| s > 0)
+            .map(|s| format!("job_start={s}"));
+        // One report is one run, with fio's accounting of every group in it.
+        job.grouped = true;
+        jobs.push(job);
     }
 
     if kib_io {

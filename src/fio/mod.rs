@@ -10,6 +10,11 @@
 //! | JSON ≤ 2.20 | from `io_bytes` in KiB: exact when the block size is a whole number of KiB, else `Printed` | fio's value | `total_ios`; fio 2.1 has none: bytes ÷ bs or IOPS × runtime |
 //! | text | `Printed`: the binary `BW=` figure; `bw_mb_s_printed` = the decimal one in parentheses | as printed (`69.5k`) | the `issued` line when present, else IOPS × runtime (estimate) |
 //! | terse | `Printed`: fio's truncated KiB/s integer × 1024 | truncated integer | IOPS × runtime (estimate) |
+//!
+//! One fio run is one run: a paste of several runs keeps each apart
+//! ([`FioJob::invocation`]), a block that repeats an earlier one is marked
+//! ([`FioJob::repeat_of`]), and clones are combined only within one run whose group line is
+//! in the input ([`combine_clones`]).
 
 mod clones;
 mod cmdline;
@@ -51,6 +56,118 @@ pub struct FioJob {
     /// Why this block is not one job's test though it has figures (text: `group_reporting`
     /// over several job definitions); such a block is never given one shape.
     pub mixed: Option<String>,
+    /// fio's own words for `error`, where the output has them (text: `error=Input/output
+    /// error`).
+    pub error_text: Option<String>,
+    /// Where the block is in the input, for messages: "line 6", "JSON report 1, job 2",
+    /// "terse line 3".
+    pub place: String,
+    /// Which fio run of the input the block belongs to (0, 1, …). A paste may hold several:
+    /// text is cut where a run's own lines begin again (the header printed before the run,
+    /// `fio-3.33`, `Starting N processes`, a job block after the group summaries), JSON by
+    /// report, and every terse line stands alone.
+    pub invocation: usize,
+    /// That run's own timestamp (JSON `timestamp`, the text block's date), when stated.
+    pub timestamp: Option<DateTime<FixedOffset>>,
+    /// What names the job's process beyond its figures: text `pid=…`, JSON `job_start` (fio
+    /// ≥ 3.36). Two blocks of one process are one run of it.
+    pub process: Option<String>,
+    /// fio's own accounting of the job's group is part of the same run in the input (text: its
+    /// `Run status group N` line; JSON: every job of one report), so numjobs clones printed
+    /// one by one may be combined as that accounting combines them.
+    pub grouped: bool,
+    /// The block repeats an earlier one of the input (the same run pasted or given twice):
+    /// where that one is. It is never counted again.
+    pub repeat_of: Option<String>,
+}
+
+impl FioJob {
+    /// A job block with what only some formats state left unknown: one run of its own, not
+    /// covered by a group line.
+    pub fn new(
+        name: String,
+        groupid: u32,
+        shape: JobShape,
+        measurement: Measurement,
+        error: i32,
+    ) -> FioJob {
+        FioJob {
+            name,
+            groupid,
+            shape,
+            measurement,
+            error,
+            mixed: None,
+            error_text: None,
+            place: String::new(),
+            invocation: 0,
+            timestamp: None,
+            process: None,
+            grouped: false,
+            repeat_of: None,
+        }
+    }
+
+    /// fio's error for the job in words: "err=5, Input/output error". None when it ran
+    /// without one.
+    pub fn error_words(&self) -> Option<String> {
+        if self.error == 0 {
+            return None;
+        }
+        let words = self.error_text.clone().or_else(|| {
+            // fio's errors are errno values (td_verror); outside errno's range, fio's own.
+            (1..4096).contains(&self.error).then(|| {
+                let e = std::io::Error::from_raw_os_error(self.error).to_string();
+                e.split(" (os error").next().unwrap_or(&e).to_string()
+            })
+        });
+        Some(match words {
+            Some(w) if !w.starts_with("Unknown error") => format!("err={}, {w}", self.error),
+            _ => format!("err={}", self.error),
+        })
+    }
+
+    /// The same block as `other`, figure for figure, of the same process where one is named.
+    pub fn same_run(&self, other: &FioJob) -> bool {
+        self.name == other.name
+            && self.groupid == other.groupid
+            && self.error == other.error
+            && self.process == other.process
+            && self.shape == other.shape
+            && self.measurement == other.measurement
+            && self.mixed == other.mixed
+    }
+}
+
+/// Marks every block that repeats an earlier one (the same run given twice in one input:
+/// a text pasted again, a JSON report or a `jobs[]` entry repeated, a terse line twice).
+fn mark_repeats(out: &mut FioOutput) {
+    // By everything `same_run` compares, written out once per block: linear in the input.
+    let mut first: std::collections::HashMap<String, usize> = Default::default();
+    for j in 0..out.jobs.len() {
+        let b = &out.jobs[j];
+        let key = format!(
+            "{:?}",
+            (
+                &b.name,
+                b.groupid,
+                b.error,
+                &b.process,
+                &b.shape,
+                &b.measurement,
+                &b.mixed
+            )
+        );
+        match first.get(&key) {
+            Some(&e) if out.jobs[e].same_run(b) => {
+                let e = &out.jobs[e];
+                out.jobs[j].repeat_of = Some(format!("the block at {} ({})", e.place, e.name));
+            }
+            _ => {
+                first.insert(key, j);
+            }
+        }
+    }
 }
 
 /// A parsed output.
@@ -103,7 +220,10 @@ pub fn parse(input: &[u8]) -> Result<FioOutput, ParseError> {
     let mut json_error = None;
     if let Some(start) = json::find_start(&text, 0) {
         match json::parse(&text, start) {
-            Ok(Some(out)) => return Ok(out),
+            Ok(Some(mut out)) => {
+                mark_repeats(&mut out);
+                return Ok(out);
+            }
             Ok(None) => {}
             Err(e) => {
                 let rest = &text[start..];
@@ -115,23 +235,24 @@ pub fn parse(input: &[u8]) -> Result<FioOutput, ParseError> {
     }
     match text::parse(&text) {
         Ok(Some(mut out)) => {
-            let disk = disk::from_text(&text);
-            for j in &mut out.jobs {
-                j.measurement.disk = disk.clone();
-            }
+            mark_repeats(&mut out);
             return Ok(out);
         }
         Ok(None) => {}
         // a result line that cannot be read: unless the text is terse after all
         Err(e @ ParseError::Unreadable(_)) => {
             return match terse::parse(&text) {
-                Ok(Some(out)) => Ok(out),
+                Ok(Some(mut out)) => {
+                    mark_repeats(&mut out);
+                    Ok(out)
+                }
                 _ => Err(e),
             };
         }
         Err(e) => return Err(e),
     }
-    if let Some(out) = terse::parse(&text)? {
+    if let Some(mut out) = terse::parse(&text)? {
+        mark_repeats(&mut out);
         return Ok(out);
     }
     Err(json_error.unwrap_or_else(|| {

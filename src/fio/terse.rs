@@ -89,11 +89,11 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
                 .filter(|v| v.is_finite())
         };
         let error: i32 = f[head - 1].trim().parse().unwrap_or(0);
-        jobs.push(FioJob {
+        let mut job = FioJob::new(
             name,
-            groupid: f[head - 2].trim().parse().unwrap_or(0),
-            shape: JobShape::default(),
-            measurement: Measurement {
+            f[head - 2].trim().parse().unwrap_or(0),
+            JobShape::default(),
+            Measurement {
                 read,
                 write,
                 cpu_usr_pct: pct(cpu_at),
@@ -101,11 +101,35 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
                 ..Measurement::default()
             },
             error,
-            mixed: None,
-        });
+        );
+        // A terse line has no group line, no process and no date: each stands alone, one
+        // run of its own (numjobs clones printed one by one cannot be told from runs).
+        job.place = format!("terse record {} (line {line})", jobs.len() + 1);
+        job.invocation = jobs.len();
+        jobs.push(job);
     }
     if jobs.is_empty() {
         return Ok(None);
+    }
+    let mut named: Vec<(&str, u32, Vec<&Measurement>)> = Vec::new();
+    for j in &jobs {
+        match named
+            .iter_mut()
+            .find(|(n, g, _)| *n == j.name && *g == j.groupid)
+        {
+            Some((_, _, ms)) => {
+                if !ms.contains(&&j.measurement) {
+                    ms.push(&j.measurement);
+                }
+            }
+            None => named.push((&j.name, j.groupid, vec![&j.measurement])),
+        }
+    }
+    for (name, group, ms) in named.iter().filter(|(_, _, ms)| ms.len() > 1) {
+        notes.push(format!(
+            "{} terse lines of job '{name}' (group {group}): terse output does not say whether they are numjobs clones of one run or runs of their own, and has no group line to combine clones by; each is read as a run of its own",
+            ms.len()
+        ));
     }
     let first_line = recs[0].0;
     let before: Vec<&str> = text

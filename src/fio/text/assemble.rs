@@ -192,14 +192,16 @@ impl State {
                     },
                 }
             }
-            jobs.push(FioJob {
-                name: b.name.clone(),
-                groupid: b.groupid,
-                shape,
-                measurement: m,
-                error: b.err,
-                mixed,
-            });
+            let mut job = FioJob::new(b.name.clone(), b.groupid, shape, m, b.err);
+            job.mixed = mixed;
+            job.error_text = b.err_text.clone();
+            job.place = format!("line {}", b.line);
+            job.process = b.pid.map(|p| format!("pid={p}"));
+            job.grouped = self.status_groups.contains(&b.groupid);
+            jobs.push(job);
+        }
+        for j in &mut jobs {
+            j.timestamp = timestamp;
         }
 
         notes.push(format!(

@@ -45,45 +45,158 @@ pub(super) struct TextLine<'a> {
 }
 
 /// Reads a normal-format output. `Ok(None)`: no fio job block in the text.
+///
+/// A paste may hold several fio runs (a command run twice, an output quoted again in a
+/// reply): each is read on its own, its blocks marked with the run they belong to
+/// ([`FioJob::invocation`](crate::fio::FioJob::invocation)), so that clones are combined only
+/// within one run. Where a run's results were printed more than once by the same processes
+/// (`--status-interval`), the last print is the run's.
 pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
     let (physical, _rejoined) = rejoin(text);
     let (lines, resplit) = split_lines(&physical);
+    // Each run: its state and the number of its first line.
+    let mut runs: Vec<(State, usize)> = Vec::new();
     let mut st = State::default();
+    let mut first_line = 1;
     for line in &lines {
+        if st.begins_another_run(line.text) {
+            st.close_block();
+            runs.push((std::mem::take(&mut st), first_line));
+            first_line = line.no;
+        }
         st.line(line);
     }
     st.close_block();
-    if st.blocks.is_empty() {
-        if let Some((no, text)) = st.orphan_unreadable.first() {
-            return Err(ParseError::Unreadable(format!(
-                "line {no}: a result line that could not be read, and no job block: '{}'",
-                shorten(text)
+    runs.push((st, first_line));
+
+    let all_lines = text.split('\n').count();
+    let count = runs.len();
+    // Each run's lines end where the next begins (its disk statistics are among them).
+    let ends: Vec<usize> = runs
+        .iter()
+        .skip(1)
+        .map(|(_, from)| from.saturating_sub(1))
+        .chain([all_lines])
+        .collect();
+    let mut out: Option<FioOutput> = None;
+    let mut cut_runs = Vec::new();
+    for (k, (st, from)) in runs.into_iter().enumerate() {
+        let last = k + 1 == count;
+        if st.blocks.is_empty() {
+            if k == 0 {
+                if let Some((no, text)) = st.orphan_unreadable.first() {
+                    return Err(ParseError::Unreadable(format!(
+                        "line {no}: a result line that could not be read, and no job block: '{}'",
+                        shorten(text)
+                    )));
+                }
+                return Ok(None);
+            }
+            cut_runs.push(from);
+            continue;
+        }
+        if last
+            && let Some(b) = st.blocks.last()
+            && b.dirs.is_empty()
+            && b.unreadable.is_empty()
+            && b.err == 0
+        {
+            return Err(ParseError::Truncated(format!(
+                "job '{}' has a header but no results: the output is cut after line {}",
+                b.name, st.last_line
             )));
         }
+        let mut notes = Vec::new();
+        if k == 0 && st.noise_before > 0 {
+            notes.push(format!(
+                "skipped {} line{} of noise before the output",
+                st.noise_before,
+                if st.noise_before == 1 { "" } else { "s" }
+            ));
+        }
+        if resplit {
+            notes.push("the text had lost line breaks; it was re-split on fio's markers (a job name containing spaces may keep only its last word)".into());
+        }
+        // The disks' lines as fio wrote them (joined again where a mail client wrapped them).
+        let to = ends[k];
+        let own: Vec<&str> = physical
+            .iter()
+            .filter(|(_, no)| (from..=to).contains(no))
+            .map(|(l, _)| l.as_str())
+            .collect();
+        let disk = crate::fio::disk::from_text(&own.join("\n"));
+        let mut run = st.finish(notes)?;
+        for j in &mut run.jobs {
+            j.invocation = k;
+            j.measurement.disk = disk.clone();
+        }
+        out = Some(match out {
+            None => run,
+            Some(mut all) => {
+                all.fio_version = all.fio_version.or(run.fio_version);
+                all.timestamp = all.timestamp.or(run.timestamp);
+                all.jobs.extend(run.jobs);
+                for n in run.notes {
+                    if !all.notes.contains(&n) {
+                        all.notes.push(n);
+                    }
+                }
+                all
+            }
+        });
+    }
+    let Some(mut out) = out else {
         return Ok(None);
-    }
-    if let Some(b) = st.blocks.last()
-        && b.dirs.is_empty()
-        && b.unreadable.is_empty()
-        && b.err == 0
-    {
-        return Err(ParseError::Truncated(format!(
-            "job '{}' has a header but no results: the output is cut after line {}",
-            b.name, st.last_line
-        )));
-    }
-    let mut notes = Vec::new();
-    if st.noise_before > 0 {
-        notes.push(format!(
-            "skipped {} line{} of noise before the output",
-            st.noise_before,
-            if st.noise_before == 1 { "" } else { "s" }
+    };
+    for from in cut_runs {
+        out.notes.push(format!(
+            "line {from}: another fio run begins here, but its job results are missing (the paste is cut?)"
         ));
     }
-    if resplit {
-        notes.push("the text had lost line breaks; it was re-split on fio's markers (a job name containing spaces may keep only its last word)".into());
+    let runs = out.jobs.iter().map(|j| j.invocation).max().unwrap_or(0) + 1;
+    if runs > 1 {
+        out.notes.push(format!(
+            "the text holds {runs} fio runs one after another; each is read on its own"
+        ));
     }
-    st.finish(notes).map(Some)
+    last_print_of_each_process(&mut out);
+    Ok(Some(out))
+}
+
+/// A job's results printed more than once by the same process in one text (fio
+/// `--status-interval` prints the whole report again and again): the last print is the run's,
+/// the earlier ones are left out with a note. A print repeated figure for figure is a repeat,
+/// left to [`crate::fio::parse`] to name.
+fn last_print_of_each_process(out: &mut FioOutput) {
+    let n = out.jobs.len();
+    // The last print of each process.
+    let mut last: std::collections::HashMap<(&str, u32, &str), usize> = Default::default();
+    for (i, j) in out.jobs.iter().enumerate() {
+        if let Some(p) = j.process.as_deref() {
+            last.insert((j.name.as_str(), j.groupid, p), i);
+        }
+    }
+    let mut superseded = vec![false; n];
+    for (i, a) in out.jobs.iter().enumerate() {
+        let Some(p) = a.process.as_deref() else {
+            continue;
+        };
+        let b = &out.jobs[last[&(a.name.as_str(), a.groupid, p)]];
+        superseded[i] = b.invocation != a.invocation && b.measurement != a.measurement;
+    }
+    let dropped = superseded.iter().filter(|&&s| s).count();
+    if dropped == 0 {
+        return;
+    }
+    let mut i = 0;
+    out.jobs.retain(|_| {
+        i += 1;
+        !superseded[i - 1]
+    });
+    out.notes.push(format!(
+        "{dropped} job block{} printed again later by the same fio process (status reports, --status-interval?): the last print of each was used",
+        if dropped == 1 { " was" } else { "s were" }
+    ));
 }
 
 /// A line of the input shown in a message: at most 120 characters.

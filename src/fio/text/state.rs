@@ -11,6 +11,17 @@ use super::fields::{
 };
 use super::markers::{Ddir, LatKind, Marker, direction_marker, host_tag, marker, summary_kind};
 use crate::measure::Latency;
+use std::collections::{HashMap, HashSet};
+
+use super::date::parse_ctime;
+
+/// What the blocks of one job and group printed so far state of themselves.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Printed {
+    pids: HashSet<u32>,
+    first: Option<chrono::NaiveDateTime>,
+    last: Option<chrono::NaiveDateTime>,
+}
 
 #[derive(Debug)]
 pub(super) struct Block {
@@ -18,7 +29,13 @@ pub(super) struct Block {
     pub(super) groupid: u32,
     pub(super) jobs: u32,
     pub(super) err: i32,
+    /// fio's words for the error: `err= 5 (file:io_u.c:1787, func=io_u error,
+    /// error=Input/output error)`.
+    pub(super) err_text: Option<String>,
+    pub(super) pid: Option<u32>,
     pub(super) date: Option<String>,
+    /// The header's line.
+    pub(super) line: usize,
     pub(super) dirs: Vec<DdirLine>,
     pub(super) usr: Option<f64>,
     pub(super) sys: Option<f64>,
@@ -47,6 +64,11 @@ pub(super) struct State {
     pub(super) errors: Vec<String>,
     pub(super) interrupted: bool,
     pub(super) group_lines: bool,
+    /// The groups whose `Run status group N` line was read.
+    pub(super) status_groups: Vec<u32>,
+    /// The blocks read so far, by job and group: their processes and the span of their
+    /// dates (to tell clones from another run in [`State::begins_another_run`]).
+    pub(super) printed: HashMap<(String, u32), Printed>,
     pub(super) extra_terse: bool,
     /// Client/server output: the host whose blocks follow (`<host>` on a line of its own, or
     /// before a job header).
@@ -100,7 +122,7 @@ impl State {
         }
         if t.contains(": (groupid=") {
             let host = line_host.or_else(|| self.host.clone());
-            return self.job_header(t, host);
+            return self.job_header(t, host, no);
         }
         if let Some(idx) = t.find(": Laying out IO file") {
             if let Some(size) = laid_out_size(&t[idx..]) {
@@ -180,6 +202,11 @@ impl State {
                 self.group_lines = true;
                 self.summary_group =
                     leading_u64(rest.trim_start()).and_then(|g| u32::try_from(g).ok());
+                if let Some(g) = self.summary_group
+                    && !self.status_groups.contains(&g)
+                {
+                    self.status_groups.push(g);
+                }
                 return true;
             }
             Some((Marker::DiskStats, _)) => {
@@ -274,50 +301,29 @@ impl State {
         true
     }
 
-    fn job_header(&mut self, t: &str, host: Option<String>) -> bool {
-        let Some(idx) = t.find(": (groupid=") else {
-            return false;
-        };
-        let rest = &t[idx + ": (groupid=".len()..];
-        let Some(groupid) = leading_u64(rest).and_then(|g| u32::try_from(g).ok()) else {
+    fn job_header(&mut self, t: &str, host: Option<String>, no: usize) -> bool {
+        let Some(h) = header(t) else {
             return false;
         };
         self.close_block();
-        let jobs = value_of(rest, "jobs=")
-            .and_then(leading_u64)
-            .and_then(|j| u32::try_from(j).ok())
-            .unwrap_or(1);
-        let err = rest
-            .find("err=")
-            .map(|i| rest[i + 4..].trim_start())
-            .and_then(|s| {
-                let neg = s.starts_with('-');
-                let n = leading_u64(s.trim_start_matches('-'))?;
-                let n = i32::try_from(n).ok()?;
-                Some(if neg { -n } else { n })
-            })
-            .unwrap_or(0);
-        let date = rest.find("pid=").and_then(|i| {
-            let after = &rest[i + 4..];
-            let after = after.trim_start_matches(|c: char| c.is_ascii_digit());
-            let d = after.trim_start_matches(':').trim();
-            (!d.is_empty()).then(|| d.to_string())
-        });
-        let name = t[..idx].trim();
+        let name = h.name;
         if name == "All clients" {
             self.host = None;
         }
         let name = match host {
             // per-host blocks of a client/server run are named as fio tags them
-            Some(h) if name != "All clients" => format!("<{h}> {name}"),
+            Some(host) if name != "All clients" => format!("<{host}> {name}"),
             _ => name.to_string(),
         };
         self.cur = Some(Block {
             name,
-            groupid,
-            jobs,
-            err,
-            date,
+            groupid: h.groupid,
+            jobs: h.jobs,
+            err: h.err,
+            err_text: h.err_text,
+            pid: h.pid,
+            date: h.date,
+            line: no,
             dirs: Vec::new(),
             usr: None,
             sys: None,
@@ -329,9 +335,93 @@ impl State {
         true
     }
 
+    /// Whether line `t` begins another fio run than the one read so far: once this run has
+    /// job results, a run's own opening lines (the header printed before the run, the
+    /// version, `Starting N processes`, the laying out of a file), a job block after the
+    /// group summaries (fio prints every block before them), or a block of a job this run
+    /// already has that is no clone of it (the same process again, or printed at another
+    /// time: clones are printed together). Client/server output, whose hosts' lines
+    /// interleave, is cut only where a block repeats.
+    pub(super) fn begins_another_run(&self, t: &str) -> bool {
+        if self.blocks.is_empty() && self.cur.is_none() {
+            return false;
+        }
+        let mut t = t.trim();
+        let mut host = self.host.clone();
+        if let Some((tag, rest)) = host_tag(t) {
+            host = Some(tag.to_string());
+            t = rest;
+        }
+        if t.contains(": (groupid=") {
+            let Some(h) = header(t) else {
+                return false;
+            };
+            if self.group_lines && host.is_none() {
+                return true;
+            }
+            let name = match &host {
+                Some(host) if h.name != "All clients" => format!("<{host}> {}", h.name),
+                _ => h.name.to_string(),
+            };
+            let at = h.date.as_deref().and_then(parse_ctime);
+            let mut seen = self.printed.get(&(name.clone(), h.groupid)).cloned();
+            if let Some(b) = self
+                .cur
+                .as_ref()
+                .filter(|b| b.name == name && b.groupid == h.groupid)
+            {
+                let p = seen.get_or_insert_with(Printed::default);
+                p.pids.extend(b.pid);
+                if let Some(d) = b.date.as_deref().and_then(parse_ctime) {
+                    p.first = Some(p.first.map_or(d, |f| f.min(d)));
+                    p.last = Some(p.last.map_or(d, |l| l.max(d)));
+                }
+            }
+            let Some(seen) = seen else {
+                return false;
+            };
+            let same_process = h.pid.is_some_and(|p| seen.pids.contains(&p));
+            let apart = match (at, seen.first, seen.last) {
+                (Some(now), Some(first), Some(last)) => {
+                    (now - first).num_seconds().abs() > CLONES_APART_S
+                        || (now - last).num_seconds().abs() > CLONES_APART_S
+                }
+                _ => false,
+            };
+            return same_process || apart;
+        }
+        if host.is_some() {
+            return false;
+        }
+        if t.contains(": (g=") && t.contains("rw=") {
+            return pre_header(t).is_some();
+        }
+        if t.contains(": Laying out IO file") {
+            return true;
+        }
+        if t.strip_prefix("fio ")
+            .and_then(|v| v.split_whitespace().next())
+            .is_some_and(is_version)
+            && t.split_whitespace().count() == 2
+        {
+            return true;
+        }
+        match marker(t) {
+            Some((Marker::Starting, rest)) => leading_u64(rest).is_some(),
+            Some((Marker::Version, rest)) => rest.split_whitespace().next().is_some_and(is_version),
+            _ => false,
+        }
+    }
+
     pub(super) fn close_block(&mut self) {
         self.pct = None;
         if let Some(b) = self.cur.take() {
+            let p = self.printed.entry((b.name.clone(), b.groupid)).or_default();
+            p.pids.extend(b.pid);
+            if let Some(d) = b.date.as_deref().and_then(parse_ctime) {
+                p.first = Some(p.first.map_or(d, |f| f.min(d)));
+                p.last = Some(p.last.map_or(d, |l| l.max(d)));
+            }
             self.blocks.push(b);
         }
     }
@@ -353,4 +443,68 @@ impl State {
         let lat = slot.get_or_insert_with(Latency::default);
         lat.percentiles.extend(percentile_pairs(text, unit));
     }
+}
+
+/// fio prints the blocks of one run within a moment, clones included: blocks of one job
+/// printed further apart than this are two runs.
+const CLONES_APART_S: i64 = 2;
+
+/// A job block's header: `name: (groupid=0, jobs=1): err= 0: pid=19150: Mon Nov 30 08:12:48
+/// 2026`, or with fio's error `err= 5 (file:io_u.c:1787, func=io_u error, error=Input/output
+/// error): pid=…`.
+pub(super) struct Header<'a> {
+    pub(super) name: &'a str,
+    pub(super) groupid: u32,
+    pub(super) jobs: u32,
+    pub(super) err: i32,
+    pub(super) err_text: Option<String>,
+    pub(super) pid: Option<u32>,
+    pub(super) date: Option<String>,
+}
+
+pub(super) fn header(t: &str) -> Option<Header<'_>> {
+    let idx = t.find(": (groupid=")?;
+    let rest = &t[idx + ": (groupid=".len()..];
+    let groupid = leading_u64(rest).and_then(|g| u32::try_from(g).ok())?;
+    let jobs = value_of(rest, "jobs=")
+        .and_then(leading_u64)
+        .and_then(|j| u32::try_from(j).ok())
+        .unwrap_or(1);
+    let err = rest
+        .find("err=")
+        .map(|i| rest[i + 4..].trim_start())
+        .and_then(|s| {
+            let neg = s.starts_with('-');
+            let n = leading_u64(s.trim_start_matches('-'))?;
+            let n = i32::try_from(n).ok()?;
+            Some(if neg { -n } else { n })
+        })
+        .unwrap_or(0);
+    // fio's words, inside the parentheses after the number: `…, error=Input/output error)`
+    let err_text = rest.find("err=").and_then(|i| {
+        let after = &rest[i..];
+        let end = after.find("): pid=").or_else(|| after.find(')'))?;
+        let inside = &after[..end];
+        let words = inside.rsplit_once("error=").map(|(_, w)| w.trim())?;
+        (!words.is_empty()).then(|| words.to_string())
+    });
+    let pid_at = rest.find("pid=");
+    let pid = pid_at
+        .and_then(|i| leading_u64(&rest[i + 4..]))
+        .and_then(|p| u32::try_from(p).ok());
+    let date = pid_at.and_then(|i| {
+        let after = &rest[i + 4..];
+        let after = after.trim_start_matches(|c: char| c.is_ascii_digit());
+        let d = after.trim_start_matches(':').trim();
+        (!d.is_empty()).then(|| d.to_string())
+    });
+    Some(Header {
+        name: t[..idx].trim(),
+        groupid,
+        jobs,
+        err,
+        err_text,
+        pid,
+        date,
+    })
 }
