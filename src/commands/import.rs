@@ -107,6 +107,10 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let mut notes: Vec<Warning> = Vec::new();
     // Notes that may repeat across files: said once, with the files they came from.
     let mut file_notes: Vec<(String, String)> = Vec::new();
+    // The outputs read so far, by digest, and their job blocks: the same output or the same
+    // run given again is one run.
+    let mut digests: Vec<(String, String)> = Vec::new();
+    let mut seen: Vec<(fio::FioJob, String)> = Vec::new();
     for path in &args.files {
         let input = read_input(path)?;
         let mut parsed: FioOutput = fio::parse(&input.bytes).with_context(|| input.name.clone())?;
@@ -115,43 +119,65 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| input.name.clone());
+        let file_digest = digest(&input.bytes);
+        let given_before = digests
+            .iter()
+            .find(|(d, _)| *d == file_digest)
+            .map(|(_, name)| name.clone());
+        if given_before.is_none() {
+            digests.push((file_digest.clone(), base.clone()));
+        }
         for n in &parsed.notes {
             file_notes.push((base.clone(), n.clone()));
         }
-        let (timestamp, ts_note) = match (parsed.timestamp, input.modified) {
-            (Some(t), _) => (t, None),
-            (None, Some(m)) => (
+        let file_time = match input.modified {
+            Some(m) => (
                 m,
-                Some(format!(
-                    "{base}: the output has no timestamp; the file's modification time was used"
-                )),
+                "the output has no timestamp; the file's modification time was used",
             ),
-            (None, None) => (
+            None => (
                 Local::now().fixed_offset(),
-                Some(format!(
-                    "{base}: the output has no timestamp; the import time was used"
-                )),
+                "the output has no timestamp; the import time was used",
             ),
         };
-        if let Some(n) = ts_note {
-            let n = n
-                .strip_prefix(&format!("{base}: "))
-                .unwrap_or(&n)
-                .to_string();
-            file_notes.push((base.clone(), n));
-        }
         if let Some((spec, _)) = &assumed {
             file_notes.push((base.clone(), format!("{} (--assume-job {spec})", ASSUMED)));
         }
-        let file_digest = digest(&input.bytes);
         for (i, job) in parsed.jobs.iter().enumerate() {
             let label = if parsed.jobs.len() > 1 {
                 format!("{base} job {} ({})", i + 1, display_name(&job.name))
             } else {
                 base.clone()
             };
+            let timestamp = match job.timestamp.or(parsed.timestamp) {
+                Some(t) => t,
+                None => {
+                    file_notes.push((base.clone(), file_time.1.to_string()));
+                    file_time.0
+                }
+            };
+            // Why the block is not counted, the first reason that holds: it is not a run of
+            // its own (given again), not evidence (fio's error), or no one node's test.
             let mut excluded = None;
-            if let Some(why) = &job.mixed {
+            if let Some(earlier) = &given_before {
+                excluded = Some(if *earlier == base {
+                    format!("{base} is given twice: the same output is one run, counted once")
+                } else {
+                    format!("the same output as {earlier} (the same bytes), counted once")
+                });
+            } else if let Some(first) = &job.repeat_of {
+                excluded = Some(format!(
+                    "the same fio run as {first}, repeated in the input; counted once"
+                ));
+            } else if let Some((_, first)) = seen.iter().find(|(j, _)| j.same_run(job)) {
+                excluded = Some(format!(
+                    "the same fio run as {first} (the same job block, figure for figure); counted once"
+                ));
+            } else if let Some(err) = job.error_words() {
+                excluded = Some(format!(
+                    "fio reported an error for this job ({err}): a job that failed is not evidence, however good its figures"
+                ));
+            } else if let Some(why) = &job.mixed {
                 excluded = Some(why.clone());
             } else if job.name == "All clients" {
                 excluded = Some(
@@ -159,13 +185,18 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                         .to_string(),
                 );
             }
+            if given_before.is_none() && job.repeat_of.is_none() {
+                seen.push((job.clone(), label.clone()));
+            }
+            let mut figures_contradict = Vec::new();
             let shape = match &assumed {
-                Some((_, a)) => {
-                    let (shape, contradictions) = assume(&job.shape, a);
-                    for c in contradictions {
+                Some((spec, a)) => {
+                    let assumption = assume(&job.shape, a, &job.measurement, spec);
+                    for c in assumption.notes {
                         notes.push(Warning::Note(format!("{label}: {c}")));
                     }
-                    shape
+                    figures_contradict = assumption.contradicted;
+                    assumption.shape
                 }
                 None => job.shape.clone(),
             };
@@ -175,18 +206,15 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 .shape_differences(&expected)
                 .into_iter()
                 .filter(|d| !(d.field == "ioengine" && policy.accepts_engine(&d.found)))
+                // what the figures contradict is named as they show it
+                .filter(|d| !figures_contradict.iter().any(|c| c.field == d.field))
+                .chain(figures_contradict.iter().cloned())
                 .collect();
             let contradicts = stated.iter().any(|d| d.found != NOT_STATED);
             let mut differences = Vec::new();
             for mut d in stated {
                 d.found = format!("{} in {label}", d.found);
                 differences.push(d);
-            }
-            if job.error != 0 {
-                notes.push(Warning::Note(format!(
-                    "{label}: fio reported err={} for this job; its figures may be incomplete",
-                    job.error
-                )));
             }
             let mut m = job.measurement.clone();
             if m.bs.is_none() {
@@ -244,6 +272,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 label,
                 differences,
                 contradicts,
+                figures_contradict,
                 excluded,
             });
         }
@@ -253,16 +282,18 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     notes.sort_by_key(|n| !n.to_string().contains(ASSUMED));
     // The shape differences of the judged blocks are found again, with the deviations of
     // scale, by evaluate (crate::deviation): one rule for run, import, report and fleet.
-    let (records, _) = select(candidates, &mut notes);
+    // What the figures contradict of an assumed job is named as the figures show it.
+    let chosen = select(candidates);
 
     if args.record {
-        record(&args.history.history, &records, ctx)?;
+        record(&args.history.history, &chosen.records, ctx)?;
     }
 
     let mut opts = Options::new(Scope::Import, now);
     opts.strict = args.out.strict;
     opts.notes = notes;
-    let ev = evaluate::evaluate(records, &policy, &opts);
+    opts.shape_differences = chosen.contradicted;
+    let ev = evaluate::evaluate_left_out(chosen.records, chosen.left_out, &policy, &opts);
     outputs.emit(&ev, ctx)?;
     Ok(ev.verdict.exit_code())
 }
@@ -278,25 +309,38 @@ struct Candidate {
     record: Record,
     label: String,
     differences: Vec<ShapeDifference>,
-    /// A field the output states differs from the policy's job.
+    /// A field the output states (or its figures show) differs from the policy's job.
     contradicts: bool,
-    /// Why the block is no one node's test at all (mixed definitions, a client/server sum).
+    /// What the output's figures contradict of the job assumed with `--assume-job`.
+    figures_contradict: Vec<ShapeDifference>,
+    /// Why the block does not count at all: the same run given again, fio's error, no one
+    /// node's test (mixed definitions, a client/server sum).
     excluded: Option<String>,
 }
 
-/// The runs to judge and their shape differences. A block that is no one test is never
-/// judged; where some blocks have the policy's shape and others state another one (a
-/// read-only job beside the write job), only the former are judged. Every block left out is
-/// named in a note with the reason.
-fn select(
-    candidates: Vec<Candidate>,
-    notes: &mut Vec<Warning>,
-) -> (Vec<Record>, Vec<ShapeDifference>) {
+/// What [`select`] keeps.
+struct Chosen {
+    /// The runs to judge.
+    records: Vec<Record>,
+    /// The blocks left out, each with its reason ("file: why"), listed as not counted.
+    left_out: Vec<(Record, String)>,
+    /// What the figures of the judged runs contradict of an assumed job.
+    contradicted: Vec<ShapeDifference>,
+}
+
+/// The runs to judge. A block that is no run of its own or no evidence is never judged; where
+/// some blocks have the policy's shape and others state another one (a read-only job beside
+/// the write job), only the former are judged. Every block left out is listed as not counted,
+/// with the reason.
+fn select(candidates: Vec<Candidate>) -> Chosen {
     let any_policy_shaped = candidates
         .iter()
         .any(|c| c.excluded.is_none() && !c.contradicts);
-    let mut records = Vec::new();
-    let mut differences = Vec::new();
+    let mut chosen = Chosen {
+        records: Vec::new(),
+        left_out: Vec::new(),
+        contradicted: Vec::new(),
+    };
     for c in candidates {
         let reason = c.excluded.clone().or_else(|| {
             (any_policy_shaped && c.contradicts).then(|| {
@@ -317,34 +361,66 @@ fn select(
             })
         });
         match reason {
-            Some(r) => notes.push(Warning::Note(format!("not counted: {}: {r}", c.label))),
+            Some(r) => chosen
+                .left_out
+                .push((c.record, format!("{}: {r}", c.label))),
             None => {
-                differences.extend(c.differences);
-                records.push(c.record);
+                for mut d in c.figures_contradict {
+                    d.found = format!("{} in {}", d.found, c.label);
+                    chosen.contradicted.push(d);
+                }
+                chosen.records.push(c.record);
             }
         }
     }
-    (records, differences)
+    chosen
 }
 
-/// The shape a job had, as far as the output states it, completed by the assumed one; and
-/// each stated field that contradicts the assumption (the stated one is kept).
+/// A job shape given with `--assume-job`, completed from what the output states.
+struct Assumption {
+    /// What the output states, completed by the assumed job where the output is silent and
+    /// its figures do not contradict it.
+    shape: crate::job::JobShape,
+    /// Each stated field that differs from the assumption, and each assumed field the
+    /// output's figures contradict, in words.
+    notes: Vec<String>,
+    /// The assumed fields the figures contradict (left unknown in `shape`), named as the
+    /// figures show them.
+    contradicted: Vec<ShapeDifference>,
+}
+
+/// Fewer I/Os than this in a direction, and its bytes ÷ I/Os says too little of the block
+/// size to contradict an assumed one (terse IOPS are truncated integers).
+const MIN_IOS_FOR_BS: u64 = 100;
+
+/// How far the bytes ÷ I/Os of a direction may be from an assumed block size: printed figures
+/// carry 3–4 significant digits, terse counts are estimated from a truncated IOPS.
+const BS_TOLERANCE: f64 = 0.10;
+
+/// The shape a job had, as far as the output states it, completed by the assumed one; an
+/// assumption only fills what the output leaves unstated. What the output states wins, and
+/// its figures are read against the assumed job: reads in a write-only job (or writes in a
+/// read-only one), bytes per I/O that give another block size, a time-based job that ran
+/// shorter than its runtime. Such an assumed field is not taken: it stays unknown, and the
+/// figures' contradiction is named.
 fn assume(
     stated: &crate::job::JobShape,
     assumed: &crate::job::JobShape,
-) -> (crate::job::JobShape, Vec<String>) {
+    m: &crate::measure::Measurement,
+    spec: &str,
+) -> Assumption {
     let as_map = |s: &crate::job::JobShape| match serde_json::to_value(s) {
         Ok(serde_json::Value::Object(m)) => m,
         _ => serde_json::Map::new(),
     };
     let stated_map = as_map(stated);
     let mut merged = as_map(assumed);
-    let mut contradictions = Vec::new();
+    let mut notes = Vec::new();
     for (k, v) in stated_map {
         if let Some(a) = merged.get(&k)
             && *a != v
         {
-            contradictions.push(format!(
+            notes.push(format!(
                 "the output states {k}={} where the assumed job has {k}={}; the output's is used",
                 plain(&v),
                 plain(a)
@@ -352,10 +428,100 @@ fn assume(
         }
         merged.insert(k, v);
     }
-    let shape = serde_json::from_value(serde_json::Value::Object(merged))
+    let mut shape: crate::job::JobShape = serde_json::from_value(serde_json::Value::Object(merged))
         .unwrap_or_else(|_| stated.clone());
-    (shape, contradictions)
+    let mut contradicted = Vec::new();
+    let moved = |d: &Option<crate::measure::DirectionStats>| {
+        d.as_ref().is_some_and(|d| d.ios > 0 || d.bytes > 0)
+    };
+    let (reads, writes) = (moved(&m.read), moved(&m.write));
+
+    // The directions: what the output did against what the assumed job does.
+    if stated.rw.is_none()
+        && let Some(rw) = assumed.rw
+        && (reads || writes)
+        && (reads != rw.reads() || writes != rw.writes())
+    {
+        let did = match (reads, writes) {
+            (true, true) => "reads and writes",
+            (true, false) => "reads only",
+            _ => "writes only",
+        };
+        notes.push(format!(
+            "the output's figures contradict the assumed job: it {did} where --assume-job {spec} has rw={rw}; rw is not taken from the assumption"
+        ));
+        contradicted.push(ShapeDifference {
+            field: "rw",
+            expected: rw.to_string(),
+            found: format!("{did} (the output's figures)"),
+        });
+        shape.rw = None;
+    }
+
+    // The block size: every I/O of a fixed-size job moves bs bytes.
+    if stated.bs.is_none()
+        && let Some(bs) = assumed.bs.filter(|&b| b > 0)
+    {
+        let per_io = [&m.read, &m.write]
+            .into_iter()
+            .flatten()
+            .filter(|d| d.ios >= MIN_IOS_FOR_BS && d.bytes > 0)
+            .map(|d| d.bytes as f64 / d.ios as f64)
+            .find(|&b| (b / bs as f64 - 1.0).abs() > BS_TOLERANCE);
+        if let Some(per_io) = per_io {
+            // whole KiB: the figures are no finer
+            let size = if per_io >= 1024.0 {
+                format!("{:.0} KiB", per_io / 1024.0)
+            } else {
+                format!("{per_io:.0} B")
+            };
+            notes.push(format!(
+                "the output's figures contradict the assumed job: its bytes ÷ I/Os give about {size} per I/O where --assume-job {spec} has bs={}; bs is not taken from the assumption",
+                crate::units::format_size_fio(bs)
+            ));
+            contradicted.push(ShapeDifference {
+                field: "bs",
+                expected: crate::units::format_size_fio(bs),
+                found: format!("about {size} per I/O (the output's bytes ÷ I/Os)"),
+            });
+            shape.bs = None;
+        }
+    }
+
+    // The runtime: a time-based job runs its runtime, and fio's runtime includes the drain
+    // and the end fsync, so it is never shorter. A shorter run is left to the deviation
+    // rule, which reads the measured runtime where none is stated.
+    if stated.runtime_s.is_none()
+        && assumed.time_based == Some(true)
+        && stated.time_based != Some(false)
+        && let Some(want) = assumed.runtime_s
+    {
+        let ran_ms = [&m.read, &m.write]
+            .into_iter()
+            .flatten()
+            .map(|d| d.runtime_ms)
+            .max();
+        if let Some(ms) = ran_ms
+            && ms as f64 / 1000.0 + RUNTIME_SLACK_S < want
+        {
+            notes.push(format!(
+                "the output's figures contradict the assumed job: it ran {:.1} s where --assume-job {spec} runs {} (time_based); runtime is not taken from the assumption",
+                ms as f64 / 1000.0,
+                crate::units::format_duration(std::time::Duration::from_secs_f64(want))
+            ));
+            shape.runtime_s = None;
+        }
+    }
+    Assumption {
+        shape,
+        notes,
+        contradicted,
+    }
 }
+
+/// How much shorter than a time-based job's runtime a run may measure (fio's clock and its
+/// millisecond rounding) before it is another runtime: the deviation rule's own slack.
+const RUNTIME_SLACK_S: f64 = 0.5;
 
 fn plain(v: &serde_json::Value) -> String {
     match v {

@@ -35,11 +35,16 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
     };
     if runs.is_empty() {
         if !j.not_counted.is_empty() {
+            // An import's blocks are left out for more than their test: say what would count.
+            let advice = match opts.scope {
+                Scope::Import => {
+                    "import the output of a run of the policy's test that ended without an error"
+                }
+                _ => "run `iopscheck run` without --size or --runtime on the node's disk",
+            };
             return (
                 Verdict::Inconclusive,
-                format!(
-                    "no runs of the policy's test to judge{not_counted}: run `iopscheck run` without --size or --runtime on the node's disk"
-                ),
+                format!("no runs of the policy's test to judge{not_counted}: {advice}"),
             );
         }
         return (
@@ -55,7 +60,7 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
             .collect();
         return (
             Verdict::Inconclusive,
-            format!("not the policy's test: {}", d.join("; ")),
+            format!("not the policy's test: {}{not_counted}", d.join("; ")),
         );
     }
     let deciding =
@@ -96,14 +101,17 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
             .unwrap_or_default();
         return (
             Verdict::Inconclusive,
-            format!("not the policy's test: {}{first}", deviation::list(&either)),
+            format!(
+                "not the policy's test: {}{first}{not_counted}",
+                deviation::list(&either)
+            ),
         );
     }
     if !missing.is_empty() {
         return (
             Verdict::Inconclusive,
             format!(
-                "the runs do not measure {}, which the policy judges",
+                "the runs do not measure {}, which the policy judges{not_counted}",
                 missing.join(", ")
             ),
         );
@@ -186,7 +194,7 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
             return (
                 Verdict::Inconclusive,
                 format!(
-                    "passed only on a test that flatters the disk ({}): {first}{soft}; only the policy's own test can pass",
+                    "passed only on a test that flatters the disk ({}): {first}{soft}; only the policy's own test can pass{not_counted}",
                     deviation::list(&flatters)
                 ),
             );

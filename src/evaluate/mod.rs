@@ -381,23 +381,54 @@ pub fn day_of(r: &impl RunFields) -> NaiveDate {
 
 /// Judges records against a policy (a run's or an import's, held in memory).
 pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options) -> Evaluation {
-    let records: Vec<Record> = records.into();
-    let runs: Vec<Run> = records
+    evaluate_left_out(records.into(), Vec::new(), policy, opts)
+}
+
+/// Judges `records`, with the records the caller left out of the verdict (an import's: a
+/// job fio reported an error for, the same run given twice), each with its reason: they are
+/// listed as not counted (`not_counted[]`, the table of runs not counted) as a report lists
+/// the runs of another test.
+pub fn evaluate_left_out(
+    mut records: Vec<Record>,
+    left_out: Vec<(Record, String)>,
+    policy: &Policy,
+    opts: &Options,
+) -> Evaluation {
+    let counted = records.len();
+    let mut reasons = Vec::with_capacity(left_out.len());
+    for (r, why) in left_out {
+        records.push(r);
+        reasons.push(why);
+    }
+    let mut runs: Vec<Run> = records
         .iter()
         .enumerate()
         .map(|(i, r)| Run::of(r, i))
         .collect();
+    let left: Vec<(Run, String)> = runs.drain(counted..).zip(reasons).collect();
     let records = if records.is_empty() {
         Records::None
     } else {
         Records::Memory(std::sync::Arc::new(records))
     };
-    evaluate_runs(runs, records, policy, opts)
+    judge(runs, left, records, policy, opts)
 }
 
 /// Judges runs against a policy; `records` is where their whole records are read again.
 pub fn evaluate_runs(
+    runs: Vec<Run>,
+    records: Records,
+    policy: &Policy,
+    opts: &Options,
+) -> Evaluation {
+    judge(runs, Vec::new(), records, policy, opts)
+}
+
+/// [`evaluate_runs`], with runs the caller left out (each with its reason) listed first
+/// among the runs not counted.
+fn judge(
     mut runs: Vec<Run>,
+    left_out: Vec<(Run, String)>,
     records: Records,
     policy: &Policy,
     opts: &Options,
@@ -413,7 +444,7 @@ pub fn evaluate_runs(
     // report, only runs of the policy's test do. A run or an import judges what it was given,
     // and the deviations decide what its verdict can be.
     let mut future: Vec<Run> = Vec::new();
-    let mut excluded: Vec<(Run, String)> = Vec::new();
+    let mut excluded: Vec<(Run, String)> = left_out;
     // In the order found, each once.
     let mut deviations: Vec<Deviation> = Vec::new();
     let mut caveats: Vec<String> = Vec::new();
