@@ -1,6 +1,7 @@
 //! Measurements: what fio reports for a job, whichever way it was obtained (the native engine,
 //! fio run by us, or a parsed fio output). Metrics for rules and records derive from it.
 
+pub mod changepoint;
 pub mod disk;
 pub mod histogram;
 pub mod series;
