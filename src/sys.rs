@@ -197,6 +197,13 @@ pub fn hostname() -> Option<String> {
     Some(String::from_utf8_lossy(&buf[..end]).into_owned())
 }
 
+/// The size of a memory page, bytes (the unit of /proc/vmstat's page counts).
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n > 0 { n as u64 } else { 4096 }
+}
+
 /// What statvfs says of the filesystem holding `path`.
 pub fn statvfs(path: &Path) -> io::Result<libc::statvfs> {
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;

@@ -366,7 +366,9 @@ async fn lay_out_and_run(
                 let disks = disks.clone();
                 let work = move || {
                     let before = crate::measure::disk::snapshot(&disks);
-                    let mut m = engine::run(&job, &handles, backend, &live2, &cancel2)?;
+                    // The device's own series is the disk the filesystem is on.
+                    let device = disks.first().map(String::as_str);
+                    let mut m = engine::run(&job, &handles, backend, &live2, &cancel2, device)?;
                     if let (Some(b), Some(a)) = (before, crate::measure::disk::snapshot(&disks)) {
                         m.disk = crate::measure::disk::delta(&b, &a);
                     }

@@ -194,13 +194,16 @@ pub fn layout(file: &File, job: &Job, live: &Live, cancel: &AtomicBool) -> Resul
 
 /// Runs the job's timed phase on `files` (one per `numjobs`, already laid out) and returns
 /// the group's measurement (fio's group_reporting: bytes and I/Os summed, runtime the
-/// longest). Blocks until done; call it on a dedicated thread.
+/// longest). With `device` (a disk as /proc/diskstats names it), the disk's own series is
+/// sampled beside the jobs' (`Measurement::device`). Blocks until done; call it on a
+/// dedicated thread.
 pub fn run(
     job: &Job,
     files: &[File],
     backend: Backend,
     live: &Live,
     cancel: &AtomicBool,
+    device: Option<&str>,
 ) -> Result<Measurement, EngineError> {
     if files.len() != job.numjobs as usize {
         return Err(EngineError::Unsupported(format!(
@@ -216,15 +219,27 @@ pub fn run(
     let abort = AtomicBool::new(false);
     let (usr0, sys0) = sys::cpu_times();
     let wall0 = Instant::now();
-    let results: Vec<Result<JobResult, EngineError>> = if files.len() == 1 {
-        let barrier = Barrier::new(1);
-        vec![run_worker(
-            job, 0, &files[0], backend, live, cancel, &abort, &barrier,
-        )]
-    } else {
-        // One thread per job, started together (fio starts a group's jobs at once).
-        let barrier = Barrier::new(files.len());
-        std::thread::scope(|s| {
+    // The jobs start together at the barrier (fio starts a group's jobs at once), and the
+    // device's sampler with them, so that its intervals line up with the jobs' series.
+    let barrier = Barrier::new(files.len() + usize::from(device.is_some()));
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let (results, device): (Vec<Result<JobResult, EngineError>>, _) = std::thread::scope(|s| {
+        let sampler = device.map(|name| {
+            let (barrier, stopped) = (&barrier, stopped);
+            std::thread::Builder::new()
+                .name("iopscheck-disk".into())
+                .spawn_scoped(s, move || {
+                    barrier.wait();
+                    crate::measure::device::sample(name, &stopped)
+                })
+                .expect("spawn the disk sampler")
+        });
+        let results = if files.len() == 1 {
+            vec![run_worker(
+                job, 0, &files[0], backend, live, cancel, &abort, &barrier,
+            )]
+        } else {
+            // One thread per job.
             let handles: Vec<_> = files
                 .iter()
                 .enumerate()
@@ -246,8 +261,12 @@ pub fn run(
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
                 .collect()
-        })
-    };
+        };
+        // The last job's end fsync is over: the device's series ends here.
+        let _ = stop.send(());
+        let device = sampler.and_then(|h| h.join().ok().flatten());
+        (results, device)
+    });
     let wall = wall0.elapsed();
     let (usr1, sys1) = sys::cpu_times();
 
@@ -271,6 +290,7 @@ pub fn run(
         return Err(EngineError::Interrupted);
     }
     let mut m = combine(job, backend, &ok);
+    m.device = device;
     let secs = wall.as_secs_f64();
     if secs > 0.0 {
         m.cpu_usr_pct = Some(usr1.saturating_sub(usr0).as_secs_f64() / secs * 100.0);
@@ -441,6 +461,7 @@ fn combine(job: &Job, backend: Backend, jobs: &[JobResult]) -> Measurement {
         bs: Some(job.bs.0),
         series: Some(series),
         disk: Vec::new(),
+        device: None,
     }
 }
 

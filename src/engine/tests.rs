@@ -43,7 +43,7 @@ fn run_in(dir: &Path, j: &Job, backend: Backend) -> Result<Measurement, EngineEr
     for f in &files {
         layout(f, j, &live, &cancel)?;
     }
-    let m = run(j, &files, backend, &live, &cancel)?;
+    let m = run(j, &files, backend, &live, &cancel, None)?;
     let total = m.read.as_ref().map_or(0, |d| d.ios) + m.write.as_ref().map_or(0, |d| d.ios);
     assert_eq!(live.ios.load(Ordering::Relaxed), total, "live counter");
     assert_eq!(live.phase(), Phase::Done);
@@ -192,7 +192,7 @@ fn reads_read_the_laid_out_data() {
     assert_ne!(&data[..4096], &data[1 << 20..(1 << 20) + 4096]);
     for b in runnable_backends() {
         j.runtime = Secs(Duration::from_millis(150));
-        let m = run(&j, std::slice::from_ref(&f), b, &live, &cancel)
+        let m = run(&j, std::slice::from_ref(&f), b, &live, &cancel, None)
             .unwrap_or_else(|e| panic!("{b}: {e}"));
         assert!(m.write.is_none());
         check_dir(m.read.as_ref().unwrap(), 4096, 150, b.is_async());
@@ -413,7 +413,7 @@ fn cancel_interrupts_quickly() {
                 std::thread::sleep(Duration::from_millis(100));
                 cancel.store(true, Ordering::Relaxed);
             });
-            run(&j, std::slice::from_ref(&f), b, &live, &cancel)
+            run(&j, std::slice::from_ref(&f), b, &live, &cancel, None)
         });
         assert!(matches!(r, Err(EngineError::Interrupted)), "{b}: {r:?}");
         assert!(
@@ -449,6 +449,7 @@ fn wrong_number_of_files_is_an_error() {
         Backend::Psync,
         &Live::default(),
         &AtomicBool::new(false),
+        None,
     );
     assert!(matches!(r, Err(EngineError::Unsupported(_))));
 }
@@ -541,7 +542,7 @@ fn a_full_disk_is_enospc() {
         len += 1 << 16;
     }
     for b in runnable_backends() {
-        let e = run(&j, std::slice::from_ref(&f), b, &live, &cancel).unwrap_err();
+        let e = run(&j, std::slice::from_ref(&f), b, &live, &cancel, None).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{b}: {e}");
         assert!(e.to_string().starts_with("write at offset "), "{b}: {e}");
     }
@@ -577,7 +578,7 @@ fn bench() {
     }
     eprintln!("layout {:?}", t.elapsed());
     let ru0 = sys::cpu_times();
-    let m = run(&j, &files, backend, &live, &cancel).unwrap();
+    let m = run(&j, &files, backend, &live, &cancel, None).unwrap();
     let ru1 = sys::cpu_times();
     for (name, d) in [("read", &m.read), ("write", &m.write)] {
         if let Some(d) = d {
@@ -890,7 +891,15 @@ fn a_throttled_device_gives_each_run_its_rate_from_the_first_io_not_a_slice_more
     // once, as the runs of one check do.
     t.limit(LIMIT as u32);
     for run_no in 1..=3 {
-        let m = run(&j, std::slice::from_ref(&f), Backend::Psync, &live, &cancel).unwrap();
+        let m = run(
+            &j,
+            std::slice::from_ref(&f),
+            Backend::Psync,
+            &live,
+            &cancel,
+            None,
+        )
+        .unwrap();
         let w = m.write.unwrap();
         let series = m.series.unwrap().write;
         // At most the rate from the first I/O: LIMIT / 2 by the end of each 500 ms interval,
@@ -914,4 +923,54 @@ fn a_throttled_device_gives_each_run_its_rate_from_the_first_io_not_a_slice_more
         assert!(w.ios >= LIMIT / 4, "run {run_no}: only {} writes", w.ios);
     }
     drop(f);
+}
+
+#[test]
+fn the_disks_own_series_runs_beside_the_jobs_on_the_same_grid() {
+    // Direct writes on the disk under the temp dir (none on tmpfs: then nothing to sample).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(disk) = crate::measure::disk::disks_under(dir.path())
+        .into_iter()
+        .next()
+    else {
+        eprintln!("skipped: the temp dir is not on a block device");
+        return;
+    };
+    let mut j = job(Rw::RandWrite, 1 << 20, 4096);
+    j.direct = true;
+    j.runtime = Secs(Duration::from_millis(1200));
+    j.numjobs = 2;
+    let live = Live::default();
+    let cancel = AtomicBool::new(false);
+    let files: Vec<File> = (0..2).map(|i| new_file(dir.path(), i)).collect();
+    for f in &files {
+        layout(f, &j, &live, &cancel).unwrap();
+    }
+    let m = match run(&j, &files, Backend::Psync, &live, &cancel, Some(&disk)) {
+        Err(EngineError::Unsupported(why)) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        r => r.unwrap(),
+    };
+    let app = m.series.as_ref().unwrap();
+    let dev = m.device.as_ref().expect("the disk's series");
+    assert_eq!(dev.disk, disk);
+    assert_eq!(dev.interval_ms, app.interval_ms);
+    // It starts with the jobs and ends after their end fsync, so it has the application's
+    // intervals (one fewer at most, where the sampler's first reading came a moment late).
+    assert!(dev.write.len() + 1 >= app.write.len(), "{dev:?} {app:?}");
+    for v in [&dev.read, &dev.kib, &dev.busy_ms] {
+        assert_eq!(v.len(), dev.write.len());
+    }
+    assert_eq!(dev.dirty_kib.len(), dev.write.len());
+    // Every direct write reached the disk (others' I/O on a shared disk only adds).
+    let written: u32 = dev.write.iter().sum();
+    assert!(
+        written as u64 >= m.write.as_ref().unwrap().ios,
+        "{written} < {:?}",
+        m.write
+    );
+    assert!(dev.kib.iter().sum::<u32>() > 0, "{dev:?}");
+    assert!(dev.dirty_threshold_kib.is_some(), "{dev:?}");
 }

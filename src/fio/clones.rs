@@ -116,6 +116,7 @@ fn measurement(clones: &[&FioJob]) -> Measurement {
         series: None,
         // The disks' lines are the output's, not a clone's: every clone carries the same.
         disk: first.disk.clone(),
+        device: None,
     }
 }
 

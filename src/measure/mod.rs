@@ -2,6 +2,7 @@
 //! fio run by us, or a parsed fio output). Metrics for rules and records derive from it.
 
 pub mod changepoint;
+pub mod device;
 pub mod disk;
 pub mod histogram;
 pub mod series;
@@ -147,4 +148,7 @@ pub struct Measurement {
     /// The disks' own account of the run (fio's `Disk stats`), one entry per disk.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disk: Vec<DiskStat>,
+    /// The disk's own series through the run (native engine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<device::DeviceSeries>,
 }
