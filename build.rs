@@ -1,5 +1,5 @@
 //! Puts the commit the binary was built from into `iopscheck --version`, and tells the tests
-//! which of their prerequisites this machine has (root, fio, io_uring, chromium): a test that
+//! which of their prerequisites this machine has (root, fio, io_uring, chromium, FUSE): a test that
 //! needs one that is missing is marked ignored with the reason (`#[cfg_attr(not(have_fio),
 //! ignore = "needs fio")]`), so the test runner shows it as not run instead of a silent pass.
 
@@ -35,6 +35,7 @@ fn main() {
         ("have_fio", has_fio()),
         ("have_io_uring", has_io_uring()),
         ("have_chromium", has_chromium()),
+        ("have_fuse", has_fuse()),
     ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
         if present {
@@ -59,6 +60,20 @@ fn has_chromium() -> bool {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+/// What the emulated burst disk (bench/burstdisk.c) needs to be built and mounted: /dev/fuse,
+/// libfuse3's headers (Debian: libfuse3-dev) and a C compiler. Mounting it also needs root.
+fn has_fuse() -> bool {
+    std::path::Path::new("/dev/fuse").exists()
+        && Command::new("pkg-config")
+            .args(["--exists", "fuse3"])
+            .status()
+            .is_ok_and(|s| s.success())
+        && Command::new("cc")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
 }
 
 fn has_fio() -> bool {

@@ -974,3 +974,89 @@ fn the_disks_own_series_runs_beside_the_jobs_on_the_same_grid() {
     assert!(dev.kib.iter().sum::<u32>() > 0, "{dev:?}");
     assert!(dev.dirty_threshold_kib.is_some(), "{dev:?}");
 }
+
+#[path = "../../tests/common/burst.rs"]
+mod burst;
+
+/// Runs `j` (direct, libaio, 32 MiB, 6 s) on the emulated disk with `bucket`, sampling the
+/// loop device, and analyses the run.
+#[cfg(all(have_root, have_fuse))]
+fn on_burst_disk(
+    bucket: burst::Bucket,
+    j: &Job,
+) -> (
+    burst::BurstDisk,
+    Measurement,
+    crate::measure::changepoint::Finding,
+) {
+    let disk = burst::BurstDisk::up(bucket, Some(4 << 20));
+    let dir = tempfile::tempdir_in(&disk.mount).unwrap();
+    let live = Live::default();
+    let cancel = AtomicBool::new(false);
+    let f = new_file(dir.path(), 0);
+    layout(&f, j, &live, &cancel).unwrap();
+    disk.refill();
+    let m = run(j, &[f], Backend::Libaio, &live, &cancel, Some(&disk.disk)).unwrap();
+    let found = crate::measure::changepoint::of_run(&m, !j.direct);
+    (disk, m, found)
+}
+
+#[cfg(all(have_root, have_fuse))]
+fn burst_job(direct: bool) -> Job {
+    let mut j = job(Rw::RandWrite, 32 << 20, 4096);
+    j.direct = direct;
+    j.ioengine = IoEngine::Libaio;
+    j.iodepth = 16;
+    j.runtime = Secs(Duration::from_secs(6));
+    j
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_root, have_fuse)),
+    ignore = "needs root and FUSE (libfuse3-dev)"
+)]
+fn a_bucket_that_runs_dry_inside_the_run_is_found_at_its_time_level_and_size() {
+    #[cfg(all(have_root, have_fuse))]
+    for direct in [true, false] {
+        let bucket = burst::Bucket {
+            burst: 1000,
+            baseline: 250,
+            size: 2250,
+        };
+        let (disk, m, found) = on_burst_disk(bucket, &burst_job(direct));
+        let dev = m.device.as_ref().unwrap();
+        let s = found
+            .exhausted()
+            .unwrap_or_else(|| panic!("direct={direct}: {found:?} {dev:?}"));
+        let dry = disk.seconds_to_dry().expect("the bucket ran dry");
+        assert!((s.at_s - dry).abs() <= 0.5, "{s:?} dry at {dry}");
+        let base = bucket.baseline as f64;
+        assert!((s.after - base).abs() <= 0.1 * base, "{s:?}");
+        let size = bucket.size as f64;
+        assert!((s.bucket() - size).abs() <= 0.25 * size, "{s:?}");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_root, have_fuse)),
+    ignore = "needs root and FUSE (libfuse3-dev)"
+)]
+fn a_bucket_that_never_runs_dry_shows_no_step() {
+    #[cfg(all(have_root, have_fuse))]
+    {
+        let bucket = burst::Bucket {
+            burst: 1000,
+            baseline: 250,
+            size: 100_000,
+        };
+        let (disk, m, found) = on_burst_disk(bucket, &burst_job(true));
+        assert_eq!(disk.seconds_to_dry(), None);
+        assert!(
+            found.exhausted().is_none(),
+            "{found:?} {:?}",
+            m.device.as_ref().unwrap()
+        );
+    }
+}

@@ -164,6 +164,48 @@ pub fn analyse(input: &Input<'_>) -> Finding {
     Finding::Exhausted(step)
 }
 
+/// The step of one run: on the disk's own series where it was sampled, else on the
+/// application's; both cut where the end fsync began (only whole intervals before it).
+/// `buffered`: the job went through the page cache.
+pub fn of_run(m: &super::Measurement, buffered: bool) -> Finding {
+    let Some(app) = &m.series else {
+        return Finding::TooShort;
+    };
+    let counts = |c: &[u32]| c.iter().map(|&n| n as f64).collect::<Vec<f64>>();
+    let dir = app.main_dir();
+    let app_counts = app.counts(dir);
+    // The application's series ends where the drain did, which is where the fsync began.
+    let timed_ms =
+        (app_counts.len().saturating_sub(1)) as u64 * app.interval_ms as u64 + app.last_ms as u64;
+    let whole = |interval_ms: u32| (timed_ms / interval_ms.max(1) as u64) as usize;
+    match &m.device {
+        Some(d) => {
+            let n = whole(d.interval_ms).min(d.write.len());
+            let ios = d.ios();
+            let busy = counts(&d.busy_ms[..n]);
+            let kib = counts(&d.kib[..n]);
+            analyse(&Input {
+                counts: &ios[..n],
+                interval_ms: d.interval_ms,
+                busy_ms: Some(&busy),
+                kib: Some(&kib),
+                device: true,
+                buffered,
+            })
+        }
+        None => {
+            let n = whole(app.interval_ms).min(app_counts.len());
+            let x = counts(&app_counts[..n]);
+            analyse(&Input {
+                counts: &x,
+                interval_ms: app.interval_ms,
+                buffered,
+                ..Input::default()
+            })
+        }
+    }
+}
+
 fn mean(x: &[f64]) -> f64 {
     x.iter().sum::<f64>() / x.len().max(1) as f64
 }
