@@ -8,6 +8,7 @@ pub mod commands;
 pub mod completions;
 pub mod config;
 pub mod deviation;
+pub mod disk_class;
 pub mod engine;
 pub mod error;
 pub mod evaluate;

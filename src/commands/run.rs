@@ -332,6 +332,18 @@ async fn lay_out_and_run(
         &progress.estimate_line(),
         crate::terminal::stderr_width(),
     ));
+    // A disk whose provider documents burst credits: say so before the runs.
+    for name in crate::measure::disk::disks_under(&plan.dir) {
+        if let Some(c) = crate::disk_class::classify(Path::new("/sys"), &name).burst_caveat() {
+            ctx.note(crate::terminal::wrap(
+                "note: ",
+                &format!(
+                    "{c}. A test of minutes spends little of such a bucket: it measures the burst, not the rate the disk keeps up (docs/sustained.md)."
+                ),
+                crate::terminal::stderr_width(),
+            ));
+        }
+    }
     progress.start(0, "laying out");
     match drive(spawn_engine(layout), &live, &cancel, progress, sigs, 0).await {
         Driven::Done(Ok(())) => {}
