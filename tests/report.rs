@@ -609,3 +609,76 @@ fn a_file_of_lines_that_are_not_records_names_the_first_few_and_counts_the_rest(
     let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(doc["runs"].as_array().unwrap().len(), 1, "{doc}");
 }
+
+/// A history of `iops` (the formula's IOPS, Swimlane's deciding figure), three runs a day
+/// on the days before today, the last figures on yesterday, written as `run` records them.
+fn history_of_daily_runs(env: &Env, iops: &[f64]) {
+    let mut lines = String::new();
+    let days = iops.len().div_ceil(3) as i64;
+    for (i, v) in iops.iter().enumerate() {
+        let t = chrono::DateTime::from_timestamp(at(days - i as i64 / 3, i as i64 % 3), 0)
+            .unwrap()
+            .fixed_offset();
+        // The formula's IOPS are (MB/s ÷ 4) × 1024.
+        let r = common::swimlane_record("node1", "/data", t, v * 4.0 / 1024.0);
+        lines.push_str(&(serde_json::to_string(&r).unwrap() + "\n"));
+    }
+    std::fs::write(&env.history, lines).unwrap();
+}
+
+#[test]
+fn a_node_below_the_minimum_on_its_last_day_fails_though_the_window_mean_passes() {
+    let env = Env::new();
+    // Daily means 9,354 → 4,981 → 2,433: the nine runs average 5,589.
+    history_of_daily_runs(
+        &env,
+        &[
+            9300.0, 9400.0, 9362.0, 5000.0, 4950.0, 4993.0, 2400.0, 2450.0, 2449.0,
+        ],
+    );
+    let out = report(&env, &["--host", "node1", "--format", "json"]).code(1);
+    let j: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(j["verdict"], "fail");
+    let yesterday = chrono::DateTime::from_timestamp(at(1, 0), 0)
+        .unwrap()
+        .date_naive()
+        .to_string();
+    let reason = j["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(&format!(
+            "failing since {yesterday}: the last 3 runs average 2433 IOPS, missing ≥ 3000"
+        )),
+        "{reason}"
+    );
+    assert!(
+        reason.contains(
+            "the window's mean write_iops_formula of 5589 IOPS meets it only on older runs"
+        ),
+        "{reason}"
+    );
+    // The trend warning's figures are the days' own.
+    let w = j["warnings"].to_string();
+    assert!(w.contains("went from 9354 on"), "{w}");
+    assert!(w.contains("to 2433 on"), "{w}");
+    assert!(w.contains("(-74%)"), "{w}");
+    // The terminal says the same.
+    report(&env, &["--host", "node1"])
+        .code(1)
+        .stdout(predicate::str::contains("failing since"));
+}
+
+#[test]
+fn a_noisy_but_stable_node_passes_whatever_its_last_day() {
+    let env = Env::new();
+    // ±25% around 4,000 over four days, the last day lowest by chance.
+    history_of_daily_runs(
+        &env,
+        &[
+            4800.0, 3300.0, 4500.0, 3600.0, 5000.0, 3400.0, 4700.0, 3200.0, 4400.0, 3500.0, 3800.0,
+            3300.0,
+        ],
+    );
+    let out = report(&env, &["--host", "node1", "--format", "json"]).code(0);
+    let j: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(j["verdict"], "pass", "{}", j["reason"]);
+}

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::over_time::{Kind, LATEST_MIN_RUNS, Latest, latest};
 use super::warnings::short;
 use super::{EvidenceStatus, NotCounted, Options, RuleResult, Scope, Stats, Verdict};
 use crate::deviation::{self, Deviation, Effect};
@@ -137,8 +138,15 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
             short(r.threshold),
         )
     };
+    // The latest runs that miss a rule the window's aggregate meets (over_time.rs): the
+    // window's mean must not hide a node that fails now.
+    let latest = latest_miss(rules.iter().filter(deciding), runs);
     if opts.scope == Scope::Report && !evidence.enough {
-        let leaning = if failed.is_empty() { "pass" } else { "fail" };
+        let leaning = if failed.is_empty() && latest.is_none() {
+            "pass"
+        } else {
+            "fail"
+        };
         return (
             Verdict::Inconclusive,
             format!(
@@ -173,6 +181,42 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
     } else {
         String::new()
     };
+    if let (true, Some((r, l))) = (failed.is_empty(), &latest) {
+        let since = l.since.format("%Y-%m-%d");
+        let how = match l.kind {
+            Kind::Step => format!("{} before", short(l.before)),
+            Kind::Decline => format!("the daily mean fell steadily from {}", short(l.before)),
+        };
+        let figure = format!(
+            "the last {} run{} average {} {}, missing {} {} ({how})",
+            l.runs,
+            if l.runs == 1 { "" } else { "s" },
+            short(l.value),
+            r.unit,
+            r.op,
+            short(r.threshold),
+        );
+        let window = format!(
+            "the window's {} {} of {} {} meets it only on older runs",
+            r.aggregate.as_str(),
+            r.metric,
+            r.value.map(short).unwrap_or_default(),
+            r.unit
+        );
+        return if l.runs >= LATEST_MIN_RUNS {
+            (
+                Verdict::Fail,
+                format!("failing since {since}: {figure}; {window}{not_counted}"),
+            )
+        } else {
+            (
+                Verdict::Inconclusive,
+                format!(
+                    "since {since}, {figure}: too few runs to tell whether the node now fails ({LATEST_MIN_RUNS} needed); {window}{not_counted}"
+                ),
+            )
+        };
+    }
     if failed.is_empty() {
         let first = rules
             .iter()
@@ -215,4 +259,23 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
             format!("{}{even}{marg}{not_counted}", d.join("; ")),
         )
     }
+}
+
+/// The first deciding rule whose latest runs miss it although the window's aggregate meets it,
+/// with those runs: of the latest parts found, the one with the most runs.
+fn latest_miss<'a>(
+    rules: impl Iterator<Item = &'a RuleResult>,
+    runs: &[Run],
+) -> Option<(&'a RuleResult, Latest)> {
+    rules.filter(|r| r.passed == Some(true)).find_map(|r| {
+        let values: Vec<_> = runs
+            .iter()
+            .filter_map(|run| run.metrics.get(&r.metric).map(|&v| (run.timestamp, v)))
+            .collect();
+        latest(&values, r.op)
+            .into_iter()
+            .filter(|l| !r.op.holds(l.value, r.threshold))
+            .max_by_key(|l| l.runs)
+            .map(|l| (r, l))
+    })
 }

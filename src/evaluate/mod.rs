@@ -7,6 +7,7 @@
 //! judged at all is `crate::select`'s.
 
 mod decide;
+pub mod over_time;
 mod stats;
 mod warnings;
 

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use chrono::{DateTime, FixedOffset};
+use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde::Serialize;
 
 use super::Options;
@@ -44,10 +44,11 @@ pub enum Warning {
         value: f64,
         score: f64,
     },
+    /// A steady fall: the first and the latest day, with their means.
     Declining {
         metric: String,
-        per_day_pct: f64,
-        total_pct: f64,
+        first: (NaiveDate, f64),
+        last: (NaiveDate, f64),
     },
     /// A caveat found by the caller (smaller test than the policy's, printed figures, fallback…).
     Note(String),
@@ -110,11 +111,20 @@ impl fmt::Display for Warning {
             ),
             Warning::Declining {
                 metric,
-                per_day_pct,
-                total_pct,
+                first,
+                last,
             } => write!(
                 f,
-                "{metric} is falling steadily with time ({per_day_pct:.1}% a day, {total_pct:.0}% over the window): burst credits of a cloud disk running out look like this; judge the later runs"
+                "{metric} is falling steadily with time: its daily mean went from {} on {} to {} on {} ({:+.0}%); burst credits of a cloud disk running out look like this, and the verdict judges the latest day too",
+                short(first.1),
+                first.0,
+                short(last.1),
+                last.0,
+                if first.1 != 0.0 {
+                    (last.1 / first.1 - 1.0) * 100.0
+                } else {
+                    0.0
+                }
             ),
             Warning::Note(s) => f.write_str(s),
         }
@@ -285,7 +295,11 @@ pub(super) fn find_warnings(
 
 /// A steady decline: at least 5 runs spanning a day or more, a least-squares slope whose
 /// t-statistic is significant at about 5% and a fall of at least 10% of the mean over the span.
-fn declining(values: &[(DateTime<FixedOffset>, f64)], metric: &str, op: Op) -> Option<Warning> {
+pub(super) fn declining(
+    values: &[(DateTime<FixedOffset>, f64)],
+    metric: &str,
+    op: Op,
+) -> Option<Warning> {
     let n = values.len();
     if n < 5 {
         return None;
@@ -323,10 +337,18 @@ fn declining(values: &[(DateTime<FixedOffset>, f64)], metric: &str, op: Op) -> O
     };
     let significant = se == 0.0 || (slope / se).abs() > t_975(n - 2);
     let total = (slope * span / my).abs();
+    let day_mean = |d: NaiveDate| {
+        let v: Vec<f64> = values
+            .iter()
+            .filter(|(t, _)| t.date_naive() == d)
+            .map(|x| x.1)
+            .collect();
+        (d, v.iter().sum::<f64>() / v.len().max(1) as f64)
+    };
     (worse && significant && total >= 0.10).then(|| Warning::Declining {
         metric: metric.into(),
-        per_day_pct: (slope / my).abs() * 100.0,
-        total_pct: total * 100.0,
+        first: day_mean(values[0].0.date_naive()),
+        last: day_mean(values[n - 1].0.date_naive()),
     })
 }
 
