@@ -14,7 +14,8 @@
  *
  * `status`, a second file, says what the bucket did, one `key=value` a line: credits left,
  * I/Os served, and since the bucket was last filled, when the first I/O came and when the
- * bucket first ran dry (CLOCK_MONOTONIC seconds, −1 for not yet; `now` for comparison).
+ * bucket first ran dry (CLOCK_MONOTONIC seconds, −1 for not yet; `now` for comparison), and
+ * the credits earned back since then by idling (none, when the disk was kept busy).
  * Writing `refill` to `control` fills the bucket (after mkfs, or before a test).
  *
  *   burstdisk --size BYTES --burst IOPS --baseline IOPS --bucket IOS [--unit BYTES] MOUNTPOINT
@@ -51,6 +52,7 @@ static struct {
     int started;
     unsigned long long ios, ios_burst, empties;
     double first_io, first_dry; /* since the last refill; < 0: not yet */
+    double regained;            /* credits earned back while idle since first_dry */
     int dry;
 } d = {.mu = PTHREAD_MUTEX_INITIALIZER, .first_io = -1, .first_dry = -1};
 
@@ -77,8 +79,10 @@ static double admit(size_t len) {
         double slack = service < MAX_SLACK ? service : MAX_SLACK;
         if (late > slack) start = now;
         /* The bucket refills while the device is idle. */
+        double before = d.credits;
         d.credits += d.baseline * (start - d.free_at);
         if (d.credits > d.bucket) d.credits = d.bucket;
+        if (d.first_dry >= 0) d.regained += d.credits - before;
     }
     int burst = d.credits >= cost;
     double dt = cost / (burst ? d.burst : d.baseline);
@@ -118,9 +122,10 @@ static int status_text(char *buf, size_t cap) {
     }
     int n = snprintf(buf, cap,
                      "burst=%.0f\nbaseline=%.0f\nbucket=%.0f\nunit=%.0f\ncredits=%.1f\nios=%llu\n"
-                     "ios_burst=%llu\nempties=%llu\nfirst_io=%.6f\nfirst_dry=%.6f\nnow=%.6f\n",
+                     "ios_burst=%llu\nempties=%llu\nfirst_io=%.6f\nfirst_dry=%.6f\nregained=%.1f\n"
+                     "now=%.6f\n",
                      d.burst, d.baseline, d.bucket, d.unit, credits, d.ios, d.ios_burst,
-                     d.empties, d.first_io, d.first_dry, now);
+                     d.empties, d.first_io, d.first_dry, d.regained, now);
     pthread_mutex_unlock(&d.mu);
     return n;
 }
@@ -207,6 +212,7 @@ static int bd_write(const char *path, const char *buf, size_t len, off_t off,
         d.credits = d.bucket;
         d.dry = 0;
         d.first_io = d.first_dry = -1;
+        d.regained = 0;
         d.ios = d.ios_burst = d.empties = 0;
         pthread_mutex_unlock(&d.mu);
         return len;

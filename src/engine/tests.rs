@@ -978,7 +978,7 @@ fn the_disks_own_series_runs_beside_the_jobs_on_the_same_grid() {
 #[path = "../../tests/common/burst.rs"]
 mod burst;
 
-/// Runs `j` (direct, libaio, 32 MiB, 6 s) on the emulated disk with `bucket`, sampling the
+/// Runs `j` (libaio, 32 MiB, 6 s) on the emulated disk with `bucket`, sampling the
 /// loop device, and analyses the run.
 #[cfg(all(have_root, have_fuse))]
 fn on_burst_disk(
@@ -1006,7 +1006,8 @@ fn burst_job(direct: bool) -> Job {
     let mut j = job(Rw::RandWrite, 32 << 20, 4096);
     j.direct = direct;
     j.ioengine = IoEngine::Libaio;
-    j.iodepth = 16;
+    // A deep queue keeps the disk fed through the pauses a loaded machine gives the test.
+    j.iodepth = 64;
     j.runtime = Secs(Duration::from_secs(6));
     j
 }
@@ -1024,17 +1025,32 @@ fn a_bucket_that_runs_dry_inside_the_run_is_found_at_its_time_level_and_size() {
             baseline: 250,
             size: 2250,
         };
-        let (disk, m, found) = on_burst_disk(bucket, &burst_job(direct));
+        // A run on a loaded machine in which the emulated disk itself stalled tests nothing
+        // (`kept_busy`): it is said and run again, up to three times.
+        let mut tries = 0;
+        let (disk, m, found) = loop {
+            tries += 1;
+            let (disk, m, found) = on_burst_disk(bucket, &burst_job(direct));
+            match disk.kept_busy() {
+                Ok(()) => break (disk, m, found),
+                Err(why) if tries < 3 => {
+                    eprintln!("direct={direct}: the emulated disk stalled ({why}); again")
+                }
+                Err(why) => panic!(
+                    "direct={direct}: the emulated disk stalled in 3 runs, the last: {why}; the machine is too loaded to test on it"
+                ),
+            }
+        };
         let dev = m.device.as_ref().unwrap();
         let s = found
             .exhausted()
             .unwrap_or_else(|| panic!("direct={direct}: {found:?} {dev:?}"));
         let dry = disk.seconds_to_dry().expect("the bucket ran dry");
-        assert!((s.at_s - dry).abs() <= 0.5, "{s:?} dry at {dry}");
+        assert!((s.at_s - dry).abs() <= 0.5, "{s:?} dry at {dry} {dev:?}");
         let base = bucket.baseline as f64;
-        assert!((s.after - base).abs() <= 0.1 * base, "{s:?}");
+        assert!((s.after - base).abs() <= 0.1 * base, "{s:?} {dev:?}");
         let size = bucket.size as f64;
-        assert!((s.bucket() - size).abs() <= 0.25 * size, "{s:?}");
+        assert!((s.bucket() - size).abs() <= 0.25 * size, "{s:?} {dev:?}");
     }
 }
 

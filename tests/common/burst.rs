@@ -94,6 +94,27 @@ impl BurstDisk {
         (dry >= 0.0).then_some(dry - first)
     }
 
+    /// Whether the disk did what a token bucket does while the test kept it busy: it ran dry
+    /// within a quarter of the time its burst rate takes to empty it, and earned back less
+    /// than 5% of it by idling after. On a loaded machine the pacer or the loop device's
+    /// kernel worker can be starved for a moment: the disk then stalls, and its bucket
+    /// refills, which no cloud disk does while I/O waits. Err says what happened.
+    pub fn kept_busy(&self) -> Result<(), String> {
+        let s = self.status();
+        let want = self.bucket.seconds_to_empty();
+        let dry = self.seconds_to_dry().ok_or("it never ran dry")?;
+        if (dry - want).abs() > 0.25 * want {
+            return Err(format!("it ran dry after {dry:.2} s, not {want:.2} s"));
+        }
+        if s["regained"] > 0.05 * self.bucket.size as f64 {
+            return Err(format!(
+                "it earned back {:.0} credits by idling after it ran dry",
+                s["regained"]
+            ));
+        }
+        Ok(())
+    }
+
     /// Fills the bucket again.
     pub fn refill(&self) {
         std::fs::write(self.dir.path().join("fuse/control"), "refill").unwrap();
