@@ -733,8 +733,11 @@ fn summary_is_one_line_for_import_and_report_and_notes_shared_by_files_are_said_
             || text.starts_with("PASS swimlane on node-1"),
         "{text}"
     );
+    // Two days: the latest day's figure stands beside the window's.
     assert!(
-        text.contains("write_iops_formula mean 4198 IOPS, needs ≥ 3000 IOPS"),
+        text.contains(
+            "write_iops_formula mean 4198 IOPS (latest day 2020-06-03: 4198 IOPS), needs ≥ 3000 IOPS"
+        ),
         "{text}"
     );
     assert!(text.contains("2 runs over 2 days"), "{text}");

@@ -596,6 +596,13 @@ fn the_dashboards_queries_read_series_iopscheck_writes_or_its_rules_record() {
         }
     }
     assert!(fleet_verdict, "the dashboard shows no fleet verdict");
+    // Each node's latest day beside its window: a window's mean hides the day it began to fail.
+    assert!(
+        exprs
+            .iter()
+            .any(|e| e.starts_with("iopscheck_rule_latest_day_value{")),
+        "{exprs:?}"
+    );
     // Each node's deciding figure against its threshold.
     assert!(
         exprs

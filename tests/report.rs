@@ -682,3 +682,71 @@ fn a_noisy_but_stable_node_passes_whatever_its_last_day() {
     let j: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(j["verdict"], "pass", "{}", j["reason"]);
 }
+
+#[test]
+fn the_latest_days_figure_stands_beside_the_windows_in_every_format() {
+    let env = Env::new();
+    history_of_daily_runs(
+        &env,
+        &[
+            9300.0, 9400.0, 9362.0, 5000.0, 4950.0, 4993.0, 2400.0, 2450.0, 2449.0,
+        ],
+    );
+    let yesterday = chrono::DateTime::from_timestamp(at(1, 0), 0)
+        .unwrap()
+        .date_naive()
+        .to_string();
+    let line = format!(
+        "latest day {yesterday}: mean write_iops_formula 2433 IOPS over 3 runs (the window's: 5589 IOPS)"
+    );
+    let d = env.tmp.path();
+    let formats = ["csv", "junit", "html", "prometheus", "markdown", "summary"];
+    let mut c = env.cmd();
+    c.args(["report", "--host", "node1", "--format", "json"]);
+    for f in formats {
+        c.arg("--export")
+            .arg(format!("{f}={}", d.join(f).display()));
+    }
+    let out = c.assert().code(1);
+    let j: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let latest = &j["rules"][0]["latest_day"];
+    assert_eq!(latest["date"], yesterday.as_str());
+    assert_eq!(latest["runs"], 3);
+    assert!(
+        (latest["value"].as_f64().unwrap() - 2433.0).abs() < 1.0,
+        "{latest}"
+    );
+    for f in ["csv", "junit"] {
+        let text = std::fs::read_to_string(d.join(f)).unwrap();
+        assert!(text.contains(&line), "{f}: {text}");
+    }
+    let md = std::fs::read_to_string(d.join("markdown")).unwrap();
+    assert!(md.contains(&line.replace('_', "\\_")), "{md}");
+    // HTML escapes the apostrophe.
+    let html = std::fs::read_to_string(d.join("html")).unwrap();
+    assert!(
+        html.contains(&line.replace('\'', "&#39;")) || html.contains(&line),
+        "{html}"
+    );
+    let prom = std::fs::read_to_string(d.join("prometheus")).unwrap();
+    assert!(prom.contains(&format!("# {line}")), "{prom}");
+    let gauge = prom
+        .lines()
+        .find(|l| {
+            l.starts_with("iopscheck_rule_latest_day_value{")
+                && l.contains("metric=\"write_iops_formula\"")
+        })
+        .unwrap_or_else(|| panic!("{prom}"));
+    let v: f64 = gauge.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!((v - 2433.0).abs() < 1.0, "{gauge}");
+    let summary = std::fs::read_to_string(d.join("summary")).unwrap();
+    assert!(
+        summary.contains(&format!(
+            "mean 5589 IOPS (latest day {yesterday}: 2433 IOPS), needs ≥ 3000"
+        )),
+        "{summary}"
+    );
+    report(&env, &["--host", "node1"])
+        .code(1)
+        .stdout(predicate::str::contains(line.as_str()));
+}

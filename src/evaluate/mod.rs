@@ -153,6 +153,19 @@ pub struct RuleResult {
     /// Per-run pass marks, in run order (None: the run lacks the metric).
     #[serde(default)]
     pub per_run: Vec<Option<bool>>,
+    /// The aggregate over the latest calendar day's runs alone, beside the window's: a
+    /// window's mean can hide the day a node began to fail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_day: Option<LatestDay>,
+}
+
+/// A rule's metric over the latest day with runs that measured it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatestDay {
+    pub date: NaiveDate,
+    pub runs: usize,
+    /// The policy's aggregate (mean or median) of that day's runs.
+    pub value: f64,
 }
 
 /// The evidence rule: how many runs over how many days make a verdict.
@@ -575,6 +588,7 @@ fn judge(
                             .map(|&v| rule.op.holds(v, rule.threshold))
                     })
                     .collect(),
+                latest_day: latest_day(&runs, &rule.metric, agg),
             }
         })
         .collect();
@@ -684,6 +698,27 @@ fn judge(
         generated: opts.now,
         runs,
     }
+}
+
+/// `metric` over the runs of the latest day that measured it (runs are in time order).
+fn latest_day(runs: &[Run], metric: &str, agg: Aggregate) -> Option<LatestDay> {
+    let date = runs
+        .iter()
+        .rev()
+        .find(|r| r.metrics.get(metric).is_some())
+        .map(day_of)?;
+    let v: Vec<f64> = runs
+        .iter()
+        .rev()
+        .take_while(|r| day_of(*r) >= date)
+        .filter(|r| day_of(*r) == date)
+        .filter_map(|r| r.metrics.get(metric).copied())
+        .collect();
+    Some(LatestDay {
+        date,
+        runs: v.len(),
+        value: Stats::of(&v)?.aggregate(agg),
+    })
 }
 
 fn per_day(runs: &[Run], metric: &str) -> Vec<Day> {

@@ -34,6 +34,7 @@ pub(crate) fn rule(metric: &str, threshold: f64) -> RuleResult {
         aggregate: crate::policy::Aggregate::Mean,
         note: None,
         per_run: vec![],
+        latest_day: None,
     }
 }
 

@@ -12,6 +12,7 @@
 //! | `iopscheck_verdict` | 1 pass, 0 fail, NaN inconclusive |
 //! | `iopscheck_verdict_state{verdict}` | 1 for the current verdict, 0 for the other two |
 //! | `iopscheck_rule_value` | the rule's aggregate (mean or median) across runs; absent when no run measured it |
+//! | `iopscheck_rule_latest_day_value` | the same aggregate over the latest day's runs alone; absent when no run measured it |
 //! | `iopscheck_rule_threshold` | the rule's threshold |
 //! | `iopscheck_rule_passed` | 1 met, 0 missed; absent when not measured |
 //! | `iopscheck_rule_marginal` | 1 when the 95% interval of the mean straddles the threshold |
@@ -123,6 +124,10 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         "iopscheck_rule_value",
         "Aggregate (mean or median) of the rule's metric across the runs, in the metric's own unit.",
     );
+    let mut latest = Family::new(
+        "iopscheck_rule_latest_day_value",
+        "Aggregate (mean or median) of the rule's metric across the latest calendar day's runs alone, in the metric's own unit.",
+    );
     let mut threshold = Family::new(
         "iopscheck_rule_threshold",
         "Threshold of the rule, in the metric's own unit.",
@@ -153,6 +158,9 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         threshold.push(&l, r.threshold);
         if let Some(v) = r.value {
             value.push(&l, v);
+        }
+        if let Some(d) = &r.latest_day {
+            latest.push(&l, d.value);
         }
         if let Some(p) = r.passed {
             passed.push(&l, bool_value(p));
@@ -223,6 +231,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         &verdict,
         &state,
         &value,
+        &latest,
         &threshold,
         &passed,
         &marginal,

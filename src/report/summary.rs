@@ -27,10 +27,19 @@ pub fn line(ev: &Evaluation) -> String {
     }
     parts.push(head);
     if let Some(r) = ev.primary_rule() {
-        let value = match r.value {
+        let mut value = match r.value {
             Some(v) => format!("{} {}{}", r.aggregate.as_str(), fmt_value(v), unit(r.unit)),
             None => "not measured".to_string(),
         };
+        // The latest day's beside the window's, when they differ in what they cover.
+        if let Some(l) = r.latest_day.as_ref().filter(|_| ev.evidence.days > 1) {
+            value.push_str(&format!(
+                " (latest day {}: {}{})",
+                l.date,
+                fmt_value(l.value),
+                unit(r.unit)
+            ));
+        }
         parts.push(format!(
             "{} {value}, needs {} {}{}",
             r.metric,

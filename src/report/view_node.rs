@@ -325,10 +325,32 @@ pub fn rule_stats_table(ev: &Evaluation) -> Option<Table> {
     })
 }
 
-/// What stands beside the verdict in every format, one line each: the deviations from the
-/// policy's test (and which way they can move the result), the caveats, the runs not counted.
+/// What stands beside the verdict in every format, one line each: the deciding figure over
+/// the latest day beside the window's (when the window holds more than one day), the
+/// deviations from the policy's test (and which way they can move the result), the caveats,
+/// the runs not counted.
 pub fn beside_verdict(ev: &Evaluation) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(r) = ev.primary_rule()
+        && let (Some(l), Some(v)) = (&r.latest_day, r.value)
+        && ev.evidence.days > 1
+    {
+        let unit = if r.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", r.unit)
+        };
+        out.push(format!(
+            "latest day {}: {} {} {}{unit} over {} run{} (the window's: {}{unit})",
+            l.date,
+            r.aggregate.as_str(),
+            r.metric,
+            fmt_value(l.value),
+            l.runs,
+            if l.runs == 1 { "" } else { "s" },
+            fmt_value(v),
+        ));
+    }
     for d in &ev.deviations {
         out.push(format!(
             "not the policy's test: {d} ({})",
