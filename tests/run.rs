@@ -461,3 +461,80 @@ fn a_pass_on_tmpfs_is_inconclusive() {
     );
     assert!(listing.is_empty(), "{listing:?}");
 }
+
+#[test]
+#[cfg_attr(
+    not(all(have_root, have_fuse)),
+    ignore = "needs root and FUSE (libfuse3-dev)"
+)]
+fn a_disk_whose_burst_credits_run_out_is_told_after_the_run() {
+    let env = Env::new();
+    // Direct 4k random writes, 64 in flight, on a disk that serves 1,000 I/Os a second until
+    // its 2,250 credits run out after 3 s, then 250.
+    let policy = env.swimlane_policy("direct.yaml", |p| {
+        p.replace("  end_fsync: true", "  end_fsync: true\n  direct: true")
+            .replace("ioengine: posixaio", "ioengine: libaio")
+            .replace("iodepth: 1", "iodepth: 64")
+            .replace("engines: [posixaio, io_uring]", "engines: [libaio]")
+    });
+    let bucket = common::burst::Bucket {
+        burst: 1000,
+        baseline: 250,
+        size: 2250,
+    };
+    for tries in 1..=3 {
+        let disk = common::burst::BurstDisk::up(bucket, None);
+        let out = env
+            .cmd()
+            .args([
+                "run",
+                "--no-history",
+                "--size",
+                "32m",
+                "--runtime",
+                "6s",
+                "--runs",
+                "1",
+            ])
+            .arg("--policy")
+            .arg(&policy)
+            .arg("--dir")
+            .arg(&disk.mount)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        if let Err(why) = disk.kept_busy() {
+            assert!(tries < 3, "the emulated disk stalled in 3 runs: {why}");
+            eprintln!("the emulated disk stalled ({why}); again");
+            continue;
+        }
+        let text = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            text.contains(&format!("the disk ({}) was", disk.disk)),
+            "{err}"
+        );
+        assert!(
+            text.contains("burst credits running out look like this (a bucket of about"),
+            "{err}"
+        );
+        return;
+    }
+}
+
+#[test]
+fn a_run_on_a_steady_disk_is_told_what_limited_it_and_not_of_burst_credits() {
+    // One second: too short for a step (2 s either side), whatever else uses the disk.
+    let env = Env::new();
+    let out = env.small_run("psync").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let Some(disk) = iopscheck::measure::disk::disks_under(&env.dir)
+        .into_iter()
+        .next()
+    else {
+        skip("the temp dir is not on a block device");
+        return;
+    };
+    let text = err.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains(&format!("the disk ({disk}) was")), "{err}");
+    assert!(!err.contains("burst credits running out"), "{err}");
+}

@@ -412,6 +412,14 @@ async fn lay_out_and_run(
         if let Some(line) = run_line(i + 1, plan.runs, &record) {
             ctx.note(line);
         }
+        // What limited the disk, from the disk's own series beside the run's (native runs).
+        if let Some(s) = crate::measure::limits::sentence(&measurement, !plan.job.direct) {
+            ctx.note(crate::terminal::wrap(
+                "  ",
+                &s,
+                crate::terminal::stderr_width(),
+            ));
+        }
         records.push(record);
     }
     Ok(Ended::Done(records))

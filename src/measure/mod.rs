@@ -5,6 +5,7 @@ pub mod changepoint;
 pub mod device;
 pub mod disk;
 pub mod histogram;
+pub mod limits;
 pub mod series;
 
 pub use series::{DiskStat, IopsSamples, Series};

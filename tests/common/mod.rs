@@ -2,6 +2,8 @@
 //! history and run lock, and readers for what the binary leaves behind.
 #![allow(dead_code)]
 
+pub mod burst;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
