@@ -483,3 +483,50 @@ fn warn_rules_decide_only_when_strict() {
     o.strict = true;
     assert_eq!(evaluate(recs.as_slice(), &p, &o).verdict, Verdict::Fail);
 }
+
+#[test]
+fn figures_that_follow_the_idle_time_before_each_run_are_named_and_others_are_not() {
+    // A burst disk: after a night idle the run measures 9,000; 10 minutes after another run,
+    // 2,500; in between, in between. (MB/s = IOPS × 4 / 1024 for the formula.)
+    let times_and_iops = [
+        ("2026-11-28T08:00:00Z", 9000.0),
+        ("2026-11-28T08:10:00Z", 2500.0),
+        ("2026-11-28T14:00:00Z", 7000.0),
+        ("2026-11-28T14:10:00Z", 2600.0),
+        ("2026-11-29T08:00:00Z", 9100.0),
+        ("2026-11-29T08:10:00Z", 2400.0),
+        ("2026-11-29T11:00:00Z", 6000.0),
+        ("2026-11-29T11:10:00Z", 2550.0),
+    ];
+    let recs: Vec<Record> = times_and_iops
+        .iter()
+        .map(|(t, iops)| rec(t, iops * 4.0 / 1024.0))
+        .collect();
+    let e = run_eval(&recs);
+    let w: Vec<String> = e.warnings.iter().map(|w| w.to_string()).collect();
+    let idle = w
+        .iter()
+        .find(|w| w.contains("follows the idle time before each run"))
+        .unwrap_or_else(|| panic!("{w:?}"));
+    assert!(
+        idle.contains("the run of 2026-11-29 08:00 after 17.8 h idle measured 9100"),
+        "{idle}"
+    );
+    assert!(idle.contains("after 10 min measured 2"), "{idle}");
+    // The same figures in another order: nothing to do with the idle time.
+    let shuffled: Vec<Record> = times_and_iops
+        .iter()
+        .zip([
+            2500.0, 9000.0, 2600.0, 7000.0, 2400.0, 9100.0, 2550.0, 6000.0,
+        ])
+        .map(|((t, _), iops)| rec(t, iops * 4.0 / 1024.0))
+        .collect();
+    let e = run_eval(&shuffled);
+    assert!(
+        !e.warnings
+            .iter()
+            .any(|w| w.to_string().contains("follows the idle time")),
+        "{:?}",
+        e.warnings
+    );
+}

@@ -290,7 +290,121 @@ pub(super) fn find_warnings(
     if let Some(w) = declining(&values, m, primary.op) {
         out.push(w);
     }
+    // Figures that follow the idle time before each run.
+    if let Some(w) = idle_signature(runs, m, primary.op) {
+        out.push(Warning::Note(w));
+    }
     out
+}
+
+/// Runs at least this many (each after an idle time) before an idle signature is looked for.
+const IDLE_MIN_RUNS: usize = 6;
+
+/// A burst signature: each run's figure rises with the time the disk was idle before it (from
+/// the end of the run before, its start plus its runtime). Spearman's rank correlation of at
+/// least 0.8 over 6 runs or more (about the 5% one-sided critical value at 6 runs, stricter
+/// beyond), idle times that differ at least fourfold, and the runs after the longest third of
+/// the idle times at least 1.25 × the figure of those after the shortest third.
+pub(super) fn idle_signature(runs: &[Run], metric: &str, op: Op) -> Option<String> {
+    let mut pairs: Vec<(f64, f64, DateTime<FixedOffset>)> = Vec::new();
+    for w in runs.windows(2) {
+        let (prev, run) = (&w[0], &w[1]);
+        let Some(&v) = run.metrics.get(metric) else {
+            continue;
+        };
+        let ran_ms = ["write_runtime_ms", "read_runtime_ms"]
+            .iter()
+            .filter_map(|k| prev.metrics.get(*k).copied())
+            .fold(0.0, f64::max);
+        let idle =
+            (run.timestamp - prev.timestamp).num_milliseconds() as f64 / 1000.0 - ran_ms / 1000.0;
+        pairs.push((idle.max(0.0), v, run.timestamp));
+    }
+    let n = pairs.len();
+    if n < IDLE_MIN_RUNS {
+        return None;
+    }
+    let idle: Vec<f64> = pairs.iter().map(|p| p.0).collect();
+    let fig: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+    let (lo, hi) = (
+        idle.iter().copied().fold(f64::INFINITY, f64::min),
+        idle.iter().copied().fold(0.0, f64::max),
+    );
+    if hi < 4.0 * lo.max(1.0) {
+        return None;
+    }
+    let rho = spearman(&idle, &fig);
+    let rho = if op.higher_is_better() { rho } else { -rho };
+    let mut by_idle: Vec<usize> = (0..n).collect();
+    by_idle.sort_by(|&a, &b| idle[a].total_cmp(&idle[b]));
+    let third = n / 3;
+    let mean = |ix: &[usize]| ix.iter().map(|&i| fig[i]).sum::<f64>() / ix.len() as f64;
+    let (short_idle, long_idle) = (mean(&by_idle[..third]), mean(&by_idle[n - third..]));
+    let ratio = if op.higher_is_better() {
+        long_idle / short_idle
+    } else {
+        short_idle / long_idle
+    };
+    // A ratio that is not a number (no figure after the shortest idles) is no signature.
+    if rho < 0.8 || ratio.is_nan() || ratio < 1.25 {
+        return None;
+    }
+    let (a, b) = (by_idle[n - 1], by_idle[0]);
+    let when = |i: usize| pairs[i].2.format("%Y-%m-%d %H:%M");
+    Some(format!(
+        "{metric} follows the idle time before each run (rank correlation {rho:.2} over {n} runs): the run of {} after {} idle measured {}, the run of {} after {} measured {}; a disk whose burst credits refill while idle looks like this, and its figure then says when the test ran more than what the disk keeps up",
+        when(a),
+        idle_words(idle[a]),
+        short(fig[a]),
+        when(b),
+        idle_words(idle[b]),
+        short(fig[b]),
+    ))
+}
+
+/// "8.0 h", "25 min", "40 s".
+fn idle_words(s: f64) -> String {
+    if s >= 5400.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else if s >= 90.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{s:.0} s")
+    }
+}
+
+/// Spearman's rank correlation (average ranks for ties).
+fn spearman(x: &[f64], y: &[f64]) -> f64 {
+    let rank = |v: &[f64]| {
+        let mut ix: Vec<usize> = (0..v.len()).collect();
+        ix.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+        let mut r = vec![0.0; v.len()];
+        let mut i = 0;
+        while i < ix.len() {
+            let mut j = i;
+            while j + 1 < ix.len() && v[ix[j + 1]] == v[ix[i]] {
+                j += 1;
+            }
+            for &k in &ix[i..=j] {
+                r[k] = (i + j) as f64 / 2.0;
+            }
+            i = j + 1;
+        }
+        r
+    };
+    let (rx, ry) = (rank(x), rank(y));
+    let n = x.len() as f64;
+    let (mx, my) = (rx.iter().sum::<f64>() / n, ry.iter().sum::<f64>() / n);
+    let cov: f64 = rx.iter().zip(&ry).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let (sx, sy) = (
+        rx.iter().map(|a| (a - mx).powi(2)).sum::<f64>().sqrt(),
+        ry.iter().map(|b| (b - my).powi(2)).sum::<f64>().sqrt(),
+    );
+    if sx == 0.0 || sy == 0.0 {
+        0.0
+    } else {
+        cov / (sx * sy)
+    }
 }
 
 /// A steady decline: at least 5 runs spanning a day or more, a least-squares slope whose
