@@ -161,9 +161,29 @@ pub enum HistoryError {
         source: std::io::Error,
     },
     #[error(
-        "history {path}: refusing a path that other users can write ({what}); use --history with a private path"
+        "history {path}: refusing it as root: other users can write there ({what}), so they could plant or alter evidence; keep the history where only root can write (as the default, /var/lib/iopscheck) and pass that path with --history"
     )]
     Unsafe { path: String, what: String },
+    #[error(
+        "history {path}: is {kind}, not a regular file; a history is a file of JSON lines: pass one with --history"
+    )]
+    NotRegular { path: String, kind: &'static str },
+    #[error(
+        "history {path}: permission denied: {who} cannot {doing}; pass --history with a file you can write, or leave the runs unrecorded (run --no-history; import without --record)"
+    )]
+    Denied {
+        path: String,
+        who: String,
+        doing: String,
+    },
+    #[error(
+        "history {path}: only {free} free on its filesystem, and this run's records need about {need}; nothing was started: free some space there, pass --history with another file, or --no-history"
+    )]
+    NoSpace {
+        path: String,
+        free: String,
+        need: String,
+    },
     #[error(
         "history {path}: is a symbolic link (to {target}); iopscheck never follows a link for its history, which someone could point elsewhere: give the real path with --history"
     )]
@@ -218,36 +238,19 @@ pub fn default_path() -> PathBuf {
     state.join("iopscheck/history.jsonl")
 }
 
-/// Refuses, as root, a history in a directory others can write without the sticky bit, or a
-/// history file others can write: anyone could plant or alter evidence.
+/// Refuses, as root, a history that another user could have written or swapped: the file,
+/// its directory or any directory above it (`crate::trust` has the rule).
 fn check_trusted(path: &Path) -> Result<(), HistoryError> {
-    use std::os::unix::fs::MetadataExt;
-    if !crate::sys::is_root() {
-        return Ok(());
-    }
-    if let Ok(m) = std::fs::symlink_metadata(path)
-        && m.mode() & 0o002 != 0
-    {
-        return Err(HistoryError::Unsafe {
-            path: path.display().to_string(),
-            what: format!("the file has mode {:o}", m.mode() & 0o7777),
-        });
-    }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && let Ok(m) = std::fs::metadata(dir)
-        && m.mode() & 0o002 != 0
-        && m.mode() & 0o1000 == 0
-    {
-        return Err(HistoryError::Unsafe {
-            path: path.display().to_string(),
-            what: format!("{} is world-writable", dir.display()),
-        });
-    }
-    Ok(())
+    crate::trust::check(path).map_err(|u| HistoryError::Unsafe {
+        path: path.display().to_string(),
+        what: u.to_string(),
+    })
 }
 
 /// Refuses a history that is a symbolic link, saying so (O_NOFOLLOW alone says only "too many
-/// levels of symbolic links").
+/// levels of symbolic links"), or anything but a regular file: a FIFO or a device would hang
+/// the reader or never end, a directory is no history. Looked at without opening it (opening
+/// a device can do things).
 fn check_not_symlink(path: &Path) -> Result<(), HistoryError> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => Err(HistoryError::Symlink {
@@ -256,51 +259,127 @@ fn check_not_symlink(path: &Path) -> Result<(), HistoryError> {
                 .map(|t| t.display().to_string())
                 .unwrap_or_else(|_| "?".into()),
         }),
+        Ok(m) if !m.is_file() => Err(not_regular(path, &m)),
         _ => Ok(()),
     }
 }
 
+fn not_regular(path: &Path, m: &std::fs::Metadata) -> HistoryError {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    let kind = if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    };
+    HistoryError::NotRegular {
+        path: path.display().to_string(),
+        kind,
+    }
+}
+
+/// An error opening or creating the history; permission denied said in words, with what to do.
+fn open_err(path: &Path, doing: &str, e: std::io::Error) -> HistoryError {
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => HistoryError::Denied {
+            path: path.display().to_string(),
+            who: crate::trust::user(crate::sys::euid()),
+            doing: doing.to_string(),
+        },
+        _ => io_err(path)(e),
+    }
+}
+
+/// Opens the history with `opts`, never through a symbolic link and never blocking on what is
+/// not a regular file (checked again on the open file, in case the name changed since it was
+/// looked at). `None` when there is no such file.
+fn open_regular(
+    path: &Path,
+    opts: &mut OpenOptions,
+    doing: &str,
+) -> Result<Option<File>, HistoryError> {
+    let f = match opts
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            check_not_symlink(path)?;
+            return Err(io_err(path)(e));
+        }
+        Err(e) => return Err(open_err(path, doing, e)),
+    };
+    let m = f.metadata().map_err(io_err(path))?;
+    if !m.is_file() {
+        return Err(not_regular(path, &m));
+    }
+    crate::sys::set_blocking(&f).map_err(io_err(path))?;
+    Ok(Some(f))
+}
+
 /// The checks every reader of a history makes before trusting it (report, fleet, bundle,
-/// import --record): not a symbolic link, and as root, nothing others can write.
+/// import --record): a regular file, not a symbolic link, and as root, nothing others can
+/// write.
 pub fn check_for_reading(path: &Path) -> Result<(), HistoryError> {
     check_not_symlink(path)?;
     check_trusted(path)
 }
 
-/// Checks, before a run starts, that the history can be written: the path is trusted and not
-/// a link, and the file can be opened for appending, or, where there is none yet, its nearest
-/// existing directory is writable. Creates nothing: a run refused later leaves no history file
-/// and no directory behind; the first record creates them.
-pub fn prepare(path: &Path) -> Result<(), HistoryError> {
+/// Checks, before a run starts, that the history can be written: the path is trusted, a
+/// regular file and not a link, and the file can be opened for appending, or, where there is
+/// none yet, its nearest existing directory is writable; and its filesystem has `need` bytes
+/// free for the records. Creates nothing: a run refused later leaves no history file and no
+/// directory behind; the first record creates them.
+pub fn prepare(path: &Path, need: u64) -> Result<(), HistoryError> {
     check_not_symlink(path)?;
     check_trusted(path)?;
-    match OpenOptions::new()
-        .append(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-    {
-        Ok(_) => return Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(io_err(path)(e)),
-    }
     let mut dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    while !dir.exists() {
-        dir = match dir.parent().filter(|d| !d.as_os_str().is_empty()) {
-            Some(d) => d,
-            None => Path::new("."),
-        };
+    let opened = open_regular(path, OpenOptions::new().append(true), "write it")?;
+    if opened.is_none() {
+        while !dir.exists() {
+            dir = match dir.parent().filter(|d| !d.as_os_str().is_empty()) {
+                Some(d) => d,
+                None => Path::new("."),
+            };
+        }
+        if let Err(e) = crate::sys::can_create_in(dir) {
+            let doing = format!("create it in {}", dir.display());
+            return Err(match open_err(path, &doing, e) {
+                HistoryError::Io { path, source } => HistoryError::Io {
+                    path,
+                    source: std::io::Error::new(source.kind(), format!("cannot {doing}: {source}")),
+                },
+                other => other,
+            });
+        }
     }
-    if let Err(e) = crate::sys::can_create_in(dir) {
-        return Err(HistoryError::Io {
-            path: path.display().to_string(),
-            source: std::io::Error::new(
-                e.kind(),
-                format!("cannot create it in {}: {e}", dir.display()),
-            ),
-        });
+    // Root may write into the blocks a filesystem keeps for it.
+    if let Ok(s) = crate::sys::statvfs(dir) {
+        let blocks = if crate::sys::is_root() {
+            s.f_bfree
+        } else {
+            s.f_bavail
+        };
+        let free = blocks.saturating_mul(s.f_frsize);
+        if s.f_blocks > 0 && free < need {
+            return Err(HistoryError::NoSpace {
+                path: path.display().to_string(),
+                free: crate::units::format_size(free),
+                need: crate::units::format_size(need),
+            });
+        }
     }
     Ok(())
 }
@@ -317,16 +396,18 @@ fn open_for_append(path: &Path) -> Result<File, HistoryError> {
             .recursive(true)
             .mode(0o755)
             .create(dir)
-            .map_err(io_err(path))?;
+            .map_err(|e| open_err(path, &format!("create {}", dir.display()), e))?;
     }
-    OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(io_err(path))
+    open_regular(
+        path,
+        OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .mode(0o644),
+        "write it",
+    )?
+    .ok_or_else(|| io_err(path)(std::io::ErrorKind::NotFound.into()))
 }
 
 /// Appends records under an exclusive lock, each as one line, then fsyncs. A torn last line
@@ -418,11 +499,8 @@ pub fn scan(
     keep: impl Fn(&RecordHead) -> bool,
     each: impl FnMut(Record),
 ) -> Result<Vec<Skipped>, HistoryError> {
-    check_for_reading(path)?;
-    let f = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(io_err(path)(e)),
+    let Some(f) = open_for_reading(path)? else {
+        return Ok(vec![]);
     };
     scan_from(
         BufReader::with_capacity(READ_BUFFER, f),
@@ -437,11 +515,7 @@ pub fn scan(
 /// Opens a history for reading after [`check_for_reading`]; `None` when there is none yet.
 pub fn open_for_reading(path: &Path) -> Result<Option<File>, HistoryError> {
     check_for_reading(path)?;
-    match File::open(path) {
-        Ok(f) => Ok(Some(f)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io_err(path)(e)),
-    }
+    open_regular(path, OpenOptions::new().read(true), "read it")
 }
 
 pub fn read_from(
@@ -615,6 +689,13 @@ pub fn for_each_line_at(
     max_line: usize,
     mut each: impl FnMut(usize, u64, Line<'_>),
 ) -> std::io::Result<()> {
+    // A UTF-8 byte order mark (Notepad writes one) is not part of the first line's text.
+    let mut each = |n: usize, at: u64, line: Line<'_>| match line {
+        Line::Text(t) if at == 0 && t.starts_with(b"\xEF\xBB\xBF") => {
+            each(n, 3, Line::Text(&t[3..]))
+        }
+        line => each(n, at, line),
+    };
     let mut partial: Vec<u8> = Vec::new();
     let mut too_long = false;
     let mut n = 0usize;

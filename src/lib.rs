@@ -31,4 +31,5 @@ pub mod sys;
 pub mod system;
 pub mod terminal;
 pub mod testfile;
+pub mod trust;
 pub mod units;

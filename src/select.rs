@@ -23,8 +23,15 @@ pub enum Since {
 impl Since {
     /// Parses a `--since` value (clap's value parser: the flag is named by clap).
     pub fn parse(s: &str) -> Result<Since, String> {
-        if let Ok(d) = crate::units::parse_duration(s) {
-            return Ok(Since::Back(d));
+        match crate::units::parse_duration(s) {
+            Ok(d) => return Ok(Since::Back(d)),
+            // A duration, but longer than any clock: the range is wrong, not the syntax.
+            Err(crate::units::UnitError::TooLarge(_)) => {
+                return Err(format!(
+                    "'{s}' reaches back further than a window can (at most 1e12 seconds, about 31,000 years); for every run in the history, pass a date such as 1970-01-01"
+                ));
+            }
+            Err(_) => {}
         }
         if let Ok(t) = DateTime::parse_from_rfc3339(s.trim()) {
             return Ok(Since::At(t.with_timezone(&Utc)));
@@ -55,8 +62,14 @@ pub fn in_window(r: &impl RunFields, since: DateTime<Utc>) -> bool {
 }
 
 /// The start of a window of `window` ending at `now`.
+/// A window longer than the time since 1970 starts in 1970: no record is older, and a
+/// date before it (year -711 for `--since 999999d`) would only puzzle.
 pub fn window_start(now: DateTime<Utc>, window: std::time::Duration) -> DateTime<Utc> {
-    now - ChronoDuration::from_std(window).unwrap_or(ChronoDuration::days(36500))
+    ChronoDuration::from_std(window)
+        .ok()
+        .and_then(|w| now.checked_sub_signed(w))
+        .unwrap_or(DateTime::UNIX_EPOCH)
+        .max(DateTime::UNIX_EPOCH)
 }
 
 /// Which records a report looks at.

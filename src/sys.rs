@@ -216,6 +216,18 @@ pub fn statvfs(path: &Path) -> io::Result<libc::statvfs> {
     Ok(unsafe { s.assume_init() })
 }
 
+/// Clears O_NONBLOCK on `f` (opened with it so that opening could not block).
+pub fn set_blocking(f: &File) -> io::Result<()> {
+    let fd = f.as_raw_fd();
+    // SAFETY: fcntl on a descriptor `f` owns for the call's length; no memory arguments.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// The columns of the terminal on `fd`, if it is one and says.
 pub fn terminal_columns(fd: BorrowedFd<'_>) -> Option<u16> {
     let mut ws = std::mem::MaybeUninit::<libc::winsize>::zeroed();

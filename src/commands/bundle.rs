@@ -97,16 +97,15 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             grouping.add(r)
         },
     );
-    let kept = match std::fs::File::open(&history_path) {
-        Ok(f) => keep_host_lines(
+    let kept = match history::open_for_reading(&history_path)? {
+        Some(f) => keep_host_lines(
             std::io::BufReader::with_capacity(1 << 16, f),
             &host,
             &mut std::io::BufWriter::new(&mut spool),
             |n, offset, line| scanner.line(n, offset, history::Line::Text(line)),
         )
         .map_err(cannot_read)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Kept::default(),
-        Err(e) => return Err(cannot_read(e)),
+        None => Kept::default(),
     };
     let skipped = scanner.finish();
     spool.seek(SeekFrom::Start(0)).map_err(cannot_read)?;
@@ -252,11 +251,23 @@ fn safe_name(s: &str) -> String {
         .collect();
     let s = s.trim_start_matches('.');
     if s.is_empty() {
-        "host".into()
-    } else {
-        s.into()
+        return "host".into();
     }
+    if s.len() <= NAME_MAX {
+        return s.into();
+    }
+    // Too long for a file name (255 bytes with the rest of it): the start of the name, and a
+    // digest of the whole that keeps two long names apart.
+    let mut h: u32 = 0x811c_9dc5;
+    for b in s.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("{}-{h:08x}", &s[..NAME_MAX - 9])
 }
+
+/// The longest a name from the input (a host, a directory) gets in a file name of the bundle.
+const NAME_MAX: usize = 64;
 
 fn group_slug(i: usize, ev: &Evaluation) -> String {
     match &ev.group {
@@ -705,14 +716,13 @@ fn archive(
         if dirs.insert(path.to_string()) {
             let mut h = tar::Header::new_gnu();
             h.set_entry_type(tar::EntryType::Directory);
-            h.set_path(format!("{path}/"))?;
             h.set_mode(0o755);
             h.set_size(0);
             h.set_mtime(mtime);
             h.set_uid(0);
             h.set_gid(0);
-            h.set_cksum();
-            tar.append(&h, std::io::empty())?;
+            // append_data: a path past the header's 100 bytes goes in a GNU long-name entry.
+            tar.append_data(&mut h, format!("{path}/"), std::io::empty())?;
         }
         Ok(())
     };
@@ -727,21 +737,20 @@ fn archive(
         };
         let mut h = tar::Header::new_gnu();
         h.set_entry_type(tar::EntryType::Regular);
-        h.set_path(format!("{base}/{name}"))?;
         h.set_mode(0o644);
         h.set_size(size);
         h.set_mtime(mtime);
         h.set_uid(0);
         h.set_gid(0);
-        h.set_cksum();
+        let path = format!("{base}/{name}");
         match data {
-            Member::Bytes(b) => tar.append(&h, b.as_slice())?,
+            Member::Bytes(b) => tar.append_data(&mut h, path, b.as_slice())?,
             // Exactly the bytes counted: a tar member shorter than its header is corrupt.
             Member::File(f, n) => {
                 // from its start each time: publish may write the archive twice
                 let mut f: &std::fs::File = f;
                 f.seek(SeekFrom::Start(0))?;
-                tar.append(&h, std::io::Read::take(f, *n))?
+                tar.append_data(&mut h, path, std::io::Read::take(f, *n))?
             }
         }
     }

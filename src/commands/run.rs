@@ -94,7 +94,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
 
     if let Some(p) = &history_path {
-        history::prepare(p)?;
+        history::prepare(p, records_bytes(&policy.job, runs))?;
     }
 
     let total_bytes = policy.job.size.0 * u64::from(policy.job.numjobs);
@@ -196,6 +196,13 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     }
     outputs.emit(&ev, ctx)?;
     Ok(ev.verdict.exit_code())
+}
+
+/// Room the history needs for `runs` records of `job`, generously: a record is under 2 KiB
+/// plus its series of IOPS samples (two a second, reads and writes, a few bytes each).
+fn records_bytes(job: &Job, runs: u32) -> u64 {
+    let per_run = 8192 + 32 * job.runtime.0.as_secs();
+    per_run * u64::from(runs)
 }
 
 /// Everything decided before the first byte is written.

@@ -1,0 +1,261 @@
+//! Where evidence may come from. As root, iopscheck reads and writes a history only where
+//! nobody but root could have put or changed it, by the rule sudo applies to its sudoers
+//! file and OpenSSH's StrictModes to authorized_keys, over the whole path:
+//!
+//! - every directory from `/` down to the file's own, as the kernel walks them (each symbolic
+//!   link on the way followed, and the link itself owned by root), is owned by root and is not
+//!   writable by others or by a group other than root's, unless it has the sticky bit (as
+//!   `/tmp`), where others may add names but never replace root's;
+//! - the file itself, where it exists, is owned by root and writable by nobody else.
+//!
+//! Directories not yet there are not checked: the first record creates them, as root, 0755.
+//! Other users are not checked: what they can write, they could also have measured.
+
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+/// Why a path is not trusted: the part of it at fault, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Untrusted {
+    pub at: PathBuf,
+    pub why: String,
+}
+
+impl std::fmt::Display for Untrusted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.at.display(), self.why)
+    }
+}
+
+/// Symbolic links followed on one path before giving up, as the kernel's limit (ELOOP).
+const MAX_LINKS: usize = 40;
+
+/// Checks `path` (a file that may not exist yet) by the rule above, when running as root.
+/// A directory that cannot be looked at is left for the open that follows to report.
+pub fn check(path: &Path) -> Result<(), Untrusted> {
+    if !crate::sys::is_root() {
+        return Ok(());
+    }
+    check_as(path, 0, None)
+}
+
+/// [`check`] for the user `uid`, taking `trusted` and its ancestors as given (the tests' own
+/// temporary directory, whose ancestors they cannot choose).
+fn check_as(path: &Path, uid: u32, trusted: Option<&Path>) -> Result<(), Untrusted> {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        match std::env::current_dir() {
+            Ok(d) => d.join(path),
+            Err(_) => return Ok(()),
+        }
+    };
+    let (Some(dir), Some(_)) = (abs.parent(), abs.file_name()) else {
+        return Ok(());
+    };
+    walk_directories(dir, uid, trusted)?;
+    // The file itself, not followed: a history that is a link is refused by its reader.
+    if let Ok(m) = std::fs::symlink_metadata(&abs)
+        && !m.file_type().is_symlink()
+    {
+        judge(&abs, &m, uid)?;
+    }
+    Ok(())
+}
+
+/// Walks `dir` from `/` as the kernel resolves it, judging every directory and link met.
+fn walk_directories(dir: &Path, uid: u32, trusted: Option<&Path>) -> Result<(), Untrusted> {
+    let given = |p: &Path| trusted.is_some_and(|t| t.starts_with(p));
+    let mut todo: Vec<OsString> = Vec::new();
+    push_components(&mut todo, dir);
+    let mut at = PathBuf::from("/");
+    let Ok(root) = std::fs::metadata(&at) else {
+        return Ok(());
+    };
+    if !given(&at) {
+        judge(&at, &root, uid)?;
+    }
+    let mut links = 0;
+    while let Some(c) = todo.pop() {
+        if c == "." {
+            continue;
+        }
+        if c == ".." {
+            // `at` is a physical path (every link on it resolved), so its parent is the real one.
+            at.pop();
+            continue;
+        }
+        let next = at.join(&c);
+        let Ok(m) = std::fs::symlink_metadata(&next) else {
+            // Not there yet (created by the first record, as root), or not ours to look at.
+            return Ok(());
+        };
+        if m.file_type().is_symlink() {
+            if m.uid() != uid && !given(&at) {
+                return Err(Untrusted {
+                    at: next,
+                    why: format!(
+                        "is a symbolic link owned by {}, who could point it elsewhere",
+                        user(m.uid())
+                    ),
+                });
+            }
+            links += 1;
+            let Ok(target) = std::fs::read_link(&next) else {
+                return Ok(());
+            };
+            if links > MAX_LINKS {
+                return Ok(());
+            }
+            if target.is_absolute() {
+                at = PathBuf::from("/");
+            }
+            push_components(&mut todo, &target);
+        } else if m.is_dir() {
+            if !given(&next) {
+                judge(&next, &m, uid)?;
+            }
+            at = next;
+        } else {
+            // Not a directory: opening the file will say so.
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Pushes the components of `p` so that the first is popped first.
+fn push_components(todo: &mut Vec<OsString>, p: &Path) {
+    let parts: Vec<OsString> = p
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => None,
+        })
+        .collect();
+    todo.extend(parts.into_iter().rev());
+}
+
+/// One directory or the file: owned by `uid`, writable by nobody else (a sticky directory
+/// excepted, and a group-writable one whose group is root's).
+fn judge(p: &Path, m: &std::fs::Metadata, uid: u32) -> Result<(), Untrusted> {
+    let fail = |why: String| {
+        Err(Untrusted {
+            at: p.to_path_buf(),
+            why,
+        })
+    };
+    if m.uid() != uid {
+        return fail(format!("is owned by {}", user(m.uid())));
+    }
+    let mode = m.mode();
+    let sticky = m.is_dir() && mode & 0o1000 != 0;
+    if sticky {
+        return Ok(());
+    }
+    if mode & 0o002 != 0 {
+        return fail(format!("is world-writable (mode {:o})", mode & 0o7777));
+    }
+    if mode & 0o020 != 0 && m.gid() != 0 {
+        return fail(format!(
+            "is writable by group {} (mode {:o})",
+            group(m.gid()),
+            mode & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+/// "user alice (uid 1000)", or "uid 1000" when /etc/passwd does not name it.
+pub fn user(uid: u32) -> String {
+    match name_in("/etc/passwd", uid) {
+        Some(n) => format!("user {n} (uid {uid})"),
+        None => format!("uid {uid}"),
+    }
+}
+
+fn group(gid: u32) -> String {
+    match name_in("/etc/group", gid) {
+        Some(n) => format!("{n} (gid {gid})"),
+        None => format!("gid {gid}"),
+    }
+}
+
+/// The name of id `id` in a passwd-style file (name:x:id:...).
+fn name_in(file: &str, id: u32) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    text.lines().find_map(|l| {
+        let mut f = l.split(':');
+        let name = f.next()?;
+        f.next()?;
+        (f.next()?.parse::<u32>().ok()? == id).then(|| name.to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn me() -> u32 {
+        crate::sys::euid()
+    }
+
+    /// The temporary directory's parent and above are taken as given.
+    fn below(d: &Path, p: &Path, uid: u32) -> Result<(), Untrusted> {
+        check_as(p, uid, d.parent())
+    }
+
+    #[test]
+    fn a_private_tree_is_trusted_and_others_writing_anywhere_on_it_is_not() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        std::fs::create_dir(&a).unwrap();
+        let h = a.join("h.jsonl");
+        std::fs::write(&h, b"").unwrap();
+        std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&h, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(below(d.path(), &h, me()), Ok(()));
+        // not there yet: fine, whatever is missing
+        assert_eq!(below(d.path(), &a.join("x/y/h.jsonl"), me()), Ok(()));
+        // a directory anyone can write
+        std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = below(d.path(), &h, me()).unwrap_err();
+        assert_eq!(e.at, a);
+        assert!(e.why.contains("world-writable"), "{e}");
+        // unless sticky, as /tmp
+        std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert_eq!(below(d.path(), &h, me()), Ok(()));
+        // the file itself
+        std::fs::set_permissions(&h, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = below(d.path(), &h, me()).unwrap_err();
+        assert_eq!(e.at, h);
+        std::fs::set_permissions(&h, std::fs::Permissions::from_mode(0o644)).unwrap();
+        // owned by someone else: the file, as the directories
+        let e = below(d.path(), &h, me() + 1).unwrap_err();
+        assert!(e.why.contains("is owned by"), "{e}");
+    }
+
+    #[test]
+    fn a_link_on_the_way_is_followed_and_its_target_judged() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("real");
+        let open = d.path().join("open");
+        std::fs::create_dir(&real).unwrap();
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let to_real = d.path().join("to-real");
+        let to_open = d.path().join("to-open");
+        std::os::unix::fs::symlink("real", &to_real).unwrap();
+        std::os::unix::fs::symlink(&open, &to_open).unwrap();
+        assert_eq!(below(d.path(), &to_real.join("h.jsonl"), me()), Ok(()));
+        let e = below(d.path(), &to_open.join("h.jsonl"), me()).unwrap_err();
+        assert_eq!(e.at, open, "{e}");
+        // a link up and back down resolves as the kernel does
+        let e = below(d.path(), &to_real.join("../open/h.jsonl"), me()).unwrap_err();
+        assert_eq!(e.at, open, "{e}");
+    }
+}

@@ -1,0 +1,516 @@
+//! The host's safety (issue "Faults, round three"): where a history may come from and what it
+//! may be, children that outlive a run, the scheduled script's settings, the verdict before the
+//! cleanup, and the smaller faults that waste a whole test. Every test uses the real binary;
+//! tests that need root (mounts, other users) skip with a printed reason.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Env, skip};
+use predicates::prelude::*;
+
+fn bin() -> PathBuf {
+    PathBuf::from(assert_cmd::cargo::cargo_bin!("iopscheck"))
+}
+
+fn mode(p: &Path, m: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+}
+
+/// A few Swimlane records of this host, an hour apart and older.
+fn seed(history: &Path, runs: i64) {
+    let host = iopscheck::system::hostname();
+    let mut text = String::new();
+    for i in 0..runs {
+        let ts = chrono::Local::now() - chrono::Duration::hours(1 + 12 * i);
+        let r = common::swimlane_record(&host, "/data", ts.fixed_offset(), 20.0);
+        text.push_str(&serde_json::to_string(&r).unwrap());
+        text.push('\n');
+    }
+    std::fs::write(history, text).unwrap();
+}
+
+fn test_files(dir: &Path) -> Vec<String> {
+    common::listing(dir)
+        .into_iter()
+        .filter(|n| n.starts_with("iopscheck-testfile."))
+        .collect()
+}
+
+/// Runs `cmd` for at most `limit`; a command still running then is killed and the test fails
+/// (a hang is the fault these tests look for).
+fn output_within(mut cmd: StdCommand, limit: Duration) -> std::process::Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{cmd:?} still running after {limit:?}; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `iopscheck ARGS` with this env's lock, as a std command.
+fn std_cmd(env: &Env, args: &[&std::ffi::OsStr]) -> StdCommand {
+    let mut c = StdCommand::new(bin());
+    c.args(args)
+        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+        .env("NO_COLOR", "1")
+        .env_remove("IOPSCHECK_HISTORY")
+        .env_remove("IOPSCHECK_FIO");
+    c
+}
+
+/// Every command that reads or writes a history, given `history`: report, bundle, fleet,
+/// import --record and a small run. (name, arguments).
+fn history_commands(env: &Env, history: &Path) -> Vec<(&'static str, Vec<std::ffi::OsString>)> {
+    let h = history.as_os_str().to_owned();
+    let bundle = env.tmp.path().join("b.tar.gz").into_os_string();
+    let fixture = common::fixture("fio-3.33-sample.json").into_os_string();
+    vec![
+        (
+            "report",
+            vec!["report".into(), "--history".into(), h.clone()],
+        ),
+        (
+            "bundle",
+            vec![
+                "bundle".into(),
+                "-o".into(),
+                bundle,
+                "--history".into(),
+                h.clone(),
+            ],
+        ),
+        ("fleet", vec!["fleet".into(), h.clone()]),
+        (
+            "import --record",
+            vec![
+                "import".into(),
+                "--record".into(),
+                "--host".into(),
+                "node1".into(),
+                "--history".into(),
+                h.clone(),
+                fixture,
+            ],
+        ),
+        (
+            "run",
+            vec![
+                "run".into(),
+                "--dir".into(),
+                env.dir.clone().into_os_string(),
+                "--history".into(),
+                h,
+                "--size".into(),
+                "16m".into(),
+                "--runtime".into(),
+                "1".into(),
+                "--runs".into(),
+                "1".into(),
+                "--engine".into(),
+                "psync".into(),
+            ],
+        ),
+    ]
+}
+
+/// Each history command on `history` ends with exit 2 and every one of `said` on stderr,
+/// within seconds, with no test file written and no bundle made.
+fn refused_by_every_command(env: &Env, history: &Path, said: &[&str]) {
+    for (name, args) in history_commands(env, history) {
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let out = output_within(std_cmd(env, &args), Duration::from_secs(20));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        for s in said {
+            assert!(err.contains(s), "{name}: {s:?} not in: {err}");
+        }
+        assert!(
+            !err.contains("run 1/1"),
+            "{name}: the test ran first: {err}"
+        );
+        assert!(test_files(&env.dir).is_empty(), "{name}");
+        assert!(!env.tmp.path().join("b.tar.gz").exists(), "{name}");
+    }
+}
+
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (the rule is root's)")]
+fn as_root_a_history_another_user_could_have_planted_is_refused_naming_the_path_and_why() {
+    let env = Env::new();
+    let t = env.tmp.path();
+    let nobody = |p: &Path| std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+
+    // A directory another user owns (not writable by others): today's rule looked only for
+    // world-writable directories.
+    let theirs = t.join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    mode(&theirs, 0o755);
+    nobody(&theirs);
+    seed(&theirs.join("h.jsonl"), 6);
+    let shown = theirs.display().to_string();
+    refused_by_every_command(
+        &env,
+        &theirs.join("h.jsonl"),
+        &[&shown, "is owned by user nobody (uid 65534)"],
+    );
+
+    // The file itself owned by another user, in root's directory.
+    let mine = t.join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    mode(&mine, 0o755);
+    let planted = mine.join("h.jsonl");
+    seed(&planted, 6);
+    nobody(&planted);
+    let shown = planted.display().to_string();
+    refused_by_every_command(&env, &planted, &[&shown, "is owned by user nobody"]);
+
+    // A world-writable directory further up than the history's own.
+    let open = t.join("open");
+    let deep = open.join("deep");
+    std::fs::create_dir_all(&deep).unwrap();
+    mode(&open, 0o777);
+    mode(&deep, 0o755);
+    seed(&deep.join("h.jsonl"), 6);
+    let shown = format!("{} is world-writable", open.display());
+    refused_by_every_command(&env, &deep.join("h.jsonl"), &[&shown]);
+
+    // Through a symbolic link to a directory: followed, and where it leads is judged.
+    let link = t.join("link");
+    std::os::unix::fs::symlink(&deep, &link).unwrap();
+    refused_by_every_command(&env, &link.join("h.jsonl"), &[&shown]);
+    // A link another user owns, although it leads somewhere sound: they could re-point it.
+    std::fs::remove_file(&planted).unwrap();
+    seed(&planted, 6);
+    let their_link = t.join("their-link");
+    std::os::unix::fs::symlink(&mine, &their_link).unwrap();
+    std::os::unix::fs::lchown(&their_link, Some(65534), Some(65534)).unwrap();
+    refused_by_every_command(
+        &env,
+        &their_link.join("h.jsonl"),
+        &["is a symbolic link owned by user nobody"],
+    );
+
+    // A directory a group other than root's can write.
+    let group = t.join("group");
+    std::fs::create_dir(&group).unwrap();
+    mode(&group, 0o775);
+    std::os::unix::fs::chown(&group, None, Some(65534)).unwrap();
+    seed(&group.join("h.jsonl"), 6);
+    refused_by_every_command(&env, &group.join("h.jsonl"), &["is writable by group"]);
+
+    // Sound: root's directories all the way, a sticky world-writable one (/tmp) on the way,
+    // and a link of root's to root's directory.
+    let sticky = t.join("sticky");
+    let sound = sticky.join("root-only");
+    std::fs::create_dir_all(&sound).unwrap();
+    mode(&sticky, 0o1777);
+    mode(&sound, 0o755);
+    let root_link = t.join("root-link");
+    std::os::unix::fs::symlink(&mine, &root_link).unwrap();
+    for h in [sound.join("h.jsonl"), root_link.join("h.jsonl")] {
+        seed(&h, 6);
+        env.cmd()
+            .arg("report")
+            .arg("--history")
+            .arg(&h)
+            .assert()
+            .code(predicate::in_iter([0, 1, 3]));
+    }
+}
+
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (switching to another user)")]
+fn a_non_root_users_own_history_is_used_and_an_unwritable_one_is_named_with_what_to_do() {
+    if StdCommand::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return skip("setpriv (util-linux) is not installed");
+    }
+    // Under /tmp (world-writable, sticky, root's): a user's own tree there is theirs to use.
+    let base = tempfile::Builder::new()
+        .prefix("iopscheck-user-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    mode(base.path(), 0o755);
+    let home = base.path().join("home");
+    let data = base.path().join("data");
+    for d in [&home, &data] {
+        std::fs::create_dir(d).unwrap();
+        std::os::unix::fs::chown(d, Some(65534), Some(65534)).unwrap();
+    }
+    let as_nobody = |args: &[&std::ffi::OsStr]| {
+        let out = StdCommand::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(bin())
+            .args(args)
+            .env_clear()
+            .env("HOME", &home)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let own = home.join("h.jsonl");
+    let run = |history: &Path| {
+        as_nobody(&[
+            "run".as_ref(),
+            "--dir".as_ref(),
+            data.as_os_str(),
+            "--history".as_ref(),
+            history.as_os_str(),
+            "--size".as_ref(),
+            "16m".as_ref(),
+            "--runtime".as_ref(),
+            "1".as_ref(),
+            "--runs".as_ref(),
+            "1".as_ref(),
+            "--engine".as_ref(),
+            "psync".as_ref(),
+        ])
+    };
+    let (code, err) = run(&own);
+    if err.contains("Permission denied") && !own.exists() {
+        return skip("the test binary is not reachable by user nobody here");
+    }
+    assert!([Some(0), Some(1), Some(3)].contains(&code), "{err}");
+    assert_eq!(std::fs::read_to_string(&own).unwrap().lines().count(), 1);
+    let (code, err) = as_nobody(&["report".as_ref(), "--history".as_ref(), own.as_os_str()]);
+    assert!([Some(0), Some(1), Some(3)].contains(&code), "{err}");
+
+    // root's history, which nobody cannot write: said in words, with the ways out.
+    let roots = base.path().join("roots.jsonl");
+    seed(&roots, 1);
+    mode(&roots, 0o644);
+    let (code, err) = run(&roots);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "history {}: permission denied: user nobody (uid 65534) cannot write it",
+            roots.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("--history") && err.contains("--no-history"),
+        "{err}"
+    );
+    assert!(!err.contains("os error"), "{err}");
+    // ... and one it cannot create: the directory is named.
+    let (code, err) = run(&base.path().join("new/h.jsonl"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!("cannot create it in {}", base.path().display())),
+        "{err}"
+    );
+    assert!(err.contains("--no-history"), "{err}");
+    assert!(test_files(&data).is_empty());
+    assert_eq!(std::fs::read_to_string(&roots).unwrap().lines().count(), 1);
+}
+
+#[test]
+fn a_fifo_or_a_device_as_the_history_is_refused_at_once_by_every_command() {
+    let env = Env::new();
+    let fifo = env.tmp.path().join("fifo.jsonl");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    refused_by_every_command(&env, &fifo, &["is a named pipe (FIFO), not a regular file"]);
+    // /dev/zero never ends; as root it is also not root's own file to trust, so the kind is
+    // said first.
+    refused_by_every_command(
+        &env,
+        Path::new("/dev/zero"),
+        &["history /dev/zero: is a character device, not a regular file"],
+    );
+    // A directory is a fleet's input of its own; to the others it is no history.
+    env.cmd()
+        .arg("report")
+        .arg("--history")
+        .arg(env.tmp.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "is a directory, not a regular file",
+        ));
+}
+
+#[test]
+fn a_history_that_starts_with_a_byte_order_mark_keeps_its_first_record() {
+    let env = Env::new();
+    seed(&env.history, 2);
+    let mut text = b"\xEF\xBB\xBF".to_vec();
+    text.extend(std::fs::read(&env.history).unwrap());
+    std::fs::write(&env.history, &text).unwrap();
+    let out = env
+        .cmd()
+        .args(["report", "--format", "json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["runs"].as_array().unwrap().len(), 2, "{err}");
+    assert!(!err.contains("skipped"), "{err}");
+}
+
+/// A tmpfs in a temp dir, unmounted on drop.
+struct Mount {
+    dir: PathBuf,
+}
+
+impl Mount {
+    fn new(at: &Path, args: &[&str]) -> Option<Mount> {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = StdCommand::new("mount")
+            .args(args)
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Mount {
+            dir: at.to_path_buf(),
+        })
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = StdCommand::new("umount").arg("-l").arg(&self.dir).status();
+    }
+}
+
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (mounting a tmpfs)")]
+fn a_full_filesystem_under_the_history_is_found_before_the_test() {
+    let env = Env::new();
+    let at = env.tmp.path().join("small");
+    let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=64k", "tmpfs"]) else {
+        return skip("mount -t tmpfs failed");
+    };
+    let history = at.join("history.jsonl");
+    seed(&history, 1);
+    let before = std::fs::read(&history).unwrap();
+    // Full: dd stops at ENOSPC.
+    let _ = StdCommand::new("dd")
+        .args(["if=/dev/zero", "bs=4k", "status=none"])
+        .arg(format!("of={}", at.join("filler").display()))
+        .stderr(Stdio::null())
+        .status();
+    let t = Instant::now();
+    env.cmd()
+        .args(["run", "--dir"])
+        .arg(&env.dir)
+        .args([
+            "--size",
+            "16m",
+            "--runtime",
+            "30",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+        ])
+        .arg("--history")
+        .arg(&history)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "history {}: only",
+            history.display()
+        )))
+        .stderr(predicate::str::contains("nothing was started"))
+        .stderr(predicate::str::contains("run 1/1").not());
+    // Refused up front, not after the 30 s test.
+    assert!(t.elapsed() < Duration::from_secs(15), "the test ran first");
+    assert!(test_files(&env.dir).is_empty());
+    assert_eq!(std::fs::read(&history).unwrap(), before);
+}
+
+#[test]
+fn a_window_too_long_for_any_clock_is_blamed_on_its_range_not_its_syntax() {
+    let env = Env::new();
+    seed(&env.history, 2);
+    for cmd in ["report", "bundle", "fleet"] {
+        let mut c = env.cmd();
+        c.args([cmd, "--since", "99999999d"]);
+        if cmd == "fleet" {
+            c.arg(&env.history);
+        }
+        c.assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "reaches back further than a window can",
+            ))
+            .stderr(predicate::str::contains("neither a duration").not());
+    }
+    // Long but possible: everything since 1970, said as such (not the year -711).
+    env.cmd()
+        .args(["report", "--since", "999999d"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains("-0711").not());
+}
+
+#[test]
+fn bundle_shortens_a_long_host_name_in_its_file_name() {
+    let env = Env::new();
+    let host = "n".repeat(300);
+    let out = env
+        .cmd()
+        .current_dir(env.tmp.path())
+        .args(["bundle", "--host", &host])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let made: Vec<String> = common::listing(env.tmp.path())
+        .into_iter()
+        .filter(|n| n.starts_with("iopscheck-bundle-") && n.ends_with(".tar.gz"))
+        .collect();
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert!(made[0].len() < 120, "{}", made[0]);
+    // Two long names that differ only past the cut are two bundles, not one refused.
+    let other = format!("{}m", "n".repeat(299));
+    let out = env
+        .cmd()
+        .current_dir(env.tmp.path())
+        .args(["bundle", "--host", &other])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let n = common::listing(env.tmp.path())
+        .into_iter()
+        .filter(|n| n.starts_with("iopscheck-bundle-"))
+        .count();
+    assert_eq!(n, 2);
+    // The archive lists its members under the (shortened) top directory, whole.
+    let list = StdCommand::new("tar")
+        .arg("tzf")
+        .arg(env.tmp.path().join(&made[0]))
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    let top = made[0].trim_end_matches(".tar.gz");
+    assert!(list.contains(&format!("{top}/README.txt")), "{list}");
+}
