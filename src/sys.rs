@@ -216,6 +216,21 @@ pub fn statvfs(path: &Path) -> io::Result<libc::statvfs> {
     Ok(unsafe { s.assume_init() })
 }
 
+/// The run lock's descriptor while a run holds it, else -1 (commands/lock.rs). The processes
+/// a run starts keep it open (the flush of its test file, fio and fio's jobs), so the lock is
+/// free only when every one of them has ended.
+static RUN_LOCK_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+pub fn set_run_lock_fd(fd: std::os::fd::RawFd) {
+    RUN_LOCK_FD.store(fd, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// The run lock's descriptor, if a run holds it (read before a fork: the child keeps it).
+pub fn run_lock_fd() -> Option<std::os::fd::RawFd> {
+    let fd = RUN_LOCK_FD.load(std::sync::atomic::Ordering::SeqCst);
+    (fd >= 0).then_some(fd)
+}
+
 /// Clears O_NONBLOCK on `f` (opened with it so that opening could not block).
 pub fn set_blocking(f: &File) -> io::Result<()> {
     let fd = f.as_raw_fd();

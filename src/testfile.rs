@@ -368,12 +368,16 @@ pub fn remove_registered() {
 /// pages under writeback. Whoever closes the last descriptor of an unlinked file waits for
 /// that writeback (seconds on a busy disk), so a child inherits every descriptor and holds
 /// them until this process is gone; the wait then happens in the orphaned child, not here.
+/// The child closes the files first and the run lock last (its exit): the next run waits for
+/// that writeback instead of measuring beside it.
 pub fn detach_descriptors() {
     // Stays unsafe here rather than in crate::sys: after a fork in a threaded process the child
     // may call only async-signal-safe functions, which this code keeps to and a wrapper could
     // not promise for its callers.
     let parent = std::process::id() as libc::pid_t;
-    // SAFETY: the child calls only async-signal-safe functions (prctl, getppid, pause, _exit).
+    let lock = crate::sys::run_lock_fd();
+    // SAFETY: the child calls only async-signal-safe functions (close, close_range, getppid,
+    // nanosleep, _exit).
     let pid = unsafe { libc::fork() };
     if pid == 0 {
         // SAFETY: as above.
@@ -382,13 +386,20 @@ pub fn detach_descriptors() {
             for fd in 0..3 {
                 libc::close(fd);
             }
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::getppid() != parent {
-                libc::_exit(0);
+            // Until the parent is gone (reparented): it may still be using the files.
+            let tick = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 10_000_000,
+            };
+            while libc::getppid() == parent {
+                libc::nanosleep(&tick, std::ptr::null_mut());
             }
-            loop {
-                libc::pause();
+            // Each close of an unlinked file may wait for its writeback; the lock goes last.
+            match lock {
+                Some(l) => crate::engine::close_all_but(&[l]),
+                None => crate::engine::close_all_but(&[]),
             }
+            libc::_exit(0);
         }
     }
 }

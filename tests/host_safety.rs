@@ -7,7 +7,7 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command as StdCommand, Stdio};
+use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Env, skip};
@@ -513,4 +513,382 @@ fn bundle_shortens_a_long_host_name_in_its_file_name() {
     let list = String::from_utf8_lossy(&list.stdout);
     let top = made[0].trim_end_matches(".tar.gz");
     assert!(list.contains(&format!("{top}/README.txt")), "{list}");
+}
+
+// ---- Children that outlive a run: the run lock is held until every one of them has ended.
+
+/// `iopscheck run --dir DIR ARGS` in the background, with this env's history and lock.
+fn spawn_run(env: &Env, args: &[&str]) -> Child {
+    spawn_run_of(&bin(), env, args)
+}
+
+fn spawn_run_of(program: &Path, env: &Env, args: &[&str]) -> Child {
+    StdCommand::new(program)
+        .args(["run", "--dir"])
+        .arg(&env.dir)
+        .args(args)
+        .env("IOPSCHECK_HISTORY", &env.history)
+        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+        .env("NO_COLOR", "1")
+        .env_remove("IOPSCHECK_FIO")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+const SMALL: [&str; 8] = [
+    "--size",
+    "16m",
+    "--runtime",
+    "1",
+    "--runs",
+    "1",
+    "--engine",
+    "psync",
+];
+
+fn kill(pid: u32, sig: i32) {
+    // SAFETY: kill(2) on a process this test started (or its run started).
+    unsafe { libc::kill(pid as i32, sig) };
+}
+
+/// The child processes of `pid`, from each of its threads' /proc children lists.
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return vec![];
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Whether `pid` is a live process (not a zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        !state.starts_with('Z') && !state.starts_with('X')
+    })
+}
+
+fn wait_gone(pid: u32) {
+    let t = Instant::now();
+    while alive(pid) {
+        assert!(t.elapsed() < Duration::from_secs(60), "{pid} never ended");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn wait_test_file(env: &Env, child: &mut Child) {
+    let t = Instant::now();
+    while test_files(&env.dir).is_empty() {
+        if let Ok(Some(s)) = child.try_wait() {
+            panic!("the run ended early: {s}");
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "no test file");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Reads the child's stderr on a thread; `wait_for` blocks until a line containing `text`.
+struct Lines {
+    rx: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Lines {
+    fn of(child: &mut Child) -> Lines {
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for l in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = tx.send(l);
+            }
+        });
+        Lines { rx, seen: vec![] }
+    }
+
+    fn wait_for(&mut self, text: &str) -> String {
+        loop {
+            match self.rx.recv_timeout(Duration::from_secs(60)) {
+                Ok(l) => {
+                    self.seen.push(l.clone());
+                    if l.contains(text) {
+                        return l;
+                    }
+                }
+                Err(_) => panic!("no line with {text:?}: {:?}", self.seen),
+            }
+        }
+    }
+}
+
+#[test]
+fn an_interrupted_runs_flush_holds_the_lock_and_the_next_run_waits_for_it() {
+    // The final fsync runs in a child process; the run is interrupted while the test holds
+    // that child stopped, so the flush ends when the test says. A flush quicker than the
+    // test's look at /proc is a moment missed, tried again.
+    for attempt in 0.. {
+        assert!(attempt < 5, "the final fsync was never caught in 5 tries");
+        let env = Env::new();
+        let mut run = spawn_run(
+            &env,
+            &[
+                "--size",
+                "512m",
+                "--runtime",
+                "1",
+                "--runs",
+                "1",
+                "--engine",
+                "psync",
+            ],
+        );
+        let flusher = loop {
+            if let Some(&p) = children(run.id()).first() {
+                break Some(p);
+            }
+            if run.try_wait().unwrap().is_some() {
+                break None;
+            }
+            std::hint::spin_loop();
+        };
+        let Some(flusher) = flusher else { continue };
+        kill(flusher, libc::SIGSTOP);
+        kill(run.id(), libc::SIGINT);
+        let status = run.wait().unwrap();
+        assert_eq!(status.code(), Some(130));
+        assert!(alive(flusher));
+
+        // Bounded: the flush outlasts the wait; nothing measured, nothing recorded.
+        let t = Instant::now();
+        let out = output_within(
+            {
+                let mut c = std_cmd(&env, &[]);
+                c.args(["run", "--dir"]).arg(&env.dir).args(SMALL);
+                c.env("IOPSCHECK_FLUSH_WAIT", "1s")
+                    .env("IOPSCHECK_HISTORY", &env.history);
+                c
+            },
+            Duration::from_secs(60),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("is still being flushed to disk"), "{err}");
+        assert!(err.contains(&flusher.to_string()), "{err}");
+        assert!(!err.contains("another iopscheck run"), "{err}");
+        assert!(t.elapsed() >= Duration::from_secs(1));
+        assert!(env.history_lines().is_empty());
+        assert!(test_files(&env.dir).is_empty());
+
+        // Waited for: a run started now says so, writes nothing until the flush has ended,
+        // then goes ahead.
+        let mut next = spawn_run(&env, &SMALL);
+        let mut lines = Lines::of(&mut next);
+        lines.wait_for("still being flushed");
+        assert!(
+            test_files(&env.dir).is_empty(),
+            "nothing written while waiting"
+        );
+        assert!(next.try_wait().unwrap().is_none());
+        kill(flusher, libc::SIGCONT);
+        let status = next.wait().unwrap();
+        assert!([0, 1, 3].contains(&status.code().unwrap()), "{status}");
+        assert_eq!(env.history_lines().len(), 1);
+        return;
+    }
+}
+
+#[test]
+#[cfg_attr(not(have_fio), ignore = "needs fio")]
+fn the_jobs_of_a_killed_fio_run_hold_the_lock_so_no_run_measures_beside_them() {
+    let env = Env::new();
+    let mut run = spawn_run(
+        &env,
+        &[
+            "--size",
+            "64m",
+            "--runtime",
+            "60",
+            "--runs",
+            "1",
+            "--engine",
+            "fio",
+        ],
+    );
+    // fio, and the job process it forks (which calls setsid: only our lock ties it to us).
+    let t = Instant::now();
+    let (fio, jobs) = loop {
+        let fio: Vec<u32> = children(run.id());
+        let jobs: Vec<u32> = fio.iter().flat_map(|&p| children(p)).collect();
+        if !jobs.is_empty() {
+            break (fio, jobs);
+        }
+        if let Ok(Some(s)) = run.try_wait() {
+            panic!("the run ended before fio's job started: {s}");
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "fio's job never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // Held stopped, the job cannot end before the test lets it; fio itself hears SIGTERM
+    // when the run dies (PR_SET_PDEATHSIG) and ends.
+    for &j in &jobs {
+        kill(j, libc::SIGSTOP);
+    }
+    kill(run.id(), libc::SIGKILL);
+    run.wait().unwrap();
+    for &f in &fio {
+        wait_gone(f);
+    }
+    let left = test_files(&env.dir);
+    assert_eq!(left.len(), 1, "the killed run's file stays: {left:?}");
+
+    // The next run neither removes the file fio's job still has nor measures beside it.
+    let out = output_within(
+        {
+            let mut c = std_cmd(&env, &[]);
+            c.args(["run", "--dir"]).arg(&env.dir).args(SMALL);
+            c.env("IOPSCHECK_FLUSH_WAIT", "1s")
+                .env("IOPSCHECK_HISTORY", &env.history);
+            c
+        },
+        Duration::from_secs(60),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    for &j in &jobs {
+        kill(j, libc::SIGKILL);
+    }
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("its fio job is still running"), "{err}");
+    assert!(err.contains(&format!("pid {}", jobs[0])), "{err}");
+    assert_eq!(test_files(&env.dir), left, "{err}");
+    assert!(env.history_lines().is_empty());
+
+    // Once fio's job has ended, the next run goes ahead and removes the file it left.
+    for &j in &jobs {
+        wait_gone(j);
+    }
+    let out = output_within(
+        {
+            let mut c = std_cmd(&env, &[]);
+            c.args(["run", "--dir"]).arg(&env.dir).args(SMALL);
+            c.env("IOPSCHECK_HISTORY", &env.history);
+            c
+        },
+        Duration::from_secs(60),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!([0, 1, 3].contains(&out.status.code().unwrap()), "{err}");
+    assert!(
+        err.contains("removed a test file left by an interrupted run"),
+        "{err}"
+    );
+    assert!(test_files(&env.dir).is_empty());
+    assert_eq!(env.history_lines().len(), 1);
+}
+
+#[test]
+fn a_lock_held_by_another_program_or_by_iopscheck_under_another_name_is_named_for_what_it_is() {
+    use std::os::unix::process::CommandExt;
+    let env = Env::new();
+    let lock = env.tmp.path().join("run.lock");
+    let small_run = || {
+        let mut c = std_cmd(&env, &[]);
+        c.args(["run", "--dir"]).arg(&env.dir).args(SMALL);
+        c.env("IOPSCHECK_FLUSH_WAIT", "1s")
+            .env("IOPSCHECK_HISTORY", &env.history);
+        output_within(c, Duration::from_secs(60))
+    };
+    let held = || {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock)
+            .unwrap();
+        f.try_lock().is_err()
+    };
+
+    if StdCommand::new("flock").arg("--version").output().is_ok() {
+        // flock(1) holds it (and the sleep it starts inherits it), as another tool's cron job
+        // might; in a process group of its own, to end both.
+        let mut holder = StdCommand::new("flock")
+            .arg(&lock)
+            .args(["sleep", "600"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while !held() {
+            assert!(t.elapsed() < Duration::from_secs(20), "flock never took it");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let out = small_run();
+        // SAFETY: the process group this test started.
+        unsafe { libc::kill(-(holder.id() as i32), libc::SIGKILL) };
+        holder.wait().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!(
+                "held by another program, not an iopscheck run: flock (pid {})",
+                holder.id()
+            )),
+            "{err}"
+        );
+        assert!(!err.contains("flushed"), "{err}");
+        assert!(!err.contains("another iopscheck run"), "{err}");
+        assert!(test_files(&env.dir).is_empty());
+    } else {
+        skip("flock (util-linux) is not installed: the other program is not tried");
+    }
+
+    // iopscheck under another name (a renamed binary, a link), in the middle of its test.
+    let other = env.tmp.path().join("disk-check");
+    std::os::unix::fs::symlink(bin(), &other).unwrap();
+    let mut renamed = spawn_run_of(
+        &other,
+        &env,
+        &[
+            "--size",
+            "64m",
+            "--runtime",
+            "60",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+        ],
+    );
+    wait_test_file(&env, &mut renamed);
+    let out = small_run();
+    kill(renamed.id(), libc::SIGINT);
+    let status = renamed.wait().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "another iopscheck run is testing this host right now (pid {}",
+            renamed.id()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("flushed"), "{err}");
+    assert_eq!(status.code(), Some(130));
+    assert!(env.history_lines().is_empty());
 }

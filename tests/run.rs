@@ -324,14 +324,45 @@ fn bad_flags_name_the_flag_and_exit_2() {
 #[test]
 fn a_second_run_on_the_host_refuses_while_one_holds_the_lock() {
     let env = Env::new();
-    let lock = env.tmp.path().join("run.lock");
-    let f = std::fs::File::create(&lock).unwrap();
-    f.lock().unwrap();
+    // A run in the middle of its test holds the lock (tests/host_safety.rs has the lock held
+    // by other programs and by what an interrupted run leaves).
+    let mut first = std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"))
+        .args(["run", "--no-history", "--dir"])
+        .arg(&env.dir)
+        .args([
+            "--size",
+            "64m",
+            "--runtime",
+            "60",
+            "--runs",
+            "1",
+            "--engine",
+            "psync",
+        ])
+        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while !common::listing(&env.dir)
+        .iter()
+        .any(|n| n.starts_with("iopscheck-testfile."))
+    {
+        assert!(first.try_wait().unwrap().is_none(), "the first run ended");
+        assert!(t.elapsed() < std::time::Duration::from_secs(60));
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     env.small_run("psync")
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("another iopscheck run"));
-    drop(f);
+        .stderr(predicate::str::contains(format!(
+            "another iopscheck run is testing this host right now (pid {}",
+            first.id()
+        )));
+    // SAFETY: kill(2) on the run this test started.
+    unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
+    assert_eq!(first.wait().unwrap().code(), Some(130));
     assert!(env.history_lines().is_empty());
 }
 

@@ -2,6 +2,7 @@
 //! exclusively and laid out by us, so fio reuses them as they are and never touches another
 //! file), with JSON output read by the same parser as `import`.
 
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -56,15 +57,27 @@ pub async fn run_fio(
         // In a group of its own, so that a terminal's ^C reaches fio only through us, and we
         // end it and its jobs together (end_fio).
         .process_group(0);
+    // fio and every job process it forks keep the run lock and the test files' descriptors
+    // (so their flocks): if iopscheck is killed (SIGKILL, where nothing of ours can end fio's
+    // jobs, which call setsid and outlive fio itself), the next run finds the lock held by
+    // them and waits, and never takes a test file they still write for a stale one.
+    let mut inherit: Vec<i32> = files.files().iter().map(|f| f.as_raw_fd()).collect();
+    inherit.extend(crate::sys::run_lock_fd());
     // Stays unsafe here rather than in crate::sys: the hook runs between fork and exec, where
     // only async-signal-safe calls are allowed, and pre_exec is unsafe for that reason.
-    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+    // SAFETY: prctl and fcntl are async-signal-safe; nothing else runs between fork and exec.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             // If iopscheck dies without a chance to end fio (SIGKILL), fio hears SIGTERM and
             // stops its jobs itself.
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            for &fd in &inherit {
+                // Kept across exec: FD_CLOEXEC off, in the child only.
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             Ok(())
         });

@@ -1,13 +1,20 @@
 //! One run per host at a time: two runs at once would disturb each other's numbers. The lock
 //! is an flock on a small file of our own, released when the process ends, however it ends.
 //!
-//! The holder writes its process id into the file. After an interrupted run the lock is held
-//! a little longer by the process that finishes flushing the run's (already removed) test file
-//! (testfile::detach_descriptors): the run itself is gone. A new run then says so and waits for
-//! that flush, for a bounded time, rather than claim another run is testing the host.
+//! Every process a run starts keeps the lock's descriptor (the same open file, so the same
+//! flock): the flush of an interrupted run's test file (engine/sys.rs, testfile.rs) and fio
+//! with its job processes (fio_runner.rs). The lock is free only when all of them have ended,
+//! so no run starts while a process of an earlier one may still write on the disk.
+//!
+//! The holder writes its process id into the file. A run that finds the lock taken asks the
+//! kernel who holds it (the `lock:` lines of /proc/PID/fdinfo, which name the process that
+//! took it) and says what it is: another iopscheck run (whatever its binary is called), what
+//! an interrupted run left running (its flush, fio's jobs), which it waits for, for a bounded
+//! time; or another program.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -72,29 +79,159 @@ pub fn lock_path() -> anyhow::Result<PathBuf> {
     Ok(dir.join("run.lock"))
 }
 
-/// What holds the lock, from the process id its holder wrote.
+/// A process that holds the lock: its id and its name (`comm`).
+#[derive(Debug, Clone, PartialEq)]
+struct Proc {
+    pid: i32,
+    name: String,
+}
+
+impl Proc {
+    fn of(pid: i32) -> Proc {
+        let name = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|c| c.trim().to_string())
+            .unwrap_or_else(|_| "?".into());
+        Proc { pid, name }
+    }
+
+    fn is_fio(&self) -> bool {
+        self.name == "fio"
+    }
+}
+
+/// What holds the lock.
+#[derive(Debug, PartialEq)]
 enum Holder {
-    /// A live iopscheck run.
-    Run(i32),
-    /// The run that wrote its id is gone: what holds the lock is its flush.
-    Flushing(i32),
+    /// A live iopscheck run: the process that wrote its id holds the lock, whatever its binary
+    /// is called.
+    Run(Proc),
+    /// The run that took the lock (this id) is gone; processes it started still hold it: the
+    /// flush of its test file, or fio's jobs.
+    Leftover(i32, Vec<Proc>),
+    /// A program that is not an iopscheck run took the lock; the one that took it first.
+    Other(Vec<Proc>),
+    /// Processes this user cannot see hold it.
     Unknown,
 }
 
-fn holder(file: &mut File) -> Holder {
-    let mut text = String::new();
-    if file.seek(SeekFrom::Start(0)).is_err() || file.read_to_string(&mut text).is_err() {
-        return Holder::Unknown;
-    }
-    let Ok(pid) = text.trim().parse::<i32>() else {
-        return Holder::Unknown;
+/// Who holds the flock of the file `lock`, from the kernel: each process (not this one) with a
+/// descriptor of that file whose fdinfo shows the flock, and the id of the process that took
+/// it (the kernel keeps the taker's id, even once it has ended).
+fn lock_holders(lock: &File) -> (Option<i32>, Vec<i32>) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(me) = lock.metadata() else {
+        return (None, vec![]);
     };
-    match std::fs::read_to_string(format!("/proc/{pid}/comm")) {
-        Ok(comm) if comm.trim() == "iopscheck" => Holder::Run(pid),
-        Ok(_) => Holder::Flushing(pid),
-        Err(_) if Path::new("/proc/self").exists() => Holder::Flushing(pid),
-        Err(_) => Holder::Unknown,
+    let own = std::process::id() as i32;
+    let mut taker = None;
+    let mut holding = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return (None, vec![]);
+    };
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid == own {
+            continue;
+        }
+        // Another user's processes are not ours to see (EACCES): passed over.
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            let same = std::fs::metadata(fd.path())
+                .is_ok_and(|m| m.dev() == me.dev() && m.ino() == me.ino());
+            if !same {
+                continue;
+            }
+            let info = std::fs::read_to_string(format!(
+                "/proc/{pid}/fdinfo/{}",
+                fd.file_name().to_string_lossy()
+            ))
+            .unwrap_or_default();
+            // "lock:\t1: FLOCK  ADVISORY  WRITE 1234 fe:00:5457816 0 EOF"
+            let took = info.lines().find_map(|l| {
+                let f: Vec<&str> = l.strip_prefix("lock:")?.split_whitespace().collect();
+                (f.get(1) == Some(&"FLOCK")).then(|| f.get(4)?.parse::<i32>().ok())?
+            });
+            if let Some(t) = took {
+                taker = Some(t);
+                if !holding.contains(&pid) {
+                    holding.push(pid);
+                }
+            }
+        }
     }
+    holding.sort_unstable();
+    (taker, holding)
+}
+
+/// The binary a process runs (its /proc/PID/exe), for messages and to recognise our own.
+fn program(pid: i32) -> Option<PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/exe")).ok()
+}
+
+/// What holds the lock, from the id its holder wrote (`recorded`) and the kernel's view.
+fn holder(recorded: Option<i32>, taker: Option<i32>, holding: &[i32]) -> Holder {
+    if holding.is_empty() {
+        return Holder::Unknown;
+    }
+    let procs = |first: Option<i32>| -> Vec<Proc> {
+        let mut v: Vec<Proc> = first.into_iter().map(Proc::of).collect();
+        v.extend(
+            holding
+                .iter()
+                .filter(|&&p| Some(p) != first)
+                .map(|&p| Proc::of(p)),
+        );
+        v
+    };
+    if let Some(r) = recorded.filter(|r| holding.contains(r)) {
+        return Holder::Run(Proc::of(r));
+    }
+    match taker {
+        Some(t) if holding.contains(&t) => {
+            // Our own binary that has not yet written its id (it took the lock an instant ago).
+            let ours = program(t).is_some_and(|p| Some(p) == program(std::process::id() as i32));
+            if ours {
+                Holder::Run(Proc::of(t))
+            } else {
+                Holder::Other(procs(Some(t)))
+            }
+        }
+        // The taker is gone: what holds the lock now inherited it. Left by our run when the
+        // taker is the run that wrote its id.
+        Some(t) if Some(t) == recorded => Holder::Leftover(t, procs(None)),
+        _ => Holder::Other(procs(None)),
+    }
+}
+
+/// "pid 12" or "pids 12, 13".
+fn pids(procs: &[Proc]) -> String {
+    let ids: Vec<String> = procs.iter().map(|p| p.pid.to_string()).collect();
+    format!(
+        "pid{} {}",
+        if ids.len() == 1 { "" } else { "s" },
+        ids.join(", ")
+    )
+}
+
+/// "flock (pid 12), sleep (pid 13)".
+fn named(procs: &[Proc]) -> String {
+    procs
+        .iter()
+        .map(|p| format!("{} (pid {})", p.name, p.pid))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The id the lock's last holder wrote.
+fn recorded(file: &mut File) -> Option<i32> {
+    let mut text = String::new();
+    file.seek(SeekFrom::Start(0)).ok()?;
+    file.read_to_string(&mut text).ok()?;
+    text.trim().parse::<i32>().ok()
 }
 
 impl HostLock {
@@ -111,45 +248,130 @@ impl HostLock {
             .open(&path)
             .map_err(|e| lock_error(format!("cannot open the run lock {shown}: {e}")))?;
         let flush_wait = flush_wait();
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => match holder(&mut file) {
-                Holder::Flushing(pid) if !wait => {
+        let mut unseen = 0;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(lock_error(format!("run lock {shown}: {e}")));
+                }
+            }
+            let (taker, holding) = lock_holders(&file);
+            let h = holder(recorded(&mut file), taker, &holding);
+            match h {
+                Holder::Leftover(run, procs) => {
+                    let fio = procs.iter().any(Proc::is_fio);
+                    let what = if fio {
+                        format!("its fio job is still running ({})", pids(&procs))
+                    } else {
+                        format!(
+                            "its test data is still being flushed to disk ({})",
+                            pids(&procs)
+                        )
+                    };
+                    if wait {
+                        ctx.note(format!(
+                            "the previous run (pid {run}) was interrupted and {what}; waiting for it to end…"
+                        ));
+                        block(&file, &shown)?;
+                        break;
+                    }
                     ctx.note(format!(
-                        "the previous run (pid {pid}) was interrupted and its test data is still being flushed to disk; waiting up to {}s for the flush to finish…",
+                        "the previous run (pid {run}) was interrupted and {what}; waiting up to {}s for it to end…",
                         flush_wait.as_secs()
                     ));
-                    if !lock_within(&file, flush_wait) {
-                        return Err(lock_error(format!(
-                            "the previous run's test data is still being flushed to disk after {}s (lock {shown}); measuring now would measure alongside that flush: try again later, or pass --wait",
-                            flush_wait.as_secs()
-                        )));
+                    if lock_within(&file, flush_wait) {
+                        break;
                     }
+                    let secs = flush_wait.as_secs();
+                    return Err(lock_error(if fio {
+                        format!(
+                            "fio ({}), started by the interrupted run (pid {run}), is still running after {secs}s and holds the run lock {shown}; measuring now would measure alongside it: end it (kill {}) and run again, or pass --wait",
+                            pids(&procs),
+                            procs
+                                .iter()
+                                .map(|p| p.pid.to_string())
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        )
+                    } else {
+                        format!(
+                            "the previous run's test data is still being flushed to disk after {secs}s ({}, lock {shown}); measuring now would measure alongside that flush: try again later, or pass --wait",
+                            pids(&procs)
+                        )
+                    }));
                 }
-                _ if wait => {
-                    ctx.note("waiting for another iopscheck run on this host to finish…");
-                    file.lock()
-                        .map_err(|e| lock_error(format!("run lock {shown}: {e}")))?;
-                }
-                h => {
-                    let who = match h {
-                        Holder::Run(pid) => format!("pid {pid}, lock {shown}"),
-                        _ => format!("lock {shown}"),
-                    };
+                Holder::Run(p) => {
+                    let prog = program(p.pid)
+                        .map(|e| format!(", {}", e.display()))
+                        .unwrap_or_default();
+                    if wait {
+                        ctx.note(format!(
+                            "waiting for another iopscheck run on this host (pid {}{prog}) to finish…",
+                            p.pid
+                        ));
+                        block(&file, &shown)?;
+                        break;
+                    }
                     return Err(lock_error(format!(
-                        "another iopscheck run is testing this host right now ({who}); two runs at once disturb each other's numbers: let it finish, or pass --wait to queue behind it"
+                        "another iopscheck run is testing this host right now (pid {}{prog}; lock {shown}); two runs at once disturb each other's numbers: let it finish, or pass --wait to queue behind it",
+                        p.pid
                     )));
                 }
-            },
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(lock_error(format!("run lock {shown}: {e}")));
+                Holder::Other(procs) => {
+                    if wait {
+                        ctx.note(format!(
+                            "the run lock {shown} is held by another program, not an iopscheck run: {}; waiting for it to let go…",
+                            named(&procs)
+                        ));
+                        block(&file, &shown)?;
+                        break;
+                    }
+                    return Err(lock_error(format!(
+                        "the run lock {shown} is held by another program, not an iopscheck run: {}; iopscheck does not test while it is held: end that program, or pass --wait to queue behind it",
+                        named(&procs)
+                    )));
+                }
+                Holder::Unknown => {
+                    // Let go between the try and the look (then the next try takes it), or
+                    // held out of this user's sight.
+                    if unseen < 3 {
+                        unseen += 1;
+                        std::thread::sleep(Duration::from_millis(50));
+                        continue;
+                    }
+                    if wait {
+                        ctx.note(format!(
+                            "waiting for whatever holds the run lock {shown} to let go…"
+                        ));
+                        block(&file, &shown)?;
+                        break;
+                    }
+                    return Err(lock_error(format!(
+                        "the run lock {shown} is held by a process this user cannot see (another user's iopscheck run, or another program); two runs at once disturb each other's numbers: let it finish, or pass --wait to queue behind it"
+                    )));
+                }
             }
         }
         // Ours now: say who holds it, for the next run's message.
         let _ = file.set_len(0);
         let _ = file.seek(SeekFrom::Start(0));
         let _ = writeln!(file, "{}", std::process::id());
+        crate::sys::set_run_lock_fd(file.as_raw_fd());
         Ok(HostLock { _file: file })
+    }
+}
+
+/// Waits for the lock for as long as it takes (`--wait`).
+fn block(file: &File, shown: &std::path::Display<'_>) -> anyhow::Result<()> {
+    file.lock()
+        .map_err(|e| lock_error(format!("run lock {shown}: {e}")))
+}
+
+impl Drop for HostLock {
+    fn drop(&mut self) {
+        crate::sys::set_run_lock_fd(-1);
     }
 }
 

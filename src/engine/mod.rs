@@ -24,6 +24,9 @@ mod uring;
 #[cfg(test)]
 mod tests;
 
+/// For the child that finishes an interrupted run's flush (testfile::detach_descriptors).
+pub(crate) use sys::close_all_but;
+
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Barrier;

@@ -103,22 +103,38 @@ pub fn fadvise(fd: RawFd, len: u64, advice: i32) {
     }
 }
 
-/// Closes every descriptor except `keep`, with only async-signal-safe calls (for a child
-/// between fork and _exit).
+/// Closes every descriptor except those in `keep`, with only async-signal-safe calls (for a
+/// child between fork and _exit).
 ///
 /// # Safety
 /// Only for a freshly forked child: descriptors owned by Rust objects are closed under them.
-pub unsafe fn close_all_but(keep: RawFd) {
+pub unsafe fn close_all_but(keep: &[RawFd]) {
     let close_range = |first: u32, last: u32| -> bool {
         // SAFETY: plain syscall; the range may be empty.
         unsafe { libc::syscall(libc::SYS_close_range, first, last, 0) == 0 }
     };
-    let keep = keep as u32;
-    let ok = (keep == 0 || close_range(0, keep - 1)) && close_range(keep + 1, u32::MAX);
+    // The kept descriptors in order, without allocating: at most two are ever kept.
+    let (a, b) = match keep {
+        [] => (u32::MAX, u32::MAX),
+        [x] => (*x as u32, u32::MAX),
+        [x, y, ..] => ((*x).min(*y) as u32, (*x).max(*y) as u32),
+    };
+    let mut ok = true;
+    let mut from = 0u32;
+    for k in [a, b] {
+        if k == u32::MAX {
+            break;
+        }
+        if k > from {
+            ok &= close_range(from, k - 1);
+        }
+        from = k + 1;
+    }
+    ok &= close_range(from, u32::MAX);
     if !ok {
         // Linux before 5.9: close what a process like ours can have open.
         for fd in 0..65_536 {
-            if fd != keep as i32 {
+            if !keep.contains(&fd) {
                 // SAFETY: closing a descriptor number; EBADF is harmless here.
                 unsafe { libc::close(fd) };
             }
@@ -132,7 +148,12 @@ pub unsafe fn close_all_but(keep: RawFd) {
 /// uninterruptible sleep, and a process cannot exit while one of its threads is in it. With
 /// the flush in a child, SIGINT during the final fsync ends iopscheck at once; the orphaned
 /// child finishes the flush of the already unlinked file and exits.
+///
+/// The child keeps the run lock (crate::sys::run_lock_fd) until the file is closed: the next
+/// run waits for a flush left running by an interrupted one rather than measure beside it.
 pub fn fsync_in_child(fd: RawFd) -> io::Result<()> {
+    // Read before the fork: the child only uses the number.
+    let lock = crate::sys::run_lock_fd().unwrap_or(fd);
     // SAFETY: the child calls only async-signal-safe functions (fsync, _exit) before exiting.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -141,14 +162,16 @@ pub fn fsync_in_child(fd: RawFd) -> io::Result<()> {
     if pid == 0 {
         // SAFETY: child: close, fsync and _exit only; errno values fit in an exit status.
         unsafe {
-            // Keep nothing but the file: an orphaned child must not hold the parent's
-            // stdout pipe (a `| tee` would wait for the flush) or its run lock.
-            close_all_but(fd);
+            // Keep nothing but the file and the run lock: an orphaned child must not hold the
+            // parent's stdout pipe (a `| tee` would wait for the flush).
+            close_all_but(&[fd, lock]);
             let code = if libc::fsync(fd) == 0 {
                 0
             } else {
                 *libc::__errno_location() & 0xff
             };
+            // The file first (its last close may wait for writeback), the lock last, at exit.
+            libc::close(fd);
             libc::_exit(code);
         }
     }
