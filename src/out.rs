@@ -23,6 +23,14 @@ pub fn stdout() -> Sink<io::StdoutLock<'static>> {
     }
 }
 
+/// Ends standard output: what is buffered is written, then the descriptor is pointed at
+/// /dev/null, so a reader (`| jq`, a pipe to a logger) has all of it and its end at once,
+/// although the command goes on (freeing a test file's blocks can take minutes).
+pub fn finish_stdout() {
+    let _ = stdout().flush();
+    crate::sys::stdout_to_null();
+}
+
 /// One line on stderr; never fails and never panics.
 pub fn err_line(msg: impl std::fmt::Display) {
     let mut e = Sink {

@@ -231,6 +231,15 @@ pub fn run_lock_fd() -> Option<std::os::fd::RawFd> {
     (fd >= 0).then_some(fd)
 }
 
+/// Points standard output at /dev/null (closing what it was: a pipe's reader sees its end).
+/// Best effort.
+pub fn stdout_to_null() {
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        // SAFETY: dup2 of a descriptor `null` owns onto 1; no memory arguments.
+        unsafe { libc::dup2(null.as_raw_fd(), 1) };
+    }
+}
+
 /// Clears O_NONBLOCK on `f` (opened with it so that opening could not block).
 pub fn set_blocking(f: &File) -> io::Result<()> {
     let fd = f.as_raw_fd();

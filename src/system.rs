@@ -74,6 +74,8 @@ pub struct Mount {
     pub options: String,
     pub fstype: String,
     pub source: String,
+    /// The filesystem's own options (after the fstype and source): `discard` is one.
+    pub super_options: String,
 }
 
 /// Parses /proc/self/mountinfo: "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw".
@@ -93,6 +95,7 @@ pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
                 options: f[5].to_string(),
                 fstype: r[0].to_string(),
                 source: unescape(r[1]),
+                super_options: r.get(2).map(|o| o.to_string()).unwrap_or_default(),
             })
         })
         .collect()
@@ -138,6 +141,18 @@ pub fn mount_of(dir: &Path) -> Option<Mount> {
             .cloned()
     };
     best(true).or_else(|| best(false))
+}
+
+/// The mount point holding `dir`, when its filesystem is mounted with `discard` (or
+/// `discard=sync`): freeing a large file's blocks there trims every extent, which can take
+/// minutes. Asynchronous discard (`discard=async`) frees at once and is not counted.
+pub fn discards(dir: &Path) -> Option<PathBuf> {
+    let m = mount_of(dir)?;
+    m.super_options
+        .split(',')
+        .chain(m.options.split(','))
+        .any(|o| o == "discard" || o == "discard=sync")
+        .then_some(m.mount_point)
 }
 
 fn read_trim(p: impl AsRef<Path>) -> Option<String> {

@@ -233,6 +233,29 @@ impl TestFiles {
         when_slow(after, slow, move || self.remove())
     }
 
+    /// Unlinks the files now and hands over their descriptors: nothing is left under a name,
+    /// whatever happens next, while the slow part (the filesystem freeing the blocks, which
+    /// happens when the last descriptor closes: minutes for a large file on a disk mounted
+    /// with `discard`) waits until the descriptors are closed, after the verdict.
+    pub fn unlink(mut self) -> io::Result<Unlinked> {
+        let bytes = self.bytes();
+        let mut first_err = None;
+        let mut files = Vec::new();
+        for (name, file) in self.files.drain(..) {
+            if let Err(e) = unlink_if_same(self.dir.fd.as_fd(), &name, &file) {
+                first_err.get_or_insert(e);
+            }
+            if let Ok(m) = file.metadata() {
+                unregister(m.dev(), m.ino());
+            }
+            files.push(file);
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(Unlinked { files, bytes }),
+        }
+    }
+
     fn remove_all(&mut self) -> io::Result<()> {
         let mut first_err = None;
         for (name, file) in self.files.drain(..) {
@@ -250,6 +273,31 @@ impl TestFiles {
 impl Drop for TestFiles {
     fn drop(&mut self) {
         let _ = self.remove_all();
+    }
+}
+
+/// Test files already unlinked ([`TestFiles::unlink`]), still open: closing them frees their
+/// blocks. Closed when dropped.
+#[derive(Debug)]
+pub struct Unlinked {
+    files: Vec<File>,
+    bytes: u64,
+}
+
+impl Unlinked {
+    /// The space the files take until they are closed, in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub fn count(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Closes the files, calling `slow` first when that takes longer than `after` (as
+    /// [`TestFiles::remove_when_slow`]).
+    pub fn close_when_slow(self, after: Duration, slow: impl FnOnce()) {
+        when_slow(after, slow, move || drop(self));
     }
 }
 

@@ -892,3 +892,120 @@ fn a_lock_held_by_another_program_or_by_iopscheck_under_another_name_is_named_fo
     assert_eq!(status.code(), Some(130));
     assert!(env.history_lines().is_empty());
 }
+
+// ---- The verdict does not wait for the cleanup.
+
+#[test]
+fn the_verdict_is_out_before_the_test_file_is_freed() {
+    // The note about the removal is due at once (IOPSCHECK_REMOVAL_NOTE_AFTER=0) and is said
+    // just before the blocks are freed: whatever is on stdout when it comes was printed before
+    // the removal began. No slow disk needed, nothing raced.
+    let env = Env::new();
+    for format in ["table", "json"] {
+        let out_path = env.tmp.path().join(format!("stdout.{format}"));
+        let mut run = StdCommand::new(bin())
+            .args(["run", "--dir"])
+            .arg(&env.dir)
+            .args(SMALL)
+            .args(["--format", format])
+            .env("IOPSCHECK_HISTORY", &env.history)
+            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+            .env("IOPSCHECK_REMOVAL_NOTE_AFTER", "0")
+            .env("NO_COLOR", "1")
+            .stdout(std::fs::File::create(&out_path).unwrap())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = Lines::of(&mut run);
+        let note = lines.wait_for("removing the test file (");
+        let at_note = std::fs::read_to_string(&out_path).unwrap();
+        let status = run.wait().unwrap();
+        assert!([0, 1, 3].contains(&status.code().unwrap()), "{status}");
+        let whole = std::fs::read_to_string(&out_path).unwrap();
+        assert!(
+            whole.contains("verdict") || whole.contains("\"verdict\""),
+            "{whole}"
+        );
+        assert_eq!(
+            at_note, whole,
+            "{format}: stdout was not complete at: {note}"
+        );
+        assert!(note.contains("the verdict is already out"), "{note}");
+        assert!(test_files(&env.dir).is_empty());
+    }
+}
+
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (loop-mounting a filesystem)")]
+fn a_disk_mounted_with_discard_is_said_before_the_run_and_its_removal_after_the_verdict() {
+    if StdCommand::new("mkfs.ext4").arg("-V").output().is_err() {
+        return skip("mkfs.ext4 (e2fsprogs) is not installed");
+    }
+    let env = Env::new();
+    let shm = Path::new("/dev/shm");
+    let img_dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm).unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    };
+    let img = img_dir.path().join("fs.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(512 << 20)
+        .unwrap();
+    let mk = StdCommand::new("mkfs.ext4")
+        .args(["-q", "-F", "-m", "0"])
+        .arg(&img)
+        .status()
+        .unwrap();
+    assert!(mk.success());
+    let at = env.tmp.path().join("ext4");
+    let Some(_m) = Mount::new(&at, &["-o", "loop,discard", img.to_str().unwrap()]) else {
+        return skip("mount -o loop failed (no loop devices?)");
+    };
+    // A file large enough for its removal to be said at once on such a disk (256 MiB).
+    let run = |dir: &Path| {
+        let out = StdCommand::new(bin())
+            .args(["run", "--dir"])
+            .arg(dir)
+            .args([
+                "--size",
+                "256m",
+                "--runtime",
+                "1",
+                "--runs",
+                "1",
+                "--engine",
+                "psync",
+            ])
+            .env("IOPSCHECK_HISTORY", &env.history)
+            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert!(
+            [0, 1, 3].contains(&out.status.code().unwrap()),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = run(&at);
+    let said = err
+        .find(&format!("{} is mounted with discard", at.display()))
+        .unwrap_or_else(|| panic!("{err}"));
+    // before the run: ahead of the estimate and of the first run's line
+    let estimate = err.find("the check takes about").expect(&err);
+    assert!(said < estimate, "{err}");
+    // and the removal is said at once, after the verdict, however quick it turns out
+    assert!(err.contains("(the verdict is already out)"), "{err}");
+    assert!(test_files(&at).is_empty());
+    // Not said where the filesystem has no discard (a tmpfs; this machine's own disk may
+    // well have it).
+    let plain = env.tmp.path().join("tmpfs");
+    let Some(_t) = Mount::new(&plain, &["-t", "tmpfs", "-o", "size=384m", "tmpfs"]) else {
+        return skip("mount -t tmpfs failed");
+    };
+    let err = run(&plain);
+    assert!(!err.contains("mounted with discard"), "{err}");
+}

@@ -102,6 +102,16 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     let _lock = HostLock::acquire(wait, ctx)?;
 
+    // Said before anything is written: the end of the run will be slow, not stuck.
+    let discard = crate::system::discards(&dir);
+    if let Some(mount) = &discard {
+        ctx.note(format!(
+            "{} is mounted with discard: removing the test file at the end trims its blocks, which takes minutes for gigabytes; the verdict is printed first",
+            mount.display()
+        ));
+    }
+    let discard = discard.is_some();
+
     let stale = {
         let dir = dir.clone();
         testfile::when_slow(
@@ -145,8 +155,8 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     drop(rt);
     signals::restore_defaults();
     let outcome = outcome?;
-    let records = match outcome {
-        Ended::Done(r) => r,
+    let (records, unlinked) = match outcome {
+        Ended::Done(r, u) => (r, u),
         Ended::Stopped(stop, done) => {
             crate::out::err_line(format_args!(
                 "iopscheck: interrupted by {}: the test file was removed; {} completed run{} kept in the history",
@@ -195,7 +205,39 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         }
     }
     outputs.emit(&ev, ctx)?;
+    // The verdict is out before the test file's blocks are freed, which can take minutes: a
+    // reader of stdout has all of it now (EOF), and the removal goes on after it.
+    crate::out::finish_stdout();
+    release_files(unlinked, discard, ctx);
     Ok(ev.verdict.exit_code())
+}
+
+/// Test files this large, on a disk mounted with `discard`, take long enough to free that the
+/// removal is said at once.
+const DISCARD_SLOW: u64 = 256 << 20;
+
+/// Frees the (already unlinked) test files after the verdict: at once for large files on a
+/// disk mounted with `discard`, else past [`removal_silent`], a line on stderr says the
+/// removal is under way, then how long it took.
+fn release_files(files: testfile::Unlinked, discard: bool, ctx: &Ctx) {
+    let (bytes, count) = (files.bytes(), files.count());
+    let after = if discard && bytes >= DISCARD_SLOW {
+        Duration::ZERO
+    } else {
+        removal_silent()
+    };
+    let started = Instant::now();
+    let mut said = false;
+    files.close_when_slow(after, || {
+        said = true;
+        ctx.note(format!(
+            "{} (the verdict is already out)",
+            removal_line(count, bytes)
+        ));
+    });
+    if said {
+        ctx.note(format!("removed in {}", clock(started.elapsed())));
+    }
 }
 
 /// Room the history needs for `runs` records of `job`, generously: a record is under 2 KiB
@@ -223,7 +265,8 @@ struct Plan {
 }
 
 enum Ended {
-    Done(Vec<Record>),
+    /// The runs' records, and the test files, unlinked already, to be freed after the verdict.
+    Done(Vec<Record>, testfile::Unlinked),
     Stopped(Stop, usize),
 }
 
@@ -292,21 +335,30 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
     let files =
         TestFiles::create(&plan.dir, plan.job.numjobs).map_err(|e| create_error(&plan.dir, e))?;
     let ended = lay_out_and_run(plan, ctx, &files, &mut sigs, &progress).await;
-    // However the runs ended (all done, an error, a signal), the files are removed here, and
-    // the terminal is told when that is slow. After a signal while the engine wrote they are
-    // unlinked already and a detached child holds their descriptors (`drive`): quick here.
     progress.clear();
-    let removed = remove_files(files, ctx);
-    match ended {
-        Ok(Ended::Done(records)) => removed.map(|()| Ended::Done(records)),
-        // What stopped the runs is what the user is told; a file left behind is worth a word.
-        other => {
-            if let Err(e) = removed {
-                ctx.warn(format!("{e:#}"));
-            }
-            other
+    let ended = match ended {
+        // All done: the names go now, the blocks after the verdict (`release_files`).
+        Ok(Done::All(records)) => {
+            let unlinked = files.unlink().context("cannot remove the test file")?;
+            return Ok(Ended::Done(records, unlinked));
         }
+        Ok(Done::Stopped(s, n)) => Ok(Ended::Stopped(s, n)),
+        Err(e) => Err(e),
+    };
+    // However else the runs ended (an error, a signal), the files are removed here, and the
+    // terminal is told when that is slow. After a signal while the engine wrote they are
+    // unlinked already and a detached child holds their descriptors (`drive`): quick here.
+    // What stopped the runs is what the user is told; a file left behind is worth a word.
+    if let Err(e) = remove_files(files, ctx) {
+        ctx.warn(format!("{e:#}"));
     }
+    ended
+}
+
+/// How the runs on the test files ended.
+enum Done {
+    All(Vec<Record>),
+    Stopped(Stop, usize),
 }
 
 /// Lays out the test files and runs the test on them, recording each run as it completes.
@@ -316,7 +368,7 @@ async fn lay_out_and_run(
     files: &TestFiles,
     sigs: &mut Signals,
     progress: &Progress,
-) -> anyhow::Result<Ended> {
+) -> anyhow::Result<Done> {
     let cancel = Arc::new(AtomicBool::new(false));
     let live = Arc::new(Live::default());
 
@@ -355,7 +407,7 @@ async fn lay_out_and_run(
     match drive(spawn_engine(layout), &live, &cancel, progress, sigs, 0).await {
         Driven::Done(Ok(())) => {}
         Driven::Done(Err(e)) => return Err(engine_error(e, &plan.dir)),
-        Driven::Stopped(s) => return Ok(Ended::Stopped(s, 0)),
+        Driven::Stopped(s) => return Ok(Done::Stopped(s, 0)),
     }
 
     // The disks under the target, for fio's `Disk stats` of native runs.
@@ -366,7 +418,7 @@ async fn lay_out_and_run(
             progress.waiting(plan.interval);
             tokio::select! {
                 _ = tokio::time::sleep(plan.interval) => {}
-                sig = sigs.recv() => return Ok(Ended::Stopped(Stop(sig), records.len())),
+                sig = sigs.recv() => return Ok(Done::Stopped(Stop(sig), records.len())),
             }
         }
         let started: DateTime<FixedOffset> = Local::now().fixed_offset();
@@ -395,14 +447,14 @@ async fn lay_out_and_run(
                 };
                 match drive(spawn_engine(work), &live, &cancel, progress, sigs, i + 1).await {
                     Driven::Done(r) => r.map(|m| (m, None)).map_err(|e| engine_error(e, &plan.dir)),
-                    Driven::Stopped(s) => return Ok(Ended::Stopped(s, records.len())),
+                    Driven::Stopped(s) => return Ok(Done::Stopped(s, records.len())),
                 }
             }
             Runner::Fio(fio) => {
                 match super::fio_runner::run_fio(fio, &plan.job, files, sigs, progress).await {
                     Ok(super::fio_runner::FioRun::Done(m, version)) => Ok((*m, version)),
                     Ok(super::fio_runner::FioRun::Stopped(sig)) => {
-                        return Ok(Ended::Stopped(Stop(sig), records.len()));
+                        return Ok(Done::Stopped(Stop(sig), records.len()));
                     }
                     Err(e) => Err(e),
                 }
@@ -429,7 +481,7 @@ async fn lay_out_and_run(
         }
         records.push(record);
     }
-    Ok(Ended::Done(records))
+    Ok(Done::All(records))
 }
 
 /// How long removing the test files may take before the terminal says what is happening.
