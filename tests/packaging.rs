@@ -615,3 +615,123 @@ fn the_dashboards_queries_read_series_iopscheck_writes_or_its_rules_record() {
             .any(|e| e.contains("iopscheck_rule_threshold{"))
     );
 }
+
+/// The shells the scheduled script runs under: Debian's /bin/sh (dash), bash (the /bin/sh of
+/// the .rpm's targets) and bash in POSIX mode. A shell that is not installed is left out, said.
+fn shells() -> Vec<Vec<&'static str>> {
+    let mut out = Vec::new();
+    for sh in [vec!["dash"], vec!["bash"], vec!["bash", "--posix"]] {
+        let there = std::process::Command::new(sh[0])
+            .args(["-c", "true"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if there {
+            out.push(sh);
+        } else {
+            eprintln!("skipped: {} is not installed", sh[0]);
+        }
+    }
+    out
+}
+
+/// Runs the scheduled script under `shell` with `args`, a clean environment (PATH only) and at
+/// most a minute: a script that loops for ever fails the test instead of hanging it.
+fn scheduled(shell: &[&str], args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    let mut child = std::process::Command::new(shell[0])
+        .args(&shell[1..])
+        .arg(repo().join("packaging/libexec/iopscheck-scheduled"))
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{shell:?} {args:?}: still running after a minute; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_env_file_sets_the_documented_settings_and_never_the_script_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let history = tmp.path().join("history.jsonl");
+    let mark = tmp.path().join("executed");
+    let settings = format!(
+        "IOPSCHECK_DIR={}\nIOPSCHECK_BIN={}\nIOPSCHECK_HISTORY={}\nIOPSCHECK_STATE_DIR={}\nIOPSCHECK_LOCK_FILE={}\nIOPSCHECK_TEXTFILE=\nIOPSCHECK_RUN_ARGS=--size 8m --runtime 1 --runs 1 --engine psync\n",
+        data.display(),
+        assert_cmd::cargo::cargo_bin!("iopscheck").display(),
+        history.display(),
+        tmp.path().join("state").display(),
+        tmp.path().join("run.lock").display(),
+    );
+    let file = tmp.path().join("iopscheck.env");
+    for shell in shells() {
+        // Lines that would steer the script: an arithmetic expression that runs a command
+        // (bash evaluates a variable's value in $((n + 1))), the loop's period, the field
+        // separator, the search path. Each is refused with its place, and nothing runs.
+        for (line, key) in [
+            (format!("n=PATH[$(touch {})]", mark.display()), "n"),
+            ("every=4".to_string(), "every"),
+            ("IFS=-".to_string(), "IFS"),
+            (format!("PATH={}", tmp.path().display()), "PATH"),
+            ("IOPSCHECK_UNKNOWN=1".to_string(), "IOPSCHECK_UNKNOWN"),
+        ] {
+            std::fs::write(&file, format!("# settings\n{line}\n{settings}")).unwrap();
+            let (code, err) = scheduled(&shell, &["--env".as_ref(), file.as_os_str()]);
+            assert_eq!(code, Some(2), "{shell:?} {line}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "{}:2: {key} is not a setting of the scheduled check",
+                    file.display()
+                )),
+                "{shell:?} {line}: {err}"
+            );
+            assert!(!mark.exists(), "{shell:?} {line}: a command ran");
+            assert!(!history.exists(), "{shell:?} {line}: the check ran");
+        }
+        // A line that is no KEY=value at all.
+        std::fs::write(&file, format!("{settings}rm -rf /\n")).unwrap();
+        let (code, err) = scheduled(&shell, &["--env".as_ref(), file.as_os_str()]);
+        assert_eq!(code, Some(2), "{shell:?}: {err}");
+        assert!(err.contains(":8: not a KEY=value line"), "{shell:?}: {err}");
+        assert!(!history.exists());
+        // The command line's periods are whole seconds, never expressions.
+        let expr = format!("PATH[$(touch {})]", mark.display());
+        for flag in ["--every", "--random-delay"] {
+            let (code, err) = scheduled(&shell, &[flag.as_ref(), expr.as_ref()]);
+            assert_eq!(code, Some(2), "{shell:?} {flag}: {err}");
+            assert!(err.contains("is not a number of seconds"), "{err}");
+            assert!(!mark.exists(), "{shell:?} {flag}: a command ran");
+        }
+        // The documented settings, iopscheck's own among them, are taken.
+        std::fs::write(&file, format!("{settings}IOPSCHECK_HOST=node-a\n")).unwrap();
+        let (code, err) = scheduled(&shell, &["--env".as_ref(), file.as_os_str()]);
+        assert!(
+            [Some(0), Some(1), Some(3)].contains(&code),
+            "{shell:?}: {err}"
+        );
+        let text = std::fs::read_to_string(&history).unwrap();
+        let r: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(r["host"], "node-a", "{shell:?}");
+        assert_eq!(r["overrides"]["size"], "8m", "{shell:?}");
+        std::fs::remove_file(&history).unwrap();
+    }
+}
