@@ -168,13 +168,12 @@ pub enum HistoryError {
         "history {path}: is {kind}, not a regular file; a history is a file of JSON lines: pass one with --history"
     )]
     NotRegular { path: String, kind: &'static str },
-    #[error(
-        "history {path}: permission denied: {who} cannot {doing}; pass --history with a file you can write, or leave the runs unrecorded (run --no-history; import without --record)"
-    )]
+    #[error("history {path}: permission denied: {who} cannot {doing}; {advice}")]
     Denied {
         path: String,
         who: String,
         doing: String,
+        advice: &'static str,
     },
     #[error(
         "history {path}: only {free} free on its filesystem, and this run's records need about {need}; nothing was started: free some space there, pass --history with another file, or --no-history"
@@ -293,6 +292,11 @@ fn open_err(path: &Path, doing: &str, e: std::io::Error) -> HistoryError {
             path: path.display().to_string(),
             who: crate::trust::user(crate::sys::euid()),
             doing: doing.to_string(),
+            advice: if doing == "read it" {
+                "pass --history with a history you can read"
+            } else {
+                "pass --history with a file you can write, or leave the runs unrecorded (run --no-history; import without --record)"
+            },
         },
         _ => io_err(path)(e),
     }

@@ -327,6 +327,15 @@ fn a_non_root_users_own_history_is_used_and_an_unwritable_one_is_named_with_what
     );
     assert!(err.contains("--no-history"), "{err}");
     assert!(test_files(&data).is_empty());
+    // One it cannot read: the reader is told so, and only what a reader can do.
+    mode(&roots, 0o600);
+    let (code, err) = as_nobody(&["report".as_ref(), "--history".as_ref(), roots.as_os_str()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("permission denied: user nobody (uid 65534) cannot read it; pass --history"),
+        "{err}"
+    );
+    assert!(!err.contains("--no-history"), "{err}");
     assert_eq!(std::fs::read_to_string(&roots).unwrap().lines().count(), 1);
 }
 
@@ -570,6 +579,18 @@ fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The session a process belongs to (/proc/PID/stat's sixth field).
+fn session(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // pid (comm) state ppid pgrp session ...
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()
+}
+
 /// Whether `pid` is a live process (not a zombie).
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
@@ -590,7 +611,12 @@ fn wait_test_file(env: &Env, child: &mut Child) {
     let t = Instant::now();
     while test_files(&env.dir).is_empty() {
         if let Ok(Some(s)) = child.try_wait() {
-            panic!("the run ended early: {s}");
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                use std::io::Read;
+                let _ = e.read_to_string(&mut err);
+            }
+            panic!("the run ended early: {s}: {err}");
         }
         assert!(t.elapsed() < Duration::from_secs(60), "no test file");
         std::thread::sleep(Duration::from_millis(10));
@@ -729,10 +755,13 @@ fn the_jobs_of_a_killed_fio_run_hold_the_lock_so_no_run_measures_beside_them() {
     );
     // fio, and the job process it forks (which calls setsid: only our lock ties it to us).
     let t = Instant::now();
+    // A job counts once it has called setsid (it leads its own session): stopped before that,
+    // it would still be in fio's process group, which the kernel sends SIGHUP and SIGCONT when
+    // the run dies (a newly orphaned group with a stopped member), ending it.
     let (fio, jobs) = loop {
         let fio: Vec<u32> = children(run.id());
         let jobs: Vec<u32> = fio.iter().flat_map(|&p| children(p)).collect();
-        if !jobs.is_empty() {
+        if !jobs.is_empty() && jobs.iter().all(|&j| session(j) == Some(j)) {
             break (fio, jobs);
         }
         if let Ok(Some(s)) = run.try_wait() {
@@ -744,16 +773,15 @@ fn the_jobs_of_a_killed_fio_run_hold_the_lock_so_no_run_measures_beside_them() {
         );
         std::thread::sleep(Duration::from_millis(10));
     };
-    // Held stopped, the job cannot end before the test lets it; fio itself hears SIGTERM
-    // when the run dies (PR_SET_PDEATHSIG) and ends.
+    // Held stopped, the job cannot end before the test lets it (left running, it would end
+    // at the end of its runtime, a moment this test would race). fio itself ends on the
+    // SIGTERM the run's death sends it, or stays: either way the job outlives the run.
     for &j in &jobs {
         kill(j, libc::SIGSTOP);
     }
     kill(run.id(), libc::SIGKILL);
     run.wait().unwrap();
-    for &f in &fio {
-        wait_gone(f);
-    }
+    let all: Vec<u32> = fio.iter().chain(&jobs).copied().collect();
     let left = test_files(&env.dir);
     assert_eq!(left.len(), 1, "the killed run's file stays: {left:?}");
 
@@ -769,18 +797,20 @@ fn the_jobs_of_a_killed_fio_run_hold_the_lock_so_no_run_measures_beside_them() {
         Duration::from_secs(60),
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    for &j in &jobs {
-        kill(j, libc::SIGKILL);
+    for &p in &all {
+        kill(p, libc::SIGKILL);
     }
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("its fio job is still running"), "{err}");
-    assert!(err.contains(&format!("pid {}", jobs[0])), "{err}");
+    for j in &jobs {
+        assert!(err.contains(&j.to_string()), "{j}: {err}");
+    }
     assert_eq!(test_files(&env.dir), left, "{err}");
     assert!(env.history_lines().is_empty());
 
-    // Once fio's job has ended, the next run goes ahead and removes the file it left.
-    for &j in &jobs {
-        wait_gone(j);
+    // Once fio and its job have ended, the next run goes ahead and removes the file left.
+    for &p in &all {
+        wait_gone(p);
     }
     let out = output_within(
         {
@@ -842,6 +872,15 @@ fn a_lock_held_by_another_program_or_by_iopscheck_under_another_name_is_named_fo
         // SAFETY: the process group this test started.
         unsafe { libc::kill(-(holder.id() as i32), libc::SIGKILL) };
         holder.wait().unwrap();
+        // sleep, flock's child, holds it until it has ended too.
+        let t = Instant::now();
+        while held() {
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "flock's sleep kept it"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(

@@ -89,7 +89,7 @@ struct Proc {
 impl Proc {
     fn of(pid: i32) -> Proc {
         let name = std::fs::read_to_string(format!("/proc/{pid}/comm"))
-            .map(|c| c.trim().to_string())
+            .map(|c| printable(c.trim()))
             .unwrap_or_else(|_| "?".into());
         Proc { pid, name }
     }
@@ -165,6 +165,14 @@ fn lock_holders(lock: &File) -> (Option<i32>, Vec<i32>) {
     }
     holding.sort_unstable();
     (taker, holding)
+}
+
+/// A name any process may have chosen, with its control characters (an escape sequence for
+/// the terminal) shown as `?`.
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
 }
 
 /// The binary a process runs (its /proc/PID/exe), for messages and to recognise our own.
@@ -304,7 +312,7 @@ impl HostLock {
                 }
                 Holder::Run(p) => {
                     let prog = program(p.pid)
-                        .map(|e| format!(", {}", e.display()))
+                        .map(|e| format!(", {}", printable(&e.to_string_lossy())))
                         .unwrap_or_default();
                     if wait {
                         ctx.note(format!(
