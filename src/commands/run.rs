@@ -105,9 +105,13 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // Said before anything is written: the end of the run will be slow, not stuck.
     let discard = crate::system::discards(&dir);
     if let Some(mount) = &discard {
-        ctx.note(format!(
-            "{} is mounted with discard: removing the test file at the end trims its blocks, which takes minutes for gigabytes; the verdict is printed first",
-            mount.display()
+        ctx.note(crate::terminal::wrap(
+            "",
+            &format!(
+                "{} is mounted with discard: removing the test file at the end trims its blocks, which takes minutes for gigabytes; the verdict is printed first",
+                mount.display()
+            ),
+            crate::terminal::stderr_width(),
         ));
     }
     let discard = discard.is_some();
