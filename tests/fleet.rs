@@ -35,7 +35,9 @@ fn runs(host: &str, dir: &str, days: i64, mb_s: f64) -> Vec<Record> {
         .and_local_timezone(Local)
         .earliest()
         .unwrap();
-    let latest = if noon <= now {
+    // The day's three runs are 10 minutes apart from noon: after 12:20 they are all past;
+    // before, the day before's are used (else a run would be dated in the future).
+    let latest = if noon + Duration::minutes(20) <= now {
         noon
     } else {
         noon - Duration::days(1)
@@ -938,8 +940,9 @@ fn a_result_dated_in_the_future_never_decides() {
     let n = Nodes::new();
     let failing = n.result_line("node1", &runs("node1", "/data", 2, 10.0));
     let p = n.result("pass.json", "node1", &runs("node1", "/data", 2, 16.4));
-    // The same node's passing result, its clock two days ahead: "the newest".
-    let ahead = edited(&p, |v| shift(v, Duration::days(2)));
+    // The same node's passing result, its clock three days ahead: "the newest". (Its runs
+    // span the last two days, so every one of them is then at least a day ahead.)
+    let ahead = edited(&p, |v| shift(v, Duration::days(3)));
     let (code, v, _) = fleet_stdin(&format!("{failing}\n{ahead}\n"), &[]);
     assert_eq!(
         (code, verdicts(&v)),
