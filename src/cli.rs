@@ -195,7 +195,8 @@ pub struct ImportArgs {
     /// Append the imported runs to the history, with the output's own timestamps.
     #[arg(long)]
     pub record: bool,
-    /// Whose node the output came from (default: this host).
+    /// Whose node the output came from. A fio output does not name its machine: without it the
+    /// target reads "host not stated", and `--record` needs it.
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
     /// Directory the output was measured on, when known (recorded with --record).

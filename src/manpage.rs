@@ -15,7 +15,15 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "IOPSCHECK_LOCK_FILE",
-        "The lock file that keeps two runs from testing the same host at once (default: /run/lock/iopscheck.lock for root, else $XDG_RUNTIME_DIR/iopscheck.lock, else /tmp/iopscheck-UID.lock).",
+        "The lock file that keeps two runs from testing the same host at once (default: /run/lock/iopscheck.lock for root, else $XDG_RUNTIME_DIR/iopscheck.lock, else $XDG_STATE_HOME/iopscheck/run.lock, created private).",
+    ),
+    (
+        "IOPSCHECK_HOST",
+        "The node name run records and prints, as run --host (which wins over it); default: the host name.",
+    ),
+    (
+        "IOPSCHECK_FLUSH_WAIT",
+        "How long a run waits for an interrupted run's final flush to end (a duration: 30s, 5m; default 2m).",
     ),
     (
         "IOPSCHECK_FIO",
@@ -33,7 +41,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "XDG_STATE_HOME",
         "Where a non-root user's history lives: $XDG_STATE_HOME/iopscheck/history.jsonl (default: ~/.local/state).",
     ),
-    ("XDG_RUNTIME_DIR", "Where a non-root user's run lock lives."),
+    (
+        "XDG_RUNTIME_DIR",
+        "Where a non-root user's run lock lives: $XDG_RUNTIME_DIR/iopscheck.lock.",
+    ),
     ("HOME", "Used when XDG_STATE_HOME is not set."),
     ("PATH", "Searched for fio."),
 ];
@@ -51,7 +62,10 @@ const FILES: &[(&str, &str)] = &[
         "/etc/iopscheck/policies/NAME.yaml",
         "Local policies, found by name after the built-in ones (iopscheck policy list shows both).",
     ),
-    ("/run/lock/iopscheck.lock", "The run lock (root)."),
+    (
+        "/run/lock/iopscheck.lock",
+        "The run lock (root; /run/iopscheck.lock where /run/lock is missing).",
+    ),
 ];
 
 const EXIT_STATUS: &[(&str, &str)] = &[

@@ -707,7 +707,7 @@ fn archive(
 ) -> std::io::Result<()> {
     // The fastest level: the history is most of a bundle, and deflating a ten-year history
     // (1.8 GB) at the default level took half of the bundle's time (8.5 s of 17 s); the fast
-    // level takes under half of that, for a larger file (see the README's 1M section).
+    // level takes under half of that, for a larger file (see bench/README.md, "A history of a million records").
     let gz = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
     let mut tar = tar::Builder::new(gz);
     let mtime = now.timestamp().max(0) as u64;
