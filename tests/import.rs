@@ -707,6 +707,70 @@ fn assume_job_judges_terse_output_and_says_so_while_stated_fields_win() {
     assert!(err.contains("--assume-job"), "{err}");
 }
 
+/// A terse line of a mixed job states its reads' and writes' I/O counts, so it states the mix:
+/// an assumed rwmixread it contradicts is not taken, and the run is not the policy's test.
+#[test]
+fn assume_job_reads_the_mix_from_the_io_counts() {
+    let env = Env::new();
+    let line = std::fs::read_to_string(fixture("fio-3.27-terse-randrw-with-diskutil.txt")).unwrap();
+    let fields: Vec<&str> = line.trim_end().split(';').collect();
+    let num = |i: usize| fields[i].parse::<f64>().unwrap();
+    // terse v3: the read side's KiB, KiB/s and IOPS at 5–7, the write side's at 46–48
+    let (reads, writes) = (num(7), num(48));
+    let share = reads / (reads + writes);
+    assert!(
+        (share - 0.75).abs() < 0.01,
+        "the fixture is gitlab-gitaly's 75/25 mix: {share}"
+    );
+    let judge = |text: &str| {
+        let (code, out, _) = stdin_import(
+            &env,
+            text,
+            &[
+                "--assume-job",
+                "gitlab-gitaly",
+                "-p",
+                "gitlab-gitaly",
+                "--format",
+                "json",
+            ],
+        );
+        (code, serde_json::from_str::<Value>(&out).unwrap())
+    };
+    let (_, j) = judge(&line);
+    assert!(
+        !j["warnings"].to_string().contains("rwmixread"),
+        "the job's own mix is not contradicted: {j}"
+    );
+    assert!(!j["deviations"].to_string().contains("rwmixread"), "{j}");
+    // …but the fixture is not gitlab-gitaly's size-based 4 GiB job: its bytes say how much
+    // it moved, and a smaller job flatters
+    let moved = (num(5) + num(46)) * 1024.0;
+    assert!(moved < 0.5 * 4.0 * 1024.0 * 1024.0 * 1024.0, "{moved}");
+    assert_eq!(j["verdict"], "inconclusive", "{j}");
+    assert!(
+        j["warnings"]
+            .to_string()
+            .contains("the size the figures show is used"),
+        "{j}"
+    );
+    assert!(j["deviations"].to_string().contains("size"), "{j}");
+
+    // the same reads with more writes beside them: 70/30, every write figure scaled alike so
+    // the block size still reads 4k, and the deciding read IOPS unchanged
+    let scale = reads * 0.30 / 0.70 / writes;
+    let mut moved: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
+    for (i, field) in moved.iter_mut().enumerate().take(49).skip(46) {
+        *field = format!("{:.0}", num(i) * scale);
+    }
+    let (code, j) = judge(&(moved.join(";") + "\n"));
+    assert_eq!(code, Some(3), "another mix is not the policy's test: {j}");
+    let said = format!("{} {}", j["warnings"], j["deviations"]);
+    assert!(said.contains("about 70% reads"), "{said}");
+    assert!(said.contains("rwmixread=75"), "{said}");
+    assert_eq!(j["runs"][0]["job"]["rwmixread"], 70, "{j}");
+}
+
 #[test]
 fn summary_is_one_line_for_import_and_report_and_notes_shared_by_files_are_said_once() {
     let env = Env::new();

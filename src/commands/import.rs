@@ -393,6 +393,18 @@ struct Assumption {
 /// size to contradict an assumed one (terse IOPS are truncated integers).
 const MIN_IOS_FOR_BS: u64 = 100;
 
+/// How far short of an assumed size-based job's size its bytes may fall (a job stopped by
+/// its own runtime cap, truncated KiB in terse) before they state a smaller job.
+const SIZE_TOLERANCE: f64 = 0.10;
+
+/// How many standard deviations of the binomial share of reads a mixed job's I/O counts may
+/// be from the assumed rwmixread before they state another mix.
+const MIX_SIGMAS: f64 = 4.0;
+
+/// The least distance (as a share of the I/Os) from an assumed rwmixread that is another mix:
+/// terse I/O counts are estimated from truncated IOPS.
+const MIX_TOLERANCE: f64 = 0.02;
+
 /// How far the bytes ÷ I/Os of a direction may be from an assumed block size: printed figures
 /// carry 3–4 significant digits, terse counts are estimated from a truncated IOPS.
 const BS_TOLERANCE: f64 = 0.10;
@@ -458,6 +470,34 @@ fn assume(
         shape.rw = None;
     }
 
+    // The mix: fio picks each I/O's direction at random with rwmixread's odds, so the reads'
+    // share of the I/Os is binomial around it; a share further off than chance allows is
+    // another mix.
+    if stated.rwmixread.is_none()
+        && let Some(want) = assumed.rwmixread
+        && let (Some(r), Some(w)) = (&m.read, &m.write)
+        && r.ios + w.ios >= MIN_IOS_FOR_BS
+        && shape.rw.is_some()
+    {
+        let n = (r.ios + w.ios) as f64;
+        let share = r.ios as f64 / n;
+        let p = f64::from(want) / 100.0;
+        let allowed = (MIX_SIGMAS * (p * (1.0 - p) / n).sqrt()).max(MIX_TOLERANCE);
+        if (share - p).abs() > allowed {
+            let found = format!("about {:.0}% reads", share * 100.0);
+            notes.push(format!(
+                "the output's figures contradict the assumed job: {found} of its I/Os where --assume-job {spec} has rwmixread={want}; the figures' mix is used"
+            ));
+            contradicted.push(ShapeDifference {
+                field: "rwmixread",
+                expected: format!("{want}% reads"),
+                found: format!("{found} (the output's I/O counts)"),
+            });
+            // the figures state the mix, to the percent: the record carries what they say
+            shape.rwmixread = Some((share * 100.0).round() as u8);
+        }
+    }
+
     // The block size: every I/O of a fixed-size job moves bs bytes.
     if stated.bs.is_none()
         && let Some(bs) = assumed.bs.filter(|&b| b > 0)
@@ -510,6 +550,29 @@ fn assume(
                 crate::units::format_duration(std::time::Duration::from_secs_f64(want))
             ));
             shape.runtime_s = None;
+        }
+    }
+    // The size: a job that is not time-based ends when each of its jobs has moved `size`
+    // bytes, so far fewer bytes moved is a smaller job (which flatters), whatever is assumed.
+    if stated.size.is_none()
+        && assumed.time_based != Some(true)
+        && stated.time_based != Some(true)
+        && let Some(want) = assumed.size.filter(|&s| s > 0)
+    {
+        let moved: u64 = [&m.read, &m.write]
+            .into_iter()
+            .flatten()
+            .map(|d| d.bytes)
+            .sum();
+        let jobs = u64::from(stated.numjobs.or(assumed.numjobs).unwrap_or(1).max(1));
+        if moved > 0 && (moved as f64) < want as f64 * (1.0 - SIZE_TOLERANCE) * jobs as f64 {
+            let per_job = moved / jobs;
+            notes.push(format!(
+                "the output's figures contradict the assumed job: it moved {} per job where --assume-job {spec} moves its size, {} (not time-based); the size the figures show is used",
+                crate::units::format_size(per_job),
+                crate::units::format_size(want)
+            ));
+            shape.size = Some(per_job);
         }
     }
     Assumption {
