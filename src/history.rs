@@ -202,9 +202,18 @@ pub enum HistoryError {
     },
 }
 
-/// The rule every record's figures keep, on the way into the history and out of it: finite
-/// and not negative (no metric iopscheck knows can be below zero). The error names the metric.
+/// Why a record with no figures is not read as a run.
+pub const NO_FIGURES: &str =
+    "no figures (its metrics are empty): a record without figures is not a run";
+
+/// The rule every record's figures keep, on the way into the history and out of it: at least
+/// one figure (a record without any is no run, and would count towards the evidence rule
+/// with nothing measured), each finite and not negative (no metric iopscheck knows can be
+/// below zero). The error names the metric.
 pub fn check_metrics(metrics: &Metrics) -> Result<(), String> {
+    if metrics.is_empty() {
+        return Err(NO_FIGURES.into());
+    }
     for (k, &v) in metrics {
         if !v.is_finite() {
             return Err(format!("metric {k} is {v}, not a finite number"));

@@ -187,17 +187,28 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             .group
             .as_ref()
             .map(|g| crate::select::Filter::group(g, since));
-        let read = history::read_where(p, |h| {
-            filter
-                .as_ref()
-                .is_some_and(|f| f.keeps_head(h) && f.engine.as_ref() == Some(&h.engine))
-        });
+        let mut in_group: Vec<Record> = Vec::new();
+        let read = history::scan(
+            p,
+            Some(since),
+            |h| {
+                filter
+                    .as_ref()
+                    .is_some_and(|f| f.keeps_head(h) && f.engine.as_ref() == Some(&h.engine))
+            },
+            |r| {
+                if filter.as_ref().is_some_and(|f| f.keeps(&r)) {
+                    in_group.push(r)
+                }
+            },
+        );
         match read {
-            Ok((all, _)) => {
-                let in_group: Vec<Record> = all
-                    .into_iter()
-                    .filter(|r| filter.as_ref().is_some_and(|f| f.keeps(r)))
-                    .collect();
+            Ok(skipped) => {
+                // Lines of the window that are no run of this group's are named, as every
+                // reader of a history names them.
+                for w in history::skipped_warnings(&skipped) {
+                    ctx.warn(w);
+                }
                 let h = evaluate::evaluate(
                     in_group,
                     &declared_policy,
