@@ -208,8 +208,9 @@ pub const NO_FIGURES: &str =
 
 /// The rule every record's figures keep, on the way into the history and out of it: at least
 /// one figure (a record without any is no run, and would count towards the evidence rule
-/// with nothing measured), each finite and not negative (no metric iopscheck knows can be
-/// below zero). The error names the metric.
+/// with nothing measured), each finite, not negative (no metric iopscheck knows can be below
+/// zero) and within its ceiling (`metrics::ceiling`: no disk gives more, and no aggregate of
+/// such figures overflows). The error names the metric.
 pub fn check_metrics(metrics: &Metrics) -> Result<(), String> {
     if metrics.is_empty() {
         return Err(NO_FIGURES.into());
@@ -220,6 +221,13 @@ pub fn check_metrics(metrics: &Metrics) -> Result<(), String> {
         }
         if v < 0.0 {
             return Err(format!("metric {k} is {v}: no metric can be negative"));
+        }
+        let c = crate::metrics::ceiling(k);
+        if v > c.max {
+            return Err(format!(
+                "metric {k} is {v:e}, beyond what any disk gives (at most {}): not a measurement",
+                c.what
+            ));
         }
     }
     Ok(())

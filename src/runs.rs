@@ -576,7 +576,7 @@ mod tests {
         };
         r.metrics.insert("write_bw_mb_s".into(), 16.1);
         r.metrics.insert("end_fsync_ms".into(), 1e-7);
-        r.metrics.insert("big".into(), 1.5e300);
+        r.metrics.insert("big".into(), 1.5e14);
         r.target = Target {
             dir: "/data".into(),
             filesystem: Some("ext4".into()),

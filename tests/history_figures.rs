@@ -229,3 +229,95 @@ fn records_without_figures_are_no_evidence_for_a_run() {
         );
     }
 }
+
+/// `fleet --format json` over the case's history: exit code and the warnings, one a line.
+fn fleet(c: &Case) -> (Option<i32>, Value, String) {
+    let out = iopscheck(c.tmp.path())
+        .args(["fleet", "--format", "json"])
+        .arg(&c.history)
+        .output()
+        .unwrap();
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings: Vec<String> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect();
+    (out.status.code(), j, warnings.join("\n"))
+}
+
+#[test]
+fn figures_no_disk_gives_are_no_runs_and_never_an_infinite_mean() {
+    // 1e308 IOPS: four of them made the mean overflow to inf, which passed.
+    let c = case(|v| v["metrics"]["write_iops_formula"] = 1e308.into());
+    let (code, j, err) = report(&c);
+    assert_eq!(j["evidence"]["runs"], 2, "{}", j["evidence"]);
+    assert_eq!(
+        (code, j["verdict"].as_str()),
+        (Some(3), Some("inconclusive"))
+    );
+    names_each(&err, &c, "metric write_iops_formula is 1e308");
+    let mean = j["rules"][0]["value"].as_f64().unwrap();
+    assert!(mean.is_finite() && mean < 1e6, "{mean}");
+    let (code, f, warnings) = fleet(&c);
+    assert_eq!(code, Some(3), "{f}");
+    names_each(&warnings, &c, "write_iops_formula");
+    // A latency of a year: no device that answers at all.
+    let c = case(|v| v["metrics"]["write_clat_p99_us"] = (365.0 * 86400.0 * 1e6).into());
+    let (code, j, err) = report(&c);
+    assert_eq!((code, j["evidence"]["runs"].as_u64()), (Some(3), Some(2)));
+    names_each(&err, &c, "metric write_clat_p99_us");
+}
+
+/// fio-3.33-sample.json with `edit` applied, written into `dir`.
+fn sample(dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
+    let mut v: Value =
+        serde_json::from_slice(&std::fs::read(common::fixture("fio-3.33-sample.json")).unwrap())
+            .unwrap();
+    edit(&mut v);
+    let p = dir.join(name);
+    std::fs::write(&p, v.to_string()).unwrap();
+    p
+}
+
+#[test]
+fn an_import_of_figures_no_disk_gives_is_refused_naming_the_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let history = tmp.path().join("h.jsonl");
+    let huge = sample(tmp.path(), "huge.json", |v| {
+        let w = &mut v["jobs"][0]["write"];
+        w["iops"] = 1e308.into();
+        w["bw_bytes"] = 1e308.into();
+        w["io_bytes"] = 1e308.into();
+    });
+    let years = sample(tmp.path(), "years.json", |v| {
+        // ns: three years for the 99th percentile of a write
+        v["jobs"][0]["write"]["clat_ns"]["percentile"]["99.000000"] = 1e17.into();
+    });
+    for (file, field) in [(&huge, "write_"), (&years, "write_clat_p99_us")] {
+        let out = iopscheck(tmp.path())
+            .args(["import", "--record", "--host", "n1", "--history"])
+            .arg(&history)
+            .arg(file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let name = file.file_name().unwrap().to_str().unwrap();
+        assert!(err.contains(name), "{err}");
+        let said = err
+            .lines()
+            .find(|l| l.contains(&format!("metric {field}")))
+            .unwrap_or_else(|| panic!("{field} is not named: {err}"));
+        assert!(said.contains("beyond what any disk gives"), "{said}");
+        assert!(!history.exists(), "nothing recorded");
+    }
+    // The same output as fio wrote it is imported.
+    let fine = sample(tmp.path(), "fine.json", |_| {});
+    iopscheck(tmp.path())
+        .args(["import", "--host", "n1"])
+        .arg(&fine)
+        .assert()
+        .code(predicates::ord::ne(2));
+}
