@@ -1,115 +1,22 @@
 //! The history: one JSON record per line, append-only. Writers take an exclusive lock and
 //! fsync; readers skip lines they cannot use, with a warning naming the file and line, and keep
-//! the rest. Nothing here ever rewrites the file.
+//! the rest. Nothing here ever rewrites the file. This is file work only: what a record is,
+//! and how a line is read as one, is `crate::record`.
 
-use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use chrono::{DateTime, FixedOffset, Utc};
-use serde::{Deserialize, Serialize};
+use chrono::{DateTime, Utc};
 
-use crate::job::JobShape;
-pub use crate::metric_values::Metrics;
-use crate::runs::{At, Contexts, Run, RunInfo};
+use crate::record::{Heads, decode, tool_timestamp};
+pub use crate::record::{
+    Metrics, NO_FIGURES, Record, RecordHead, SCHEMA_VERSION, Source, Target, check_metrics,
+};
+use crate::runs::{At, Contexts, Run};
 
-/// Version of the record layout. Readers skip records from a newer version with a warning.
-pub const SCHEMA_VERSION: u32 = 1;
 /// A line longer than this is not a record (records are a few KiB).
 pub const MAX_LINE: usize = 1 << 20;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Source {
-    /// The native engine.
-    Native,
-    /// fio, run by iopscheck (`--engine fio`).
-    Fio,
-    /// A fio output read by `iopscheck import`.
-    Imported,
-}
-
-impl Source {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Source::Native => "native",
-            Source::Fio => "fio",
-            Source::Imported => "imported",
-        }
-    }
-}
-
-/// Where the test ran.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Target {
-    pub dir: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub filesystem: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mount_point: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mount_options: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rotational: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scheduler: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<String>,
-    /// RAM of the machine, for the page-cache warning.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_bytes: Option<u64>,
-}
-
-/// One run: a measurement's metrics with their context. One history line.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Record {
-    pub schema_version: u32,
-    pub timestamp: DateTime<FixedOffset>,
-    pub host: String,
-    pub source: Source,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source_file: Option<String>,
-    /// Digest of the imported output, to refuse recording it twice.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source_digest: Option<String>,
-    /// The engine that actually ran (after any fallback).
-    pub engine: String,
-    /// Why the engine differs from the one asked for, when it does.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engine_note: Option<String>,
-    /// Imports: the job shape was asserted with `--assume-job`, not stated in the output.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job_assumed: Option<String>,
-    pub job: JobShape,
-    pub metrics: Metrics,
-    #[serde(default)]
-    pub target: Target,
-    pub tool_version: String,
-    pub policy: String,
-    /// Flags that changed the policy's test, e.g. {"size": "64m"}.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub overrides: BTreeMap<String, String>,
-    /// Whether bandwidth came from byte counts or a printed figure ("exact" | "printed").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bw_basis: Option<crate::measure::BwBasis>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fio_version: Option<String>,
-    /// Groups the runs of one `iopscheck run` invocation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub invocation: Option<String>,
-    /// I/Os completed per interval inside the run (native runs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iops_series: Option<crate::measure::Series>,
-    /// The disks' own account of the run (fio's `Disk stats`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub disk_stats: Vec<crate::measure::DiskStat>,
-}
 
 /// A history line that was skipped, and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,20 +107,6 @@ pub enum HistoryError {
         timestamp: String,
         msg: String,
     },
-}
-
-/// The rule every record's figures keep, on the way into the history and out of it: finite
-/// and not negative (no metric iopscheck knows can be below zero). The error names the metric.
-pub fn check_metrics(metrics: &Metrics) -> Result<(), String> {
-    for (k, &v) in metrics {
-        if !v.is_finite() {
-            return Err(format!("metric {k} is {v}, not a finite number"));
-        }
-        if v < 0.0 {
-            return Err(format!("metric {k} is {v}: no metric can be negative"));
-        }
-    }
-    Ok(())
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> HistoryError + '_ {
@@ -461,18 +354,6 @@ pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {
 
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
-/// The fields a reader filters on, parsed without building the rest of a record: reading a
-/// year of history for one week's report parses one week of records in full.
-#[derive(Debug, Clone, Deserialize)]
-pub struct RecordHead {
-    pub schema_version: u32,
-    pub timestamp: DateTime<FixedOffset>,
-    pub host: String,
-    pub policy: String,
-    #[serde(default)]
-    pub engine: String,
-}
-
 /// Reads every usable record. A missing file is an empty history.
 pub fn read(path: &Path) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
     read_where(path, |_| true)
@@ -549,6 +430,7 @@ pub fn scan_from(
     mut each: impl FnMut(Record),
 ) -> Result<Vec<Skipped>, HistoryError> {
     let mut skipped = Vec::new();
+    let mut heads = Heads::default();
     let prefix = format!("{{\"schema_version\":{SCHEMA_VERSION},\"timestamp\":\"");
     let skip = |n: usize, reason: String| Skipped {
         path: path.to_path_buf(),
@@ -574,8 +456,8 @@ pub fn scan_from(
         {
             return;
         }
-        match parse_line(text, &keep) {
-            Ok(Some(r)) => each(r),
+        match decode(text, |r| keep(heads.of(r)), &keep) {
+            Ok(Some(r)) => each(r.into_owned()),
             Ok(None) => {}
             Err(reason) => skipped.push(skip(n, reason)),
         }
@@ -597,71 +479,6 @@ fn before(text: &[u8], prefix: &[u8], since: DateTime<Utc>) -> bool {
         .ok()
         .and_then(|t| tool_timestamp(t).or_else(|| DateTime::parse_from_rfc3339(t).ok()))
         .is_some_and(|t| t < since)
-}
-
-/// A timestamp in the one form the tool writes, `2026-11-30T10:00:00+01:00` or
-/// `2026-11-30T10:00:00Z`, read directly; None for any other form or an impossible date, for
-/// chrono's parser to read or refuse. What this reads, chrono reads to the same instant and
-/// offset (a test compares them); it is only quicker, and a history has a million of them.
-pub(crate) fn tool_timestamp(s: &str) -> Option<DateTime<FixedOffset>> {
-    use chrono::{NaiveDate, NaiveTime, TimeZone};
-    let b = s.as_bytes();
-    let number = |from: usize, to: usize| -> Option<u32> {
-        b.get(from..to)?.iter().try_fold(0u32, |n, &c| {
-            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
-        })
-    };
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || b[10] != b'T'
-        || b[13] != b':'
-        || b[16] != b':'
-    {
-        return None;
-    }
-    let offset = match &b[19..] {
-        b"Z" => 0,
-        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
-            let (h, m) = (number(20, 22)?, number(23, 25)?);
-            if h > 23 || m > 59 {
-                return None;
-            }
-            let east = (h * 3600 + m * 60) as i32;
-            if *sign == b'-' { -east } else { east }
-        }
-        _ => return None,
-    };
-    let date = NaiveDate::from_ymd_opt(number(0, 4)? as i32, number(5, 7)?, number(8, 10)?)?;
-    let second = number(17, 19)?;
-    // A leap second (60) is chrono's to read.
-    if second > 59 {
-        return None;
-    }
-    let time = NaiveTime::from_hms_opt(number(11, 13)?, number(14, 16)?, second)?;
-    FixedOffset::east_opt(offset)?
-        .from_local_datetime(&date.and_time(time))
-        .single()
-}
-
-/// Deserialises a record's timestamp as chrono does, through [`tool_timestamp`] first.
-pub(crate) fn de_timestamp<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<DateTime<FixedOffset>, D::Error> {
-    struct V;
-    impl serde::de::Visitor<'_> for V {
-        type Value = DateTime<FixedOffset>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("an RFC 3339 formatted date and time string")
-        }
-        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
-            match tool_timestamp(s) {
-                Some(t) => Ok(t),
-                None => s.parse().map_err(E::custom),
-            }
-        }
-    }
-    d.deserialize_str(V)
 }
 
 /// Bytes read from the history at a time.
@@ -763,9 +580,10 @@ pub fn for_each_line_at(
 
 /// Streams a history's records as [`Run`]s (what an evaluation keeps of a record; see
 /// `crate::runs`), each with its line's place in the file so that the whole record can be read
-/// again, holding one line at a time. Lines are accepted or skipped exactly as [`scan_from`]
-/// does (the same keys, types and checks), and `since` passes over lines before the window in
-/// the same way; `keep` decides from a line's head whether its run is wanted.
+/// again, holding one line at a time. Lines are read by the one line codec
+/// (`record::decode`), so they are accepted or skipped exactly as [`scan_from`] accepts or
+/// skips them, and `since` passes over lines before the window in the same way; `keep` decides
+/// from a line's head whether its run is wanted.
 pub fn scan_runs(
     reader: impl BufRead,
     path: &Path,
@@ -792,8 +610,7 @@ pub struct RunScanner<'p, K, E> {
     keep: K,
     each: E,
     contexts: Contexts,
-    /// The last run's context and head.
-    head: Option<(Arc<RunInfo>, RecordHead)>,
+    heads: Heads,
     skipped: Vec<Skipped>,
 }
 
@@ -813,7 +630,7 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
             keep,
             each,
             contexts: Contexts::default(),
-            head: None,
+            heads: Heads::default(),
             skipped: Vec::new(),
         }
     }
@@ -850,51 +667,13 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
             offset,
             len: raw.len() as u32,
         };
-        let run = match self.contexts.parse(text, at) {
-            Ok(run) => run,
-            // The slow path, for bad lines only: why, unless the head says the line is not
-            // wanted anyway (as `scan_from` leaves such a line unread).
-            Err(_) => {
-                // As `parse_line` tells it: the head, then the whole record.
-                let reason = match parse_line(text, &self.keep) {
-                    Ok(None) => return,
-                    Err(reason) => reason,
-                    Ok(Some(_)) => "not a valid record".into(),
-                };
-                self.skip(n, reason);
-                return;
+        let (keep, heads) = (&self.keep, &mut self.heads);
+        match decode(text, |r| keep(heads.of(r)), keep) {
+            Ok(Some(r)) => {
+                let run = self.contexts.run(r, at);
+                (self.each)(run)
             }
-        };
-        if run.schema_version > SCHEMA_VERSION {
-            let reason = format!(
-                "schema_version {} is newer than this iopscheck understands ({SCHEMA_VERSION}); upgrade iopscheck to read it",
-                run.schema_version
-            );
-            self.skip(n, reason);
-            return;
-        }
-        // The head of the run's context, built once for the runs that share it.
-        let head = match &mut self.head {
-            Some((info, head)) if Arc::ptr_eq(info, run.context()) => {
-                head.timestamp = run.timestamp;
-                head
-            }
-            slot => {
-                let head = RecordHead {
-                    schema_version: run.schema_version,
-                    timestamp: run.timestamp,
-                    host: run.host.clone(),
-                    policy: run.policy.clone(),
-                    engine: run.engine.clone(),
-                };
-                &mut slot.insert((run.context().clone(), head)).1
-            }
-        };
-        if !(self.keep)(head) {
-            return;
-        }
-        match check_metrics(&run.metrics) {
-            Ok(()) => (self.each)(run),
+            Ok(None) => {}
             Err(reason) => self.skip(n, reason),
         }
     }
@@ -905,76 +684,32 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
     }
 }
 
-fn parse_line(text: &[u8], keep: &impl Fn(&RecordHead) -> bool) -> Result<Option<Record>, String> {
-    let head: RecordHead = match serde_json::from_slice(text) {
-        Ok(h) => h,
-        Err(_) => return Err(diagnose(text)),
-    };
-    if head.schema_version > SCHEMA_VERSION {
-        return Err(format!(
-            "schema_version {} is newer than this iopscheck understands ({SCHEMA_VERSION}); upgrade iopscheck to read it",
-            head.schema_version
-        ));
-    }
-    if !keep(&head) {
-        return Ok(None);
-    }
-    let r: Record =
-        serde_json::from_slice(text).map_err(|e| format!("not a valid record ({e})"))?;
-    check_metrics(&r.metrics)?;
-    Ok(Some(r))
-}
-
-/// Why a line is not a record, for the warning (the slow path, for bad lines only).
-fn diagnose(text: &[u8]) -> String {
-    let value: serde_json::Value = match serde_json::from_slice(text) {
-        Ok(v) => v,
-        Err(e) => return format!("not a JSON record ({e})"),
-    };
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
-        None => "no schema_version".into(),
-        Some(v) if v > SCHEMA_VERSION as u64 => format!(
-            "schema_version {v} is newer than this iopscheck understands ({SCHEMA_VERSION}); upgrade iopscheck to read it"
-        ),
-        Some(_) => match serde_json::from_value::<Record>(value) {
-            Err(e) => format!("not a valid record ({e})"),
-            Ok(_) => "not a valid record".into(),
-        },
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::record::{de_timestamp, tool_timestamp};
+    use chrono::FixedOffset;
+    use serde::Deserialize;
 
     /// A native posixaio run of the Swimlane policy on node1 in /data at `ts`, with only
     /// `write_iops`; other modules' tests start from it and change what they need.
     pub(crate) fn record(ts: &str, iops: f64) -> Record {
-        Record {
-            schema_version: SCHEMA_VERSION,
-            timestamp: DateTime::parse_from_rfc3339(ts).unwrap(),
-            host: "node1".into(),
-            source: Source::Native,
-            source_file: None,
-            source_digest: None,
-            engine: "posixaio".into(),
-            engine_note: None,
-            job_assumed: None,
-            job: JobShape::default(),
-            metrics: [("write_iops".to_string(), iops)].into_iter().collect(),
-            target: Target {
+        let mut info = crate::record::RunInfo::new(
+            "node1".into(),
+            Source::Native,
+            "posixaio".into(),
+            crate::job::JobShape::default(),
+            Target {
                 dir: "/data".into(),
                 ..Target::default()
             },
-            tool_version: "0.1.0".into(),
-            policy: "swimlane".into(),
-            overrides: BTreeMap::new(),
-            bw_basis: None,
-            fio_version: None,
-            invocation: None,
-            iops_series: None,
-            disk_stats: Vec::new(),
-        }
+            "swimlane".into(),
+        );
+        info.tool_version = "0.1.0".into();
+        let timestamp = DateTime::parse_from_rfc3339(ts).unwrap();
+        let mut r = Record::measured(info, timestamp, &Default::default());
+        r.metrics = [("write_iops".to_string(), iops)].into_iter().collect();
+        r
     }
 
     #[test]

@@ -283,6 +283,57 @@ pub fn unit(name: &str) -> &'static str {
     lookup(name).map(|i| i.unit).unwrap_or("")
 }
 
+/// The most a figure of a metric can be from any storage iopscheck can test, with room to
+/// spare: a figure beyond it is no measurement (an overflow in the tool that wrote it, an
+/// edited file) and is refused, naming the metric. The ceilings also keep every aggregate
+/// finite: a sum of a billion figures of at most 1e15 is far from `f64::MAX`, and so are
+/// their squares.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ceiling {
+    pub max: f64,
+    /// What the ceiling is, in words ("100 M IOPS").
+    pub what: &'static str,
+}
+
+/// IOPS: a hundred times the fastest NVMe device of 2026 (a few million IOPS).
+pub const MAX_IOPS: f64 = 1e8;
+/// Bandwidth: 1 TB/s, far beyond any one node's storage (an NVMe device gives 15 GB/s).
+pub const MAX_BW_BYTES: f64 = 1e12;
+/// A latency: an hour for one I/O or one sync is a device that has stopped, not a latency.
+pub const MAX_LATENCY_US: f64 = 3.6e9;
+/// A run's duration (its runtime, its end fsync): 30 days.
+pub const MAX_DURATION_MS: f64 = 30.0 * 86_400.0 * 1000.0;
+/// A count (I/Os, samples): 100 M IOPS for 30 days is 2.6e14.
+pub const MAX_COUNT: f64 = 1e15;
+/// CPU time as a percentage of one CPU: a thousand CPUs fully busy.
+pub const MAX_CPU_PCT: f64 = 1e5;
+/// Any other figure (a metric this version does not know): no known unit reaches it.
+pub const MAX_OTHER: f64 = 1e15;
+
+/// The ceiling of `name`, from its unit (the suffix of its name: contract.md's namespace).
+pub fn ceiling(name: &str) -> Ceiling {
+    let c = |max, what| Ceiling { max, what };
+    if name.ends_with("_pct") {
+        c(MAX_CPU_PCT, "100000% (a thousand CPUs fully busy)")
+    } else if name.ends_with("_us") {
+        c(MAX_LATENCY_US, "an hour")
+    } else if name.ends_with("_ms") {
+        c(MAX_DURATION_MS, "30 days")
+    } else if name.ends_with("_bw_bytes") {
+        c(MAX_BW_BYTES, "1 TB/s")
+    } else if name.ends_with("_bw_mb_s") {
+        c(MAX_BW_BYTES / 1e6, "1 TB/s")
+    } else if name.ends_with("_bw_mib_s") {
+        c(MAX_BW_BYTES / 1_048_576.0, "1 TB/s")
+    } else if name.ends_with("_samples") || name.ends_with("_ios") {
+        c(MAX_COUNT, "1e15")
+    } else if name.contains("iops") {
+        c(MAX_IOPS, "100 M IOPS")
+    } else {
+        c(MAX_OTHER, "1e15")
+    }
+}
+
 /// The Swimlane article's conversion, generalised to any block size:
 /// IOPS = (MB/s ÷ block size in KiB) × 1024. For 4k: (MB/s ÷ 4) × 1024.
 pub fn iops_formula(mb_s: f64, bs: u64) -> f64 {
@@ -393,6 +444,30 @@ mod tests {
         assert!((x["write_bw_mb_s"] - 212.035134).abs() < 1e-9);
         assert!((x["write_iops_formula"] - 212.035134 / 4.0 * 1024.0).abs() < 1e-6);
         assert!(!x.contains_key("read_iops"));
+    }
+
+    #[test]
+    fn every_known_metric_has_the_ceiling_of_its_unit() {
+        for i in KNOWN {
+            let c = ceiling(i.name);
+            let want = match i.unit {
+                "IOPS" => MAX_IOPS,
+                "B/s" => MAX_BW_BYTES,
+                "MB/s" => MAX_BW_BYTES / 1e6,
+                "MiB/s" => MAX_BW_BYTES / 1_048_576.0,
+                "µs" => MAX_LATENCY_US,
+                "ms" => MAX_DURATION_MS,
+                "I/Os" => MAX_COUNT,
+                "%" => MAX_CPU_PCT,
+                u => panic!("{}: unit {u} has no ceiling", i.name),
+            };
+            assert_eq!(c.max, want, "{}", i.name);
+        }
+        // the metrics a measurement derives beyond the known ones
+        assert_eq!(ceiling("write_iops_samples").max, MAX_COUNT);
+        assert_eq!(ceiling("write_iops_stdev").max, MAX_IOPS);
+        assert_eq!(ceiling("write_slat_mean_us").max, MAX_LATENCY_US);
+        assert_eq!(ceiling("something_new").max, MAX_OTHER);
     }
 
     #[test]

@@ -10,8 +10,6 @@
 //! file by each run's byte offset, or from memory for a `run` or an `import`, whose records
 //! are few and at hand.
 
-use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::ops::Deref;
 use std::os::unix::fs::FileExt;
@@ -19,32 +17,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::history::{Record, Source, Target};
 use crate::job::JobShape;
-use crate::measure::{BwBasis, Series};
+use crate::measure::Series;
 use crate::metric_values::Metrics;
+use crate::record::RecordRef;
 
-/// What the runs of one context share: every field of a record but its timestamp, figures,
-/// invocation, digest, series and disk statistics. Held once for all the runs that share it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunInfo {
-    pub schema_version: u32,
-    pub host: String,
-    pub source: Source,
-    pub source_file: Option<String>,
-    pub engine: String,
-    pub engine_note: Option<String>,
-    pub job_assumed: Option<String>,
-    pub job: JobShape,
-    pub target: Target,
-    pub tool_version: String,
-    pub policy: String,
-    pub overrides: BTreeMap<String, String>,
-    pub bw_basis: Option<BwBasis>,
-    pub fio_version: Option<String>,
-}
+pub use crate::record::RunInfo;
 
 /// Where a run's whole record is found again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,22 +79,7 @@ impl Run {
             has_series: r.iops_series.is_some(),
             series_step: step_of(r.iops_series.as_ref()),
             at: At::Index(index),
-            info: Arc::new(RunInfo {
-                schema_version: r.schema_version,
-                host: r.host.clone(),
-                source: r.source,
-                source_file: r.source_file.clone(),
-                engine: r.engine.clone(),
-                engine_note: r.engine_note.clone(),
-                job_assumed: r.job_assumed.clone(),
-                job: r.job.clone(),
-                target: r.target.clone(),
-                tool_version: r.tool_version.clone(),
-                policy: r.policy.clone(),
-                overrides: r.overrides.clone(),
-                bw_basis: r.bw_basis,
-                fio_version: r.fio_version.clone(),
-            }),
+            info: Arc::new(RunInfo::of(r)),
         }
     }
 }
@@ -163,160 +129,6 @@ macro_rules! run_fields {
 run_fields!(Run);
 run_fields!(Record);
 
-/// `Target` with borrowed strings: read and compared with the context in hand, allocated only
-/// when the context changes. The same keys, defaults and serialisation as `Target`.
-#[derive(Default, Deserialize, Serialize)]
-struct TargetRef<'a> {
-    #[serde(borrow)]
-    dir: Cow<'a, str>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    filesystem: Option<Cow<'a, str>>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    device: Option<Cow<'a, str>>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    mount_point: Option<Cow<'a, str>>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    mount_options: Option<Cow<'a, str>>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    model: Option<Cow<'a, str>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    rotational: Option<bool>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    scheduler: Option<Cow<'a, str>>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    kernel: Option<Cow<'a, str>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    memory_bytes: Option<u64>,
-}
-
-/// `DiskStat` with its name borrowed; the same keys and serialisation.
-#[derive(Deserialize, Serialize)]
-struct DiskStatRef<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    read_ios: u64,
-    write_ios: u64,
-    read_merges: u64,
-    write_merges: u64,
-    read_ticks_ms: u64,
-    write_ticks_ms: u64,
-    in_queue_ms: u64,
-    util_pct: f64,
-}
-
-/// A history line read for judging: every key of `Record`, with the same types and defaults so
-/// that a line is accepted or refused exactly as a whole record would be, but the strings
-/// borrowed from the line. Serialised exactly as the `Record` read from the same line would be
-/// (the same keys, order and omissions), so that a format printing whole records writes it
-/// without building the record's strings.
-#[derive(Deserialize, Serialize)]
-struct LineRef<'a> {
-    schema_version: u32,
-    #[serde(deserialize_with = "crate::history::de_timestamp")]
-    timestamp: DateTime<FixedOffset>,
-    #[serde(borrow)]
-    host: Cow<'a, str>,
-    source: Source,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    source_file: Option<Cow<'a, str>>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    source_digest: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    engine: Cow<'a, str>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    engine_note: Option<Cow<'a, str>>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    job_assumed: Option<Cow<'a, str>>,
-    job: JobShape,
-    metrics: Metrics,
-    #[serde(default, borrow)]
-    target: TargetRef<'a>,
-    #[serde(borrow)]
-    tool_version: Cow<'a, str>,
-    #[serde(borrow)]
-    policy: Cow<'a, str>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    overrides: BTreeMap<String, String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    bw_basis: Option<BwBasis>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    fio_version: Option<Cow<'a, str>>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    invocation: Option<Cow<'a, str>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    iops_series: Option<Series>,
-    #[serde(default, borrow, skip_serializing_if = "Vec::is_empty")]
-    disk_stats: Vec<DiskStatRef<'a>>,
-}
-
-fn same(a: &Option<String>, b: &Option<Cow<'_, str>>) -> bool {
-    a.as_deref() == b.as_deref()
-}
-
-fn owned(o: &Option<Cow<'_, str>>) -> Option<String> {
-    o.as_deref().map(str::to_string)
-}
-
-impl LineRef<'_> {
-    fn matches(&self, i: &RunInfo) -> bool {
-        let (t, u) = (&i.target, &self.target);
-        i.host == self.host
-            && i.engine == self.engine
-            && i.policy == self.policy
-            && i.source == self.source
-            && i.schema_version == self.schema_version
-            && t.dir == u.dir
-            && same(&t.filesystem, &u.filesystem)
-            && same(&t.device, &u.device)
-            && same(&t.mount_point, &u.mount_point)
-            && same(&t.mount_options, &u.mount_options)
-            && same(&t.model, &u.model)
-            && t.rotational == u.rotational
-            && same(&t.scheduler, &u.scheduler)
-            && same(&t.kernel, &u.kernel)
-            && t.memory_bytes == u.memory_bytes
-            && i.job == self.job
-            && i.tool_version == self.tool_version
-            && same(&i.source_file, &self.source_file)
-            && same(&i.engine_note, &self.engine_note)
-            && same(&i.job_assumed, &self.job_assumed)
-            && i.overrides == self.overrides
-            && i.bw_basis == self.bw_basis
-            && same(&i.fio_version, &self.fio_version)
-    }
-
-    fn info(self) -> RunInfo {
-        let t = &self.target;
-        RunInfo {
-            schema_version: self.schema_version,
-            host: self.host.into_owned(),
-            source: self.source,
-            source_file: owned(&self.source_file),
-            engine: self.engine.into_owned(),
-            engine_note: owned(&self.engine_note),
-            job_assumed: owned(&self.job_assumed),
-            job: self.job,
-            target: Target {
-                dir: t.dir.to_string(),
-                filesystem: owned(&t.filesystem),
-                device: owned(&t.device),
-                mount_point: owned(&t.mount_point),
-                mount_options: owned(&t.mount_options),
-                model: owned(&t.model),
-                rotational: t.rotational,
-                scheduler: owned(&t.scheduler),
-                kernel: owned(&t.kernel),
-                memory_bytes: t.memory_bytes,
-            },
-            tool_version: self.tool_version.into_owned(),
-            policy: self.policy.into_owned(),
-            overrides: self.overrides,
-            bw_basis: self.bw_basis,
-            fio_version: owned(&self.fio_version),
-        }
-    }
-}
-
 /// The contexts met so far while reading, newest first, so that runs sharing one share its
 /// memory. A history holds few: one per host, directory, engine and tool version.
 #[derive(Default)]
@@ -327,20 +139,15 @@ pub struct Contexts(Vec<Arc<RunInfo>>);
 const CONTEXTS_KEPT: usize = 64;
 
 impl Contexts {
-    /// Reads a history line as a run, or says why it is not a record (the caller diagnoses).
-    pub fn parse(&mut self, text: &[u8], at: At) -> Result<Run, serde_json::Error> {
-        // Checked as UTF-8 once, then read as text: serde_json then checks no string again
-        // (a record's are many). Not UTF-8: read as bytes, for serde_json's own error.
-        let mut line: LineRef = match std::str::from_utf8(text) {
-            Ok(t) => serde_json::from_str(t)?,
-            Err(_) => serde_json::from_slice(text)?,
-        };
+    /// The run of a history line read by the line codec (`record::decode`), its context
+    /// shared with the runs before it that have the same.
+    pub(crate) fn run(&mut self, mut line: RecordRef<'_>, at: At) -> Run {
         let series_step = step_of(line.iops_series.as_ref());
         let has_series = line.iops_series.take().is_some();
         let metrics = std::mem::take(&mut line.metrics);
         let invocation = line.invocation.as_deref().map(Box::from);
         let timestamp = line.timestamp;
-        let info = match self.0.iter().position(|i| line.matches(i)) {
+        let info = match self.0.iter().position(|i| i.matches(&line)) {
             Some(0) => self.0[0].clone(),
             Some(k) => {
                 let i = self.0.remove(k);
@@ -348,13 +155,13 @@ impl Contexts {
                 i
             }
             None => {
-                let i = Arc::new(line.info());
+                let i = Arc::new(RunInfo::of_line(line));
                 self.0.insert(0, i.clone());
                 self.0.truncate(CONTEXTS_KEPT);
                 i
             }
         };
-        Ok(Run {
+        Run {
             timestamp,
             metrics,
             invocation,
@@ -362,7 +169,7 @@ impl Contexts {
             series_step,
             at,
             info,
-        })
+        }
     }
 }
 
@@ -476,9 +283,9 @@ impl RecordReader<'_> {
             (Records::Memory(_), At::Index(_)) => self.with(run, |r| f(&Whole(WholeOf::Held(r)))),
             (Records::File { file, path }, At::Line { line, offset, len }) => {
                 let text = self.text(file, offset, len)?;
-                // As `Contexts::parse` reads it: as text once checked as UTF-8.
+                // As the line codec reads it: as text once checked as UTF-8.
                 let text = text.trim_ascii();
-                let parsed: Result<LineRef, _> = match std::str::from_utf8(text) {
+                let parsed: Result<RecordRef, _> = match std::str::from_utf8(text) {
                     Ok(t) => serde_json::from_str(t),
                     Err(_) => serde_json::from_slice(text),
                 };
@@ -500,7 +307,7 @@ pub struct Whole<'a>(WholeOf<'a>);
 
 enum WholeOf<'a> {
     Held(&'a Record),
-    Line(Box<LineRef<'a>>),
+    Line(Box<RecordRef<'a>>),
 }
 
 impl Serialize for Whole<'_> {
@@ -542,7 +349,9 @@ mod tests {
     use super::*;
     use crate::history::tests::record;
     use crate::job::{Rw, SyncMode};
+    use crate::measure::BwBasis;
     use crate::measure::DiskStat;
+    use std::collections::BTreeMap;
 
     /// A record with every field a record can have, strings with escapes and other scripts.
     fn full() -> Record {
@@ -576,7 +385,7 @@ mod tests {
         };
         r.metrics.insert("write_bw_mb_s".into(), 16.1);
         r.metrics.insert("end_fsync_ms".into(), 1e-7);
-        r.metrics.insert("big".into(), 1.5e300);
+        r.metrics.insert("big".into(), 1.5e14);
         r.target = Target {
             dir: "/data".into(),
             filesystem: Some("ext4".into()),

@@ -13,10 +13,10 @@ use crate::cli::ImportArgs;
 use crate::engine::EngineUsed;
 use crate::evaluate::{self, Options, Scope, Warning};
 use crate::fio::{self, FioOutput};
-use crate::history::{self, Record, SCHEMA_VERSION, Source, Target};
+use crate::history::{self, Record, Source, Target};
 use crate::job::{IoEngine, ShapeDifference};
-use crate::metrics;
 use crate::policy;
+use crate::record::RunInfo;
 
 /// One fio output (a file or stdin), read in bounded memory.
 struct FioFile {
@@ -224,21 +224,12 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 .into_iter()
                 .flatten()
                 .any(|d| d.bw_basis == crate::measure::BwBasis::Printed);
-            let record = Record {
-                schema_version: SCHEMA_VERSION,
-                timestamp,
-                host: host.clone(),
-                source: Source::Imported,
-                source_file: Some(base.clone()),
-                source_digest: Some(format!("{file_digest}#{i}")),
-                engine: EngineUsed::Fio(shape.ioengine.as_deref().map(IoEngine::from)).to_string(),
-                engine_note: None,
-                job_assumed: assumed
-                    .as_ref()
-                    .map(|(spec, _)| format!("{ASSUMED} (--assume-job {spec})")),
-                job: shape,
-                metrics: metrics::from_measurement(&m),
-                target: Target {
+            let mut info = RunInfo::new(
+                host.clone(),
+                Source::Imported,
+                EngineUsed::Fio(shape.ioengine.as_deref().map(IoEngine::from)).to_string(),
+                shape,
+                Target {
                     dir: args
                         .dir
                         .clone()
@@ -246,19 +237,20 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                         .unwrap_or_else(|| "not stated".into()),
                     ..Target::default()
                 },
-                tool_version: crate::app::VERSION.to_string(),
-                policy: policy.name.clone(),
-                overrides: Default::default(),
-                bw_basis: Some(if printed {
-                    crate::measure::BwBasis::Printed
-                } else {
-                    crate::measure::BwBasis::Exact
-                }),
-                fio_version: parsed.fio_version.clone(),
-                invocation: None,
-                iops_series: m.series.clone(),
-                disk_stats: m.disk.clone(),
-            };
+                policy.name.clone(),
+            );
+            info.source_file = Some(base.clone());
+            info.job_assumed = assumed
+                .as_ref()
+                .map(|(spec, _)| format!("{ASSUMED} (--assume-job {spec})"));
+            info.bw_basis = Some(if printed {
+                crate::measure::BwBasis::Printed
+            } else {
+                crate::measure::BwBasis::Exact
+            });
+            info.fio_version = parsed.fio_version.clone();
+            let mut record = Record::measured(info, timestamp, &m);
+            record.source_digest = Some(format!("{file_digest}#{i}"));
             // A figure no disk can give (an overflow, a negative latency in an edited file)
             // is refused before anything is judged or recorded.
             history::check_metrics(&record.metrics).map_err(|e| {

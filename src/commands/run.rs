@@ -20,11 +20,11 @@ use crate::config::RunConfig;
 use crate::engine::{self, Backend, EngineError, EngineUsed, Live, Phase};
 use crate::error::RunError;
 use crate::evaluate::{self, Group, Options, Scope, Warning};
-use crate::history::{self, Record, SCHEMA_VERSION, Source, Target};
+use crate::history::{self, Record, Source, Target};
 use crate::job::Job;
 use crate::measure::Measurement;
-use crate::metrics;
 use crate::policy::Policy;
+use crate::record::RunInfo;
 use crate::testfile::{self, TestFiles};
 use crate::units;
 
@@ -187,17 +187,28 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             .group
             .as_ref()
             .map(|g| crate::select::Filter::group(g, since));
-        let read = history::read_where(p, |h| {
-            filter
-                .as_ref()
-                .is_some_and(|f| f.keeps_head(h) && f.engine.as_ref() == Some(&h.engine))
-        });
+        let mut in_group: Vec<Record> = Vec::new();
+        let read = history::scan(
+            p,
+            Some(since),
+            |h| {
+                filter
+                    .as_ref()
+                    .is_some_and(|f| f.keeps_head(h) && f.engine.as_ref() == Some(&h.engine))
+            },
+            |r| {
+                if filter.as_ref().is_some_and(|f| f.keeps(&r)) {
+                    in_group.push(r)
+                }
+            },
+        );
         match read {
-            Ok((all, _)) => {
-                let in_group: Vec<Record> = all
-                    .into_iter()
-                    .filter(|r| filter.as_ref().is_some_and(|f| f.keeps(r)))
-                    .collect();
+            Ok(skipped) => {
+                // Lines of the window that are no run of this group's are named, as every
+                // reader of a history names them.
+                for w in history::skipped_warnings(&skipped) {
+                    ctx.warn(w);
+                }
                 let h = evaluate::evaluate(
                     in_group,
                     &declared_policy,
@@ -556,28 +567,21 @@ fn make_record(
         Runner::Native(_) => Source::Native,
         Runner::Fio(_) => Source::Fio,
     };
-    Record {
-        schema_version: SCHEMA_VERSION,
-        timestamp: started,
-        host: plan.host.clone(),
+    let mut info = RunInfo::new(
+        plan.host.clone(),
         source,
-        source_file: None,
-        source_digest: None,
-        engine: plan.runner.used(&plan.job).to_string(),
-        engine_note: plan.engine_note.clone(),
-        job_assumed: None,
-        job: plan.job.shape(),
-        metrics: metrics::from_measurement(m),
-        target: plan.target.clone(),
-        tool_version: crate::app::VERSION.to_string(),
-        policy: plan.policy_name.clone(),
-        overrides: plan.overrides.clone(),
-        bw_basis: Some(crate::measure::BwBasis::Exact),
-        fio_version,
-        invocation: Some(plan.invocation.clone()),
-        iops_series: m.series.clone(),
-        disk_stats: m.disk.clone(),
-    }
+        plan.runner.used(&plan.job).to_string(),
+        plan.job.shape(),
+        plan.target.clone(),
+        plan.policy_name.clone(),
+    );
+    info.engine_note = plan.engine_note.clone();
+    info.overrides = plan.overrides.clone();
+    info.bw_basis = Some(crate::measure::BwBasis::Exact);
+    info.fio_version = fio_version;
+    let mut record = Record::measured(info, started, m);
+    record.invocation = Some(plan.invocation.clone());
+    record
 }
 
 fn create_error(dir: &Path, e: std::io::Error) -> anyhow::Error {

@@ -71,7 +71,8 @@ impl Stats {
 /// It is centred on the mean the verdict uses, never goes below zero and widens upwards, as
 /// the spread of such figures does. Where a figure is 0 (a latency too short to measure) the
 /// logarithm does not exist: the plain Student-t interval is used, cut at 0, since no metric
-/// can be negative.
+/// can be negative. Where the logarithms spread so far that the upper end would overflow,
+/// the Student-t interval too.
 pub fn ci95_of_mean(v: &[f64], mean: f64, stdev: f64) -> (f64, f64) {
     let n = v.len();
     if n < 2 {
@@ -87,7 +88,13 @@ pub fn ci95_of_mean(v: &[f64], mean: f64, stdev: f64) -> (f64, f64) {
         }
         let half = t * (s2 / n as f64 + s2 * s2 / (2.0 * (n - 1) as f64)).sqrt();
         let centre = ly + s2 / 2.0;
-        return ((centre - half).exp(), (centre + half).exp());
+        let (low, high) = ((centre - half).exp(), (centre + half).exp());
+        // Figures spread over hundreds of orders of magnitude (a latency of 1e-300 µs beside
+        // one of seconds) put the upper end past `f64::MAX`: no interval at all. Then the
+        // Student-t interval below, finite for figures within their ceilings, is used.
+        if high.is_finite() {
+            return (low, high);
+        }
     }
     let half = t * stdev / (n as f64).sqrt();
     ((mean - half).max(0.0), mean + half)
@@ -139,8 +146,11 @@ pub fn modified_z_scores(v: &[f64]) -> Vec<f64> {
     let med = median_of(&mut v.to_vec());
     let mut dev: Vec<f64> = v.iter().map(|x| (x - med).abs()).collect();
     let mad = median_of(&mut dev);
+    // A score is kept finite: a MAD of a subnormal figure beside figures of millions would
+    // give an infinite one (that figure is an outlier either way).
+    let finite = |z: f64| z.clamp(-f64::MAX, f64::MAX);
     if mad > 0.0 {
-        return v.iter().map(|x| 0.6745 * (x - med) / mad).collect();
+        return v.iter().map(|x| finite(0.6745 * (x - med) / mad)).collect();
     }
     // Summed in ascending order, as always.
     dev.sort_by(f64::total_cmp);
@@ -149,7 +159,7 @@ pub fn modified_z_scores(v: &[f64]) -> Vec<f64> {
         return vec![0.0; v.len()];
     }
     v.iter()
-        .map(|x| (x - med) / (1.253_314 * mean_ad))
+        .map(|x| finite((x - med) / (1.253_314 * mean_ad)))
         .collect()
 }
 

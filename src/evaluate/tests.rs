@@ -530,3 +530,99 @@ fn figures_that_follow_the_idle_time_before_each_run_are_named_and_others_are_no
         e.warnings
     );
 }
+
+/// Figures within their ceilings (`metrics::ceiling`), drawn to stress every aggregate: 0,
+/// subnormal and tiny figures beside the ceiling itself, and anything between. No statistic,
+/// interval, per-day figure, latest day, rule value or outlier score of them is infinite or
+/// NaN, however they mix.
+#[test]
+fn no_aggregate_of_figures_within_their_ceilings_is_infinite_or_nan() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let names = [
+        "write_iops_formula",
+        "write_iops",
+        "write_clat_p99_us",
+        "write_bw_bytes",
+        "write_bw_mb_s",
+        "write_ios",
+        "end_fsync_ms",
+        "a_metric_not_known",
+    ];
+    let finite = |what: &str, v: f64, case: &str| {
+        assert!(v.is_finite(), "{what} is {v}: {case}");
+    };
+    for _ in 0..120 {
+        let n = 1 + (next() % 40) as usize;
+        let mut records = Vec::with_capacity(n);
+        for i in 0..n {
+            // Three days of runs, the latest an hour before `now()`.
+            let ts = now() - chrono::Duration::hours(1 + (i as i64 * 71) / n as i64);
+            let mut r = rec(&ts.to_rfc3339(), 16.4);
+            r.metrics = names
+                .iter()
+                .map(|m| {
+                    let top = crate::metrics::ceiling(m).max;
+                    let v = match next() % 6 {
+                        0 => 0.0,
+                        1 => f64::from_bits(1 + next() % 1000),
+                        2 => 10f64.powi(-((next() % 308) as i32)),
+                        3 => top,
+                        _ => top * (next() >> 11) as f64 / (1u64 << 53) as f64,
+                    };
+                    (m.to_string(), v)
+                })
+                .collect();
+            assert_eq!(crate::history::check_metrics(&r.metrics), Ok(()));
+            records.push(r);
+        }
+        let case = format!(
+            "{:?}",
+            records.iter().map(|r| &r.metrics).collect::<Vec<_>>()
+        );
+        for scope in [Scope::Report, Scope::Run] {
+            let e = evaluate(records.clone(), &policy(), &Options::new(scope, now()));
+            for (m, s) in &e.summary.metrics {
+                for (what, v) in [
+                    ("mean", s.mean),
+                    ("median", s.median),
+                    ("min", s.min),
+                    ("max", s.max),
+                    ("stdev", s.stdev),
+                    ("cv", s.cv),
+                    ("ci95_low", s.ci95_low),
+                    ("ci95_high", s.ci95_high),
+                ] {
+                    finite(&format!("{m} {what}"), v, &case);
+                }
+            }
+            for r in &e.rules {
+                finite(&r.metric, r.value.expect("measured"), &case);
+                if let Some(l) = &r.latest_day {
+                    finite("latest day", l.value, &case);
+                }
+            }
+            for d in &e.days {
+                for v in [d.mean, d.min, d.max] {
+                    finite("a day's figure", v, &case);
+                }
+            }
+            for w in &e.warnings {
+                if let Warning::Outlier { score, .. } = w {
+                    finite("an outlier's score", *score, &case);
+                }
+            }
+        }
+        for m in names {
+            let v: Vec<f64> = records.iter().map(|r| r.metrics[m]).collect();
+            for z in modified_z_scores(&v) {
+                finite("a modified z-score", z, &case);
+            }
+        }
+    }
+}

@@ -127,45 +127,36 @@ pub fn swimlane_record(
     timestamp: chrono::DateTime<chrono::FixedOffset>,
     mb_s: f64,
 ) -> iopscheck::history::Record {
-    use iopscheck::history::{Record, SCHEMA_VERSION, Source, Target};
-    Record {
-        schema_version: SCHEMA_VERSION,
-        timestamp,
-        host: host.into(),
-        source: Source::Native,
-        source_file: None,
-        source_digest: None,
-        engine: "posixaio".into(),
-        engine_note: None,
-        job_assumed: None,
+    use iopscheck::history::{Record, Source, Target};
+    use iopscheck::record::RunInfo;
+    let mut info = RunInfo::new(
+        host.into(),
+        Source::Native,
+        "posixaio".into(),
         // the policy's own job: a run of the policy's test
-        job: iopscheck::policy::resolve("swimlane")
+        iopscheck::policy::resolve("swimlane")
             .expect("built-in")
             .policy
             .job
             .shape(),
-        metrics: [
-            ("write_bw_mb_s".to_string(), mb_s),
-            (
-                "write_iops_formula".to_string(),
-                iopscheck::metrics::iops_formula(mb_s, 4096),
-            ),
-            ("write_iops".to_string(), mb_s * 1e6 / 4096.0),
-        ]
-        .into_iter()
-        .collect(),
-        target: Target {
+        Target {
             dir: dir.into(),
             filesystem: Some("ext4".into()),
             ..Target::default()
         },
-        tool_version: "0.1.0".into(),
-        policy: "swimlane".into(),
-        overrides: Default::default(),
-        bw_basis: None,
-        fio_version: None,
-        invocation: None,
-        iops_series: None,
-        disk_stats: Vec::new(),
-    }
+        "swimlane".into(),
+    );
+    info.tool_version = "0.1.0".into();
+    let mut r = Record::measured(info, timestamp, &Default::default());
+    r.metrics = [
+        ("write_bw_mb_s".to_string(), mb_s),
+        (
+            "write_iops_formula".to_string(),
+            iopscheck::metrics::iops_formula(mb_s, 4096),
+        ),
+        ("write_iops".to_string(), mb_s * 1e6 / 4096.0),
+    ]
+    .into_iter()
+    .collect();
+    r
 }
