@@ -178,6 +178,24 @@ fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
 pub struct Outputs {
     pub stdout: Option<Format>,
     pub files: Vec<(Format, PathBuf)>,
+    /// The flag that named each file, as given (`-o/--output X`, `--export json=X`).
+    flags: Vec<String>,
+}
+
+/// A file a command reads, which none of its outputs may replace: what it is to the command
+/// (`the history`, `--policy`, `input`) and its path; `-` is stdin.
+pub struct Input {
+    pub what: String,
+    pub path: PathBuf,
+}
+
+impl Input {
+    pub fn new(what: impl Into<String>, path: impl Into<PathBuf>) -> Input {
+        Input {
+            what: what.into(),
+            path: path.into(),
+        }
+    }
 }
 
 impl Outputs {
@@ -209,7 +227,51 @@ impl Outputs {
                 )));
             }
         }
-        Ok(Outputs { stdout, files })
+        Ok(Outputs {
+            stdout,
+            files,
+            flags,
+        })
+    }
+
+    /// Refuses, before anything runs, an output that is one of the command's inputs: the same
+    /// file (device and inode, through links and hard links) as the history, the policy, a
+    /// file read, or what stdin was redirected from; or, where one of them does not exist
+    /// yet, the same name in the same directory. Writing it would replace what was read.
+    pub fn refuse_inputs(&self, inputs: &[Input]) -> anyhow::Result<()> {
+        for input in inputs {
+            if let Some(i) = self.replaces(input) {
+                let shown = if input.path.as_os_str() == "-" {
+                    "stdin".to_string()
+                } else {
+                    input.path.display().to_string()
+                };
+                return Err(usage(format!(
+                    "{} is {} ({shown}): writing it would replace what this command reads; give the output another file",
+                    self.flags[i], input.what
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The index of the file output that is `input`, if one is.
+    pub fn replaces(&self, input: &Input) -> Option<usize> {
+        if input.path.as_os_str() == "-" {
+            let (dev, ino) = crate::sys::stdin_file()?;
+            return self.files.iter().position(|(_, p)| {
+                use std::os::unix::fs::MetadataExt;
+                std::fs::metadata(p).is_ok_and(|m| m.dev() == dev && m.ino() == ino)
+            });
+        }
+        self.files
+            .iter()
+            .position(|(_, p)| same_output(p, &input.path))
+    }
+
+    /// The flag that named the `i`th file output.
+    pub fn flag(&self, i: usize) -> &str {
+        &self.flags[i]
     }
 
     /// Renders the evaluation everywhere it was asked for.
@@ -283,6 +345,16 @@ fn check_output_path(p: &Path) -> anyhow::Result<()> {
         )));
     }
     Ok(())
+}
+
+/// A policy read from a file, as an input no output may replace (none for a built-in one).
+pub fn policy_input(loaded: &crate::policy::Loaded, flag: &str) -> Option<Input> {
+    match &loaded.origin {
+        crate::policy::Origin::File(p) => {
+            Some(Input::new(format!("the policy given to {flag}"), p))
+        }
+        crate::policy::Origin::BuiltIn => None,
+    }
 }
 
 /// The history path: --history, else the default (contract.md).

@@ -23,6 +23,14 @@ pub fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// The device and inode of the regular file stdin was redirected from (`< file`), if it was.
+pub fn stdin_file() -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let m = File::from(fd).metadata().ok()?;
+    m.is_file().then(|| (m.dev(), m.ino()))
+}
+
 /// Whether we run as root (effective uid 0): root's defaults and checks differ.
 pub fn is_root() -> bool {
     euid() == 0

@@ -1,0 +1,191 @@
+//! Where `-o`/`--export` may write: never over what the command reads, never over a symbolic
+//! link, and never leaving a temporary file behind when a signal ends the command.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::Env;
+
+fn seed_history(env: &Env, mb_s: f64, runs: i64) {
+    let host = iopscheck::system::hostname();
+    let mut text = String::new();
+    for i in 0..runs {
+        let ts = chrono::Local::now() - chrono::Duration::hours(1 + 12 * i);
+        let r = common::swimlane_record(&host, "/data", ts.fixed_offset(), mb_s);
+        text.push_str(&serde_json::to_string(&r).unwrap());
+        text.push('\n');
+    }
+    std::fs::write(&env.history, text).unwrap();
+}
+
+fn copy_fixture(env: &Env, name: &str) -> PathBuf {
+    let p = env.tmp.path().join(name);
+    std::fs::copy(common::fixture(name), &p).unwrap();
+    p
+}
+
+trait Output {
+    fn run(&mut self) -> std::process::Output;
+}
+impl Output for assert_cmd::Command {
+    fn run(&mut self) -> std::process::Output {
+        self.output().unwrap()
+    }
+}
+impl Output for std::process::Command {
+    fn run(&mut self) -> std::process::Output {
+        self.output().unwrap()
+    }
+}
+
+/// `env.cmd()` as a std Command, whose stdin can be a file.
+fn std_cmd(env: &Env) -> std::process::Command {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"));
+    c.env("IOPSCHECK_HISTORY", &env.history)
+        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+        .env("NO_COLOR", "1")
+        .env_remove("IOPSCHECK_FIO");
+    c
+}
+
+/// Runs `cmd`, expects exit 2 with stderr naming `flag` and `what`; returns stderr.
+fn refused(mut cmd: impl Output, flag: &str, what: &str) -> String {
+    let out = cmd.run();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{flag}: exit 2 expected; stderr: {err}"
+    );
+    assert!(err.contains(flag), "{flag} named in: {err}");
+    assert!(err.contains(what), "{what} named in: {err}");
+    err
+}
+
+fn unchanged(path: &Path, before: &[u8]) {
+    assert_eq!(
+        std::fs::read(path).unwrap(),
+        before,
+        "{} was changed",
+        path.display()
+    );
+}
+
+#[test]
+fn an_output_that_is_one_of_the_commands_inputs_is_refused_before_anything_runs() {
+    let env = Env::new();
+    seed_history(&env, 20.0, 6);
+    let h = env.history.to_str().unwrap().to_string();
+    let history = std::fs::read(&env.history).unwrap();
+    let fio = copy_fixture(&env, "fio-3.33-io_uring-randwrite.json");
+    let fio_s = fio.to_str().unwrap().to_string();
+    let fio_bytes = std::fs::read(&fio).unwrap();
+    let policy = env.swimlane_policy("mine.yaml", |y| y);
+    let policy_s = policy.to_str().unwrap().to_string();
+    let policy_bytes = std::fs::read(&policy).unwrap();
+    // A hard link and a symbolic link to the history: the same file under another name.
+    let hard = env.tmp.path().join("hard.jsonl");
+    std::fs::hard_link(&env.history, &hard).unwrap();
+    let soft = env.tmp.path().join("soft.jsonl");
+    std::os::unix::fs::symlink(&env.history, &soft).unwrap();
+
+    let mut c = env.cmd();
+    c.args(["report", "--history", &h, "--export"])
+        .arg(format!("json={h}"));
+    refused(c, &format!("--export json={h}"), "the history");
+    let mut c = env.cmd();
+    c.args(["report", "--format", "csv", "-o", &h]);
+    refused(c, "-o/--output", "the history");
+    let mut c = env.cmd();
+    c.args(["report", "-o"]).arg(&hard);
+    refused(c, &hard.display().to_string(), "the history");
+    let mut c = env.cmd();
+    c.args(["report", "-o"]).arg(&soft);
+    let err = refused(c, &soft.display().to_string(), "");
+    assert!(!err.contains("both write"), "{err}");
+    let mut c = env.cmd();
+    c.args(["report", "-p", &policy_s, "-o", &policy_s]);
+    refused(c, "-o/--output", "the policy given to -p/--policy");
+
+    // run: refused before the test, so the directory stays empty.
+    let mut c = env.small_run("psync");
+    c.args(["-o", &h]);
+    refused(c, "-o/--output", "the history");
+    let mut c = env.small_run("psync");
+    c.args(["-p", &policy_s, "--export"])
+        .arg(format!("json={policy_s}"));
+    refused(c, "--export json=", "the policy given to -p/--policy");
+    assert!(common::listing(&env.dir).is_empty(), "no test was run");
+
+    // import: the fio output itself, stdin redirected from it, the history it records in,
+    // the policy assumed for it.
+    let mut c = env.cmd();
+    c.args(["import", &fio_s, "--format", "html", "-o", &fio_s]);
+    refused(c, "-o/--output", "an input");
+    let mut c = std_cmd(&env);
+    c.args(["import", "-", "-o", &fio_s])
+        .stdin(std::fs::File::open(&fio).unwrap());
+    refused(c, "-o/--output", "stdin");
+    let mut c = env.cmd();
+    c.args(["import", "--record", "--host", "node1", &fio_s, "--export"])
+        .arg(format!("json={h}"));
+    refused(c, "--export json=", "the history");
+    let mut c = env.cmd();
+    c.args(["import", &fio_s, "--assume-job", &policy_s, "-o", &policy_s]);
+    refused(c, "-o/--output", "the policy given to --assume-job");
+
+    // fleet: a history named, stdin, and a node's result found in a directory given.
+    let mut c = env.cmd();
+    c.args(["fleet", &h, "-o", &h]);
+    refused(c, "-o/--output", "an input");
+    let mut c = std_cmd(&env);
+    c.args(["fleet", "-", "-o", &h])
+        .stdin(std::fs::File::open(&env.history).unwrap());
+    refused(c, "-o/--output", "stdin");
+    let results = env.tmp.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    let node = results.join("node1.json");
+    let out = env
+        .cmd()
+        .args(["report", "--format", "json", "-o"])
+        .arg(&node)
+        .output()
+        .unwrap();
+    assert!(node.exists(), "{}", String::from_utf8_lossy(&out.stderr));
+    let node_bytes = std::fs::read(&node).unwrap();
+    let mut c = env.cmd();
+    c.arg("fleet")
+        .arg(&results)
+        .args(["--format", "json", "-o"])
+        .arg(&node);
+    refused(c, "-o/--output", "node1.json");
+    unchanged(&node, &node_bytes);
+    // The fleet's own result of an earlier day in that directory is left out and replaced.
+    let fleet = results.join("fleet.json");
+    for _ in 0..2 {
+        let out = env
+            .cmd()
+            .arg("fleet")
+            .arg(&results)
+            .args(["--format", "json", "-o"])
+            .arg(&fleet)
+            .output()
+            .unwrap();
+        assert_ne!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // bundle never writes over an existing file.
+    let mut c = env.cmd();
+    c.args(["bundle", "-o", &h]);
+    refused(c, "", "already exists");
+
+    unchanged(&env.history, &history);
+    unchanged(&fio, &fio_bytes);
+    unchanged(&policy, &policy_bytes);
+}
