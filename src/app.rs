@@ -207,6 +207,8 @@ impl Outputs {
             flags.push(format!("--export {}", e.given));
         }
         let stdout = match &a.output {
+            // `-o -` is stdout, never a file named "-" (nor /dev/stdout, a link: see below).
+            Some(path) if path.as_os_str() == "-" => Some(a.format),
             Some(path) => {
                 files.insert(0, (a.format, path.clone()));
                 flags.insert(0, format!("-o/--output {}", path.display()));
@@ -214,8 +216,8 @@ impl Outputs {
             }
             None => Some(a.format),
         };
-        for (_, p) in &files {
-            check_output_path(p)?;
+        for ((_, p), flag) in files.iter().zip(&flags) {
+            check_output_path(p, flag)?;
         }
         for (i, (_, p)) in files.iter().enumerate() {
             if let Some(j) = files[..i].iter().position(|(_, q)| same_output(p, q)) {
@@ -321,26 +323,32 @@ pub fn missing_dir(p: &Path) -> Option<&Path> {
         .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
 }
 
-/// An output file must not be a device or a directory; it is replaced by rename.
-fn check_output_path(p: &Path) -> anyhow::Result<()> {
+/// An output file must not be a device, a directory or a symbolic link: it is replaced by
+/// rename, which would put a regular file where the link was (as root, `-o /dev/stdout` would
+/// turn the host's /dev/stdout into a file until reboot). A link is refused rather than
+/// followed: where it leads is not where the user said, and `-o -` writes to stdout.
+fn check_output_path(p: &Path, flag: &str) -> anyhow::Result<()> {
     if let Ok(m) = std::fs::symlink_metadata(p) {
         if m.is_dir() {
+            return Err(usage(format!("{flag}: is a directory")));
+        }
+        if m.file_type().is_symlink() {
+            let to = std::fs::read_link(p)
+                .map(|t| format!(" (to {})", t.display()))
+                .unwrap_or_default();
             return Err(usage(format!(
-                "-o/--export {}: is a directory",
-                p.display()
+                "{flag}: is a symbolic link{to}; an output never replaces a link: name the file itself, or give -o - for stdout"
             )));
         }
-        if !m.is_file() && !m.file_type().is_symlink() {
+        if !m.is_file() {
             return Err(usage(format!(
-                "-o/--export {}: not a regular file; iopscheck writes reports only to files",
-                p.display()
+                "{flag}: not a regular file; iopscheck writes reports only to files (-o - for stdout)"
             )));
         }
     }
     if let Some(dir) = missing_dir(p) {
         return Err(usage(format!(
-            "-o/--export {}: directory {} does not exist",
-            p.display(),
+            "{flag}: directory {} does not exist",
             dir.display()
         )));
     }

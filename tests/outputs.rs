@@ -189,3 +189,101 @@ fn an_output_that_is_one_of_the_commands_inputs_is_refused_before_anything_runs(
     unchanged(&fio, &fio_bytes);
     unchanged(&policy, &policy_bytes);
 }
+
+#[test]
+fn an_output_never_replaces_a_symbolic_link_and_dash_is_stdout() {
+    let env = Env::new();
+    seed_history(&env, 20.0, 6);
+    let target = env.tmp.path().join("target.json");
+    std::fs::write(&target, "kept\n").unwrap();
+    let link = env.tmp.path().join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let dangling = env.tmp.path().join("dangling.json");
+    std::os::unix::fs::symlink(env.tmp.path().join("nowhere"), &dangling).unwrap();
+    for (cmd, flag) in [
+        (vec!["report", "--format", "json", "-o"], "-o/--output"),
+        (
+            vec!["fleet", env.history.to_str().unwrap(), "-o"],
+            "-o/--output",
+        ),
+    ] {
+        for l in [&link, &dangling] {
+            let mut c = env.cmd();
+            c.args(&cmd).arg(l);
+            let err = refused(c, flag, "is a symbolic link");
+            assert!(err.contains("-o -"), "stdout offered: {err}");
+        }
+    }
+    let mut c = env.cmd();
+    c.args(["report", "--export"])
+        .arg(format!("csv={}", link.display()));
+    refused(c, "--export csv=", "is a symbolic link");
+    let mut c = env.small_run("psync");
+    c.arg("-o").arg(&link);
+    refused(c, "-o/--output", "is a symbolic link");
+    assert!(common::listing(&env.dir).is_empty(), "no test was run");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert!(std::fs::symlink_metadata(&dangling).unwrap().is_symlink());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept\n");
+    assert!(!env.tmp.path().join("nowhere").exists());
+
+    // `-o -` is stdout, not a file named "-".
+    let out = env
+        .cmd()
+        .current_dir(env.tmp.path())
+        .args(["report", "--format", "json", "-o", "-"])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is the report ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(j.get("verdict").is_some(), "{j}");
+    assert!(!env.tmp.path().join("-").exists());
+}
+
+/// As root, `report -o /dev/stdout` replaced the host's /dev/stdout with a regular file. Shown
+/// in a private mount namespace over a directory of our own bound on /dev, so the host's /dev
+/// is never at risk, even on the code before the fix.
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (a private mount namespace)")]
+fn as_root_report_to_dev_stdout_leaves_the_link_in_place() {
+    if std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "true"])
+        .status()
+        .map_or(true, |s| !s.success())
+    {
+        common::skip("unshare --mount is not available here");
+        return;
+    }
+    let env = Env::new();
+    seed_history(&env, 20.0, 6);
+    let dev = env.tmp.path().join("dev");
+    std::fs::create_dir(&dev).unwrap();
+    std::os::unix::fs::symlink("/proc/self/fd/1", dev.join("stdout")).unwrap();
+    std::fs::File::create(dev.join("null")).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin!("iopscheck");
+    let script = format!(
+        "mount --bind '{}' /dev && exec '{}' report --format json -o /dev/stdout",
+        dev.display(),
+        bin.display()
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .env("IOPSCHECK_HISTORY", &env.history)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains("/dev/stdout: is a symbolic link"), "{err}");
+    let m = std::fs::symlink_metadata(dev.join("stdout")).unwrap();
+    assert!(m.is_symlink(), "/dev/stdout is still a link");
+    assert_eq!(
+        common::listing(&dev),
+        vec!["null".to_string(), "stdout".to_string()],
+        "nothing else written in /dev"
+    );
+}
