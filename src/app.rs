@@ -180,6 +180,8 @@ pub struct Outputs {
     pub files: Vec<(Format, PathBuf)>,
     /// The flag that named each file, as given (`-o/--output X`, `--export json=X`).
     flags: Vec<String>,
+    /// Each file, opened before the command works (see [`report::OutputFile`]).
+    opened: Vec<report::OutputFile>,
 }
 
 /// A file a command reads, which none of its outputs may replace: what it is to the command
@@ -229,10 +231,17 @@ impl Outputs {
                 )));
             }
         }
+        let mut opened = Vec::new();
+        for ((_, p), flag) in files.iter().zip(&flags) {
+            opened.push(report::OutputFile::open(p).map_err(|e| {
+                anyhow::anyhow!("{flag}: cannot write a file in its directory: {e}")
+            })?);
+        }
         Ok(Outputs {
             stdout,
             files,
             flags,
+            opened,
         })
     }
 
@@ -276,6 +285,11 @@ impl Outputs {
         &self.flags[i]
     }
 
+    /// The file of the `i`th file output, to publish a rendering in.
+    pub fn opened(&self, i: usize) -> &report::OutputFile {
+        &self.opened[i]
+    }
+
     /// Renders the evaluation everywhere it was asked for.
     pub fn emit(&self, ev: &Evaluation, ctx: &Ctx) -> anyhow::Result<()> {
         let style = Style { color: ctx.color };
@@ -289,8 +303,8 @@ impl Outputs {
             report::render(f, ev, &style, &mut out)?;
             out.flush()?;
         }
-        for (f, path) in &self.files {
-            report::write_file(*f, ev, &Style { color: false }, path).map_err(|e| {
+        for ((f, path), out) in self.files.iter().zip(&self.opened) {
+            report::write_file(*f, ev, &Style { color: false }, out).map_err(|e| {
                 anyhow::anyhow!("cannot write {} to {}: {e}", f.as_str(), path.display())
             })?;
         }

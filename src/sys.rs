@@ -280,6 +280,29 @@ pub fn send_signal(pid: i32, sig: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// Every catchable signal held (blocked) in this thread until the guard is dropped: one
+/// that arrives meanwhile is delivered then. For the few calls that must not be cut in two.
+pub struct SignalsHeld(libc::sigset_t);
+
+pub fn hold_signals() -> SignalsHeld {
+    let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    let mut old = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigfillset fills the set it is given; pthread_sigmask reads one set and fills
+    // the other. SIGKILL and SIGSTOP in the set are ignored by the kernel.
+    unsafe {
+        libc::sigfillset(all.as_mut_ptr());
+        libc::pthread_sigmask(libc::SIG_BLOCK, all.as_ptr(), old.as_mut_ptr());
+        SignalsHeld(old.assume_init())
+    }
+}
+
+impl Drop for SignalsHeld {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved by hold_signals.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
+    }
+}
+
 /// Gives `sig` its default action back.
 pub fn default_signal_action(sig: i32) {
     // SAFETY: resetting a disposition to SIG_DFL installs no handler of ours.

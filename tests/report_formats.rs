@@ -704,7 +704,13 @@ fn prometheus_file_is_replaced_atomically_with_nothing_left_behind() {
     let path = dir.path().join("iopscheck.prom");
     std::fs::write(&path, "stale\n").unwrap();
     let ev = fail_eval();
-    iopscheck::report::write_file(Format::Prometheus, &ev, &Style::default(), &path).unwrap();
+    iopscheck::report::write_file(
+        Format::Prometheus,
+        &ev,
+        &Style::default(),
+        &iopscheck::report::OutputFile::open(&path).unwrap(),
+    )
+    .unwrap();
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
         out(Format::Prometheus, &ev)

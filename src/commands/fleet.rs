@@ -104,8 +104,8 @@ fn emit(outputs: &Outputs, fleet: &Fleet, ctx: &Ctx) -> anyhow::Result<()> {
         report::fleet::render(f, fleet, &style, &mut out)?;
         out.flush()?;
     }
-    for (f, path) in &outputs.files {
-        report::fleet::write_file(*f, fleet, path).map_err(|e| {
+    for (i, (f, path)) in outputs.files.iter().enumerate() {
+        report::fleet::write_file(*f, fleet, outputs.opened(i)).map_err(|e| {
             anyhow::anyhow!("cannot write {} to {}: {e}", f.as_str(), path.display())
         })?;
     }
