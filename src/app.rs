@@ -61,7 +61,12 @@ pub fn main() -> ExitCode {
         Err(mut e) => {
             let code = if e.use_stderr() { exit::ERROR } else { 0 };
             did_you_mean(&mut e);
-            let _ = e.print();
+            if e.use_stderr() {
+                // Through ours: a value echoed back is shown, never obeyed by the terminal.
+                crate::out::err_line(e.render().to_string().trim_end());
+            } else {
+                let _ = e.print();
+            }
             return ExitCode::from(code);
         }
     };
@@ -74,6 +79,7 @@ pub fn main() -> ExitCode {
         color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             && std::io::stdout().is_terminal(),
     };
+    crate::out::set_colour(ctx.color);
     match dispatch(cli.command, &ctx) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

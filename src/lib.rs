@@ -22,6 +22,7 @@ pub mod metric_values;
 pub mod metrics;
 pub mod out;
 pub mod policy;
+pub mod printable;
 pub mod report;
 pub mod runs;
 pub mod select;

@@ -41,6 +41,9 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     let mut rows = Vec::new();
     let mut warnings = Vec::new();
+    for h in args.expect.iter().filter(|h| !h.trim().is_empty()) {
+        crate::system::check_host(h).map_err(|e| usage(format!("--expect: {e}")))?;
+    }
     let inputs = fleet_input::gather(&args.files)?;
     // A file found in a directory may be where this command writes: the fleet's own result
     // of an earlier day is left out and replaced, anything else is an input kept from harm.

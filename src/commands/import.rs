@@ -94,8 +94,9 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let policy = loaded.policy;
     // A customer's output is not this machine's: without --host the node is unknown.
     let host = match &args.host {
-        Some(h) if h.trim().is_empty() => return Err(usage("--host: must not be empty")),
-        Some(h) => h.clone(),
+        Some(h) => crate::system::check_host(h)
+            .map_err(|e| usage(format!("--host: {e}")))?
+            .to_string(),
         None if args.record => {
             return Err(usage(
                 "--record: name the node the output came from with --host (a fio output does not say); nothing was recorded",

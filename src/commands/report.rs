@@ -51,7 +51,11 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     };
     let host = match args.host.as_deref() {
         Some("all") => None,
-        Some(h) => Some(h.to_string()),
+        Some(h) => Some(
+            crate::system::check_host(h)
+                .map_err(|e| usage(format!("--host: {e}")))?
+                .to_string(),
+        ),
         // $IOPSCHECK_HOST names this node where the host name is not its own (a pod).
         None => Some(
             crate::system::host_from(None)

@@ -60,6 +60,16 @@ impl OutputFile {
 
     /// Writes `bytes` as the file's whole content and puts it in place of the target.
     pub fn publish(&self, bytes: &[u8]) -> io::Result<()> {
+        // Nothing from an input reaches a terminal raw, from a file `cat` shows either.
+        let mut shown = Vec::new();
+        let bytes = if crate::printable::is_plain(bytes) {
+            bytes
+        } else {
+            let mut filter = crate::printable::Filter::new(false);
+            filter.feed(bytes, &mut shown);
+            filter.finish(&mut shown);
+            &shown[..]
+        };
         let name = self
             .path
             .file_name()
