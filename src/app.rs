@@ -61,7 +61,12 @@ pub fn main() -> ExitCode {
         Err(mut e) => {
             let code = if e.use_stderr() { exit::ERROR } else { 0 };
             did_you_mean(&mut e);
-            let _ = e.print();
+            if e.use_stderr() {
+                // Through ours: a value echoed back is shown, never obeyed by the terminal.
+                crate::out::err_line(e.render().to_string().trim_end());
+            } else {
+                let _ = e.print();
+            }
             return ExitCode::from(code);
         }
     };
@@ -74,6 +79,7 @@ pub fn main() -> ExitCode {
         color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             && std::io::stdout().is_terminal(),
     };
+    crate::out::set_colour(ctx.color);
     match dispatch(cli.command, &ctx) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -178,6 +184,26 @@ fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
 pub struct Outputs {
     pub stdout: Option<Format>,
     pub files: Vec<(Format, PathBuf)>,
+    /// The flag that named each file, as given (`-o/--output X`, `--export json=X`).
+    flags: Vec<String>,
+    /// Each file, opened before the command works (see [`report::OutputFile`]).
+    opened: Vec<report::OutputFile>,
+}
+
+/// A file a command reads, which none of its outputs may replace: what it is to the command
+/// (`the history`, `--policy`, `input`) and its path; `-` is stdin.
+pub struct Input {
+    pub what: String,
+    pub path: PathBuf,
+}
+
+impl Input {
+    pub fn new(what: impl Into<String>, path: impl Into<PathBuf>) -> Input {
+        Input {
+            what: what.into(),
+            path: path.into(),
+        }
+    }
 }
 
 impl Outputs {
@@ -189,6 +215,8 @@ impl Outputs {
             flags.push(format!("--export {}", e.given));
         }
         let stdout = match &a.output {
+            // `-o -` is stdout, never a file named "-" (nor /dev/stdout, a link: see below).
+            Some(path) if path.as_os_str() == "-" => Some(a.format),
             Some(path) => {
                 files.insert(0, (a.format, path.clone()));
                 flags.insert(0, format!("-o/--output {}", path.display()));
@@ -196,8 +224,8 @@ impl Outputs {
             }
             None => Some(a.format),
         };
-        for (_, p) in &files {
-            check_output_path(p)?;
+        for ((_, p), flag) in files.iter().zip(&flags) {
+            check_output_path(p, flag)?;
         }
         for (i, (_, p)) in files.iter().enumerate() {
             if let Some(j) = files[..i].iter().position(|(_, q)| same_output(p, q)) {
@@ -209,7 +237,63 @@ impl Outputs {
                 )));
             }
         }
-        Ok(Outputs { stdout, files })
+        let mut opened = Vec::new();
+        for ((_, p), flag) in files.iter().zip(&flags) {
+            opened.push(report::OutputFile::open(p).map_err(|e| {
+                anyhow::anyhow!("{flag}: cannot write a file in its directory: {e}")
+            })?);
+        }
+        Ok(Outputs {
+            stdout,
+            files,
+            flags,
+            opened,
+        })
+    }
+
+    /// Refuses, before anything runs, an output that is one of the command's inputs: the same
+    /// file (device and inode, through links and hard links) as the history, the policy, a
+    /// file read, or what stdin was redirected from; or, where one of them does not exist
+    /// yet, the same name in the same directory. Writing it would replace what was read.
+    pub fn refuse_inputs(&self, inputs: &[Input]) -> anyhow::Result<()> {
+        for input in inputs {
+            if let Some(i) = self.replaces(input) {
+                let shown = if input.path.as_os_str() == "-" {
+                    "stdin".to_string()
+                } else {
+                    input.path.display().to_string()
+                };
+                return Err(usage(format!(
+                    "{} is {} ({shown}): writing it would replace what this command reads; give the output another file",
+                    self.flags[i], input.what
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The index of the file output that is `input`, if one is.
+    pub fn replaces(&self, input: &Input) -> Option<usize> {
+        if input.path.as_os_str() == "-" {
+            let (dev, ino) = crate::sys::stdin_file()?;
+            return self.files.iter().position(|(_, p)| {
+                use std::os::unix::fs::MetadataExt;
+                std::fs::metadata(p).is_ok_and(|m| m.dev() == dev && m.ino() == ino)
+            });
+        }
+        self.files
+            .iter()
+            .position(|(_, p)| same_output(p, &input.path))
+    }
+
+    /// The flag that named the `i`th file output.
+    pub fn flag(&self, i: usize) -> &str {
+        &self.flags[i]
+    }
+
+    /// The file of the `i`th file output, to publish a rendering in.
+    pub fn opened(&self, i: usize) -> &report::OutputFile {
+        &self.opened[i]
     }
 
     /// Renders the evaluation everywhere it was asked for.
@@ -225,8 +309,8 @@ impl Outputs {
             report::render(f, ev, &style, &mut out)?;
             out.flush()?;
         }
-        for (f, path) in &self.files {
-            report::write_file(*f, ev, &Style { color: false }, path).map_err(|e| {
+        for ((f, path), out) in self.files.iter().zip(&self.opened) {
+            report::write_file(*f, ev, &Style { color: false }, out).map_err(|e| {
                 anyhow::anyhow!("cannot write {} to {}: {e}", f.as_str(), path.display())
             })?;
         }
@@ -259,30 +343,46 @@ pub fn missing_dir(p: &Path) -> Option<&Path> {
         .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
 }
 
-/// An output file must not be a device or a directory; it is replaced by rename.
-fn check_output_path(p: &Path) -> anyhow::Result<()> {
+/// An output file must not be a device, a directory or a symbolic link: it is replaced by
+/// rename, which would put a regular file where the link was (as root, `-o /dev/stdout` would
+/// turn the host's /dev/stdout into a file until reboot). A link is refused rather than
+/// followed: where it leads is not where the user said, and `-o -` writes to stdout.
+fn check_output_path(p: &Path, flag: &str) -> anyhow::Result<()> {
     if let Ok(m) = std::fs::symlink_metadata(p) {
         if m.is_dir() {
+            return Err(usage(format!("{flag}: is a directory")));
+        }
+        if m.file_type().is_symlink() {
+            let to = std::fs::read_link(p)
+                .map(|t| format!(" (to {})", t.display()))
+                .unwrap_or_default();
             return Err(usage(format!(
-                "-o/--export {}: is a directory",
-                p.display()
+                "{flag}: is a symbolic link{to}; an output never replaces a link: name the file itself, or give -o - for stdout"
             )));
         }
-        if !m.is_file() && !m.file_type().is_symlink() {
+        if !m.is_file() {
             return Err(usage(format!(
-                "-o/--export {}: not a regular file; iopscheck writes reports only to files",
-                p.display()
+                "{flag}: not a regular file; iopscheck writes reports only to files (-o - for stdout)"
             )));
         }
     }
     if let Some(dir) = missing_dir(p) {
         return Err(usage(format!(
-            "-o/--export {}: directory {} does not exist",
-            p.display(),
+            "{flag}: directory {} does not exist",
             dir.display()
         )));
     }
     Ok(())
+}
+
+/// A policy read from a file, as an input no output may replace (none for a built-in one).
+pub fn policy_input(loaded: &crate::policy::Loaded, flag: &str) -> Option<Input> {
+    match &loaded.origin {
+        crate::policy::Origin::File(p) => {
+            Some(Input::new(format!("the policy given to {flag}"), p))
+        }
+        crate::policy::Origin::BuiltIn => None,
+    }
 }
 
 /// The history path: --history, else the default (contract.md).

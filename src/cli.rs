@@ -73,7 +73,8 @@ pub struct OutputArgs {
     /// Output format on stdout (or in --output).
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
-    /// Write the output to FILE instead of stdout (atomically, by rename).
+    /// Write the output to FILE instead of stdout (atomically, by rename; never over a link
+    /// or an input); `-` is stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Also write FORMAT to FILE; repeatable, e.g. --export json=r.json --export html=r.html.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::app::{Outputs, usage};
+use crate::app::{Input, Outputs, usage};
 use crate::cli::{EngineRequest, RunArgs};
 use crate::job::{JobError, Secs, Size};
 use crate::policy::{self, Policy};
@@ -54,7 +54,9 @@ impl TryFrom<RunArgs> for RunConfig {
     type Error = anyhow::Error;
 
     fn try_from(args: RunArgs) -> anyhow::Result<RunConfig> {
-        let declared = policy::resolve(&args.policy)?.policy;
+        let loaded = policy::resolve(&args.policy)?;
+        let policy_input = crate::app::policy_input(&loaded, "-p/--policy");
+        let declared = loaded.policy;
         let mut policy = declared.clone();
         let mut overrides = BTreeMap::new();
         if let Some(v) = args.size {
@@ -80,6 +82,9 @@ impl TryFrom<RunArgs> for RunConfig {
             .map_err(usage)?
             .unwrap_or_else(crate::system::hostname);
         let history = (!args.no_history).then(|| crate::app::history_path(&args.history.history));
+        let mut inputs: Vec<Input> = policy_input.into_iter().collect();
+        inputs.extend(history.iter().map(|h| Input::new("the history", h)));
+        outputs.refuse_inputs(&inputs)?;
         Ok(RunConfig {
             runs: args.runs.unwrap_or(policy.runs),
             interval: args.interval.unwrap_or(Duration::ZERO),

@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod out;
 pub mod policy;
 pub mod record;
+pub mod printable;
 pub mod report;
 pub mod runs;
 pub mod select;

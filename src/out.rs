@@ -1,13 +1,23 @@
 //! Standard output and error that a reader may close at any time (`| head -1`, `| true`, a
 //! logger that died). A closed pipe ends the printing, never the command: what remains to be
 //! printed is dropped, and the exit code stays the verdict's (contract.md). Nothing here
-//! panics, unlike `println!`, which does on EPIPE.
+//! panics, unlike `println!`, which does on EPIPE. Nothing passes raw that could steer the
+//! terminal: every byte goes through [`crate::printable::Filter`].
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::printable::Filter;
+
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 static STDERR_CLOSED: AtomicBool = AtomicBool::new(false);
+/// Whether stdout is coloured: the tables' colour sequences pass (see `crate::printable`).
+static COLOUR: AtomicBool = AtomicBool::new(false);
+
+/// Says whether stdout is coloured (`Ctx::color`), once, before anything is printed.
+pub fn set_colour(colour: bool) {
+    COLOUR.store(colour, Ordering::Relaxed);
+}
 
 /// True once a write to stdout found its reader gone.
 pub fn stdout_closed() -> bool {
@@ -20,6 +30,7 @@ pub fn stdout() -> Sink<io::StdoutLock<'static>> {
     Sink {
         inner: io::stdout().lock(),
         closed: &STDOUT_CLOSED,
+        filter: Filter::new(COLOUR.load(Ordering::Relaxed)),
     }
 }
 
@@ -36,13 +47,16 @@ pub fn err_line(msg: impl std::fmt::Display) {
     let mut e = Sink {
         inner: io::stderr().lock(),
         closed: &STDERR_CLOSED,
+        filter: Filter::new(false),
     };
     let _ = writeln!(e, "{msg}");
+    let _ = e.flush();
 }
 
 pub struct Sink<W: Write> {
     inner: W,
     closed: &'static AtomicBool,
+    filter: Filter,
 }
 
 impl<W: Write> Sink<W> {
@@ -58,11 +72,14 @@ impl<W: Write> Sink<W> {
 }
 
 impl<W: Write> Write for Sink<W> {
+    /// Takes all of `buf` (what the filter holds back waits for the next write or the flush).
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.closed.load(Ordering::Relaxed) {
             return Ok(buf.len());
         }
-        let r = self.inner.write(buf);
+        let mut shown = Vec::with_capacity(buf.len() + 16);
+        self.filter.feed(buf, &mut shown);
+        let r = self.inner.write_all(&shown).map(|()| buf.len());
         self.absorb(r, buf.len())
     }
 
@@ -70,8 +87,18 @@ impl<W: Write> Write for Sink<W> {
         if self.closed.load(Ordering::Relaxed) {
             return Ok(());
         }
+        let mut rest = Vec::new();
+        self.filter.finish(&mut rest);
+        let r = self.inner.write_all(&rest);
+        self.absorb(r.map(|()| 0), 0)?;
         let r = self.inner.flush().map(|()| 0);
         self.absorb(r, 0).map(drop)
+    }
+}
+
+impl<W: Write> Drop for Sink<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
     }
 }
 
@@ -95,6 +122,7 @@ mod tests {
         let mut s = Sink {
             inner: Closed,
             closed: &FLAG,
+            filter: Filter::new(false),
         };
         assert!(writeln!(s, "verdict").is_ok());
         assert!(s.flush().is_ok());

@@ -23,6 +23,14 @@ pub fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// The device and inode of the regular file stdin was redirected from (`< file`), if it was.
+pub fn stdin_file() -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let m = File::from(fd).metadata().ok()?;
+    m.is_file().then(|| (m.dev(), m.ino()))
+}
+
 /// Whether we run as root (effective uid 0): root's defaults and checks differ.
 pub fn is_root() -> bool {
     euid() == 0
@@ -270,6 +278,29 @@ pub fn send_signal(pid: i32, sig: i32) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Every catchable signal held (blocked) in this thread until the guard is dropped: one
+/// that arrives meanwhile is delivered then. For the few calls that must not be cut in two.
+pub struct SignalsHeld(libc::sigset_t);
+
+pub fn hold_signals() -> SignalsHeld {
+    let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    let mut old = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigfillset fills the set it is given; pthread_sigmask reads one set and fills
+    // the other. SIGKILL and SIGSTOP in the set are ignored by the kernel.
+    unsafe {
+        libc::sigfillset(all.as_mut_ptr());
+        libc::pthread_sigmask(libc::SIG_BLOCK, all.as_ptr(), old.as_mut_ptr());
+        SignalsHeld(old.assume_init())
+    }
+}
+
+impl Drop for SignalsHeld {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved by hold_signals.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
+    }
 }
 
 /// Gives `sig` its default action back.

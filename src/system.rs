@@ -37,7 +37,7 @@ pub fn host_from(flag: Option<&str>) -> Result<Option<String>, String> {
 }
 
 /// A host name as records carry it: not empty, one line, printable.
-fn check_host(h: &str) -> Result<&str, String> {
+pub fn check_host(h: &str) -> Result<&str, String> {
     let t = h.trim();
     if t.is_empty() {
         return Err("empty; give the node's name".into());

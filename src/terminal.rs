@@ -123,11 +123,12 @@ impl indicatif::TermLike for ProgressTerm {
             Ok(())
         }
     }
+    // The line's text (not the cursor moves above) is shown, never obeyed: see printable.rs.
     fn write_line(&self, s: &str) -> std::io::Result<()> {
-        Self::out(&format!("{s}\n"))
+        Self::out(&format!("{}\n", crate::printable::text(s)))
     }
     fn write_str(&self, s: &str) -> std::io::Result<()> {
-        Self::out(s)
+        Self::out(&crate::printable::text(s))
     }
     fn clear_line(&self) -> std::io::Result<()> {
         Self::out("\r\x1b[2K")

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use chrono::Utc;
 
-use crate::app::{Ctx, Outputs};
+use crate::app::{Ctx, Input, Outputs, usage};
 use crate::cli::FleetArgs;
 use crate::evaluate::{self, Options, Scope};
 use crate::fleet::{DecidingRule, FLEET_RESULT, Fleet, Judge, cross_check, stream};
@@ -19,8 +19,13 @@ use super::fleet_input;
 
 pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy)?;
-    let policy = loaded.policy;
     let outputs = Outputs::from_args(&args.out)?;
+    let mut named: Vec<Input> = crate::app::policy_input(&loaded, "-p/--policy")
+        .into_iter()
+        .collect();
+    named.extend(args.files.iter().map(|f| Input::new("an input", f)));
+    outputs.refuse_inputs(&named)?;
+    let policy = loaded.policy;
     let now = Utc::now();
     let since = match &args.since {
         Some(s) => s.start(now),
@@ -36,7 +41,14 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     let mut rows = Vec::new();
     let mut warnings = Vec::new();
-    for input in fleet_input::gather(&args.files)? {
+    for h in args.expect.iter().filter(|h| !h.trim().is_empty()) {
+        crate::system::check_host(h).map_err(|e| usage(format!("--expect: {e}")))?;
+    }
+    let inputs = fleet_input::gather(&args.files)?;
+    // A file found in a directory may be where this command writes: the fleet's own result
+    // of an earlier day is left out and replaced, anything else is an input kept from harm.
+    let output_among = |name: &str| outputs.replaces(&Input::new("", name));
+    for input in inputs {
         let name = &input.name;
         let node = match judge.input(name, input.open()?, input.is_stdin()) {
             Err(e) if input.in_dir && e.starts_with(FLEET_RESULT) => {
@@ -45,6 +57,14 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             }
             r => r.map_err(|e| anyhow::anyhow!("fleet: {name}: {e}"))?,
         };
+        if input.in_dir
+            && let Some(i) = output_among(name)
+        {
+            return Err(usage(format!(
+                "{} is an input ({name}, a node's result in a directory given): writing it would replace it; give the output another file",
+                outputs.flag(i)
+            )));
+        }
         rows.extend(node.rows);
         warnings.extend(node.warnings);
     }
@@ -87,8 +107,8 @@ fn emit(outputs: &Outputs, fleet: &Fleet, ctx: &Ctx) -> anyhow::Result<()> {
         report::fleet::render(f, fleet, &style, &mut out)?;
         out.flush()?;
     }
-    for (f, path) in &outputs.files {
-        report::fleet::write_file(*f, fleet, path).map_err(|e| {
+    for (i, (f, path)) in outputs.files.iter().enumerate() {
+        report::fleet::write_file(*f, fleet, outputs.opened(i)).map_err(|e| {
             anyhow::anyhow!("cannot write {} to {}: {e}", f.as_str(), path.display())
         })?;
     }

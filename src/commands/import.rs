@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, FixedOffset, Local, Utc};
 
-use crate::app::{Ctx, Outputs, usage};
+use crate::app::{Ctx, Input, Outputs, usage};
 use crate::cli::ImportArgs;
 use crate::engine::EngineUsed;
 use crate::evaluate::{self, Options, Scope, Warning};
@@ -80,12 +80,23 @@ fn digest(bytes: &[u8]) -> String {
 
 pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy)?;
-    let policy = loaded.policy;
     let outputs = Outputs::from_args(&args.out)?;
+    let mut inputs: Vec<Input> = args
+        .files
+        .iter()
+        .map(|f| Input::new("an input", f))
+        .collect();
+    inputs.push(Input::new(
+        "the history",
+        crate::app::history_path(&args.history.history),
+    ));
+    inputs.extend(crate::app::policy_input(&loaded, "-p/--policy"));
+    let policy = loaded.policy;
     // A customer's output is not this machine's: without --host the node is unknown.
     let host = match &args.host {
-        Some(h) if h.trim().is_empty() => return Err(usage("--host: must not be empty")),
-        Some(h) => h.clone(),
+        Some(h) => crate::system::check_host(h)
+            .map_err(|e| usage(format!("--host: {e}")))?
+            .to_string(),
         None if args.record => {
             return Err(usage(
                 "--record: name the node the output came from with --host (a fio output does not say); nothing was recorded",
@@ -98,10 +109,12 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let assumed = match &args.assume_job {
         Some(spec) => {
             let a = policy::resolve(spec).context("--assume-job")?;
+            inputs.extend(crate::app::policy_input(&a, "--assume-job"));
             Some((spec.clone(), a.policy.job.shape()))
         }
         None => None,
     };
+    outputs.refuse_inputs(&inputs)?;
 
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut notes: Vec<Warning> = Vec::new();

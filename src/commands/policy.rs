@@ -9,7 +9,7 @@ use crate::policy::{self, BUILTIN, Level, SYSTEM_POLICY_DIR};
 pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
     match cmd {
         PolicyCommand::List { names: true } => {
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::out::stdout();
             for n in crate::suggest::policy_names(std::path::Path::new(SYSTEM_POLICY_DIR)) {
                 writeln!(out, "{n}")?;
             }

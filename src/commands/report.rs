@@ -6,7 +6,7 @@ use std::io::Write as _;
 
 use chrono::{DateTime, Local, Utc};
 
-use crate::app::{Ctx, Outputs, exit, usage};
+use crate::app::{Ctx, Input, Outputs, exit, usage};
 use crate::cli::ReportArgs;
 use crate::evaluate::{self, Group, Options, Scope, Verdict};
 use crate::history;
@@ -17,9 +17,12 @@ use crate::select::{self, Filter, Grouping};
 
 pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy)?;
-    let policy = loaded.policy;
     let outputs = Outputs::from_args(&args.out)?;
     let path = crate::app::history_path(&args.history.history);
+    let mut inputs = vec![Input::new("the history", &path)];
+    inputs.extend(crate::app::policy_input(&loaded, "-p/--policy"));
+    outputs.refuse_inputs(&inputs)?;
+    let policy = loaded.policy;
     let now = Utc::now();
 
     if args.list {
@@ -48,7 +51,11 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     };
     let host = match args.host.as_deref() {
         Some("all") => None,
-        Some(h) => Some(h.to_string()),
+        Some(h) => Some(
+            crate::system::check_host(h)
+                .map_err(|e| usage(format!("--host: {e}")))?
+                .to_string(),
+        ),
         // $IOPSCHECK_HOST names this node where the host name is not its own (a pod).
         None => Some(
             crate::system::host_from(None)

@@ -149,6 +149,7 @@ impl Row<'_> {
 
     fn field(&mut self, s: &str) {
         self.next();
+        let s = &*neutralised(s);
         if needs_quotes(s) {
             self.line.push('"');
             self.line.push_str(&s.replace('"', "\"\""));
@@ -173,6 +174,21 @@ pub(crate) fn write_row<S: AsRef<str>>(
     writeln!(out, "{}", line.join(","))
 }
 
+/// A field a spreadsheet would take for a formula (OWASP's CSV injection rule: one that begins
+/// with `=`, `+`, `-`, `@`, a tab or a CR), with a `'` put before it so that it is shown as
+/// text. A number (`-0.5`) is left as it is: it is a figure, not a formula.
+fn neutralised(s: &str) -> Cow<'_, str> {
+    let risky = s
+        .bytes()
+        .next()
+        .is_some_and(|b| matches!(b, b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r'));
+    if risky && !s.parse::<f64>().is_ok_and(f64::is_finite) {
+        Cow::Owned(format!("'{s}"))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
 fn needs_quotes(s: &str) -> bool {
     // Bytes, not chars: these are ASCII, which no byte of a longer UTF-8 character equals.
     s.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
@@ -183,6 +199,7 @@ fn needs_quotes(s: &str) -> bool {
 /// One field, quoted when it holds a separator, a quote, a line break or edge spaces (which
 /// some readers would trim); quotes inside are doubled.
 fn field(s: &str) -> String {
+    let s = &*neutralised(s);
     if needs_quotes(s) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -18,6 +18,7 @@ mod json;
 mod junit;
 mod lists;
 mod markdown;
+mod output_file;
 mod prometheus;
 pub mod summary;
 mod table;
@@ -28,11 +29,11 @@ mod xml;
 
 use std::collections::BTreeSet;
 use std::io::{self, Write};
-use std::path::Path;
 
 use crate::evaluate::Evaluation;
 
 pub use lists::{GroupRow, groups_table, list_table};
+pub use output_file::{OutputFile, write_atomic};
 pub use table::fmt_value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -288,33 +289,16 @@ pub fn safe_url(url: &str) -> Option<&str> {
     (lower.starts_with("https://") || lower.starts_with("http://")).then_some(url.trim())
 }
 
-/// Writes a format to a file atomically: a temporary file in the same directory, fsynced,
-/// then renamed over the target, so readers (node_exporter, CI) never see half a file.
-pub fn write_file(format: Format, ev: &Evaluation, style: &Style, path: &Path) -> io::Result<()> {
+/// Renders a format into the report file `out` (see [`OutputFile`]).
+pub fn write_file(
+    format: Format,
+    ev: &Evaluation,
+    style: &Style,
+    out: &OutputFile,
+) -> io::Result<()> {
     let mut buf = Vec::new();
     render(format, ev, style, &mut buf)?;
-    write_atomic(path, &buf)
-}
-
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::other(format!("{}: not a file name", path.display())))?;
-    // Removed when dropped, so on any error before the rename nothing is left behind.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(0o644))
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    out.publish(&buf)
 }
 
 #[cfg(test)]

@@ -14,7 +14,6 @@ mod prometheus;
 mod table;
 
 use std::io::{self, Write};
-use std::path::Path;
 
 use super::{Format, Style};
 pub use crate::fleet::{Counts, DecidingRule, Fleet, NodeRow, RowSource};
@@ -37,8 +36,8 @@ pub fn render(format: Format, fleet: &Fleet, style: &Style, out: &mut dyn Write)
 }
 
 /// Writes the fleet in one format to a file, atomically (see `super::write_atomic`).
-pub fn write_file(format: Format, fleet: &Fleet, path: &Path) -> io::Result<()> {
+pub fn write_file(format: Format, fleet: &Fleet, out: &super::OutputFile) -> io::Result<()> {
     let mut buf = Vec::new();
     render(format, fleet, &Style { color: false }, &mut buf)?;
-    super::write_atomic(path, &buf)
+    out.publish(&buf)
 }

@@ -1,0 +1,152 @@
+//! A report file written by `-o`/`--export`: all of it or nothing, and nothing left behind
+//! however the command ends.
+//!
+//! The file is opened when the flags are checked, before the command's work: an unnamed file
+//! (O_TMPFILE) in the target's directory, which has no name to leave behind if a signal, a
+//! crash or an error ends the command. When the report is rendered it is written there,
+//! fsynced, given a hidden name and renamed over the target, with every catchable signal held
+//! for those two calls, so a reader (node_exporter, CI) never sees half a file and a signal
+//! never finds the hidden name. Where the filesystem has no O_TMPFILE, a named temporary file
+//! is written at the end with the signals held from its creation to its rename.
+
+use std::cell::RefCell;
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug)]
+pub struct OutputFile {
+    path: PathBuf,
+    dir: PathBuf,
+    /// The unnamed file, until it is published.
+    unnamed: RefCell<Option<(File, File)>>,
+}
+
+/// Mode of the report (less the umask), as std::fs::write would make it: readable by a
+/// collector running as another user.
+const MODE: u32 = 0o644;
+
+impl OutputFile {
+    /// Opens the unnamed file for `path` in its directory; errors are the directory's (it
+    /// cannot take files), found before the command works. A filesystem without O_TMPFILE
+    /// is no error: the file is made at the end instead.
+    pub fn open(path: &Path) -> io::Result<OutputFile> {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let d = File::open(&dir)?;
+        let unnamed = match crate::sys::create_unnamed_in(d.as_fd(), MODE) {
+            Ok(f) => Some((d, f)),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
+                ) =>
+            {
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(OutputFile {
+            path: path.to_path_buf(),
+            dir,
+            unnamed: RefCell::new(unnamed),
+        })
+    }
+
+    /// Writes `bytes` as the file's whole content and puts it in place of the target.
+    pub fn publish(&self, bytes: &[u8]) -> io::Result<()> {
+        // Nothing from an input reaches a terminal raw, from a file `cat` shows either.
+        let mut shown = Vec::new();
+        let bytes = if crate::printable::is_plain(bytes) {
+            bytes
+        } else {
+            let mut filter = crate::printable::Filter::new(false);
+            filter.feed(bytes, &mut shown);
+            filter.finish(&mut shown);
+            &shown[..]
+        };
+        let name = self
+            .path
+            .file_name()
+            .ok_or_else(|| io::Error::other(format!("{}: not a file name", self.path.display())))?;
+        let Some((dir, mut file)) = self.unnamed.borrow_mut().take() else {
+            return self.publish_named(name, bytes);
+        };
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        let _held = crate::sys::hold_signals();
+        for n in 0u32.. {
+            let hidden = format!(".{}.{}.{n}.tmp", name.to_string_lossy(), std::process::id());
+            let c = CString::new(hidden.as_bytes()).map_err(io::Error::other)?;
+            match crate::sys::link_unnamed_at(&file, dir.as_fd(), &c) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 100 => continue,
+                Err(e) => return Err(e),
+            }
+            let from = self.dir.join(&hidden);
+            return std::fs::rename(&from, &self.path).inspect_err(|_| {
+                let _ = std::fs::remove_file(&from);
+            });
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// [`Self::publish`] where the filesystem has no O_TMPFILE: a named temporary file,
+    /// created, written and renamed with the signals held, so none can leave it behind.
+    fn publish_named(&self, name: &std::ffi::OsStr, bytes: &[u8]) -> io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let _held = crate::sys::hold_signals();
+        // Removed when dropped, so on any error before the rename nothing is left behind.
+        let mut tmp = tempfile::Builder::new()
+            .prefix(&format!(".{}.", name.to_string_lossy()))
+            .suffix(".tmp")
+            .permissions(std::fs::Permissions::from_mode(MODE))
+            .tempfile_in(&self.dir)?;
+        tmp.write_all(bytes)?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(&self.path).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to `path` atomically, in one call (see [`OutputFile`]).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    OutputFile::open(path)?.publish(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn an_output_opened_and_dropped_leaves_nothing_and_a_published_one_replaces_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.prom");
+        drop(OutputFile::open(&p).unwrap());
+        assert!(names(dir.path()).is_empty());
+        std::fs::write(&p, "old").unwrap();
+        let o = OutputFile::open(&p).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "old");
+        o.publish(b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        assert_eq!(names(dir.path()), vec!["r.prom"]);
+        // Published twice (a second file for one path): the named way, still atomic.
+        o.publish(b"newer").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "newer");
+        assert_eq!(names(dir.path()), vec!["r.prom"]);
+    }
+}
