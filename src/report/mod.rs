@@ -290,13 +290,22 @@ pub fn safe_url(url: &str) -> Option<&str> {
 
 /// Writes a format to a file atomically: a temporary file in the same directory, fsynced,
 /// then renamed over the target, so readers (node_exporter, CI) never see half a file.
+/// Renders straight into the temporary file that replaces `path` (see [`write_atomic_with`]):
+/// a report listing a year of runs is never held in memory.
 pub fn write_file(format: Format, ev: &Evaluation, style: &Style, path: &Path) -> io::Result<()> {
-    let mut buf = Vec::new();
-    render(format, ev, style, &mut buf)?;
-    write_atomic(path, &buf)
+    write_atomic_with(path, |out| render(format, ev, style, out))
 }
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, |out| out.write_all(bytes))
+}
+
+/// Writes what `write` writes to a temporary file beside `path`, then renames it over `path`:
+/// readers see the old file or the new one, never part of one.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let dir = path
         .parent()
@@ -311,7 +320,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .suffix(".tmp")
         .permissions(std::fs::Permissions::from_mode(0o644))
         .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
+    {
+        let mut out = io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
+        write(&mut out)?;
+        out.flush()?;
+    }
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())

@@ -36,9 +36,10 @@ pub fn render(format: Format, fleet: &Fleet, style: &Style, out: &mut dyn Write)
     }
 }
 
-/// Writes the fleet in one format to a file, atomically (see `super::write_atomic`).
+/// Writes the fleet in one format to a file, atomically (see `super::write_atomic_with`),
+/// rendered straight into it.
 pub fn write_file(format: Format, fleet: &Fleet, path: &Path) -> io::Result<()> {
-    let mut buf = Vec::new();
-    render(format, fleet, &Style { color: false }, &mut buf)?;
-    super::write_atomic(path, &buf)
+    super::write_atomic_with(path, |out| {
+        render(format, fleet, &Style { color: false }, out)
+    })
 }
