@@ -29,7 +29,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy)?;
     let now = Utc::now();
     let host = match &args.host {
-        Some(h) => system::check_host(h)
+        Some(h) => system::check_name(h)
             .map_err(|e| usage(format!("--host: {e}")))?
             .to_string(),
         None => system::host_from(None)

@@ -52,7 +52,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let host = match args.host.as_deref() {
         Some("all") => None,
         Some(h) => Some(
-            crate::system::check_host(h)
+            crate::system::check_name(h)
                 .map_err(|e| usage(format!("--host: {e}")))?
                 .to_string(),
         ),
