@@ -62,12 +62,6 @@ impl Filter {
         self.pending = data[rest..].to_vec();
     }
 
-    /// Whether no sequence cut by the end of the last buffer waits for the next one: a plain
-    /// buffer (see [`is_plain`]) may then pass unfiltered.
-    pub fn is_idle(&self) -> bool {
-        self.pending.is_empty()
-    }
-
     /// What is left of a cut sequence, filtered as it stands.
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         let data = std::mem::take(&mut self.pending);
