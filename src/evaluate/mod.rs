@@ -8,6 +8,7 @@
 
 mod decide;
 pub mod over_time;
+pub mod sequential;
 mod stats;
 mod warnings;
 
