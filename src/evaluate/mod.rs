@@ -323,6 +323,9 @@ pub struct Evaluation {
     pub run_effects: Vec<Option<deviation::Effect>>,
     pub strict: bool,
     pub generated: DateTime<Utc>,
+    /// The sequential decision (`--until-decided`), one per deciding rule; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sequential: Vec<sequential::Decision>,
 }
 
 /// Runs left out of the verdict for one reason.
@@ -698,6 +701,7 @@ fn judge(
         strict: opts.strict,
         generated: opts.now,
         runs,
+        sequential: Vec::new(),
     }
 }
 

@@ -294,6 +294,29 @@ pub fn sequence(
     floor: Floor,
     s: &Settings,
 ) -> Sequence {
+    walk(points, op, threshold, floor, s, true)
+}
+
+/// The sequence over `points` as far as its first end (a decision or the budget), as
+/// `run --until-decided` stops there: the runs after it are not looked at.
+pub fn first_end(
+    points: &[(DateTime<FixedOffset>, f64)],
+    op: Op,
+    threshold: f64,
+    floor: Floor,
+    s: &Settings,
+) -> Sequence {
+    walk(points, op, threshold, floor, s, false)
+}
+
+fn walk(
+    points: &[(DateTime<FixedOffset>, f64)],
+    op: Op,
+    threshold: f64,
+    floor: Floor,
+    s: &Settings,
+    watch_after: bool,
+) -> Sequence {
     let higher = op.higher_is_better();
     // The good side's bound is held to α, the bad side's to β.
     let (low_level, high_level) = if higher {
@@ -307,6 +330,9 @@ pub fn sequence(
     let mut restarted = None;
     let mut decided: Option<(usize, Outcome, f64, f64)> = None;
     for i in 0..points.len() {
+        if decided.is_some() && !watch_after {
+            break;
+        }
         let seg = &points[start..=i];
         if let Some(l) = latest(seg, op).into_iter().max_by_key(|l| l.runs) {
             start = i + 1 - l.runs;
@@ -348,7 +374,10 @@ pub fn sequence(
             decided = Some((i, o, low, high));
         }
     }
-    let end = points.len().saturating_sub(1);
+    let end = match decided {
+        Some((i, ..)) if !watch_after => i,
+        _ => points.len().saturating_sub(1),
+    };
     let (last, outcome, low, high) = match decided {
         Some(d) => d,
         None if points.is_empty() => (0, Outcome::Undecided, f64::INFINITY, f64::INFINITY),
@@ -434,6 +463,172 @@ fn more_runs(
         let zone = low >= threshold / (1.0 + s.delta) && high <= threshold * (1.0 + s.delta);
         (m <= s.max_runs && (decides || zone)).then_some(m - n)
     })
+}
+
+/// One deciding rule's sequence, as the outputs show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decision {
+    pub metric: String,
+    pub op: Op,
+    pub threshold: f64,
+    #[serde(flatten)]
+    pub sequence: Sequence,
+}
+
+impl Decision {
+    /// "n 6 over 2 days, α 0.05, β 0.05, δ 10%, bounds 4012–6640 IOPS": what every format
+    /// prints beside the verdict.
+    pub fn figures(&self) -> String {
+        let q = &self.sequence;
+        let unit = crate::metrics::unit(&self.metric);
+        let bounds = match (q.low, q.high) {
+            (Some(l), Some(h)) => format!("anytime bounds {}–{} {unit}", short(l), short(h)),
+            (Some(l), None) => format!("anytime bounds {}–∞ {unit}", short(l)),
+            _ => "no finite bound yet".to_string(),
+        };
+        format!(
+            "n {} over {} day{}, α {}, β {}, δ {}%, {bounds}",
+            q.n,
+            q.days,
+            if q.days == 1 { "" } else { "s" },
+            q.alpha,
+            q.beta,
+            q.delta * 100.0
+        )
+    }
+
+    /// The rule's part of the reason.
+    fn reason(&self) -> String {
+        let q = &self.sequence;
+        let rule = format!("{} {} {}", self.metric, self.op, short(self.threshold));
+        let head = match q.outcome {
+            Outcome::Pass => format!("decided pass: {rule} is met"),
+            Outcome::Fail => format!("decided fail: {rule} is missed"),
+            Outcome::AtThreshold => format!(
+                "inconclusive: the mean is within ±{}% of {} {}, too close to decide",
+                q.delta * 100.0,
+                short(self.threshold),
+                crate::metrics::unit(&self.metric)
+            ),
+            Outcome::Budget => format!(
+                "inconclusive: the budget ({} runs or {} days) is used up without deciding {rule}",
+                q.max_runs, q.max_days
+            ),
+            Outcome::NotPositive => {
+                format!(
+                    "inconclusive: a figure of {} is 0, no bound applies",
+                    self.metric
+                )
+            }
+            Outcome::Undecided => {
+                let floor = if q.n < q.min_runs || q.days < q.min_days {
+                    format!(
+                        "the policy's floor is {} runs over {} days; ",
+                        q.min_runs, q.min_days
+                    )
+                } else {
+                    String::new()
+                };
+                let more = match q.more_runs {
+                    Some(m) => format!(
+                        "about {m} more run{} at the spread seen",
+                        if m == 1 { "" } else { "s" }
+                    ),
+                    None if q.n < 2 => "too few runs to estimate how many more".to_string(),
+                    None => format!(
+                        "not within the budget of {} runs at the spread seen",
+                        q.max_runs
+                    ),
+                };
+                format!("undecided on {rule}: {floor}{more}")
+            }
+        };
+        let restarted = q
+            .restarted
+            .map(|t| {
+                format!(
+                    "; restarted {} after the figures stepped down or fell",
+                    t.format("%Y-%m-%d %H:%M")
+                )
+            })
+            .unwrap_or_default();
+        let after = if q.after > 0 {
+            format!(
+                "; {} later run{} re-checked, no step or fall",
+                q.after,
+                if q.after == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        };
+        format!("{head} ({}){restarted}{after}", self.figures())
+    }
+}
+
+/// Judges `ev`'s runs by the sequential rule (after `evaluate`): one sequence per deciding
+/// rule, the verdict pass only if every one passed, fail if any failed, else inconclusive.
+/// Where the runs are not the policy's test, or do not measure a deciding rule, the
+/// evaluation's own verdict (inconclusive) stands and no sequence is kept.
+pub fn apply(ev: &mut super::Evaluation, policy: &crate::policy::Policy, s: &Settings) {
+    use super::Verdict;
+    use crate::policy::Level;
+    if ev.runs.is_empty() || !ev.deviations.is_empty() || !ev.differences.is_empty() {
+        return;
+    }
+    let strict = ev.strict;
+    let deciding: Vec<&super::RuleResult> = ev
+        .rules
+        .iter()
+        .filter(|r| r.level == Level::Fail || (strict && r.level == Level::Warn))
+        .collect();
+    if deciding.is_empty() || deciding.iter().any(|r| r.value.is_none()) {
+        return;
+    }
+    let floor = Floor {
+        min_runs: policy.evidence.min_runs as usize,
+        min_days: policy.evidence.min_days as usize,
+    };
+    let decisions: Vec<Decision> = deciding
+        .iter()
+        .map(|r| {
+            let points: Vec<_> = ev
+                .runs
+                .iter()
+                .filter_map(|run| run.metrics.get(&r.metric).map(|&v| (run.timestamp, v)))
+                .collect();
+            Decision {
+                metric: r.metric.clone(),
+                op: r.op,
+                threshold: r.threshold,
+                sequence: sequence(&points, r.op, r.threshold, floor, s),
+            }
+        })
+        .collect();
+    let outcomes: Vec<Outcome> = decisions.iter().map(|d| d.sequence.outcome).collect();
+    ev.verdict = if outcomes.contains(&Outcome::Fail) {
+        Verdict::Fail
+    } else if outcomes.iter().all(|o| *o == Outcome::Pass) {
+        Verdict::Pass
+    } else {
+        Verdict::Inconclusive
+    };
+    let parts: Vec<String> = decisions.iter().map(Decision::reason).collect();
+    let not_counted = if ev.not_counted.is_empty() {
+        String::new()
+    } else {
+        let l: Vec<String> = ev.not_counted.iter().map(|n| n.to_string()).collect();
+        format!(" ({})", l.join("; "))
+    };
+    ev.reason = format!("{}{not_counted}", parts.join("; "));
+    ev.sequential = decisions;
+}
+
+fn short(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
 }
 
 #[cfg(test)]
