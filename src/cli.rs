@@ -180,6 +180,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
     #[command(flatten)]
+    pub decide: DecideArgs,
+    #[command(flatten)]
     pub history: HistoryArgs,
     #[command(flatten)]
     pub out: OutputArgs,
@@ -235,6 +237,8 @@ pub struct ReportArgs {
     /// List the groups (host, policy, directory, engine) the history holds, with counts.
     #[arg(long)]
     pub list: bool,
+    #[command(flatten)]
+    pub decide: DecideArgs,
     #[command(flatten)]
     pub history: HistoryArgs,
     #[command(flatten)]
@@ -330,6 +334,74 @@ pub struct BundleArgs {
     pub since: Option<Since>,
     #[command(flatten)]
     pub history: HistoryArgs,
+}
+
+/// The sequential decision's settings (docs/sequential.md), for `run` and `report`.
+#[derive(Debug, Clone, Args)]
+pub struct DecideArgs {
+    /// Decide by a rule that stays valid however often it is looked at: pass when an
+    /// anytime-valid lower bound of the mean clears the threshold, fail when the upper bound
+    /// misses it, after the policy's minimum runs and days; inconclusive at the budget.
+    #[arg(long)]
+    pub until_decided: bool,
+    /// The chance of a false pass (with --until-decided).
+    #[arg(long, value_name = "P", default_value = "0.05", requires = "until_decided", value_parser = probability_value)]
+    pub alpha: f64,
+    /// The chance of a false fail (with --until-decided).
+    #[arg(long, value_name = "P", default_value = "0.05", requires = "until_decided", value_parser = probability_value)]
+    pub beta: f64,
+    /// The indifference zone around the threshold, a fraction (0.1: ±10%): a mean bound
+    /// within it ends inconclusive, at the threshold (with --until-decided).
+    #[arg(long, value_name = "FRACTION", default_value = "0.1", requires = "until_decided", value_parser = fraction_value)]
+    pub delta: f64,
+    /// The budget: at most this many runs in the sequence (with --until-decided).
+    #[arg(long, value_name = "N", default_value = "30", requires = "until_decided", value_parser = budget_value)]
+    pub max_runs: usize,
+    /// The budget: at most this many calendar days in the sequence (with --until-decided).
+    #[arg(long, value_name = "DAYS", default_value = "7", requires = "until_decided", value_parser = budget_value)]
+    pub max_days: usize,
+}
+
+impl DecideArgs {
+    /// The settings, where `--until-decided` was given.
+    pub fn settings(&self) -> Option<crate::evaluate::sequential::Settings> {
+        self.until_decided
+            .then_some(crate::evaluate::sequential::Settings {
+                alpha: self.alpha,
+                beta: self.beta,
+                delta: self.delta,
+                max_runs: self.max_runs,
+                max_days: self.max_days,
+            })
+    }
+}
+
+/// `--alpha`, `--beta`: a probability above 0 and at most 0.5.
+fn probability_value(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 0.5 => Ok(p),
+        _ => Err(format!(
+            "'{s}' must be a probability above 0 and at most 0.5 (e.g. 0.05)"
+        )),
+    }
+}
+
+/// `--delta`: a fraction from 0 to under 1.
+fn fraction_value(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if (0.0..1.0).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "'{s}' must be a fraction from 0 to under 1 (e.g. 0.1)"
+        )),
+    }
+}
+
+/// `--max-runs`, `--max-days`: a whole number from 1 to 1000.
+fn budget_value(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' must be a whole number from 1 to 1000")),
+    }
 }
 
 /// One `--export FORMAT=FILE`.

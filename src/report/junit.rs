@@ -250,6 +250,14 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         ("evidence", ev.evidence.advice()),
         ("warnings", ev.warnings.len().to_string()),
     ];
+    for d in &ev.sequential {
+        props.push(("sequential.metric", d.metric.clone()));
+        props.push((
+            "sequential.outcome",
+            d.sequence.outcome.as_str().to_string(),
+        ));
+        props.push(("sequential", d.figures()));
+    }
     props.extend(ev.differences.iter().map(|d| ("difference", d.to_string())));
     props.extend(ev.deviations.iter().map(|d| ("deviation", d.to_string())));
     props.extend(ev.caveats.iter().map(|c| ("caveat", c.clone())));
