@@ -219,3 +219,75 @@ fn bad_settings_name_their_flag_and_need_until_decided() {
         assert!(err.contains(flag), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn run_until_decided_stops_at_the_floor_on_a_clear_node_and_records_every_run() {
+    let env = Env::new();
+    // Swimlane's job at a test's scale, its floor 3 runs on 1 day, a threshold any disk
+    // clears: the sequence may end at the third run although its budget is 30.
+    let policy = env.swimlane_policy("small.yaml", |y| {
+        y.replace("size: 4g", "size: 8m")
+            .replace("runtime: 60s", "runtime: 1s")
+            .replace("threshold: 3000\n", "threshold: 1\n")
+            .replace("min_runs: 6", "min_runs: 3")
+            .replace("min_days: 2", "min_days: 1")
+    });
+    let out = env
+        .cmd()
+        .args([
+            "run",
+            "--until-decided",
+            "--engine",
+            "posixaio",
+            "--format",
+            "json",
+        ])
+        .arg("--policy")
+        .arg(&policy)
+        .arg("--dir")
+        .arg(&env.dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let j: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {err}"));
+    assert_eq!(out.status.code(), Some(0), "{j}\n{err}");
+    let s = &j["sequential"][0];
+    assert_eq!(
+        (s["outcome"].as_str(), s["n"].as_u64()),
+        (Some("pass"), Some(3)),
+        "{s}"
+    );
+    assert_eq!(
+        env.history_lines().len(),
+        3,
+        "every run recorded, none after the decision"
+    );
+    assert!(err.contains("sequence: pass"), "{err}");
+    assert_eq!(env.dir_listing(), Vec::<String>::new(), "no test file left");
+}
+
+#[test]
+fn run_until_decided_refuses_what_would_never_decide() {
+    let env = Env::new();
+    for (args, flag) in [
+        (vec!["--no-history"], "--no-history"),
+        (vec!["--size", "8m"], "--size"),
+        (vec!["--runtime", "1"], "--runtime"),
+    ] {
+        let out = env
+            .cmd()
+            .args(["run", "--until-decided", "--dir"])
+            .arg(&env.dir)
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(flag) && err.contains("--until-decided"),
+            "{err}"
+        );
+        assert!(env.history_lines().is_empty() && env.dir_listing().is_empty());
+    }
+}
