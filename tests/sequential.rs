@@ -291,3 +291,86 @@ fn run_until_decided_refuses_what_would_never_decide() {
         assert!(env.history_lines().is_empty() && env.dir_listing().is_empty());
     }
 }
+
+#[test]
+fn two_runs_say_they_are_too_few_for_an_interval_instead_of_printing_one() {
+    let env = Env::new();
+    // 9,000 and 60,000 IOPS by the formula: their 95% interval ran from 7.94 to 494 million.
+    history(&env, &[9000.0 * 4.0 / 1024.0, 60000.0 * 4.0 / 1024.0]);
+    let out = env
+        .cmd()
+        .args(["report", "--host", "node1", "--format", "json"])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &j["summary"]["metrics"]["write_iops_formula"];
+    assert_eq!(s["ci95_too_few"], true, "{s}");
+    let high = s["ci95_high"].as_f64().unwrap();
+    assert!(high > 1e6, "the interval itself stays as it was: {s}");
+    for format in ["table", "markdown", "html"] {
+        let out = env
+            .cmd()
+            .args(["report", "--host", "node1", "--format", format])
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            text.contains("too few runs for an interval"),
+            "{format}: {text}"
+        );
+        let shown = format!("{:.0}", high);
+        assert!(!text.contains(&shown), "{format} prints {shown}");
+    }
+}
+
+#[test]
+fn a_straddling_interval_is_undecided_with_the_runs_a_decision_would_take() {
+    let env = Env::new();
+    // Six runs over two days alternating about 2,820 and 3,840 IOPS: a mean over 3,000
+    // whose interval straddles it.
+    history(&env, &[11.0, 15.0, 11.0, 15.0, 11.0, 15.0]);
+    let out = env
+        .cmd()
+        .args(["report", "--host", "node1", "--format", "json"])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["rules"][0]["marginal"], true, "the key stays");
+    let reason = j["reason"].as_str().unwrap();
+    assert!(reason.contains("undecided: the 95% interval"), "{reason}");
+    // The distance, computed here from the Cox interval's half-width on the logs.
+    let logs: Vec<f64> = [11.0f64, 15.0, 11.0, 15.0, 11.0, 15.0]
+        .iter()
+        .map(|m| (m / 4.0 * 1024.0).ln())
+        .collect();
+    let n = logs.len() as f64;
+    let ly = logs.iter().sum::<f64>() / n;
+    let s2 = logs.iter().map(|y| (y - ly).powi(2)).sum::<f64>() / (n - 1.0);
+    let gap = (ly + s2 / 2.0 - 3000f64.ln()).abs();
+    let t = |df: usize| -> f64 {
+        // Student's t 97.5% from the same table the tool uses, to 30 degrees of freedom.
+        [
+            12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+            2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+            2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+        ][df - 1]
+    };
+    let m = (6..=31)
+        .find(|&m| t(m - 1) * (s2 / m as f64 + s2 * s2 / (2.0 * (m - 1) as f64)).sqrt() < gap)
+        .expect("within 31 runs");
+    assert!(
+        reason.contains(&format!("about {} more runs", m - 6)),
+        "{reason}"
+    );
+    let table = env
+        .cmd()
+        .args(["report", "--host", "node1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(
+        text.contains("(undecided)") && !text.contains("marginal"),
+        "{text}"
+    );
+}

@@ -25,7 +25,7 @@ use crate::policy::{Aggregate, Level, Op, Policy, TestOrigin};
 use crate::runs::{Records, Run, RunFields};
 
 use decide::{Judged, decide, straddles};
-pub use stats::{Stats, ci95_of_mean, modified_z_scores, t_975};
+pub use stats::{CI_MAX_SPAN, CI_MIN_RUNS, Stats, ci95_of_mean, modified_z_scores, t_975};
 pub use warnings::{FIRST_RUN_FACTOR, OUTLIER_Z, Warning};
 use warnings::{dedup, find_warnings};
 
