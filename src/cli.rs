@@ -51,6 +51,9 @@ pub enum Command {
     Fleet(FleetArgs),
     /// Write a support bundle (.tar.gz) with the history, the policy, reports and the context.
     Bundle(BundleArgs),
+    /// Compare two nodes, directories or engines, or a node before and after a date, from the
+    /// history: the ratio of the policy's mean with its 95% interval.
+    Compare(CompareArgs),
     /// Print shell completions.
     Completions {
         /// The shell to complete for.
@@ -334,6 +337,71 @@ pub struct BundleArgs {
     pub since: Option<Since>,
     #[command(flatten)]
     pub history: HistoryArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(group(
+    clap::ArgGroup::new("other")
+        .required(true)
+        .multiple(true)
+        .args(["vs_host", "vs_dir", "vs_engine", "at"])
+))]
+#[command(after_help = "\
+Side a is what --host, --dir and --engine select (default: this host, any directory and
+engine); side b is the same with --vs-host, --vs-dir or --vs-engine in their place, or, with
+--at DATE, side a is the runs from DATE on and side b those before it. Only runs of the
+policy's test count. The ratio is a's mean over b's, of the policy's first deciding rule;
+the difference is real at alpha 0.05 when its 95% interval leaves out 1.
+Exit 0 when compared (real difference or not), 3 when a side has fewer than 2 runs, 2 on an
+error (a side holding runs of several directories or engines: choose with --dir, --engine).
+
+Examples:
+  iopscheck compare --host node7 --vs-host node3
+  iopscheck compare --dir /data --vs-dir /scratch
+  iopscheck compare --at 2026-11-20              after a storage change, against before")]
+pub struct CompareArgs {
+    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
+    #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
+    pub policy: String,
+    /// Side a's host (default: this host).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Side b's host.
+    #[arg(long, value_name = "NAME")]
+    pub vs_host: Option<String>,
+    /// Side a's directory.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<String>,
+    /// Side b's directory.
+    #[arg(long, value_name = "DIR")]
+    pub vs_dir: Option<String>,
+    /// Side a's engine.
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
+    /// Side b's engine.
+    #[arg(long, value_name = "ENGINE")]
+    pub vs_engine: Option<String>,
+    /// Split one selection at this date (2026-11-20) or time: a is from it on, b before it.
+    #[arg(long, value_name = "DATE", value_parser = at_value)]
+    pub at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Only runs newer than this (default: the policy's window; with --at, every run).
+    #[arg(long, value_name = "DURATION|DATE", value_parser = Since::parse)]
+    pub since: Option<Since>,
+    #[command(flatten)]
+    pub history: HistoryArgs,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+/// `--at`: a date or a time, not a duration.
+fn at_value(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    match Since::parse(s)? {
+        Since::At(t) => Ok(t),
+        Since::Back(_) => Err(format!(
+            "'{s}' is a duration; give a date such as 2026-11-20"
+        )),
+    }
 }
 
 /// The sequential decision's settings (docs/sequential.md), for `run` and `report`.

@@ -6,6 +6,7 @@
 //! reader should know), [`decide`] (the verdict and its one-line reason); which records are
 //! judged at all is `crate::select`'s.
 
+pub mod compare;
 mod decide;
 pub mod over_time;
 pub mod sequential;

@@ -305,7 +305,7 @@ fn verdict_value(v: Verdict) -> f64 {
 }
 
 /// A label value: backslash, double quote and line feed escaped, as the format requires.
-fn label_value(s: &str) -> String {
+pub(super) fn label_value(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
