@@ -48,6 +48,9 @@ pub struct RunConfig {
     pub outputs: Outputs,
     /// Warn-level rules decide the verdict too.
     pub strict: bool,
+    /// `--until-decided`: run until the sequential decision over the group's history ends
+    /// (at most `runs` runs in this invocation).
+    pub until: Option<crate::evaluate::sequential::Settings>,
 }
 
 impl TryFrom<RunArgs> for RunConfig {
@@ -85,8 +88,33 @@ impl TryFrom<RunArgs> for RunConfig {
         let mut inputs: Vec<Input> = policy_input.into_iter().collect();
         inputs.extend(history.iter().map(|h| Input::new("the history", h)));
         outputs.refuse_inputs(&inputs)?;
+        let until = args.decide.settings();
+        if until.is_some() {
+            // The sequence is the history's runs of the policy's own test: without either
+            // it would run to its budget and decide nothing.
+            if history.is_none() {
+                return Err(usage(
+                    "--until-decided decides over the history's runs: drop --no-history",
+                ));
+            }
+            if let Some(flag) = [("size", "--size"), ("runtime", "--runtime")]
+                .into_iter()
+                .find(|(k, _)| overrides.contains_key(*k))
+                .map(|(_, f)| f)
+            {
+                return Err(usage(format!(
+                    "--until-decided counts only runs of the policy's own test: drop {flag}"
+                )));
+            }
+        }
+        let runs = match (args.runs, until) {
+            (Some(n), _) => n,
+            (None, Some(s)) => s.max_runs as u32,
+            (None, None) => policy.runs,
+        };
         Ok(RunConfig {
-            runs: args.runs.unwrap_or(policy.runs),
+            until,
+            runs,
             interval: args.interval.unwrap_or(Duration::ZERO),
             declared,
             policy,

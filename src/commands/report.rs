@@ -100,6 +100,11 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         None => Records::None,
     };
     let mut evs = grouping.evaluate(&policy, now, args.out.strict, &records);
+    if let Some(settings) = args.decide.settings() {
+        for ev in &mut evs {
+            evaluate::sequential::apply(ev, &policy, &settings);
+        }
+    }
     if evs.is_empty() {
         // Say so in the chosen format: an evaluation of nothing is inconclusive.
         let mut opts = Options::new(Scope::Report, now);

@@ -6,8 +6,10 @@
 //! reader should know), [`decide`] (the verdict and its one-line reason); which records are
 //! judged at all is `crate::select`'s.
 
+pub mod compare;
 mod decide;
 pub mod over_time;
+pub mod sequential;
 mod stats;
 mod warnings;
 
@@ -24,7 +26,7 @@ use crate::policy::{Aggregate, Level, Op, Policy, TestOrigin};
 use crate::runs::{Records, Run, RunFields};
 
 use decide::{Judged, decide, straddles};
-pub use stats::{Stats, ci95_of_mean, modified_z_scores, t_975};
+pub use stats::{CI_MAX_SPAN, CI_MIN_RUNS, Stats, ci95_of_mean, modified_z_scores, t_975};
 pub use warnings::{FIRST_RUN_FACTOR, OUTLIER_Z, Warning};
 use warnings::{dedup, find_warnings};
 
@@ -322,6 +324,9 @@ pub struct Evaluation {
     pub run_effects: Vec<Option<deviation::Effect>>,
     pub strict: bool,
     pub generated: DateTime<Utc>,
+    /// The sequential decision (`--until-decided`), one per deciding rule; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sequential: Vec<sequential::Decision>,
 }
 
 /// Runs left out of the verdict for one reason.
@@ -706,6 +711,7 @@ fn judge(
         strict: opts.strict,
         generated: opts.now,
         runs,
+        sequential: Vec::new(),
     }
 }
 

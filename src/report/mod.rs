@@ -9,6 +9,7 @@
 
 mod by_day;
 mod chart;
+pub mod compare;
 mod csv;
 mod details;
 mod fit;
