@@ -337,8 +337,8 @@ fn zsh_completes_policy_names() {
     assert_eq!(
         text.matches("or YAML file]:NAME|FILE:_iopscheck_policies'")
             .count(),
-        10,
-        "-p and --policy of run, import, report, fleet, bundle"
+        12,
+        "-p and --policy of run, import, report, fleet, bundle, compare"
     );
     assert!(text.contains("or YAML file:_iopscheck_policies'"));
     assert!(text.contains(":DIR:_files -/'"));

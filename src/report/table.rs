@@ -374,7 +374,11 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         && let Some(stats) = super::view_node::rule_stats_table(ev)
     {
         let mut t = super::fit::from_view(&stats);
-        let hideable = [(4, "median".to_string()), (2, "days".to_string())];
+        let hideable = [
+            (4, "median".to_string()),
+            (2, "days".to_string()),
+            (5, "stdev".to_string()),
+        ];
         super::fit::hide_until_fits(&mut t, &hideable, crate::terminal::stdout_width());
         writeln!(out, "per rule:")?;
         writeln!(out, "{t}")?;

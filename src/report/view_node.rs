@@ -424,7 +424,7 @@ pub fn notes(ev: &Evaluation) -> Notes {
 }
 
 /// What the interval's cell says where the runs are too few for one (`Stats::bounded`).
-pub const TOO_FEW: &str = "too few runs for an interval";
+pub const TOO_FEW: &str = "too few runs";
 
 #[cfg(test)]
 mod tests {
