@@ -296,9 +296,8 @@ pub fn write_file(
     style: &Style,
     out: &OutputFile,
 ) -> io::Result<()> {
-    let mut buf = Vec::new();
-    render(format, ev, style, &mut buf)?;
-    out.publish(&buf)
+    // Rendered straight into the file: a report listing a year of runs is never held whole.
+    out.publish_with(|w| render(format, ev, style, w))
 }
 
 #[cfg(test)]
