@@ -305,6 +305,10 @@ pub struct FleetArgs {
     /// an inconclusive row, so a node that did not report cannot pass unseen.
     #[arg(long, value_name = "HOST,...", value_delimiter = ',')]
     pub expect: Vec<String>,
+    /// Judge every node on its evidence over days (a history, or `report`'s result): a node
+    /// whose result is of one sitting (`run`, `import`) is inconclusive, whatever it gave.
+    #[arg(long)]
+    pub require_evidence: bool,
     #[command(flatten)]
     pub out: OutputArgs,
 }

@@ -241,7 +241,7 @@ fn csv_has_a_header_and_one_row_per_run_with_rule_metrics_first() {
             ],
             "{name}"
         );
-        const AFTER: [&str; 8] = [
+        const AFTER: [&str; 9] = [
             "result",
             "size",
             "runtime",
@@ -250,6 +250,7 @@ fn csv_has_a_header_and_one_row_per_run_with_rule_metrics_first() {
             "verdict",
             "reason",
             "warnings",
+            "judged_on",
         ];
         assert_eq!(&header[header.len() - AFTER.len()..], &AFTER);
         let others = &header[9..header.len() - AFTER.len()];
@@ -1174,7 +1175,20 @@ fn table_shows_runs_rules_evidence_warnings_and_verdict_within_100_columns() {
             .iter()
             .rposition(|l| l.starts_with("verdict: "))
             .unwrap();
-        assert!(lines[at].starts_with(&format!("verdict: {} — ", name.to_uppercase())));
+        // the verdict, then which evidence it is of, then why
+        let flat = lines[at..]
+            .iter()
+            .map(|l| l.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            flat.starts_with(&format!(
+                "verdict: {} {} — ",
+                name.to_uppercase(),
+                ev.judged_on()
+            )),
+            "{flat}"
+        );
         assert!(lines[at + 1..].iter().all(|l| l.starts_with("         ")));
         let label = if ev.scope == Scope::Run {
             "history:"

@@ -424,7 +424,8 @@ fn a_quick_look_that_passes_is_inconclusive_naming_what_flattered_it() {
     let flat = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     let verdict = &flat[flat.find("verdict: ").expect("a verdict line")..];
     assert!(
-        verdict.starts_with("verdict: INCONCLUSIVE — passed only on a test that flatters the disk"),
+        verdict.starts_with("verdict: INCONCLUSIVE for this sitting of ")
+            && verdict.contains(" — passed only on a test that flatters the disk"),
         "{verdict}"
     );
     assert!(
@@ -487,7 +488,8 @@ fn a_pass_on_tmpfs_is_inconclusive() {
     // the verdict line is word-wrapped: compare its words
     let flat = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        flat.contains("verdict: INCONCLUSIVE — passed only on a test that flatters the disk (target tmpfs (in RAM) instead of a disk)"),
+        flat.contains("verdict: INCONCLUSIVE for this sitting of ")
+            && flat.contains(" — passed only on a test that flatters the disk (target tmpfs (in RAM) instead of a disk)"),
         "{stdout}"
     );
     assert!(listing.is_empty(), "{listing:?}");

@@ -178,8 +178,20 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let mut opts = Options::new(Scope::Run, now);
     opts.strict = strict;
     opts.notes = notes;
+    // Without a history, the policy's evidence over days is this sitting's runs of its test.
+    let sitting = history_path.is_none().then(|| {
+        evaluate::evaluate(
+            records.clone(),
+            &declared_policy,
+            &Options::new(Scope::Report, now),
+        )
+        .evidence
+    });
     let mut ev = evaluate::evaluate(records, &declared_policy, &opts);
     ev.group = ev.runs.first().map(Group::of);
+    if let Some(e) = sitting {
+        ev.evidence = e;
+    }
     // --until-decided: the verdict is the sequence's, over the group's runs in the history.
     if let (Some(settings), Some(p), Some(g)) = (until, &history_path, ev.group.clone()) {
         match group_sequence(p, &g, &declared_policy, &settings, strict, now) {

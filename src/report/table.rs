@@ -414,7 +414,10 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     };
     // Wrapped on the plain word, painted after, so colour codes do not count as columns.
     let plain = ev.verdict.as_str().to_uppercase();
-    let line = wrap("verdict: ", &format!("{plain} — {}", ev.reason));
+    let line = wrap(
+        "verdict: ",
+        &format!("{plain} {} — {}", ev.judged_on(), ev.reason),
+    );
     writeln!(out, "{}", line.replacen(&plain, &verdict, 1))?;
     Ok(())
 }

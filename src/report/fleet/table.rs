@@ -74,6 +74,7 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
         }
         let value_title = format!("{}{unit}", view.value.title);
         header.extend([
+            Cell::new("on"),
             Cell::new("runs"),
             Cell::new("days"),
             Cell::new(&value_title),
@@ -87,7 +88,7 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             } else {
                 "host\ndir"
             }),
-            Cell::new("runs\ndays"),
+            Cell::new("on\nruns\ndays"),
             Cell::new(value_title.replace(' ', "\n")),
             Cell::new("threshold"),
             Cell::new("verdict"),
@@ -104,6 +105,7 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             let verdict = n.verdict_word();
             let value = n.value_marked();
             row.extend([
+                Cell::new(&n.on.text),
                 right(&n.runs.text),
                 right(&n.days.text),
                 right(&value),
@@ -113,7 +115,7 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             wide.add_row(row);
             stacked.add_row(vec![
                 Cell::new(node.join("\n")),
-                right(&format!("{}\n{}", n.runs.text, n.days.text)),
+                right(&format!("{}\n{}\n{}", n.on.text, n.runs.text, n.days.text)),
                 right(&value),
                 right(&n.threshold.text),
                 Cell::new(verdict),
@@ -187,7 +189,10 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
         c.inconclusive
     )?;
     let plain = fleet.verdict.as_str().to_uppercase();
-    let line = wrap("verdict: ", &format!("{plain} — {}", fleet.reason));
+    let line = wrap(
+        "verdict: ",
+        &format!("{plain} — {}; {}", fleet.reason, fleet.judged_on()),
+    );
     let painted = match fleet.verdict {
         Verdict::Pass => paint(&plain, "1;32"),
         Verdict::Fail => paint(&plain, "1;31"),
