@@ -402,6 +402,30 @@ impl Evaluation {
         self.rules.iter().find(|r| r.level == Level::Fail)
     }
 
+    /// Where the policy's evidence stands ([`EvidenceStatus::advice`]), and, for a sitting whose
+    /// runs are not the policy's test, that they are not counted in it: a quick look of 2 runs
+    /// beside "0 of 6 runs" says why.
+    pub fn evidence_line(&self) -> String {
+        let advice = self.evidence.advice();
+        if self.scope == Scope::Report {
+            return advice;
+        }
+        let other = self.run_effects.iter().filter(|e| e.is_some()).count();
+        if other == 0 {
+            return advice;
+        }
+        let n = self.runs.len();
+        let which = if other == n {
+            match n {
+                1 => "this sitting's run is".to_string(),
+                _ => format!("this sitting's {n} runs are"),
+            }
+        } else {
+            format!("{other} of this sitting's {n} runs are")
+        };
+        format!("{advice} ({which} not the policy's test, so not counted)")
+    }
+
     /// Which evidence the verdict is of, said with the verdict in every format: "for this
     /// sitting of 3 runs; the policy's evidence over days: 3 of 6 runs, 1 of 2 days" (run), "for
     /// the 2 imported runs as given; …" (import), "on the history: 8 runs (6

@@ -387,7 +387,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     } else {
         "evidence: "
     };
-    writeln!(out, "{}", wrap(label, &ev.evidence.advice()))?;
+    writeln!(out, "{}", wrap(label, &ev.evidence_line()))?;
     writeln!(out)?;
 
     let notes = super::view_node::notes(ev);

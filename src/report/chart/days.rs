@@ -111,16 +111,16 @@ pub fn days(ev: &Evaluation, rule: &RuleResult) -> String {
     for (i, (d, c)) in ev.days.iter().zip(&ci).enumerate() {
         let class = mark_class(rule, d.mean, standing);
         let interval = c
-            .map(|c| format!(", 95% interval {}–{}", fmt_precise(c.0), fmt_precise(c.1)))
+            .map(|c| format!(", 95% interval {}–{}", fmt_value(c.0), fmt_value(c.1)))
             .unwrap_or_default();
         let tip = format!(
             "{}: mean {}{unit} of {} run{}{interval}, range {}–{}",
             d.date,
-            fmt_precise(d.mean),
+            fmt_value(d.mean),
             d.runs,
             if d.runs == 1 { "" } else { "s" },
-            fmt_precise(d.min),
-            fmt_precise(d.max)
+            fmt_value(d.min),
+            fmt_value(d.max)
         );
         let x = x(i);
         let _ = write!(
