@@ -86,6 +86,11 @@ pub struct OutputArgs {
     /// Warn-level rules decide the verdict too.
     #[arg(long)]
     pub strict: bool,
+    /// The table shows each run's internals too (fio's samples, slat, the final fsync, the
+    /// disks, what limited the disk) and the per-rule statistics; machine formats always
+    /// have them.
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -1344,3 +1344,107 @@ fn a_mixed_directory_names_each_nodes_evidence_and_require_evidence_judges_sitti
     );
     assert_eq!(code, 0);
 }
+
+/// Eight alike nodes' warnings are said once each, with how many nodes share them; the fleet
+/// ends with a line that counts the verdicts; a multi-group report ends the same way.
+#[test]
+fn a_warning_several_nodes_share_is_said_once_and_the_fleet_ends_with_its_counts() {
+    let n = Nodes::new();
+    let mut stream = String::new();
+    for host in ["w1", "w2", "w3", "w4"] {
+        let dir = n.path(host);
+        std::fs::create_dir(&dir).unwrap();
+        let out = iopscheck()
+            .args([
+                "run",
+                "--quiet",
+                "--no-history",
+                "--size",
+                "4m",
+                "--runtime",
+                "1",
+            ])
+            .args(["--runs", "1", "--host", host, "--format", "jsonl", "--dir"])
+            .arg(&dir)
+            .env("IOPSCHECK_LOCK_FILE", n.path("run.lock"))
+            .output()
+            .unwrap();
+        if out.status.code() == Some(2) {
+            common::skip(&format!(
+                "the engine cannot run here: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            return;
+        }
+        stream.push_str(&String::from_utf8(out.stdout).unwrap());
+    }
+    let (_, v, _) = fleet_stdin(&stream, &[]);
+    // The warnings every node's row carries (a small file on this machine's RAM, the test's
+    // deviations): each per node in JSON, once in the table.
+    let per_node: Vec<Vec<String>> = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            h["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    let common: Vec<&String> = per_node[0]
+        .iter()
+        .filter(|w| per_node.iter().all(|ws| ws.contains(w)))
+        .collect();
+    assert!(!common.is_empty(), "{v:#}");
+    let out = iopscheck()
+        .args(["fleet", "-"])
+        .env("COLUMNS", "200")
+        .write_stdin(stream.clone())
+        .output()
+        .unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    let flat = table.split_whitespace().collect::<Vec<_>>().join(" ");
+    for w in &common {
+        assert_eq!(flat.matches(w.as_str()).count(), 1, "`{w}` once:\n{table}");
+        assert!(
+            flat.contains(&format!("warning: 4 nodes (w1, w2, w3, and 1 more): {w}")),
+            "{table}"
+        );
+    }
+    let last = table.lines().last().unwrap();
+    let c = &v["counts"];
+    assert_eq!(
+        last,
+        format!(
+            "fleet: 4 nodes: {} pass, {} fail, {} inconclusive",
+            c["pass"], c["fail"], c["inconclusive"]
+        )
+    );
+
+    // A report over several groups ends with their count too.
+    let h = n.history(
+        "two.jsonl",
+        &[runs("a", "/data", 2, 16.4), runs("b", "/data", 2, 10.0)].concat(),
+    );
+    let out = iopscheck()
+        .args(["report", "--host", "a", "--history"])
+        .arg(&h)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let out = iopscheck()
+        .args(["report", "--host", "all", "--history"])
+        .arg(&h)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.lines().last(),
+        Some("report: 2 groups: 1 pass, 1 fail, 0 inconclusive"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1168,7 +1168,14 @@ fn markdown_has_headings_tables_that_line_up_the_verdict_and_the_warnings() {
 #[test]
 fn table_shows_runs_rules_evidence_warnings_and_verdict_within_100_columns() {
     for (name, ev) in cases() {
-        let text = out(Format::Table, &ev);
+        // With --verbose: every warning whole (without, each warning's finding only).
+        let mut buf = Vec::new();
+        let verbose = Style {
+            verbose: true,
+            ..Style::default()
+        };
+        render(Format::Table, &ev, &verbose, &mut buf).unwrap();
+        let text = String::from_utf8(buf).unwrap();
         // the verdict closes the output: its line, then only its own continuation lines
         let lines: Vec<&str> = text.lines().collect();
         let at = lines

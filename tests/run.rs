@@ -528,6 +528,7 @@ fn a_disk_whose_burst_credits_run_out_is_told_after_the_run() {
                 "6s",
                 "--runs",
                 "1",
+                "--verbose",
             ])
             .arg("--policy")
             .arg(&policy)
@@ -558,7 +559,8 @@ fn a_disk_whose_burst_credits_run_out_is_told_after_the_run() {
 fn a_run_on_a_steady_disk_is_told_what_limited_it_and_not_of_burst_credits() {
     // One second: too short for a step (2 s either side), whatever else uses the disk.
     let env = Env::new();
-    let out = env.small_run("psync").output().unwrap();
+    // What limited the disk is one of the run's internals: said with --verbose.
+    let out = env.small_run("psync").arg("--verbose").output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     let Some(disk) = iopscheck::measure::disk::disks_under(&env.dir)
         .into_iter()

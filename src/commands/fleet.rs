@@ -107,6 +107,7 @@ fn emit(outputs: &Outputs, fleet: &Fleet, ctx: &Ctx) -> anyhow::Result<()> {
     if let Some(f) = outputs.stdout {
         let style = Style {
             color: ctx.color && f == Format::Table,
+            verbose: outputs.verbose,
         };
         let mut out = crate::out::stdout();
         report::fleet::render(f, fleet, &style, &mut out)?;

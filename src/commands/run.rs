@@ -105,7 +105,9 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     // Said before anything is written: the end of the run will be slow, not stuck.
     let discard = crate::system::discards(&dir);
-    if let Some(mount) = &discard {
+    // Only where the removal is slow enough to say at once after the verdict (a quick look's
+    // few MiB are freed in a moment).
+    if let Some(mount) = discard.as_ref().filter(|_| total_bytes >= DISCARD_SLOW) {
         ctx.note(crate::terminal::wrap(
             "",
             &format!(
@@ -151,6 +153,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         overrides,
         policy_name: policy.name.clone(),
         deciding: policy.deciding_rules().next().map(|r| r.metric.clone()),
+        verbose: outputs.verbose,
         history: history_path.clone(),
         invocation: invocation_id(),
         host,
@@ -329,6 +332,8 @@ struct Plan {
     /// The metric of the policy's first deciding rule: the figure each run's line leads with,
     /// as the runs table shows it.
     deciding: Option<String>,
+    /// `--verbose`: each run's internals on stderr too.
+    verbose: bool,
     history: Option<PathBuf>,
     invocation: String,
     /// The node's name every record carries.
@@ -543,10 +548,17 @@ async fn lay_out_and_run(
                 .with_context(|| "the run completed but could not be recorded")?;
         }
         if let Some(line) = run_line(i + 1, plan.runs, &record, plan.deciding.as_deref()) {
-            ctx.note(line);
+            ctx.note(crate::terminal::wrap(
+                "",
+                &line,
+                crate::terminal::stderr_width(),
+            ));
         }
-        // What limited the disk, from the disk's own series beside the run's (native runs).
-        if let Some(s) = crate::measure::limits::sentence(&measurement, !plan.job.direct) {
+        // What limited the disk, from the disk's own series beside the run's (native runs):
+        // one of the run's internals, said with --verbose.
+        if let Some(s) = crate::measure::limits::sentence(&measurement, !plan.job.direct)
+            .filter(|_| plan.verbose)
+        {
             ctx.note(crate::terminal::wrap(
                 "  ",
                 &s,
@@ -625,8 +637,8 @@ fn removal_line(count: usize, bytes: u64) -> String {
     )
 }
 
-/// "run 1/3: write_iops_formula 19001 IOPS (fio's IOPS=18121), 77.8 MB/s over 60.0 s
-/// (posixaio)": the policy's deciding figure first, named and rounded as the runs table shows
+/// "run 1/3: write_iops_formula 19001 IOPS (fio's IOPS=18121), 77.8 MB/s, 60.0 s" (the
+/// engine is in the group line under the runs): the policy's deciding figure first, named and rounded as the runs table shows
 /// it, then fio's own IOPS figure labelled as such, so the two never look like one figure that
 /// changed.
 fn run_line(i: u32, n: u32, r: &Record, deciding: Option<&str>) -> Option<String> {
@@ -655,9 +667,8 @@ fn run_line(i: u32, n: u32, r: &Record, deciding: Option<&str>) -> Option<String
         _ => format!("{dir} {fio} IOPS"),
     };
     Some(format!(
-        "run {i}/{n}: {head}, {mbs:.1} MB/s over {:.1} s ({})",
+        "run {i}/{n}: {head}, {mbs:.1} MB/s, {:.1} s",
         rt / 1000.0,
-        r.engine
     ))
 }
 
@@ -821,9 +832,7 @@ impl Progress {
             parts.join(" + ")
         );
         if self.end_fsync {
-            line.push_str(
-                ", plus the final fsync of each run (flushing what the page cache holds; seconds on a fast disk, minutes on a slow one)",
-            );
+            line.push_str(" plus each run's final fsync");
         }
         line
     }

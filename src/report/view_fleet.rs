@@ -115,13 +115,36 @@ fn node(fleet: &Fleet, r: &NodeRow) -> Node {
 
 pub fn fleet_view(fleet: &Fleet) -> FleetView {
     let nodes: Vec<Node> = fleet.rows.iter().map(|r| node(fleet, r)).collect();
-    let mut notes: Vec<Note> = Vec::new();
+    // A warning several nodes share is said once, with how many and which (the first few):
+    // "smaller than RAM" on eight alike nodes is one line, not eight.
+    let mut shared: Vec<(String, Vec<String>)> = Vec::new();
     for (r, n) in fleet.rows.iter().zip(&nodes) {
-        notes.extend(r.warnings.iter().map(|w| Note {
-            node: Some(n.label.clone()),
-            text: w.clone(),
-        }));
+        for w in &r.warnings {
+            match shared.iter_mut().find(|(t, _)| t == w) {
+                Some((_, labels)) => labels.push(n.label.clone()),
+                None => shared.push((w.clone(), vec![n.label.clone()])),
+            }
+        }
     }
+    const NAMED: usize = 3;
+    let mut notes: Vec<Note> = shared
+        .into_iter()
+        .map(|(text, labels)| {
+            let node = match labels.len() {
+                1 => labels[0].clone(),
+                n if n <= NAMED => format!("{n} nodes ({})", labels.join(", ")),
+                n => format!(
+                    "{n} nodes ({}, and {} more)",
+                    labels[..NAMED].join(", "),
+                    n - NAMED
+                ),
+            };
+            Note {
+                node: Some(node),
+                text,
+            }
+        })
+        .collect();
     notes.extend(fleet.warnings.iter().map(|w| Note {
         node: None,
         text: w.clone(),

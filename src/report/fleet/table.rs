@@ -59,6 +59,12 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
         writeln!(out, "no nodes")?;
     } else {
         let engine_col = view.engines_differ;
+        // Which evidence each node was judged on, where they differ (else the verdict line
+        // says it of all of them).
+        let on_col = view
+            .nodes
+            .iter()
+            .any(|n| n.on.text != view.nodes[0].on.text);
         let unit = if view.value.unit.is_empty() {
             String::new()
         } else {
@@ -73,8 +79,10 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             header.push(Cell::new("engine"));
         }
         let value_title = format!("{}{unit}", view.value.title);
+        if on_col {
+            header.push(Cell::new("on"));
+        }
         header.extend([
-            Cell::new("on"),
             Cell::new("runs"),
             Cell::new("days"),
             Cell::new(&value_title),
@@ -88,7 +96,11 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             } else {
                 "host\ndir"
             }),
-            Cell::new("on\nruns\ndays"),
+            Cell::new(if on_col {
+                "on\nruns\ndays"
+            } else {
+                "runs\ndays"
+            }),
             Cell::new(value_title.replace(' ', "\n")),
             Cell::new("threshold"),
             Cell::new("verdict"),
@@ -104,8 +116,10 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             // Painted text would count its escape codes as columns; the word is short.
             let verdict = n.verdict_word();
             let value = n.value_marked();
+            if on_col {
+                row.push(Cell::new(&n.on.text));
+            }
             row.extend([
-                Cell::new(&n.on.text),
                 right(&n.runs.text),
                 right(&n.days.text),
                 right(&value),
@@ -115,7 +129,11 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             wide.add_row(row);
             stacked.add_row(vec![
                 Cell::new(node.join("\n")),
-                right(&format!("{}\n{}\n{}", n.on.text, n.runs.text, n.days.text)),
+                right(&if on_col {
+                    format!("{}\n{}\n{}", n.on.text, n.runs.text, n.days.text)
+                } else {
+                    format!("{}\n{}", n.runs.text, n.days.text)
+                }),
                 right(&value),
                 right(&n.threshold.text),
                 Cell::new(verdict),
@@ -178,16 +196,6 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
         writeln!(out)?;
     }
 
-    let c = fleet.counts();
-    writeln!(
-        out,
-        "fleet: {} node{}: {} pass, {} fail, {} inconclusive",
-        c.total(),
-        if c.total() == 1 { "" } else { "s" },
-        c.pass,
-        c.fail,
-        c.inconclusive
-    )?;
     let plain = fleet.verdict.as_str().to_uppercase();
     let line = wrap(
         "verdict: ",
@@ -199,5 +207,16 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
         Verdict::Inconclusive => paint(&plain, "1;33"),
     };
     writeln!(out, "{}", line.replacen(&plain, &painted, 1))?;
+    // The closing line counts the nodes' verdicts.
+    let c = fleet.counts();
+    writeln!(
+        out,
+        "fleet: {} node{}: {} pass, {} fail, {} inconclusive",
+        c.total(),
+        if c.total() == 1 { "" } else { "s" },
+        c.pass,
+        c.fail,
+        c.inconclusive
+    )?;
     Ok(())
 }
