@@ -53,7 +53,8 @@ pub fn days(ev: &Evaluation, rule: &RuleResult) -> String {
             .iter()
             .flat_map(|d| [d.min, d.max, d.mean])
             .chain([rule.threshold]),
-        false,
+        // From zero, as the runs chart: no axis that turns a small miss into a cliff.
+        true,
     );
     let n = ev.days.len().max(1) as f64;
     let slot = f.plot_w() / n;

@@ -56,7 +56,9 @@ pub fn runs(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
             .map(|p| p.value)
             .chain([rule.threshold])
             .chain(rule.value),
-        false,
+        // From zero: a height is read as a size, and an axis from 2,800 makes a 5% miss a
+        // cliff.
+        true,
     );
     let plot_w = f.plot_w();
     // Times as seconds since the first run; labels in the first run's own offset.
