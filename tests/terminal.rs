@@ -603,7 +603,7 @@ fn the_table_shows_what_happened_inside_the_runs_and_text_fits_80_100_200_column
         let out = env
             .cmd()
             .env("COLUMNS", cols.to_string())
-            .arg("import")
+            .args(["import", "--verbose"])
             .arg(fixture("fio-3.33-io_uring-randwrite.txt"))
             .output()
             .unwrap();

@@ -84,6 +84,10 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         judge.head.as_ref(),
     ));
 
+    let (min_runs, min_days) = (policy.evidence.min_runs, policy.evidence.min_days);
+    if args.require_evidence {
+        crate::fleet::require_evidence(&mut rows, min_runs, min_days);
+    }
     let fleet = Fleet::new(
         evaluate::evaluate(&[], &policy, &Options::new(Scope::Report, now)).policy,
         judge.head.clone(),
@@ -92,7 +96,8 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         warnings,
         args.out.strict,
         now,
-    );
+    )
+    .with_evidence(min_runs, min_days, args.require_evidence);
     emit(&outputs, &fleet, ctx)?;
     Ok(fleet.verdict.exit_code())
 }
@@ -102,6 +107,7 @@ fn emit(outputs: &Outputs, fleet: &Fleet, ctx: &Ctx) -> anyhow::Result<()> {
     if let Some(f) = outputs.stdout {
         let style = Style {
             color: ctx.color && f == Format::Table,
+            verbose: outputs.verbose,
         };
         let mut out = crate::out::stdout();
         report::fleet::render(f, fleet, &style, &mut out)?;

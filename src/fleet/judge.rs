@@ -379,6 +379,7 @@ impl Judge<'_> {
             reason: ev.reason.clone(),
             warnings: ev.warnings.iter().map(|w| w.to_string()).collect(),
             last_run: ev.runs.iter().map(|r| r.timestamp).max(),
+            standing: crate::deviation::effect_of(&ev.deviations),
         }
     }
 
@@ -445,6 +446,7 @@ impl Judge<'_> {
             reason,
             warnings: vec![],
             last_run: None,
+            standing: None,
         }
     }
 }
@@ -533,6 +535,7 @@ pub fn cross_check(
                     ),
                     warnings: vec![],
                     last_run: None,
+                    standing: None,
                 });
             }
         }
