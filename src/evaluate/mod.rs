@@ -256,6 +256,10 @@ pub struct PolicyInfo {
     pub test: String,
     #[serde(default)]
     pub aggregate: Aggregate,
+    /// The fio command that runs the policy's test, as a customer would type it (the reply
+    /// format asks for it); empty where the evaluation was read back from JSON.
+    #[serde(skip)]
+    pub fio_command: String,
 }
 
 /// The group a report judges: one host, policy, directory and engine.
@@ -687,6 +691,7 @@ fn judge(
                 TestOrigin::Assumed => "assumed".into(),
             },
             aggregate: agg,
+            fio_command: crate::fio::customer_command(&policy.job),
         },
         verdict,
         reason,
