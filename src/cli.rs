@@ -54,6 +54,8 @@ pub enum Command {
     /// Compare two nodes, directories or engines, or a node before and after a date, from the
     /// history: the ratio of the policy's mean with its 95% interval.
     Compare(CompareArgs),
+    /// Check a bundle against its manifest and say what was altered (exit 0 verified, 1 not).
+    Verify(VerifyArgs),
     /// Print shell completions.
     Completions {
         /// The shell to complete for.
@@ -92,6 +94,9 @@ pub struct OutputArgs {
     #[arg(long)]
     pub verbose: bool,
 }
+
+/// The policy of `--policy` when none is named.
+pub const DEFAULT_POLICY: &str = "swimlane";
 
 #[derive(Debug, Args, Clone)]
 pub struct HistoryArgs {
@@ -226,8 +231,9 @@ pub struct ImportArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
+    // A bundle given as the history is judged by its own policy unless another is named.
     /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
-    #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
+    #[arg(short, long, default_value = DEFAULT_POLICY, value_name = "NAME|FILE")]
     pub policy: String,
     /// Only runs newer than this: a duration back from now (7d, 36h) or a date (2026-11-28).
     /// Default: the policy's window.
@@ -326,6 +332,10 @@ window), context.json (OS, kernel, CPU, memory, the target's mount, options and 
 version.txt. No environment variables, no other hosts' records. It is never written over an
 existing file. Exit 0 when the bundle is written, whatever the verdict; 2 on an error.")]
 pub struct BundleArgs {
+    /// fio outputs to keep in the bundle byte for byte, under fio/ (the raw files the records
+    /// were imported from, or a customer's).
+    #[arg(value_name = "FIO_OUTPUT", value_hint = clap::ValueHint::FilePath)]
+    pub outputs: Vec<PathBuf>,
     /// Where to write the bundle (default: iopscheck-bundle-HOST-DATE.tar.gz here); `-` for
     /// stdout.
     #[arg(short, long, value_name = "FILE")]
@@ -479,6 +489,13 @@ fn budget_value(s: &str) -> Result<usize, String> {
         Ok(n) if (1..=1000).contains(&n) => Ok(n),
         _ => Err(format!("'{s}' must be a whole number from 1 to 1000")),
     }
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The bundle (.tar.gz made by `iopscheck bundle`) or history to check.
+    #[arg(value_name = "BUNDLE|HISTORY", value_hint = clap::ValueHint::FilePath)]
+    pub file: PathBuf,
 }
 
 /// One `--export FORMAT=FILE`.

@@ -267,6 +267,10 @@ pub struct PolicyInfo {
     pub test: String,
     #[serde(default)]
     pub aggregate: Aggregate,
+    /// The fio command that runs the policy's test, as a customer would type it (the reply
+    /// format asks for it); empty where the evaluation was read back from JSON.
+    #[serde(skip)]
+    pub fio_command: String,
 }
 
 /// The group a report judges: one host, policy, directory and engine.
@@ -432,6 +436,41 @@ impl Evaluation {
     /// needed), 3 days (2 needed)" (report). A run's and an import's verdict is of one
     /// sitting; only a report applies the policy's rule of runs over days.
     pub fn judged_on(&self) -> String {
+        let (n, s, tally) = self.scope_tally();
+        match self.scope {
+            Scope::Run => {
+                format!("for this sitting of {n} run{s}; the policy's evidence over days: {tally}")
+            }
+            Scope::Import => format!(
+                "for the {n} imported run{s} as given; the policy's evidence over days: {tally}"
+            ),
+            Scope::Report => format!("on the history: {tally}"),
+        }
+    }
+
+    /// [`Self::judged_on`] in fewer words, for the one-line summary: which runs answered ("for
+    /// this sitting of 3 runs", "for 2 imported runs", "on the history: 3 of 6 runs, 1 of 2
+    /// days"), and what the policy's rule asks when too few runs are why it is inconclusive.
+    pub fn judged_on_short(&self) -> String {
+        let (n, s, tally) = self.scope_tally();
+        let e = &self.evidence;
+        let mut out = match self.scope {
+            Scope::Run => format!("for this sitting of {n} run{s}"),
+            Scope::Import => format!("for {n} imported run{s}"),
+            // the history's runs are the policy's evidence: the tally is the scope
+            Scope::Report => return format!("on the history: {tally}"),
+        };
+        if !e.enough && self.verdict == Verdict::Inconclusive && self.deviations.is_empty() {
+            out.push_str(&format!(
+                " (the policy needs {} runs over {} days)",
+                e.min_runs, e.min_days
+            ));
+        }
+        out
+    }
+
+    /// The runs judged, their plural's "s", and the policy's evidence as its rule counts it.
+    fn scope_tally(&self) -> (usize, &'static str, String) {
         let n = self.runs.len();
         let s = if n == 1 { "" } else { "s" };
         let tally = match self.scope {
@@ -457,15 +496,7 @@ impl Evaluation {
             }
             _ => self.evidence.tally(),
         };
-        match self.scope {
-            Scope::Run => {
-                format!("for this sitting of {n} run{s}; the policy's evidence over days: {tally}")
-            }
-            Scope::Import => format!(
-                "for the {n} imported run{s} as given; the policy's evidence over days: {tally}"
-            ),
-            Scope::Report => format!("on the history: {tally}"),
-        }
+        (n, s, tally)
     }
 }
 
@@ -764,6 +795,7 @@ fn judge(
                 TestOrigin::Assumed => "assumed".into(),
             },
             aggregate: agg,
+            fio_command: crate::fio::customer_command(&policy.job),
         },
         verdict,
         reason,

@@ -21,6 +21,7 @@ mod lists;
 mod markdown;
 mod output_file;
 mod prometheus;
+pub mod reply;
 pub mod summary;
 mod table;
 mod view;
@@ -50,10 +51,13 @@ pub enum Format {
     Html,
     /// One line for a ticket: verdict, deciding figure and threshold, runs and days, caveat.
     Summary,
+    /// Sentences to send the customer: the verdict in plain words, what was measured, and when
+    /// inconclusive the exact fio command and how many runs over how many days to attach.
+    Reply,
 }
 
 impl Format {
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::Table,
         Format::Json,
         Format::Jsonl,
@@ -63,6 +67,7 @@ impl Format {
         Format::Junit,
         Format::Html,
         Format::Summary,
+        Format::Reply,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -76,6 +81,7 @@ impl Format {
             Format::Junit => "junit",
             Format::Html => "html",
             Format::Summary => "summary",
+            Format::Reply => "reply",
         }
     }
 }
@@ -107,6 +113,7 @@ pub fn render(
         Format::Junit => junit::render(ev, out),
         Format::Html => html::render(ev, out),
         Format::Summary => summary::render(ev, out),
+        Format::Reply => reply::render(ev, out),
     }
 }
 
