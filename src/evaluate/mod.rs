@@ -157,6 +157,11 @@ pub struct RuleResult {
     /// window's mean can hide the day a node began to fail.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latest_day: Option<LatestDay>,
+    /// Why the rule fails although its aggregate meets the threshold (`passed` is false): its
+    /// latest runs miss it ("the last 3 runs since 2026-12-01 average 2433 IOPS"), or a run's
+    /// disk sustained less once its burst credits ran out. None when the aggregate decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fails_on: Option<String>,
 }
 
 /// A rule's metric over the latest day with runs that measured it.
@@ -589,6 +594,7 @@ fn judge(
                     })
                     .collect(),
                 latest_day: latest_day(&runs, &rule.metric, agg),
+                fails_on: None,
             }
         })
         .collect();
@@ -642,7 +648,16 @@ fn judge(
         deviations: &deviations,
         not_counted: &not_counted,
     };
-    let (verdict, reason) = decide(&judged);
+    let (verdict, reason, overruled) = decide(&judged);
+    // A rule the verdict fails on its latest runs is a failed rule in every format, not a
+    // met one beside a FAIL.
+    if verdict == Verdict::Fail
+        && let Some((metric, why)) = overruled
+        && let Some(r) = rules.iter_mut().find(|r| r.metric == metric)
+    {
+        r.passed = Some(false);
+        r.fails_on = Some(why);
+    }
     let differences: Vec<ShapeDifference> = opts
         .shape_differences
         .iter()

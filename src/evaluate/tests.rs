@@ -35,6 +35,7 @@ pub(crate) fn rule(metric: &str, threshold: f64) -> RuleResult {
         note: None,
         per_run: vec![],
         latest_day: None,
+        fails_on: None,
     }
 }
 

@@ -326,6 +326,9 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
             "  {head} {:<width$}  {}, needs {}{marginal}{judged}",
             l.metric, l.value, l.needs
         )?;
+        if let Some(why) = &l.fails_on {
+            writeln!(out, "{}", wrap("      fails: ", why))?;
+        }
         if let Some(note) = &l.note {
             writeln!(out, "{}", wrap("      ", note))?;
         }
