@@ -569,3 +569,207 @@ fn a_run_on_a_steady_disk_is_told_what_limited_it_and_not_of_burst_credits() {
     assert!(text.contains(&format!("the disk ({disk}) was")), "{err}");
     assert!(!err.contains("burst credits running out"), "{err}");
 }
+
+/// Swimlane's job at 32 MiB for 6 s with a threshold of 450 IOPS, direct with 64 libaio
+/// I/Os in flight or as the article's (buffered posixaio): the policy's own test, so that the
+/// verdict on the emulated disk can pass.
+fn small_burst_policy(env: &Env, direct: bool) -> std::path::PathBuf {
+    env.swimlane_policy(
+        if direct {
+            "direct.yaml"
+        } else {
+            "buffered.yaml"
+        },
+        |p| {
+            let p = p
+                .replace("size: 4g", "size: 32m")
+                .replace("runtime: 60s", "runtime: 6s")
+                .replace("threshold: 3000", "threshold: 450")
+                .replace("threshold: 11.7", "threshold: 1.8");
+            if direct {
+                p.replace("  end_fsync: true", "  end_fsync: true\n  direct: true")
+                    .replace("ioengine: posixaio", "ioengine: libaio")
+                    .replace("iodepth: 1", "iodepth: 64")
+                    .replace("engines: [posixaio, io_uring]", "engines: [libaio]")
+            } else {
+                p
+            }
+        },
+    )
+}
+
+/// One run of `policy` on a fresh emulated disk with `bucket` (and `dirty_max`), as JSON,
+/// with its exit code and stderr; run again, up to three times, where the emulated disk
+/// itself stalled (`BurstDisk::kept_busy`) when the bucket was to run dry.
+fn run_on_burst_disk(
+    env: &Env,
+    policy: &std::path::Path,
+    bucket: common::burst::Bucket,
+    dirty_max: Option<u64>,
+    runs_dry: bool,
+) -> (common::burst::BurstDisk, Option<i32>, Value, String) {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let disk = common::burst::BurstDisk::up(bucket, dirty_max);
+        let out = env
+            .cmd()
+            .args(["run", "--no-history", "--runs", "1", "--format", "json"])
+            .args(
+                [
+                    "table",
+                    "csv",
+                    "junit",
+                    "html",
+                    "prometheus",
+                    "markdown",
+                    "summary",
+                ]
+                .iter()
+                .flat_map(|f| {
+                    [
+                        "--export".to_string(),
+                        format!("{f}={}", env.tmp.path().join(f).display()),
+                    ]
+                }),
+            )
+            .arg("--policy")
+            .arg(policy)
+            .arg("--dir")
+            .arg(&disk.mount)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        if runs_dry && let Err(why) = disk.kept_busy() {
+            assert!(tries < 3, "the emulated disk stalled in 3 runs: {why}");
+            eprintln!("the emulated disk stalled ({why}); again");
+            continue;
+        }
+        let j: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}{err}", String::from_utf8_lossy(&out.stdout)));
+        return (disk, out.status.code(), j, err);
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_root, have_fuse)),
+    ignore = "needs root and FUSE (libfuse3-dev)"
+)]
+fn a_run_that_passes_only_on_burst_credits_fails_at_the_level_the_disk_sustained() {
+    let env = Env::new();
+    let policy = small_burst_policy(&env, true);
+    // 1,000 I/Os a second until the 2,250 credits run out after 3 s, then 250: the run's
+    // mean (about 625) meets 450, what the disk keeps up does not.
+    let bucket = common::burst::Bucket {
+        burst: 1000,
+        baseline: 250,
+        size: 2250,
+    };
+    let (disk, code, j, err) = run_on_burst_disk(&env, &policy, bucket, None, true);
+    let rule = &j["rules"][0];
+    assert_eq!(rule["metric"], "write_iops_formula");
+    let mean = rule["value"].as_f64().unwrap();
+    assert!(
+        mean >= 450.0,
+        "the mean must pass for this test: {rule}\n{err}"
+    );
+    assert_eq!(j["verdict"], "fail", "{}\n{err}", j["reason"]);
+    assert_eq!(code, Some(1));
+    let b = &j["bursts"][0];
+    assert_eq!(b["run"], 1, "{j}");
+    assert_eq!(b["series"], "device", "{b}");
+    let dry = disk.seconds_to_dry().expect("the bucket ran dry");
+    let step = b["step_s"].as_f64().unwrap();
+    assert!(
+        (step - dry).abs() <= 0.5,
+        "step at {step} s, dry at {dry} s: {b}"
+    );
+    let base = bucket.baseline as f64;
+    let kept = b["sustained_iops"].as_f64().unwrap();
+    assert!((kept - base).abs() <= 0.1 * base, "{b}");
+    let size = bucket.size as f64;
+    let found = b["bucket_ios"].as_f64().unwrap();
+    assert!((found - size).abs() <= 0.25 * size, "{b}");
+    // The verdict says the sustained level, the step's time and the mean, in its words.
+    let reason = j["reason"].as_str().unwrap();
+    let short = |v: f64| format!("{:.0}", v);
+    let words = format!(
+        "sustained after burst credits ran out at {step:.1} s, missing ≥ 450; the run's mean of {} IOPS passes only on credits",
+        short(mean)
+    );
+    assert!(reason.contains(&words), "{reason}");
+    assert_eq!(rule["passed"], false, "{rule}");
+    assert_eq!(rule["per_run"][0], false, "{rule}");
+    // The sustained figure is the mean scaled to what the disk kept up: near the baseline.
+    let figure: f64 = reason
+        .split(" IOPS sustained")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{reason}"));
+    assert!((figure - base).abs() <= 0.15 * base, "{reason}");
+    // Every format says it, and none marks the run's figure as meeting the rule.
+    let read = |f: &str| std::fs::read_to_string(env.tmp.path().join(f)).unwrap();
+    let flat = |t: String| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    for f in ["table", "csv", "junit", "markdown", "summary", "prometheus"] {
+        let text = flat(read(f)).replace("\\_", "_");
+        assert!(text.contains(&words), "{f}: {text}");
+    }
+    let html = read("html");
+    assert!(flat(html.replace("&#39;", "'")).contains(&words), "{html}");
+    assert!(!html.contains("result pass"), "{html}");
+    let table = read("table");
+    assert!(table.contains("✗ decides"), "{table}");
+    assert!(!table.contains(" ✓"), "{table}");
+    let csv = read("csv");
+    assert!(csv.lines().nth(1).unwrap().contains(",fail,"), "{csv}");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_root, have_fuse)),
+    ignore = "needs root and FUSE (libfuse3-dev)"
+)]
+fn a_bucket_that_never_runs_dry_leaves_the_verdict_as_the_mean_gives_it() {
+    let env = Env::new();
+    let policy = small_burst_policy(&env, true);
+    let bucket = common::burst::Bucket {
+        burst: 1000,
+        baseline: 250,
+        size: 100_000,
+    };
+    let (disk, code, j, err) = run_on_burst_disk(&env, &policy, bucket, None, false);
+    assert_eq!(disk.seconds_to_dry(), None);
+    assert!(j.get("bursts").is_none(), "{j}\n{err}");
+    assert_eq!(j["verdict"], "pass", "{}\n{err}", j["reason"]);
+    assert_eq!(code, Some(0));
+    assert!(!err.contains("burst credits running out"), "{err}");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_root, have_fuse)),
+    ignore = "needs root and FUSE (libfuse3-dev)"
+)]
+fn the_page_cache_filling_up_on_a_steady_disk_is_not_called_burst() {
+    let env = Env::new();
+    // The article's buffered job on a disk that never runs dry, its dirty pages capped at
+    // 4 MiB: the writer runs ahead of the disk, then waits on it, and its own rate falls.
+    let policy = small_burst_policy(&env, false);
+    let bucket = common::burst::Bucket {
+        burst: 1000,
+        baseline: 250,
+        size: 100_000,
+    };
+    let (_disk, code, j, err) = run_on_burst_disk(&env, &policy, bucket, Some(4 << 20), false);
+    assert!(j.get("bursts").is_none(), "{j}\n{err}");
+    assert!(!err.contains("burst credits running out"), "{err}");
+    let rule = &j["rules"][0];
+    assert_eq!(rule.get("fails_on"), None, "{rule}");
+    // Whatever the figure, it is judged as the mean gives it.
+    let mean = rule["value"].as_f64().unwrap();
+    let want = if mean >= 450.0 { "pass" } else { "fail" };
+    assert_eq!(j["verdict"], want, "{}\n{err}", j["reason"]);
+    assert_eq!(code, Some(if mean >= 450.0 { 0 } else { 1 }));
+}

@@ -159,8 +159,8 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     drop(rt);
     signals::restore_defaults();
     let outcome = outcome?;
-    let (records, unlinked) = match outcome {
-        Ended::Done(r, u) => (r, u),
+    let (records, sustained, unlinked) = match outcome {
+        Ended::Done(r, s, u) => (r, s, u),
         Ended::Stopped(stop, done) => {
             crate::out::err_line(format_args!(
                 "iopscheck: interrupted by {}: the test file was removed; {} completed run{} kept in the history",
@@ -176,6 +176,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let mut opts = Options::new(Scope::Run, now);
     opts.strict = strict;
     opts.notes = notes;
+    opts.sustained = sustained;
     let mut ev = evaluate::evaluate(records, &declared_policy, &opts);
     ev.group = ev.runs.first().map(Group::of);
 
@@ -279,9 +280,12 @@ struct Plan {
     host: String,
 }
 
+/// The runs whose burst credits ran out, by their index among the runs' records.
+type Sustaineds = std::collections::BTreeMap<usize, evaluate::Sustained>;
+
 enum Ended {
     /// The runs' records, and the test files, unlinked already, to be freed after the verdict.
-    Done(Vec<Record>, testfile::Unlinked),
+    Done(Vec<Record>, Sustaineds, testfile::Unlinked),
     Stopped(Stop, usize),
 }
 
@@ -353,9 +357,9 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
     progress.clear();
     let ended = match ended {
         // All done: the names go now, the blocks after the verdict (`release_files`).
-        Ok(Done::All(records)) => {
+        Ok(Done::All(records, sustained)) => {
             let unlinked = files.unlink().context("cannot remove the test file")?;
-            return Ok(Ended::Done(records, unlinked));
+            return Ok(Ended::Done(records, sustained, unlinked));
         }
         Ok(Done::Stopped(s, n)) => Ok(Ended::Stopped(s, n)),
         Err(e) => Err(e),
@@ -372,7 +376,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
 
 /// How the runs on the test files ended.
 enum Done {
-    All(Vec<Record>),
+    All(Vec<Record>, Sustaineds),
     Stopped(Stop, usize),
 }
 
@@ -428,6 +432,7 @@ async fn lay_out_and_run(
     // The disks under the target, for fio's `Disk stats` of native runs.
     let disks = crate::measure::disk::disks_under(&plan.dir);
     let mut records = Vec::new();
+    let mut sustained = Sustaineds::new();
     for i in 0..plan.runs {
         if i > 0 && !plan.interval.is_zero() {
             progress.waiting(plan.interval);
@@ -494,9 +499,12 @@ async fn lay_out_and_run(
                 crate::terminal::stderr_width(),
             ));
         }
+        if let Some(s) = crate::measure::changepoint::sustained(&measurement, !plan.job.direct) {
+            sustained.insert(records.len(), s);
+        }
         records.push(record);
     }
-    Ok(Done::All(records))
+    Ok(Done::All(records, sustained))
 }
 
 /// How long removing the test files may take before the terminal says what is happening.

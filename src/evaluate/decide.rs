@@ -153,6 +153,9 @@ fn verdict(j: &Judged) -> (Verdict, String) {
         .filter(|r| r.passed == Some(false))
         .collect();
     let describe = |r: &RuleResult| {
+        if let Some(why) = &r.fails_on {
+            return format!("{}: {why}", r.metric);
+        }
         format!(
             "{} {} is {} {}, {} {} {}",
             r.aggregate.as_str(),

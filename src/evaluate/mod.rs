@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::deviation::{self, Deviation, Effect};
 use crate::history::Record;
 use crate::job::ShapeDifference;
+pub use crate::measure::changepoint::Sustained;
 use crate::policy::{Aggregate, Level, Op, Policy, TestOrigin};
 use crate::runs::{Records, Run, RunFields};
 
@@ -112,6 +113,10 @@ pub struct Options {
     pub notes: Vec<Warning>,
     /// Engines seen in the window outside this group (report): for the mixed-engine warning.
     pub other_engines: BTreeMap<String, usize>,
+    /// The runs whose burst credits ran out, by their index in the records given (a run's:
+    /// from the disk's own series, `measure::changepoint::sustained`): their throughput
+    /// figures are judged at the level the disk sustained after the step too.
+    pub sustained: BTreeMap<usize, Sustained>,
 }
 
 impl Options {
@@ -123,6 +128,7 @@ impl Options {
             shape_differences: vec![],
             notes: vec![],
             other_engines: BTreeMap::new(),
+            sustained: BTreeMap::new(),
         }
     }
 }
@@ -327,6 +333,27 @@ pub struct Evaluation {
     pub run_effects: Vec<Option<deviation::Effect>>,
     pub strict: bool,
     pub generated: DateTime<Utc>,
+    /// The runs whose burst credits ran out inside them, with the level the disk sustained
+    /// after (docs/sustained.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bursts: Vec<Burst>,
+}
+
+/// A run whose disk's burst credits ran out inside it (`measure::changepoint`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Burst {
+    /// The run, from 1, in the order of `runs`.
+    pub run: usize,
+    /// Seconds from the first timed I/O to the step.
+    pub step_s: f64,
+    /// The series' I/Os per second before and after the step.
+    pub burst_iops: f64,
+    pub sustained_iops: f64,
+    /// (burst − sustained) × time to the step, I/Os.
+    pub bucket_ios: f64,
+    /// The series it was found in: `device` (the disk's own, /proc/diskstats) or
+    /// `application` (the run's own completions, direct I/O).
+    pub series: &'static str,
 }
 
 /// Runs left out of the verdict for one reason.
@@ -627,6 +654,7 @@ fn judge(
 
     // The interval says something only once the evidence rule is met.
     let mut rules = rules;
+    let bursts = judge_sustained(&runs, &mut rules, opts);
     for r in &mut rules {
         r.marginal &= evidence.enough;
     }
@@ -711,8 +739,97 @@ fn judge(
         run_effects,
         strict: opts.strict,
         generated: opts.now,
+        bursts,
         runs,
     }
+}
+
+/// A throughput figure of one direction: what a run's sustained level scales.
+pub fn throughput(metric: &str) -> Option<crate::measure::Direction> {
+    let (dir, what) = metric.split_once('_')?;
+    let d = match dir {
+        "read" => crate::measure::Direction::Read,
+        "write" => crate::measure::Direction::Write,
+        _ => return None,
+    };
+    matches!(
+        what,
+        "iops" | "iops_formula" | "bw_bytes" | "bw_mb_s" | "bw_mib_s"
+    )
+    .then_some(d)
+}
+
+/// The runs whose burst credits ran out (`opts.sustained`), and each rule on a throughput
+/// figure judged at their sustained level: a run whose disk sustained less than the rule asks
+/// misses it, whatever its mean, and a rule such a run passed only on credits fails, with
+/// `fails_on` saying so.
+fn judge_sustained(runs: &[Run], rules: &mut [RuleResult], opts: &Options) -> Vec<Burst> {
+    let of = |run: &Run| match run.at {
+        crate::runs::At::Index(k) => opts.sustained.get(&k),
+        _ => None,
+    };
+    let bursts: Vec<Burst> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, run)| {
+            let s = of(run)?;
+            Some(Burst {
+                run: i + 1,
+                step_s: s.step.at_s,
+                burst_iops: s.step.before,
+                sustained_iops: s.step.after,
+                bucket_ios: s.step.bucket(),
+                series: if s.device { "device" } else { "application" },
+            })
+        })
+        .collect();
+    if bursts.is_empty() {
+        return bursts;
+    }
+    for r in rules.iter_mut().filter(|r| r.op.higher_is_better()) {
+        let Some(dir) = throughput(&r.metric) else {
+            continue;
+        };
+        let mut first: Option<(usize, f64, f64, f64)> = None;
+        for (i, run) in runs.iter().enumerate() {
+            let (Some(s), Some(&v)) = (of(run), run.metrics.get(&r.metric)) else {
+                continue;
+            };
+            let Some(ratio) = s.ratio[dir as usize] else {
+                continue;
+            };
+            let kept = v * ratio;
+            if !r.op.holds(kept, r.threshold) {
+                if let Some(p) = r.per_run.get_mut(i) {
+                    *p = Some(false);
+                }
+                if r.op.holds(v, r.threshold) {
+                    first.get_or_insert((i, kept, v, s.step.at_s));
+                }
+            }
+        }
+        if let (Some((i, kept, v, at)), Some(true)) = (first, r.passed) {
+            let unit = if r.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", r.unit)
+            };
+            let run = if runs.len() > 1 {
+                format!("run {}: ", i + 1)
+            } else {
+                String::new()
+            };
+            r.passed = Some(false);
+            r.fails_on = Some(format!(
+                "{run}{}{unit} sustained after burst credits ran out at {at:.1} s, missing {} {}; the run's mean of {}{unit} passes only on credits",
+                warnings::short(kept),
+                r.op,
+                warnings::short(r.threshold),
+                warnings::short(v),
+            ));
+        }
+    }
+    bursts
 }
 
 /// `metric` over the runs of the latest day that measured it (runs are in time order).

@@ -40,6 +40,8 @@ struct Tail<'a> {
     not_counted: &'a [crate::evaluate::NotCounted],
     strict: bool,
     generated: &'a chrono::DateTime<chrono::Utc>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    bursts: &'a [crate::evaluate::Burst],
 }
 
 fn head(ev: &Evaluation) -> Head<'_> {
@@ -70,6 +72,7 @@ fn tail(ev: &Evaluation) -> Tail<'_> {
         not_counted: &ev.not_counted,
         strict: ev.strict,
         generated: &ev.generated,
+        bursts: &ev.bursts,
     }
 }
 

@@ -172,7 +172,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
                 Some(&v) => format!(
                     "{}{}",
                     fmt_value(v),
-                    super::view::judge_on(r, v, super::view::run_standing(ev, i)).mark()
+                    super::view::judge_run(ev, r, i, v).mark()
                 ),
                 None => "—".into(),
             };

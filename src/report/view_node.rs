@@ -237,10 +237,7 @@ pub fn rule_lines(ev: &Evaluation) -> Vec<RuleLine> {
                     .iter()
                     .enumerate()
                     .filter_map(|(i, run)| run.metrics.get(&r.metric).map(|&v| (i + 1, v)))
-                    .filter(|&(n, v)| {
-                        super::view::judge_on(r, v, super::view::run_standing(ev, n - 1))
-                            == Emphasis::Fail
-                    })
+                    .filter(|&(n, v)| super::view::judge_run(ev, r, n - 1, v) == Emphasis::Fail)
                 {
                     if misses.len() < RUNS_LISTED {
                         misses.push((n, format!("{}{unit}", fmt_value(v))));
