@@ -48,7 +48,13 @@ pub struct RunConfig {
     pub outputs: Outputs,
     /// Warn-level rules decide the verdict too.
     pub strict: bool,
+    /// `--sustained`: its budget (the one run's longest runtime).
+    pub sustained: Option<Duration>,
 }
+
+/// `--sustained-budget`'s default: longer than the common buckets last at their burst rate
+/// (30 minutes, AWS's gp2 and Azure's P10: docs/sustained.md).
+pub const SUSTAINED_BUDGET: Duration = Duration::from_secs(40 * 60);
 
 impl TryFrom<RunArgs> for RunConfig {
     type Error = anyhow::Error;
@@ -66,6 +72,22 @@ impl TryFrom<RunArgs> for RunConfig {
         if let Some(d) = args.runtime {
             policy.job.runtime = Secs(d);
             overrides.insert("runtime".into(), units::format_duration(d));
+        }
+        // One run of the job, for as long as the budget at most: longer than the policy's
+        // runtime, never shorter (a shorter budget is refused below).
+        let sustained = args
+            .sustained
+            .then(|| args.sustained_budget.unwrap_or(SUSTAINED_BUDGET));
+        if let Some(b) = sustained {
+            if b < policy.job.runtime.0 {
+                return Err(usage(format!(
+                    "--sustained-budget: {} is shorter than the policy's runtime ({}): a sustained run goes on at least as long as the policy's test",
+                    units::format_duration(b),
+                    units::format_duration(policy.job.runtime.0)
+                )));
+            }
+            policy.job.runtime = Secs(b);
+            policy.job.time_based = true;
         }
         // An override may break the job (a size smaller than a block): name the flag, not the
         // policy, when it did.
@@ -86,7 +108,11 @@ impl TryFrom<RunArgs> for RunConfig {
         inputs.extend(history.iter().map(|h| Input::new("the history", h)));
         outputs.refuse_inputs(&inputs)?;
         Ok(RunConfig {
-            runs: args.runs.unwrap_or(policy.runs),
+            runs: if sustained.is_some() {
+                1
+            } else {
+                args.runs.unwrap_or(policy.runs)
+            },
             interval: args.interval.unwrap_or(Duration::ZERO),
             declared,
             policy,
@@ -98,6 +124,7 @@ impl TryFrom<RunArgs> for RunConfig {
             host,
             outputs,
             strict: args.out.strict,
+            sustained,
         })
     }
 }

@@ -773,3 +773,192 @@ fn the_page_cache_filling_up_on_a_steady_disk_is_not_called_burst() {
     assert_eq!(j["verdict"], want, "{}\n{err}", j["reason"]);
     assert_eq!(code, Some(if mean >= 450.0 { 0 } else { 1 }));
 }
+
+#[test]
+#[cfg_attr(
+    not(all(have_root, have_fuse)),
+    ignore = "needs root and FUSE (libfuse3-dev)"
+)]
+fn a_sustained_run_reaches_the_emulated_baseline_and_stops() {
+    let env = Env::new();
+    let policy = small_burst_policy(&env, true);
+    // The credits run out after 3 s; then 10 s steady at 250 end the run, long before the
+    // budget of 2 minutes.
+    let bucket = common::burst::Bucket {
+        burst: 1000,
+        baseline: 250,
+        size: 2250,
+    };
+    for tries in 1..=3 {
+        let disk = common::burst::BurstDisk::up(bucket, None);
+        let out = env
+            .cmd()
+            .args([
+                "run",
+                "--no-history",
+                "--sustained",
+                "--sustained-budget",
+                "2m",
+            ])
+            .args(["--format", "json", "--policy"])
+            .arg(&policy)
+            .arg("--dir")
+            .arg(&disk.mount)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        if let Err(why) = disk.kept_busy() {
+            assert!(tries < 3, "the emulated disk stalled in 3 runs: {why}");
+            eprintln!("the emulated disk stalled ({why}); again");
+            continue;
+        }
+        let j: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        let flat = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        // Said before, during and after.
+        assert!(
+            flat.contains("sustained: one run of the policy's job until the disk"),
+            "{err}"
+        );
+        assert!(flat.contains("held steady at"), "{err}");
+        assert!(flat.contains("the run stopped after"), "{err}");
+        // One run, stopped by the steady state, not by the budget.
+        assert_eq!(j["runs"].as_array().unwrap().len(), 1);
+        let ran_ms = j["runs"][0]["metrics"]["write_runtime_ms"]
+            .as_f64()
+            .unwrap();
+        assert!(ran_ms < 120_000.0, "{ran_ms}");
+        // The level it reached is the emulated baseline, and the verdict judges it.
+        let b = &j["bursts"][0];
+        let base = bucket.baseline as f64;
+        let kept = b["sustained_iops"].as_f64().unwrap();
+        assert!((kept - base).abs() <= 0.1 * base, "{b}\n{err}");
+        assert_eq!(j["verdict"], "fail", "{}", j["reason"]);
+        assert!(
+            j["reason"].as_str().unwrap().contains("held steady at"),
+            "{}",
+            j["reason"]
+        );
+        return;
+    }
+}
+
+#[test]
+fn a_policy_that_requires_the_sustained_level_cannot_pass_on_the_job_as_written() {
+    let env = Env::new();
+    let policy = env.swimlane_policy("sustained.yaml", |p| {
+        p.replace("threshold: 3000", "threshold: 1")
+            .replace("threshold: 11.7", "threshold: 0.001")
+            + "\nsustained: required\n"
+    });
+    env.cmd()
+        .args(["policy", "check"])
+        .arg(&policy)
+        .assert()
+        .success();
+    let out = env
+        .small_run("psync")
+        .args(["--no-history", "--format", "json", "--policy"])
+        .arg(&policy)
+        .output()
+        .unwrap();
+    let j = json_of(&out.stdout);
+    // 1 IOPS is met by any disk, and --size and --runtime only flatter: the verdict would be
+    // inconclusive anyway; the policy's requirement is what it names first when met.
+    assert_ne!(j["verdict"], "pass", "{}", j["reason"]);
+    // On the policy's own size and runtime the pass is withheld for the sustained level.
+    let own = env.swimlane_policy("own.yaml", |p| {
+        p.replace("threshold: 3000", "threshold: 1")
+            .replace("threshold: 11.7", "threshold: 0.001")
+            .replace("size: 4g", "size: 32m")
+            .replace("runtime: 60s", "runtime: 1s")
+            .replace("ioengine: posixaio", "ioengine: psync")
+            .replace("engines: [posixaio, io_uring]", "engines: [psync]")
+            + "\nsustained: required\n"
+    });
+    let out = env
+        .cmd()
+        .args([
+            "run",
+            "--runs",
+            "1",
+            "--no-history",
+            "--format",
+            "json",
+            "--dir",
+        ])
+        .arg(&env.dir)
+        .arg("--policy")
+        .arg(&own)
+        .output()
+        .unwrap();
+    let j = json_of(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{}", j["reason"]);
+    assert_eq!(j["verdict"], "inconclusive");
+    let reason = j["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the policy requires the level the disk sustains (sustained: required), which this run does not measure: run `iopscheck run --sustained`"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn policy_check_names_a_wrong_sustained_key() {
+    let env = Env::new();
+    let bad = env.swimlane_policy("bad.yaml", |p| p + "\nsustained: maybe\n");
+    env.cmd()
+        .args(["policy", "check"])
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("sustained"))
+        .stderr(predicate::str::contains("required"));
+    // Only a throughput figure has a level the disk sustains.
+    let latency = env.swimlane_policy("latency.yaml", |p| {
+        p.replace("metric: write_iops_formula", "metric: write_clat_p99_us")
+            .replace(
+                "op: \">=\"\n    threshold: 3000\n    level: fail",
+                "op: \"<=\"\n    threshold: 3000\n    level: fail",
+            )
+            + "\nsustained: required\n"
+    });
+    let text = std::fs::read_to_string(&latency).unwrap();
+    assert!(
+        text.contains("metric: write_clat_p99_us\n    op: \"<=\""),
+        "{text}"
+    );
+    env.cmd()
+        .args(["policy", "check"])
+        .arg(&latency)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "sustained: required needs a deciding rule on a throughput figure",
+        ));
+}
+
+#[test]
+fn sustained_flags_are_checked_before_anything_runs() {
+    let env = Env::new();
+    // A budget shorter than the policy's test.
+    env.cmd()
+        .args(["run", "--sustained", "--sustained-budget", "10s", "--dir"])
+        .arg(&env.dir)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--sustained-budget: 10s is shorter than the policy's runtime",
+        ));
+    // A budget without --sustained, and --sustained with --runs.
+    env.cmd()
+        .args(["run", "--sustained-budget", "10m", "--dir"])
+        .arg(&env.dir)
+        .assert()
+        .code(2);
+    env.cmd()
+        .args(["run", "--sustained", "--runs", "2", "--dir"])
+        .arg(&env.dir)
+        .assert()
+        .code(2);
+    assert!(common::listing(&env.dir).is_empty());
+}

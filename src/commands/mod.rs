@@ -10,3 +10,4 @@ pub mod policy;
 pub mod report;
 pub mod run;
 pub mod signals;
+mod sustained;

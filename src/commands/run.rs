@@ -19,7 +19,7 @@ use crate::cli::{EngineRequest, RunArgs};
 use crate::config::RunConfig;
 use crate::engine::{self, Backend, EngineError, EngineUsed, Live, Phase};
 use crate::error::RunError;
-use crate::evaluate::{self, Group, Options, Scope, Warning};
+use crate::evaluate::{self, Group, Options, Scope, SustainedCheck, Warning};
 use crate::history::{self, Record, Source, Target};
 use crate::job::Job;
 use crate::measure::Measurement;
@@ -76,6 +76,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         host,
         outputs,
         strict,
+        sustained,
     } = cfg;
     let declared = &declared_policy.job;
 
@@ -134,6 +135,19 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         ));
     }
 
+    if sustained.is_some() {
+        if matches!(runner, Runner::Fio(_)) {
+            return Err(usage(
+                "--sustained: needs the native engine, which samples the disk as it runs (not --engine fio)",
+            ));
+        }
+        if crate::measure::disk::disks_under(&dir).is_empty() {
+            return Err(usage(format!(
+                "--sustained: {} is on no disk that /proc/diskstats counts (tmpfs, overlay or a network filesystem): the level a disk sustains is read from its own series",
+                dir.display()
+            )));
+        }
+    }
     let target = crate::system::target_of(&dir);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -152,6 +166,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         history: history_path.clone(),
         invocation: invocation_id(),
         host,
+        sustained,
     };
     let outcome = rt.block_on(execute(&plan, ctx));
     // The test files are gone and the runs recorded: from here a signal may end the process
@@ -159,8 +174,8 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     drop(rt);
     signals::restore_defaults();
     let outcome = outcome?;
-    let (records, sustained, unlinked) = match outcome {
-        Ended::Done(r, s, u) => (r, s, u),
+    let (records, sustained, check, unlinked) = match outcome {
+        Ended::Done(r, s, c, u) => (r, s, c, u),
         Ended::Stopped(stop, done) => {
             crate::out::err_line(format_args!(
                 "iopscheck: interrupted by {}: the test file was removed; {} completed run{} kept in the history",
@@ -177,6 +192,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     opts.strict = strict;
     opts.notes = notes;
     opts.sustained = sustained;
+    opts.sustained_check = check;
     let mut ev = evaluate::evaluate(records, &declared_policy, &opts);
     ev.group = ev.runs.first().map(Group::of);
 
@@ -278,6 +294,8 @@ struct Plan {
     invocation: String,
     /// The node's name every record carries.
     host: String,
+    /// `--sustained`: the budget of its one run.
+    sustained: Option<Duration>,
 }
 
 /// The runs whose burst credits ran out, by their index among the runs' records.
@@ -285,7 +303,12 @@ type Sustaineds = std::collections::BTreeMap<usize, evaluate::Sustained>;
 
 enum Ended {
     /// The runs' records, and the test files, unlinked already, to be freed after the verdict.
-    Done(Vec<Record>, Sustaineds, testfile::Unlinked),
+    Done(
+        Vec<Record>,
+        Sustaineds,
+        Option<SustainedCheck>,
+        testfile::Unlinked,
+    ),
     Stopped(Stop, usize),
 }
 
@@ -357,9 +380,9 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
     progress.clear();
     let ended = match ended {
         // All done: the names go now, the blocks after the verdict (`release_files`).
-        Ok(Done::All(records, sustained)) => {
+        Ok(Done::All(records, sustained, check)) => {
             let unlinked = files.unlink().context("cannot remove the test file")?;
-            return Ok(Ended::Done(records, sustained, unlinked));
+            return Ok(Ended::Done(records, sustained, check, unlinked));
         }
         Ok(Done::Stopped(s, n)) => Ok(Ended::Stopped(s, n)),
         Err(e) => Err(e),
@@ -376,7 +399,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
 
 /// How the runs on the test files ended.
 enum Done {
-    All(Vec<Record>, Sustaineds),
+    All(Vec<Record>, Sustaineds, Option<SustainedCheck>),
     Stopped(Stop, usize),
 }
 
@@ -433,6 +456,7 @@ async fn lay_out_and_run(
     let disks = crate::measure::disk::disks_under(&plan.dir);
     let mut records = Vec::new();
     let mut sustained = Sustaineds::new();
+    let mut check = None;
     for i in 0..plan.runs {
         if i > 0 && !plan.interval.is_zero() {
             progress.waiting(plan.interval);
@@ -455,6 +479,14 @@ async fn lay_out_and_run(
                     *backend,
                 );
                 let disks = disks.clone();
+                let watcher = plan.sustained.zip(disks.first()).map(|(budget, d)| {
+                    super::sustained::Watcher::spawn(
+                        d.clone(),
+                        live.clone(),
+                        !plan.job.direct,
+                        budget,
+                    )
+                });
                 let work = move || {
                     let before = crate::measure::disk::snapshot(&disks);
                     // The device's own series is the disk the filesystem is on.
@@ -465,7 +497,11 @@ async fn lay_out_and_run(
                     }
                     Ok(m)
                 };
-                match drive(spawn_engine(work), &live, &cancel, progress, sigs, i + 1).await {
+                let driven = drive(spawn_engine(work), &live, &cancel, progress, sigs, i + 1).await;
+                if let Some(w) = watcher {
+                    check = Some(w.finish());
+                }
+                match driven {
                     Driven::Done(r) => r.map(|m| (m, None)).map_err(|e| engine_error(e, &plan.dir)),
                     Driven::Stopped(s) => return Ok(Done::Stopped(s, records.len())),
                 }
@@ -504,7 +540,7 @@ async fn lay_out_and_run(
         }
         records.push(record);
     }
-    Ok(Done::All(records, sustained))
+    Ok(Done::All(records, sustained, check))
 }
 
 /// How long removing the test files may take before the terminal says what is happening.

@@ -117,6 +117,19 @@ pub struct Options {
     /// from the disk's own series, `measure::changepoint::sustained`): their throughput
     /// figures are judged at the level the disk sustained after the step too.
     pub sustained: BTreeMap<usize, Sustained>,
+    /// What `run --sustained` found of the level the disk sustains; None for runs of the job
+    /// as written (a policy with `sustained: required` cannot pass on those).
+    pub sustained_check: Option<SustainedCheck>,
+}
+
+/// Whether a `run --sustained` measured the level the disk sustains (`measure::steady`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SustainedCheck {
+    /// The disk's rate held steady, after its burst credits ran out or over the whole
+    /// budget: how, in words.
+    Reached(String),
+    /// The budget ended before a steady state: why, in words.
+    NotReached(String),
 }
 
 impl Options {
@@ -129,6 +142,7 @@ impl Options {
             notes: vec![],
             other_engines: BTreeMap::new(),
             sustained: BTreeMap::new(),
+            sustained_check: None,
         }
     }
 }
@@ -686,6 +700,7 @@ fn judge(
         r.passed = Some(false);
         r.fails_on = Some(why);
     }
+    let (verdict, reason) = sustained_verdict(verdict, reason, policy, opts, runs.len());
     let differences: Vec<ShapeDifference> = opts
         .shape_differences
         .iter()
@@ -741,6 +756,40 @@ fn judge(
         generated: opts.now,
         bursts,
         runs,
+    }
+}
+
+/// The verdict with what `run --sustained` found, or did not: a pass needs a steady state
+/// where a sustained run looked for one, and where the policy requires the sustained level
+/// (`sustained: required`), a run that measured it. A fail stays a fail: a disk that misses
+/// the threshold before its rate settles does not meet it after.
+fn sustained_verdict(
+    verdict: Verdict,
+    reason: String,
+    policy: &Policy,
+    opts: &Options,
+    runs: usize,
+) -> (Verdict, String) {
+    use crate::policy::Sustained as Need;
+    match (&opts.sustained_check, verdict) {
+        (Some(SustainedCheck::NotReached(why)), Verdict::Pass) => (
+            Verdict::Inconclusive,
+            format!("the level the disk sustains is not known: {why}; so far {reason}"),
+        ),
+        (Some(SustainedCheck::NotReached(why)), _) => (verdict, format!("{reason}; {why}")),
+        (Some(SustainedCheck::Reached(how)), _) => (verdict, format!("{reason}; {how}")),
+        (None, Verdict::Pass) if policy.sustained == Need::Required && runs > 0 => (
+            Verdict::Inconclusive,
+            format!(
+                "the policy requires the level the disk sustains (sustained: required), which {} not measure: run `iopscheck run --sustained`; the runs' figures: {reason}",
+                if runs == 1 {
+                    "this run does"
+                } else {
+                    "these runs do"
+                }
+            ),
+        ),
+        _ => (verdict, reason),
     }
 }
 
