@@ -166,7 +166,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         history: history_path.clone(),
         invocation: invocation_id(),
         host,
-        sustained,
+        sustained: sustained.map(|b| (b, declared.runtime.0)),
     };
     let outcome = rt.block_on(execute(&plan, ctx));
     // The test files are gone and the runs recorded: from here a signal may end the process
@@ -294,8 +294,9 @@ struct Plan {
     invocation: String,
     /// The node's name every record carries.
     host: String,
-    /// `--sustained`: the budget of its one run.
-    sustained: Option<Duration>,
+    /// `--sustained`: the budget of its one run, and the policy's own runtime, which it runs
+    /// at least.
+    sustained: Option<(Duration, Duration)>,
 }
 
 /// The runs whose burst credits ran out, by their index among the runs' records.
@@ -479,14 +480,18 @@ async fn lay_out_and_run(
                     *backend,
                 );
                 let disks = disks.clone();
-                let watcher = plan.sustained.zip(disks.first()).map(|(budget, d)| {
-                    super::sustained::Watcher::spawn(
-                        d.clone(),
-                        live.clone(),
-                        !plan.job.direct,
-                        budget,
-                    )
-                });
+                let watcher = plan
+                    .sustained
+                    .zip(disks.first())
+                    .map(|((budget, least), d)| {
+                        super::sustained::Watcher::spawn(
+                            d.clone(),
+                            live.clone(),
+                            !plan.job.direct,
+                            budget,
+                            least,
+                        )
+                    });
                 let work = move || {
                     let before = crate::measure::disk::snapshot(&disks);
                     // The device's own series is the disk the filesystem is on.

@@ -29,9 +29,16 @@ pub struct Watcher {
 }
 
 impl Watcher {
-    /// Starts watching `disk` for a run of at most `budget`; it reads from the timed phase's
-    /// start (`live`'s phase).
-    pub fn spawn(disk: String, live: Arc<Live>, buffered: bool, budget: Duration) -> Watcher {
+    /// Starts watching `disk` for a run of at most `budget` and at least `least` (the
+    /// policy's own runtime: a sustained run is never shorter than its test); it reads from
+    /// the timed phase's start (`live`'s phase).
+    pub fn spawn(
+        disk: String,
+        live: Arc<Live>,
+        buffered: bool,
+        budget: Duration,
+        least: Duration,
+    ) -> Watcher {
         live.finish.store(false, Ordering::Relaxed);
         crate::out::err_line(crate::terminal::wrap(
             "sustained: ",
@@ -45,7 +52,7 @@ impl Watcher {
         ));
         let (stop, rx) = mpsc::channel::<()>();
         let (d, l) = (disk.clone(), live.clone());
-        let handle = std::thread::spawn(move || watch(&d, &l, buffered, budget, &rx));
+        let handle = std::thread::spawn(move || watch(&d, &l, buffered, budget, least, &rx));
         Watcher {
             stop,
             handle,
@@ -117,6 +124,7 @@ fn watch(
     live: &Live,
     buffered: bool,
     budget: Duration,
+    least: Duration,
     stop: &mpsc::Receiver<()>,
 ) -> Watched {
     let mut w = Watched {
@@ -156,11 +164,13 @@ fn watch(
             continue;
         }
         let state = w.state(buffered);
-        if let State::Steady { .. } = state {
+        let elapsed = Duration::from_millis(INTERVAL_MS as u64 * tick as u64);
+        if let State::Steady { .. } = state
+            && elapsed >= least
+        {
             live.finish.store(true, Ordering::Relaxed);
         }
         if tick % PROGRESS_EVERY == 0 {
-            let elapsed = Duration::from_millis(INTERVAL_MS as u64 * tick as u64);
             let left = budget.saturating_sub(elapsed);
             let at = match state {
                 State::NoStep => format!(
@@ -175,9 +185,13 @@ fn watch(
                     left_s.max(1.0),
                     clock(left)
                 ),
-                State::Steady { level, .. } => {
+                State::Steady { level, .. } if elapsed >= least => {
                     format!("steady at {level:.0} I/Os a second: ending the run")
                 }
+                State::Steady { level, .. } => format!(
+                    "steady at {level:.0} I/Os a second; the run goes on to the policy's runtime of {}",
+                    format_duration(least)
+                ),
             };
             crate::out::err_line(format!(
                 "sustained: {} of at most {}: the disk did {:.0} I/Os a second over the last 10 s; {at}",
