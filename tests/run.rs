@@ -793,13 +793,7 @@ fn a_sustained_run_reaches_the_emulated_baseline_and_stops() {
         let disk = common::burst::BurstDisk::up(bucket, None);
         let out = env
             .cmd()
-            .args([
-                "run",
-                "--no-history",
-                "--sustained",
-                "--sustained-budget",
-                "2m",
-            ])
+            .args(["run", "--sustained", "--sustained-budget", "2m"])
             .args(["--format", "json", "--policy"])
             .arg(&policy)
             .arg("--dir")
@@ -839,6 +833,26 @@ fn a_sustained_run_reaches_the_emulated_baseline_and_stops() {
             "{}",
             j["reason"]
         );
+        // The record keeps how the run ended, the step and the disk's series in a few
+        // figures; a report judges the run at the level the disk sustained, as the run did.
+        let rec = &env.history_lines()[0];
+        assert_eq!(rec["sustained"]["reached"], true, "{rec}");
+        assert_eq!(rec["device"]["disk"], disk.disk.as_str(), "{rec}");
+        let after = rec["burst"]["step"]["after"].as_f64().unwrap();
+        assert!((after - base).abs() <= 0.1 * base, "{rec}");
+        let out = env
+            .cmd()
+            .args(["report", "--format", "json", "--policy"])
+            .arg(&policy)
+            .output()
+            .unwrap();
+        let r = json_of(&out.stdout);
+        let kept = r["bursts"][0]["sustained_iops"]
+            .as_f64()
+            .unwrap_or_default();
+        assert!((kept - base).abs() <= 0.1 * base, "{r}");
+        assert_eq!(r["rules"][0]["per_run"][0], false, "{}", r["rules"][0]);
+        assert_ne!(r["verdict"], "pass");
         return;
     }
 }

@@ -174,8 +174,8 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     drop(rt);
     signals::restore_defaults();
     let outcome = outcome?;
-    let (records, sustained, check, unlinked) = match outcome {
-        Ended::Done(r, s, c, u) => (r, s, c, u),
+    let (records, check, unlinked) = match outcome {
+        Ended::Done(r, c, u) => (r, c, u),
         Ended::Stopped(stop, done) => {
             crate::out::err_line(format_args!(
                 "iopscheck: interrupted by {}: the test file was removed; {} completed run{} kept in the history",
@@ -191,7 +191,6 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let mut opts = Options::new(Scope::Run, now);
     opts.strict = strict;
     opts.notes = notes;
-    opts.sustained = sustained;
     opts.sustained_check = check;
     let mut ev = evaluate::evaluate(records, &declared_policy, &opts);
     ev.group = ev.runs.first().map(Group::of);
@@ -299,17 +298,9 @@ struct Plan {
     sustained: Option<(Duration, Duration)>,
 }
 
-/// The runs whose burst credits ran out, by their index among the runs' records.
-type Sustaineds = std::collections::BTreeMap<usize, evaluate::Sustained>;
-
 enum Ended {
     /// The runs' records, and the test files, unlinked already, to be freed after the verdict.
-    Done(
-        Vec<Record>,
-        Sustaineds,
-        Option<SustainedCheck>,
-        testfile::Unlinked,
-    ),
+    Done(Vec<Record>, Option<SustainedCheck>, testfile::Unlinked),
     Stopped(Stop, usize),
 }
 
@@ -381,9 +372,9 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
     progress.clear();
     let ended = match ended {
         // All done: the names go now, the blocks after the verdict (`release_files`).
-        Ok(Done::All(records, sustained, check)) => {
+        Ok(Done::All(records, check)) => {
             let unlinked = files.unlink().context("cannot remove the test file")?;
-            return Ok(Ended::Done(records, sustained, check, unlinked));
+            return Ok(Ended::Done(records, check, unlinked));
         }
         Ok(Done::Stopped(s, n)) => Ok(Ended::Stopped(s, n)),
         Err(e) => Err(e),
@@ -400,7 +391,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
 
 /// How the runs on the test files ended.
 enum Done {
-    All(Vec<Record>, Sustaineds, Option<SustainedCheck>),
+    All(Vec<Record>, Option<SustainedCheck>),
     Stopped(Stop, usize),
 }
 
@@ -456,7 +447,6 @@ async fn lay_out_and_run(
     // The disks under the target, for fio's `Disk stats` of native runs.
     let disks = crate::measure::disk::disks_under(&plan.dir);
     let mut records = Vec::new();
-    let mut sustained = Sustaineds::new();
     let mut check = None;
     for i in 0..plan.runs {
         if i > 0 && !plan.interval.is_zero() {
@@ -524,7 +514,17 @@ async fn lay_out_and_run(
         progress.clear();
         progress.finished_run();
         let (measurement, fio_version) = result?;
-        let record = make_record(plan, started, &measurement, fio_version);
+        let mut record = make_record(plan, started, &measurement, fio_version);
+        record.sustained = check.as_ref().map(|c| match c {
+            SustainedCheck::Reached(how) => crate::record::SustainedRun {
+                reached: true,
+                how: how.clone(),
+            },
+            SustainedCheck::NotReached(why) => crate::record::SustainedRun {
+                reached: false,
+                how: why.clone(),
+            },
+        });
         if let Some(p) = &plan.history {
             history::append(p, std::slice::from_ref(&record))
                 .with_context(|| "the run completed but could not be recorded")?;
@@ -540,12 +540,9 @@ async fn lay_out_and_run(
                 crate::terminal::stderr_width(),
             ));
         }
-        if let Some(s) = crate::measure::changepoint::sustained(&measurement, !plan.job.direct) {
-            sustained.insert(records.len(), s);
-        }
         records.push(record);
     }
-    Ok(Done::All(records, sustained, check))
+    Ok(Done::All(records, check))
 }
 
 /// How long removing the test files may take before the terminal says what is happening.

@@ -113,10 +113,6 @@ pub struct Options {
     pub notes: Vec<Warning>,
     /// Engines seen in the window outside this group (report): for the mixed-engine warning.
     pub other_engines: BTreeMap<String, usize>,
-    /// The runs whose burst credits ran out, by their index in the records given (a run's:
-    /// from the disk's own series, `measure::changepoint::sustained`): their throughput
-    /// figures are judged at the level the disk sustained after the step too.
-    pub sustained: BTreeMap<usize, Sustained>,
     /// What `run --sustained` found of the level the disk sustains; None for runs of the job
     /// as written (a policy with `sustained: required` cannot pass on those).
     pub sustained_check: Option<SustainedCheck>,
@@ -141,7 +137,6 @@ impl Options {
             shape_differences: vec![],
             notes: vec![],
             other_engines: BTreeMap::new(),
-            sustained: BTreeMap::new(),
             sustained_check: None,
         }
     }
@@ -668,7 +663,7 @@ fn judge(
 
     // The interval says something only once the evidence rule is met.
     let mut rules = rules;
-    let bursts = judge_sustained(&runs, &mut rules, opts);
+    let bursts = judge_sustained(&runs, &mut rules);
     for r in &mut rules {
         r.marginal &= evidence.enough;
     }
@@ -700,7 +695,9 @@ fn judge(
         r.passed = Some(false);
         r.fails_on = Some(why);
     }
-    let (verdict, reason) = sustained_verdict(verdict, reason, policy, opts, runs.len());
+    // A run recorded by `run --sustained` that reached a steady state measured the level.
+    let reached = runs.iter().any(|r| r.sustained == Some(true));
+    let (verdict, reason) = sustained_verdict(verdict, reason, policy, opts, runs.len(), reached);
     let differences: Vec<ShapeDifference> = opts
         .shape_differences
         .iter()
@@ -769,6 +766,7 @@ fn sustained_verdict(
     policy: &Policy,
     opts: &Options,
     runs: usize,
+    reached: bool,
 ) -> (Verdict, String) {
     use crate::policy::Sustained as Need;
     match (&opts.sustained_check, verdict) {
@@ -778,7 +776,7 @@ fn sustained_verdict(
         ),
         (Some(SustainedCheck::NotReached(why)), _) => (verdict, format!("{reason}; {why}")),
         (Some(SustainedCheck::Reached(how)), _) => (verdict, format!("{reason}; {how}")),
-        (None, Verdict::Pass) if policy.sustained == Need::Required && runs > 0 => (
+        (None, Verdict::Pass) if policy.sustained == Need::Required && !reached && runs > 0 => (
             Verdict::Inconclusive,
             format!(
                 "the policy requires the level the disk sustains (sustained: required), which {} not measure: run `iopscheck run --sustained`; the runs' figures: {reason}",
@@ -808,15 +806,14 @@ pub fn throughput(metric: &str) -> Option<crate::measure::Direction> {
     .then_some(d)
 }
 
-/// The runs whose burst credits ran out (`opts.sustained`), and each rule on a throughput
+/// The runs whose burst credits ran out (`Run::burst`, kept in their records), and each rule on a throughput
 /// figure judged at their sustained level: a run whose disk sustained less than the rule asks
 /// misses it, whatever its mean, and a rule such a run passed only on credits fails, with
 /// `fails_on` saying so.
-fn judge_sustained(runs: &[Run], rules: &mut [RuleResult], opts: &Options) -> Vec<Burst> {
-    let of = |run: &Run| match run.at {
-        crate::runs::At::Index(k) => opts.sustained.get(&k),
-        _ => None,
-    };
+fn judge_sustained(runs: &[Run], rules: &mut [RuleResult]) -> Vec<Burst> {
+    fn of(run: &Run) -> Option<&Sustained> {
+        run.burst.as_ref()
+    }
     let bursts: Vec<Burst> = runs
         .iter()
         .enumerate()

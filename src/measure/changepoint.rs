@@ -54,7 +54,7 @@ pub struct Input<'a> {
 }
 
 /// The best split of a series into two levels.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Step {
     /// Seconds from the start of the series to the step.
     pub at_s: f64,
@@ -206,8 +206,9 @@ pub fn of_run(m: &super::Measurement, buffered: bool) -> Finding {
     }
 }
 
-/// A run whose burst credits ran out, and what its throughput kept up after the step.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A run whose burst credits ran out, and what its throughput kept up after the step. A
+/// record keeps it (`burst`), so that a report judges the run as the run did.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sustained {
     pub step: Step,
     /// The step was found in the disk's own series (else the application's, direct I/O).
