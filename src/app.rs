@@ -170,6 +170,7 @@ fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Policy(p) => commands::policy::run(p, ctx),
         Command::Fleet(a) => commands::fleet::run(a, ctx),
         Command::Bundle(a) => commands::bundle::run(a, ctx),
+        Command::Compare(a) => commands::compare::run(a, ctx),
         Command::Completions { shell } => {
             // Rendered in memory, printed through ours (a closed pipe is no panic).
             crate::out::stdout().write_all(&crate::completions::script(shell))?;

@@ -51,6 +51,9 @@ pub enum Command {
     Fleet(FleetArgs),
     /// Write a support bundle (.tar.gz) with the history, the policy, reports and the context.
     Bundle(BundleArgs),
+    /// Compare two nodes, directories or engines, or a node before and after a date, from the
+    /// history: the ratio of the policy's mean with its 95% interval.
+    Compare(CompareArgs),
     /// Print shell completions.
     Completions {
         /// The shell to complete for.
@@ -189,6 +192,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
     #[command(flatten)]
+    pub decide: DecideArgs,
+    #[command(flatten)]
     pub history: HistoryArgs,
     #[command(flatten)]
     pub out: OutputArgs,
@@ -244,6 +249,8 @@ pub struct ReportArgs {
     /// List the groups (host, policy, directory, engine) the history holds, with counts.
     #[arg(long)]
     pub list: bool,
+    #[command(flatten)]
+    pub decide: DecideArgs,
     #[command(flatten)]
     pub history: HistoryArgs,
     #[command(flatten)]
@@ -339,6 +346,139 @@ pub struct BundleArgs {
     pub since: Option<Since>,
     #[command(flatten)]
     pub history: HistoryArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(group(
+    clap::ArgGroup::new("other")
+        .required(true)
+        .multiple(true)
+        .args(["vs_host", "vs_dir", "vs_engine", "at"])
+))]
+#[command(after_help = "\
+Side a is what --host, --dir and --engine select (default: this host, any directory and
+engine); side b is the same with --vs-host, --vs-dir or --vs-engine in their place, or, with
+--at DATE, side a is the runs from DATE on and side b those before it. Only runs of the
+policy's test count. The ratio is a's mean over b's, of the policy's first deciding rule;
+the difference is real at alpha 0.05 when its 95% interval leaves out 1.
+Exit 0 when compared (real difference or not), 3 when a side has fewer than 2 runs, 2 on an
+error (a side holding runs of several directories or engines: choose with --dir, --engine).
+
+Examples:
+  iopscheck compare --host node7 --vs-host node3
+  iopscheck compare --dir /data --vs-dir /scratch
+  iopscheck compare --at 2026-11-20              after a storage change, against before")]
+pub struct CompareArgs {
+    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
+    #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
+    pub policy: String,
+    /// Side a's host (default: this host).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Side b's host.
+    #[arg(long, value_name = "NAME")]
+    pub vs_host: Option<String>,
+    /// Side a's directory.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<String>,
+    /// Side b's directory.
+    #[arg(long, value_name = "DIR")]
+    pub vs_dir: Option<String>,
+    /// Side a's engine.
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
+    /// Side b's engine.
+    #[arg(long, value_name = "ENGINE")]
+    pub vs_engine: Option<String>,
+    /// Split one selection at this date (2026-11-20) or time: a is from it on, b before it.
+    #[arg(long, value_name = "DATE", value_parser = at_value)]
+    pub at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Only runs newer than this (default: the policy's window; with --at, every run).
+    #[arg(long, value_name = "DURATION|DATE", value_parser = Since::parse)]
+    pub since: Option<Since>,
+    #[command(flatten)]
+    pub history: HistoryArgs,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+/// `--at`: a date or a time, not a duration.
+fn at_value(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    match Since::parse(s)? {
+        Since::At(t) => Ok(t),
+        Since::Back(_) => Err(format!(
+            "'{s}' is a duration; give a date such as 2026-11-20"
+        )),
+    }
+}
+
+/// The sequential decision's settings (docs/sequential.md), for `run` and `report`.
+#[derive(Debug, Clone, Args)]
+pub struct DecideArgs {
+    /// Decide by a rule that stays valid however often it is looked at: pass when an
+    /// anytime-valid lower bound of the mean clears the threshold, fail when the upper bound
+    /// misses it, after the policy's minimum runs and days; inconclusive at the budget.
+    #[arg(long)]
+    pub until_decided: bool,
+    /// The chance of a false pass (with --until-decided).
+    #[arg(long, value_name = "P", default_value = "0.05", requires = "until_decided", value_parser = probability_value)]
+    pub alpha: f64,
+    /// The chance of a false fail (with --until-decided).
+    #[arg(long, value_name = "P", default_value = "0.05", requires = "until_decided", value_parser = probability_value)]
+    pub beta: f64,
+    /// The indifference zone around the threshold, a fraction (0.1: ±10%): a mean bound
+    /// within it ends inconclusive, at the threshold (with --until-decided).
+    #[arg(long, value_name = "FRACTION", default_value = "0.1", requires = "until_decided", value_parser = fraction_value)]
+    pub delta: f64,
+    /// The budget: at most this many runs in the sequence (with --until-decided).
+    #[arg(long, value_name = "N", default_value = "30", requires = "until_decided", value_parser = budget_value)]
+    pub max_runs: usize,
+    /// The budget: at most this many calendar days in the sequence (with --until-decided).
+    #[arg(long, value_name = "DAYS", default_value = "7", requires = "until_decided", value_parser = budget_value)]
+    pub max_days: usize,
+}
+
+impl DecideArgs {
+    /// The settings, where `--until-decided` was given.
+    pub fn settings(&self) -> Option<crate::evaluate::sequential::Settings> {
+        self.until_decided
+            .then_some(crate::evaluate::sequential::Settings {
+                alpha: self.alpha,
+                beta: self.beta,
+                delta: self.delta,
+                max_runs: self.max_runs,
+                max_days: self.max_days,
+            })
+    }
+}
+
+/// `--alpha`, `--beta`: a probability above 0 and at most 0.5.
+fn probability_value(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 0.5 => Ok(p),
+        _ => Err(format!(
+            "'{s}' must be a probability above 0 and at most 0.5 (e.g. 0.05)"
+        )),
+    }
+}
+
+/// `--delta`: a fraction from 0 to under 1.
+fn fraction_value(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if (0.0..1.0).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "'{s}' must be a fraction from 0 to under 1 (e.g. 0.1)"
+        )),
+    }
+}
+
+/// `--max-runs`, `--max-days`: a whole number from 1 to 1000.
+fn budget_value(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' must be a whole number from 1 to 1000")),
+    }
 }
 
 /// One `--export FORMAT=FILE`.

@@ -50,6 +50,9 @@ pub struct RunConfig {
     pub strict: bool,
     /// `--sustained`: its budget (the one run's longest runtime).
     pub sustained: Option<Duration>,
+    /// `--until-decided`: run until the sequential decision over the group's history ends
+    /// (at most `runs` runs in this invocation).
+    pub until: Option<crate::evaluate::sequential::Settings>,
 }
 
 /// `--sustained-budget`'s default: longer than the common buckets last at their burst rate
@@ -107,12 +110,40 @@ impl TryFrom<RunArgs> for RunConfig {
         let mut inputs: Vec<Input> = policy_input.into_iter().collect();
         inputs.extend(history.iter().map(|h| Input::new("the history", h)));
         outputs.refuse_inputs(&inputs)?;
+        let until = args.decide.settings();
+        if until.is_some() {
+            // The sequence is the history's runs of the policy's own test: without either
+            // it would run to its budget and decide nothing.
+            if history.is_none() {
+                return Err(usage(
+                    "--until-decided decides over the history's runs: drop --no-history",
+                ));
+            }
+            if let Some(flag) = [("size", "--size"), ("runtime", "--runtime")]
+                .into_iter()
+                .find(|(k, _)| overrides.contains_key(*k))
+                .map(|(_, f)| f)
+            {
+                return Err(usage(format!(
+                    "--until-decided counts only runs of the policy's own test: drop {flag}"
+                )));
+            }
+        }
+        let runs = match (args.runs, until) {
+            (Some(n), _) => n,
+            (None, Some(s)) => s.max_runs as u32,
+            (None, None) => policy.runs,
+        };
+        if until.is_some() && sustained.is_some() {
+            return Err(usage(
+                "--sustained is one run until the disk holds steady; --until-decided is a sequence of runs of the policy's test: give one of them",
+            ));
+        }
+        // --sustained is one run.
+        let runs = if sustained.is_some() { 1 } else { runs };
         Ok(RunConfig {
-            runs: if sustained.is_some() {
-                1
-            } else {
-                args.runs.unwrap_or(policy.runs)
-            },
+            until,
+            runs,
             interval: args.interval.unwrap_or(Duration::ZERO),
             declared,
             policy,

@@ -77,9 +77,15 @@ impl<W: Write> Write for Sink<W> {
         if self.closed.load(Ordering::Relaxed) {
             return Ok(buf.len());
         }
-        let mut shown = Vec::with_capacity(buf.len() + 16);
-        self.filter.feed(buf, &mut shown);
-        let r = self.inner.write_all(&shown).map(|()| buf.len());
+        // Most of what is printed has nothing to filter: written as it is, with no copy.
+        let r = if self.filter.is_idle() && crate::printable::is_plain(buf) {
+            self.inner.write_all(buf)
+        } else {
+            let mut shown = Vec::with_capacity(buf.len() + 16);
+            self.filter.feed(buf, &mut shown);
+            self.inner.write_all(&shown)
+        };
+        let r = r.map(|()| buf.len());
         self.absorb(r, buf.len())
     }
 

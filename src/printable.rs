@@ -48,6 +48,11 @@ impl Filter {
         }
     }
 
+    /// Whether no sequence is held back, waiting for the next bytes.
+    pub fn is_idle(&self) -> bool {
+        self.pending.is_empty()
+    }
+
     /// Filters `buf` into `out`; the end of a sequence cut by the end of `buf` waits for the
     /// next call (or [`Filter::finish`]).
     pub fn feed(&mut self, buf: &[u8], out: &mut Vec<u8>) {

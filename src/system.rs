@@ -36,6 +36,22 @@ pub fn host_from(flag: Option<&str>) -> Result<Option<String>, String> {
     }
 }
 
+/// A name looked for in records (`report --host`, `bundle --host`, `fleet --expect`): not
+/// empty, printable; of any length, as a record of another tool may hold.
+pub fn check_name(h: &str) -> Result<&str, String> {
+    let t = h.trim();
+    if t.is_empty() {
+        return Err("empty; give the node's name".into());
+    }
+    if t.chars().any(char::is_control) {
+        return Err(format!(
+            "'{}' is not a host name (control characters)",
+            t.escape_debug()
+        ));
+    }
+    Ok(t)
+}
+
 /// A host name as records carry it: not empty, one line, printable.
 pub fn check_host(h: &str) -> Result<&str, String> {
     let t = h.trim();

@@ -29,7 +29,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy)?;
     let now = Utc::now();
     let host = match &args.host {
-        Some(h) => system::check_host(h)
+        Some(h) => system::check_name(h)
             .map_err(|e| usage(format!("--host: {e}")))?
             .to_string(),
         None => system::host_from(None)
@@ -168,8 +168,8 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         } else {
             format!("reports/{}", group_slug(i, ev))
         };
-        members.push((format!("{name}.json"), rendered(Format::Json, ev)?.into()));
-        members.push((format!("{name}.html"), rendered(Format::Html, ev)?.into()));
+        members.push((format!("{name}.json"), rendered(Format::Json, ev)?));
+        members.push((format!("{name}.html"), rendered(Format::Html, ev)?));
     }
     members.push((
         "context.json".into(),
@@ -451,10 +451,14 @@ fn target_dirs(dirs: &BTreeMap<String, DateTime<FixedOffset>>) -> Vec<String> {
     dirs
 }
 
-/// A member of the bundle: bytes made here, or the spooled history copied in as it is read.
+/// A member of the bundle: bytes made here, or a spooled file (the history, a report) copied
+/// in as it is read.
 enum Member<'a> {
     Bytes(Vec<u8>),
     File(&'a std::fs::File, u64),
+    /// A report rendered to an unnamed temporary file: a report lists every run of the window
+    /// (JSON's `runs[]` holds whole records), so it is never held in memory.
+    Spooled(std::fs::File, u64),
 }
 
 impl From<Vec<u8>> for Member<'_> {
@@ -477,10 +481,16 @@ impl<W: Write> Write for Counted<W> {
     }
 }
 
-fn rendered(f: Format, ev: &Evaluation) -> anyhow::Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    report::render(f, ev, &Style { color: false }, &mut buf)?;
-    Ok(buf)
+/// `ev` rendered in format `f` to an unnamed temporary file, as a member.
+fn rendered(f: Format, ev: &Evaluation) -> anyhow::Result<Member<'static>> {
+    let file = tempfile::tempfile()
+        .map_err(|e| anyhow::Error::new(e).context("bundle: temporary file"))?;
+    let mut out = Counted(std::io::BufWriter::with_capacity(1 << 16, &file), 0);
+    report::render(f, ev, &Style { color: false }, &mut out)?;
+    out.flush()?;
+    let size = out.1;
+    drop(out);
+    Ok(Member::Spooled(file, size))
 }
 
 /// Keys of /etc/os-release worth a support engineer's time; the rest (URLs, codenames for
@@ -735,7 +745,7 @@ fn archive(
         }
         let size = match data {
             Member::Bytes(b) => b.len() as u64,
-            Member::File(_, n) => *n,
+            Member::File(_, n) | Member::Spooled(_, n) => *n,
         };
         let mut h = tar::Header::new_gnu();
         h.set_entry_type(tar::EntryType::Regular);
@@ -750,6 +760,11 @@ fn archive(
             // Exactly the bytes counted: a tar member shorter than its header is corrupt.
             Member::File(f, n) => {
                 // from its start each time: publish may write the archive twice
+                let mut f: &std::fs::File = f;
+                f.seek(SeekFrom::Start(0))?;
+                tar.append_data(&mut h, path, std::io::Read::take(f, *n))?
+            }
+            Member::Spooled(f, n) => {
                 let mut f: &std::fs::File = f;
                 f.seek(SeekFrom::Start(0))?;
                 tar.append_data(&mut h, path, std::io::Read::take(f, *n))?

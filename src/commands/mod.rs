@@ -1,6 +1,7 @@
 //! One module per command; `crate::app` dispatches to them.
 
 pub mod bundle;
+pub mod compare;
 pub mod fio_runner;
 pub mod fleet;
 mod fleet_input;

@@ -52,7 +52,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let host = match args.host.as_deref() {
         Some("all") => None,
         Some(h) => Some(
-            crate::system::check_host(h)
+            crate::system::check_name(h)
                 .map_err(|e| usage(format!("--host: {e}")))?
                 .to_string(),
         ),
@@ -100,6 +100,11 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         None => Records::None,
     };
     let mut evs = grouping.evaluate(&policy, now, args.out.strict, &records);
+    if let Some(settings) = args.decide.settings() {
+        for ev in &mut evs {
+            evaluate::sequential::apply(ev, &policy, &settings);
+        }
+    }
     if evs.is_empty() {
         // Say so in the chosen format: an evaluation of nothing is inconclusive.
         let mut opts = Options::new(Scope::Report, now);

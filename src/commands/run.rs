@@ -77,6 +77,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         outputs,
         strict,
         sustained,
+        until,
     } = cfg;
     let declared = &declared_policy.job;
 
@@ -167,6 +168,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         invocation: invocation_id(),
         host,
         sustained: sustained.map(|b| (b, declared.runtime.0)),
+        until: until.map(|s| (declared_policy.clone(), s)),
     };
     let outcome = rt.block_on(execute(&plan, ctx));
     // The test files are gone and the runs recorded: from here a signal may end the process
@@ -194,6 +196,20 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     opts.sustained_check = check;
     let mut ev = evaluate::evaluate(records, &declared_policy, &opts);
     ev.group = ev.runs.first().map(Group::of);
+    // --until-decided: the verdict is the sequence's, over the group's runs in the history.
+    if let (Some(settings), Some(p), Some(g)) = (until, &history_path, ev.group.clone()) {
+        match group_sequence(p, &g, &declared_policy, &settings, strict, now) {
+            Ok(mut h) => {
+                h.warnings.splice(0..0, opts.notes.iter().cloned());
+                ev = h;
+            }
+            Err(e) => ctx.warn(e),
+        }
+        outputs.emit(&ev, ctx)?;
+        crate::out::finish_stdout();
+        release_files(unlinked, discard, ctx);
+        return Ok(ev.verdict.exit_code());
+    }
 
     // Where the history stands against the evidence rule, for this node and test.
     if let Some(p) = &history_path {
@@ -278,6 +294,30 @@ fn records_bytes(job: &Job, runs: u32) -> u64 {
     per_run * u64::from(runs)
 }
 
+/// The group's runs in the history over the policy's window, judged as `report
+/// --until-decided` judges them.
+fn group_sequence(
+    path: &Path,
+    group: &Group,
+    policy: &Policy,
+    settings: &evaluate::sequential::Settings,
+    strict: bool,
+    now: DateTime<Utc>,
+) -> anyhow::Result<evaluate::Evaluation> {
+    let since = crate::select::window_start(now, policy.evidence.window.0);
+    let filter = crate::select::Filter::group(group, since);
+    let (all, _) = history::read_where(path, |h| {
+        filter.keeps_head(h) && filter.engine.as_ref() == Some(&h.engine)
+    })?;
+    let in_group: Vec<Record> = all.into_iter().filter(|r| filter.keeps(r)).collect();
+    let mut opts = Options::new(Scope::Report, now);
+    opts.strict = strict;
+    let mut ev = evaluate::evaluate(in_group, policy, &opts);
+    ev.group = Some(group.clone());
+    evaluate::sequential::apply(&mut ev, policy, settings);
+    Ok(ev)
+}
+
 /// Everything decided before the first byte is written.
 struct Plan {
     job: Job,
@@ -296,6 +336,9 @@ struct Plan {
     /// `--sustained`: the budget of its one run, and the policy's own runtime, which it runs
     /// at least.
     sustained: Option<(Duration, Duration)>,
+    /// `--until-decided`: the policy as written and the sequence's settings; the runs stop
+    /// once the group's sequence has ended.
+    until: Option<(Policy, evaluate::sequential::Settings)>,
 }
 
 enum Ended {
@@ -540,7 +583,32 @@ async fn lay_out_and_run(
                 crate::terminal::stderr_width(),
             ));
         }
+        let group = Group::of(&record);
         records.push(record);
+        if let (Some((policy, settings)), Some(p)) = (&plan.until, &plan.history) {
+            let ev = group_sequence(p, &group, policy, settings, false, Utc::now())?;
+            let ended = ev.sequential.iter().all(|d| d.sequence.outcome.ended())
+                && !ev.sequential.is_empty();
+            let line = ev
+                .sequential
+                .first()
+                .map(|d| {
+                    format!(
+                        "  sequence: {} ({})",
+                        d.sequence.outcome.as_str(),
+                        d.figures()
+                    )
+                })
+                .unwrap_or_else(|| format!("  sequence: {}", ev.reason));
+            ctx.note(crate::terminal::wrap(
+                "",
+                &line,
+                crate::terminal::stderr_width(),
+            ));
+            if ev.sequential.is_empty() || ended || ev.verdict == evaluate::Verdict::Fail {
+                break;
+            }
+        }
     }
     Ok(Done::All(records, check))
 }

@@ -190,8 +190,28 @@ fn verdict(j: &Judged) -> (Verdict, String) {
     }
     // Marginal only where the evidence rule is met; before that, the runs are too few to
     // bound the mean at all.
-    let marg = if rules.iter().filter(deciding).any(|r| r.marginal) {
-        "; marginal: the 95% interval of the mean straddles the threshold, so more runs could change the verdict".to_string()
+    let marg = if let Some(r) = rules.iter().filter(deciding).find(|r| r.marginal) {
+        // The distance to a decision, from the spread seen (a planning figure: the ordinary
+        // interval re-tested after each run is no decision rule; --until-decided is).
+        let values: Vec<f64> = runs
+            .iter()
+            .filter_map(|run| run.metrics.get(&r.metric).copied())
+            .collect();
+        let more = j
+            .metrics
+            .get(&r.metric)
+            .and_then(|s| s.runs_to_decide(&values, r.threshold).map(|m| (s.n, m)))
+            .map(|(n, m)| {
+                let more = m.saturating_sub(n);
+                format!(
+                    "; about {more} more run{} at the spread seen would take it clear of the threshold",
+                    if more == 1 { "" } else { "s" }
+                )
+            })
+            .unwrap_or_else(|| "; no number of runs at the spread seen would take it clear".into());
+        format!(
+            "; undecided: the 95% interval of the mean straddles the threshold{more} (decide with --until-decided)"
+        )
     } else if !evidence.enough {
         let straddling = rules.iter().filter(deciding).any(|r| {
             j.metrics

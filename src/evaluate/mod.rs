@@ -6,8 +6,10 @@
 //! reader should know), [`decide`] (the verdict and its one-line reason); which records are
 //! judged at all is `crate::select`'s.
 
+pub mod compare;
 mod decide;
 pub mod over_time;
+pub mod sequential;
 mod stats;
 mod warnings;
 
@@ -25,7 +27,7 @@ use crate::policy::{Aggregate, Level, Op, Policy, TestOrigin};
 use crate::runs::{Records, Run, RunFields};
 
 use decide::{Judged, decide, straddles};
-pub use stats::{Stats, ci95_of_mean, modified_z_scores, t_975};
+pub use stats::{CI_MAX_SPAN, CI_MIN_RUNS, Stats, ci95_of_mean, modified_z_scores, t_975};
 pub use warnings::{FIRST_RUN_FACTOR, OUTLIER_Z, Warning};
 use warnings::{dedup, find_warnings};
 
@@ -342,6 +344,9 @@ pub struct Evaluation {
     pub run_effects: Vec<Option<deviation::Effect>>,
     pub strict: bool,
     pub generated: DateTime<Utc>,
+    /// The sequential decision (`--until-decided`), one per deciding rule; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sequential: Vec<sequential::Decision>,
     /// The runs whose burst credits ran out inside them, with the level the disk sustained
     /// after (docs/sustained.md).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -571,35 +576,44 @@ fn judge(
         .map(|(reason, runs)| NotCounted { reason, runs })
         .collect();
 
-    // Statistics of every metric present in any run, gathered in one pass over the runs.
+    // Statistics of every metric present in any run, one metric at a time: only one
+    // metric's column of figures is held at once (8 bytes a run), never every metric's.
     // Runs of one kind share their list of names (`Metrics::names`): where a run's list is
-    // the one before it, its values go to the same columns without looking their names up.
-    let mut columns: Vec<(&str, Vec<f64>)> = Vec::new();
-    let mut column_of: std::collections::HashMap<&str, usize> = Default::default();
-    let mut slots: Vec<usize> = Vec::new();
+    // the one before it, its value is found at the same place without looking its name up.
+    let mut names: Vec<&'static str> = Vec::new();
     let mut last: Option<&[&str]> = None;
     for r in &runs {
-        let names = r.metrics.names();
-        if !last.is_some_and(|l| std::ptr::eq(l, names)) {
-            slots = names
-                .iter()
-                .map(|k| {
-                    *column_of.entry(k).or_insert_with(|| {
-                        columns.push((k, Vec::with_capacity(runs.len())));
-                        columns.len() - 1
-                    })
-                })
-                .collect();
-            last = Some(names);
-        }
-        for (&slot, &v) in slots.iter().zip(r.metrics.values()) {
-            columns[slot].1.push(v);
+        let list = r.metrics.names();
+        if !last.is_some_and(|l| std::ptr::eq(l, list)) {
+            for k in list {
+                if !names.contains(k) {
+                    names.push(k);
+                }
+            }
+            last = Some(list);
         }
     }
-    let metrics: BTreeMap<String, Stats> = columns
-        .into_iter()
-        .filter_map(|(m, v)| Stats::of(&v).map(|s| (m.to_string(), s)))
-        .collect();
+    let mut metrics: BTreeMap<String, Stats> = BTreeMap::new();
+    let mut column: Vec<f64> = Vec::new();
+    for m in names {
+        column.clear();
+        let mut last: Option<&[&str]> = None;
+        let mut slot: Option<usize> = None;
+        for r in &runs {
+            let list = r.metrics.names();
+            if !last.is_some_and(|l| std::ptr::eq(l, list)) {
+                slot = list.iter().position(|k| *k == m);
+                last = Some(list);
+            }
+            if let Some(i) = slot {
+                column.push(r.metrics.figures()[i]);
+            }
+        }
+        if let Some(s) = Stats::of(&column) {
+            metrics.insert(m.to_string(), s);
+        }
+    }
+    drop(column);
     let day_set: BTreeSet<NaiveDate> = runs.iter().map(day_of).collect();
 
     let rules: Vec<RuleResult> = policy
@@ -753,6 +767,7 @@ fn judge(
         generated: opts.now,
         bursts,
         runs,
+        sequential: Vec::new(),
     }
 }
 

@@ -122,7 +122,24 @@ fn marginal_only_once_the_evidence_rule_is_met() {
     assert!(e.evidence.enough);
     assert_eq!(e.verdict, Verdict::Pass);
     assert!(e.rules[0].marginal);
-    assert!(e.reason.contains("marginal"), "{}", e.reason);
+    // "marginal" gave way to "undecided", with the distance to a decision in runs.
+    assert!(
+        e.reason.contains("undecided: the 95% interval"),
+        "{}",
+        e.reason
+    );
+    let values: Vec<f64> = e
+        .runs
+        .iter()
+        .map(|r| r.metrics["write_iops_formula"])
+        .collect();
+    let s = &e.summary.metrics["write_iops_formula"];
+    let more = s.runs_to_decide(&values, 3000.0).unwrap() - s.n;
+    assert!(
+        e.reason.contains(&format!("about {more} more runs")),
+        "{}",
+        e.reason
+    );
     assert!(!e.reason.contains("too few"), "{}", e.reason);
 }
 

@@ -198,7 +198,7 @@ fn needs_quotes(s: &str) -> bool {
 
 /// One field, quoted when it holds a separator, a quote, a line break or edge spaces (which
 /// some readers would trim); quotes inside are doubled.
-fn field(s: &str) -> String {
+pub(super) fn field(s: &str) -> String {
     let s = &*neutralised(s);
     if needs_quotes(s) {
         format!("\"{}\"", s.replace('"', "\"\""))

@@ -42,6 +42,7 @@ struct Tail<'a> {
     generated: &'a chrono::DateTime<chrono::Utc>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     bursts: &'a [crate::evaluate::Burst],
+    sequential: &'a [crate::evaluate::sequential::Decision],
 }
 
 fn head(ev: &Evaluation) -> Head<'_> {
@@ -73,6 +74,7 @@ fn tail(ev: &Evaluation) -> Tail<'_> {
         strict: ev.strict,
         generated: &ev.generated,
         bursts: &ev.bursts,
+        sequential: &ev.sequential,
     }
 }
 

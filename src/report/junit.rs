@@ -114,7 +114,7 @@ fn rule_case(ev: &Evaluation, r: &RuleResult) -> Case {
     };
     let mut out = format!("{} ({} level", what, r.level.as_str());
     if r.marginal {
-        out.push_str("; marginal: the 95% interval of the mean straddles the threshold");
+        out.push_str("; undecided: the 95% interval of the mean straddles the threshold");
     }
     out.push(')');
     if let Some(note) = &r.note {
@@ -157,7 +157,7 @@ fn failure_detail(ev: &Evaluation, r: &RuleResult) -> String {
         ));
     }
     if r.marginal {
-        s.push_str("marginal: the 95% interval of the mean straddles the threshold; more runs could change the verdict\n");
+        s.push_str("undecided: the 95% interval of the mean straddles the threshold; more runs could change the verdict\n");
     }
     s
 }
@@ -253,6 +253,14 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         ("evidence", ev.evidence.advice()),
         ("warnings", ev.warnings.len().to_string()),
     ];
+    for d in &ev.sequential {
+        props.push(("sequential.metric", d.metric.clone()));
+        props.push((
+            "sequential.outcome",
+            d.sequence.outcome.as_str().to_string(),
+        ));
+        props.push(("sequential", d.figures()));
+    }
     props.extend(ev.differences.iter().map(|d| ("difference", d.to_string())));
     props.extend(ev.deviations.iter().map(|d| ("deviation", d.to_string())));
     props.extend(ev.caveats.iter().map(|c| ("caveat", c.clone())));

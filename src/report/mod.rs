@@ -9,6 +9,7 @@
 
 mod by_day;
 mod chart;
+pub mod compare;
 mod csv;
 mod details;
 mod fit;
@@ -289,16 +290,15 @@ pub fn safe_url(url: &str) -> Option<&str> {
     (lower.starts_with("https://") || lower.starts_with("http://")).then_some(url.trim())
 }
 
-/// Renders a format into the report file `out` (see [`OutputFile`]).
+/// Renders a format into the report file `out` (see [`OutputFile`]), streamed: a report
+/// listing a year of runs is never held in memory.
 pub fn write_file(
     format: Format,
     ev: &Evaluation,
     style: &Style,
     out: &OutputFile,
 ) -> io::Result<()> {
-    let mut buf = Vec::new();
-    render(format, ev, style, &mut buf)?;
-    out.publish(&buf)
+    out.publish_with(|w| render(format, ev, style, w))
 }
 
 #[cfg(test)]

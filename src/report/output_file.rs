@@ -60,24 +60,23 @@ impl OutputFile {
 
     /// Writes `bytes` as the file's whole content and puts it in place of the target.
     pub fn publish(&self, bytes: &[u8]) -> io::Result<()> {
-        // Nothing from an input reaches a terminal raw, from a file `cat` shows either.
-        let mut shown = Vec::new();
-        let bytes = if crate::printable::is_plain(bytes) {
-            bytes
-        } else {
-            let mut filter = crate::printable::Filter::new(false);
-            filter.feed(bytes, &mut shown);
-            filter.finish(&mut shown);
-            &shown[..]
-        };
+        self.publish_with(|out| out.write_all(bytes))
+    }
+
+    /// [`Self::publish`] of what `write` renders, streamed into the file as it is rendered:
+    /// a report listing a year of runs is never held in memory.
+    pub fn publish_with(
+        &self,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
         let name = self
             .path
             .file_name()
             .ok_or_else(|| io::Error::other(format!("{}: not a file name", self.path.display())))?;
         let Some((dir, mut file)) = self.unnamed.borrow_mut().take() else {
-            return self.publish_named(name, bytes);
+            return self.publish_named(name, write);
         };
-        file.write_all(bytes)?;
+        Shown::write_through(&mut file, write)?;
         file.sync_all()?;
         let _held = crate::sys::hold_signals();
         for n in 0u32.. {
@@ -96,9 +95,13 @@ impl OutputFile {
         unreachable!("the loop returns")
     }
 
-    /// [`Self::publish`] where the filesystem has no O_TMPFILE: a named temporary file,
+    /// [`Self::publish_with`] where the filesystem has no O_TMPFILE: a named temporary file,
     /// created, written and renamed with the signals held, so none can leave it behind.
-    fn publish_named(&self, name: &std::ffi::OsStr, bytes: &[u8]) -> io::Result<()> {
+    fn publish_named(
+        &self,
+        name: &std::ffi::OsStr,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
         use std::os::unix::fs::PermissionsExt;
         let _held = crate::sys::hold_signals();
         // Removed when dropped, so on any error before the rename nothing is left behind.
@@ -107,10 +110,52 @@ impl OutputFile {
             .suffix(".tmp")
             .permissions(std::fs::Permissions::from_mode(MODE))
             .tempfile_in(&self.dir)?;
-        tmp.write_all(bytes)?;
+        Shown::write_through(tmp.as_file_mut(), write)?;
         tmp.as_file().sync_all()?;
         tmp.persist(&self.path).map_err(|e| e.error)?;
         Ok(())
+    }
+}
+
+/// A writer that passes what is rendered through [`crate::printable::Filter`] on its way to
+/// the file: nothing from an input reaches a terminal raw from a file `cat` shows either.
+struct Shown<'a> {
+    filter: crate::printable::Filter,
+    buf: Vec<u8>,
+    out: io::BufWriter<&'a mut File>,
+}
+
+impl Shown<'_> {
+    fn write_through(
+        file: &mut File,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let mut shown = Shown {
+            filter: crate::printable::Filter::new(false),
+            buf: Vec::new(),
+            out: io::BufWriter::with_capacity(1 << 16, file),
+        };
+        write(&mut shown)?;
+        shown.filter.finish(&mut shown.buf);
+        shown.out.write_all(&shown.buf)?;
+        shown.out.flush()
+    }
+}
+
+impl Write for Shown<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if self.buf.is_empty() && crate::printable::is_plain(bytes) && self.filter.is_idle() {
+            self.out.write_all(bytes)?;
+        } else {
+            self.filter.feed(bytes, &mut self.buf);
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }
 

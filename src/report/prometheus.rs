@@ -204,6 +204,45 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     );
     warnings.push(&base, ev.warnings.len() as f64);
 
+    // The sequential decision (--until-decided): its run count, error rates and bounds.
+    let mut seq_n = Family::new(
+        "iopscheck_sequential_runs",
+        "Runs in the sequential decision's current sequence (--until-decided).",
+    );
+    let mut seq_alpha = Family::new(
+        "iopscheck_sequential_alpha",
+        "The sequential decision's bound on the chance of a false pass.",
+    );
+    let mut seq_beta = Family::new(
+        "iopscheck_sequential_beta",
+        "The sequential decision's bound on the chance of a false fail.",
+    );
+    let mut seq_delta = Family::new(
+        "iopscheck_sequential_delta",
+        "The sequential decision's indifference zone around the threshold, a fraction.",
+    );
+    let mut seq_low = Family::new(
+        "iopscheck_sequential_lower_bound",
+        "Anytime-valid lower bound of the rule's mean, in the metric's own unit.",
+    );
+    let mut seq_high = Family::new(
+        "iopscheck_sequential_upper_bound",
+        "Anytime-valid upper bound of the rule's mean, in the metric's own unit.",
+    );
+    for d in &ev.sequential {
+        let l = base.with("metric", &d.metric).with("op", d.op.as_str());
+        seq_n.push(&l, d.sequence.n as f64);
+        seq_alpha.push(&l, d.sequence.alpha);
+        seq_beta.push(&l, d.sequence.beta);
+        seq_delta.push(&l, d.sequence.delta);
+        if let Some(v) = d.sequence.low {
+            seq_low.push(&l, v);
+        }
+        if let Some(v) = d.sequence.high {
+            seq_high.push(&l, v);
+        }
+    }
+
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -245,6 +284,14 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     ] {
         f.write(&mut s);
     }
+    for f in [
+        &seq_n, &seq_alpha, &seq_beta, &seq_delta, &seq_low, &seq_high,
+    ]
+    .into_iter()
+    .filter(|_| !ev.sequential.is_empty())
+    {
+        f.write(&mut s);
+    }
     out.write_all(s.as_bytes())
 }
 
@@ -258,7 +305,7 @@ fn verdict_value(v: Verdict) -> f64 {
 }
 
 /// A label value: backslash, double quote and line feed escaped, as the format requires.
-fn label_value(s: &str) -> String {
+pub(super) fn label_value(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -318,7 +318,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
             ("✗", Role::Soft) => paint(&head, "33"),
             _ => head,
         } + &pad;
-        let marginal = if l.marginal { " (marginal)" } else { "" };
+        let marginal = if l.marginal { " (undecided)" } else { "" };
         // The note under the runs table says why.
         let judged = if l.not_judged { " (not judged)" } else { "" };
         writeln!(

@@ -33,14 +33,19 @@ pub fn rules_table(ev: &Evaluation) -> Option<Table> {
         .map(|r| {
             let stats = ev.summary.metrics.get(&r.metric);
             let ci = stats
-                .filter(|s| s.n > 1)
-                .map(|s| format!("{}–{}", fmt_value(s.ci95_low), fmt_value(s.ci95_high)))
+                .map(|s| {
+                    if s.bounded() {
+                        format!("{}–{}", fmt_value(s.ci95_low), fmt_value(s.ci95_high))
+                    } else {
+                        TOO_FEW.into()
+                    }
+                })
                 .unwrap_or("—".into());
             let range = stats
                 .map(|s| format!("{}–{}", fmt_value(s.min), fmt_value(s.max)))
                 .unwrap_or("—".into());
             let outcome = super::view::outcome(ev, r);
-            let marginal = if r.marginal { " (marginal)" } else { "" };
+            let marginal = if r.marginal { " (undecided)" } else { "" };
             Row {
                 kind: RowKind::Rule,
                 cells: vec![
@@ -312,11 +317,11 @@ pub fn rule_stats_table(ev: &Evaluation) -> Option<Table> {
                     Cell::right(fmt_value(st.median)),
                     Cell::right(fmt_value(st.stdev)),
                     Cell::right(format!("{:.0}%", st.cv * 100.0)),
-                    Cell::right(format!(
-                        "{}–{}",
-                        fmt_value(st.ci95_low),
-                        fmt_value(st.ci95_high)
-                    )),
+                    Cell::right(if st.bounded() {
+                        format!("{}–{}", fmt_value(st.ci95_low), fmt_value(st.ci95_high))
+                    } else {
+                        TOO_FEW.into()
+                    }),
                     Cell::right(format!("{} {}", r.op, fmt_value(r.threshold))),
                 ],
             })
@@ -424,6 +429,9 @@ pub fn notes(ev: &Evaluation) -> Notes {
         warnings: ev.warnings.iter().map(|w| w.to_string()).collect(),
     }
 }
+
+/// What the interval's cell says where the runs are too few for one (`Stats::bounded`).
+pub const TOO_FEW: &str = "too few runs for an interval";
 
 #[cfg(test)]
 mod tests {

@@ -32,7 +32,10 @@ fn day_intervals(ev: &Evaluation, metric: &str) -> Vec<Option<(f64, f64)>> {
             let v = by_day
                 .get(&d.date)
                 .filter(|v| v.len() == d.runs && v.len() > 1)?;
-            crate::evaluate::Stats::of(v).map(|s| (s.ci95_low, s.ci95_high))
+            // A day of too few runs for an interval draws none (`Stats::bounded`).
+            crate::evaluate::Stats::of(v)
+                .filter(|s| s.bounded())
+                .map(|s| (s.ci95_low, s.ci95_high))
         })
         .collect()
 }

@@ -35,9 +35,8 @@ pub fn render(format: Format, fleet: &Fleet, style: &Style, out: &mut dyn Write)
     }
 }
 
-/// Writes the fleet in one format to a file, atomically (see `super::write_atomic`).
+/// Writes the fleet in one format to a file, atomically (see [`super::OutputFile`]),
+/// rendered straight into it.
 pub fn write_file(format: Format, fleet: &Fleet, out: &super::OutputFile) -> io::Result<()> {
-    let mut buf = Vec::new();
-    render(format, fleet, &Style { color: false }, &mut buf)?;
-    out.publish(&buf)
+    out.publish_with(|w| render(format, fleet, &Style { color: false }, w))
 }

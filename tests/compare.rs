@@ -1,0 +1,189 @@
+//! `iopscheck compare` through the binary: the ratio and its interval against a computation
+//! made here, independently, from the figures written to the history.
+
+mod common;
+
+use chrono::{DateTime, Duration, FixedOffset, Utc};
+use common::Env;
+
+/// `figures` (MB/s) for each host, three runs a day ending yesterday.
+fn write(env: &Env, nodes: &[(&str, &[f64])]) -> Vec<DateTime<FixedOffset>> {
+    let midnight = Utc::now()
+        .date_naive()
+        .and_hms_opt(0, 0, 0)
+        .unwrap()
+        .and_utc()
+        .fixed_offset();
+    let mut lines = String::new();
+    let mut times = Vec::new();
+    for (host, figures) in nodes {
+        let days = figures.len().div_ceil(3) as i64;
+        for (i, &mb_s) in figures.iter().enumerate() {
+            let t = midnight - Duration::days(days - (i / 3) as i64)
+                + Duration::hours(8 + 6 * (i % 3) as i64);
+            let r = common::swimlane_record(host, "/data", t, mb_s);
+            lines.push_str(&serde_json::to_string(&r).unwrap());
+            lines.push('\n');
+            times.push(t);
+        }
+    }
+    std::fs::write(&env.history, lines).unwrap();
+    times
+}
+
+/// The ratio of the arithmetic means and its 95% interval, computed here: each side's log
+/// mean by Cox (ȳ + s²/2, variance s²/n + s⁴/(2(n−1))), Welch–Satterthwaite's degrees of
+/// freedom rounded down, Student's t from a printed table.
+fn expected(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
+    let iops = |v: &[f64]| -> Vec<f64> { v.iter().map(|m| m / 4.0 * 1024.0).collect() };
+    let (a, b) = (iops(a), iops(b));
+    let cox = |v: &[f64]| {
+        let n = v.len() as f64;
+        let l: Vec<f64> = v.iter().map(|x| x.ln()).collect();
+        let m = l.iter().sum::<f64>() / n;
+        let s2 = l.iter().map(|y| (y - m) * (y - m)).sum::<f64>() / (n - 1.0);
+        (m + s2 / 2.0, s2 / n + s2 * s2 / (2.0 * (n - 1.0)), n - 1.0)
+    };
+    let ((la, va, fa), (lb, vb, fb)) = (cox(&a), cox(&b));
+    let df = ((va + vb).powi(2) / (va * va / fa + vb * vb / fb)).floor() as usize;
+    const T: [f64; 12] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+    ];
+    let half = T[df - 1] * (va + vb).sqrt();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    (
+        mean(&a) / mean(&b),
+        (la - lb - half).exp(),
+        (la - lb + half).exp(),
+    )
+}
+
+const NODE7: [f64; 6] = [9.0, 10.0, 8.5, 9.5, 10.5, 9.2];
+const NODE3: [f64; 6] = [15.0, 16.5, 14.0, 15.5, 17.0, 15.8];
+
+#[test]
+fn two_nodes_ratio_and_interval_are_those_computed_independently_in_every_format() {
+    let env = Env::new();
+    write(&env, &[("node7", &NODE7), ("node3", &NODE3)]);
+    let (ratio, low, high) = expected(&NODE7, &NODE3);
+    assert!(high < 1.0, "the case is a real difference: {low}–{high}");
+    let cmd = |format: &str| {
+        env.cmd()
+            .args([
+                "compare",
+                "--host",
+                "node7",
+                "--vs-host",
+                "node3",
+                "--format",
+                format,
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = cmd("json");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["kind"], "comparison");
+    assert!((j["ratio"].as_f64().unwrap() - ratio).abs() < 1e-12, "{j}");
+    assert!((j["ci95_low"].as_f64().unwrap() - low).abs() < 1e-9, "{j}");
+    assert!(
+        (j["ci95_high"].as_f64().unwrap() - high).abs() < 1e-9,
+        "{j}"
+    );
+    assert_eq!(
+        (j["real"].as_bool(), j["alpha"].as_f64()),
+        (Some(true), Some(0.05))
+    );
+    assert_eq!(
+        (j["a"]["label"].as_str(), j["a"]["n"].as_u64()),
+        (Some("node7"), Some(6))
+    );
+    let sentence = format!(
+        "node7 is {ratio:.2}× node3 in mean write_iops_formula (95% CI {low:.2}–{high:.2}): a real difference at α 0.05"
+    );
+    assert_eq!(j["sentence"], sentence.as_str());
+    for format in [
+        "table",
+        "summary",
+        "jsonl",
+        "markdown",
+        "html",
+        "junit",
+        "prometheus",
+    ] {
+        let out = cmd(format);
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        // Markdown escapes its punctuation; the figures and words stay.
+        let plain = text.replace('\\', "");
+        assert!(
+            plain.contains(&format!("{ratio:.2}× node3"))
+                && plain.contains(&format!("{low:.2}–{high:.2}")),
+            "{format}:\n{text}"
+        );
+    }
+    let out = cmd("csv");
+    let mut rd = csv::Reader::from_reader(out.stdout.as_slice());
+    let headers = rd.headers().unwrap().clone();
+    let row = rd.records().next().unwrap().unwrap();
+    let col = |name: &str| {
+        let i = headers.iter().position(|h| h == name).unwrap();
+        row[i].to_string()
+    };
+    assert!((col("ratio").parse::<f64>().unwrap() - ratio).abs() < 1e-12);
+    assert_eq!(col("real"), "true");
+}
+
+#[test]
+fn the_same_node_before_and_after_a_date_and_a_side_too_thin() {
+    let env = Env::new();
+    // Node1 slowed down by half from its fourth day.
+    let mut figures: Vec<f64> = NODE3.to_vec();
+    figures.extend(NODE3.iter().map(|m| m / 2.0));
+    let times = write(&env, &[("node1", &figures)]);
+    let at = times[6].format("%Y-%m-%dT%H:%M:%S%:z").to_string();
+    let out = env
+        .cmd()
+        .args([
+            "compare", "--host", "node1", "--at", &at, "--format", "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let after: Vec<f64> = figures[6..].to_vec();
+    let (ratio, low, high) = expected(&after, &figures[..6]);
+    assert!((j["ratio"].as_f64().unwrap() - ratio).abs() < 1e-12 && (ratio - 0.5).abs() < 1e-9);
+    assert!((j["ci95_low"].as_f64().unwrap() - low).abs() < 1e-9);
+    assert!((j["ci95_high"].as_f64().unwrap() - high).abs() < 1e-9);
+    assert!(j["a"]["label"].as_str().unwrap().contains("since"), "{j}");
+    // A node with one run cannot be bounded: exit 3, said on stderr.
+    write(&env, &[("node1", &NODE3), ("node2", &[12.0])]);
+    let out = env
+        .cmd()
+        .args(["compare", "--host", "node1", "--vs-host", "node2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("node2 has 1 run"), "{err}");
+    // Nothing to compare against: exit 2 from clap, naming the choices.
+    let out = env
+        .cmd()
+        .args(["compare", "--host", "node1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--vs-host"));
+}

@@ -1,0 +1,205 @@
+//! What a report, a bundle and a fleet hold in memory (docs/reliability.md, "Memory"): a fixed
+//! part and at most [`PER_RUN`] bytes for each run in the window, whatever the format; never
+//! the records themselves, nor the output. Each command reads the same history twice, with a
+//! window of one day and of all of it; the peak resident set of the second may exceed the
+//! first's by no more than `PER_RUN` for each run the wider window adds. The peak is the
+//! kernel's own count for the process (wait4's ru_maxrss), not a timing.
+
+mod common;
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use chrono::{Duration, Utc};
+
+/// The bound docs/reliability.md states: bytes held for each run in the window.
+const PER_RUN: i64 = 1024;
+/// Runs in the history, one every five minutes up to now (about 14 days).
+const RUNS: usize = 4000;
+
+/// The 32 figures a native run records, as a run of the policy's test.
+const METRICS: [&str; 29] = [
+    "cpu_sys_pct",
+    "cpu_usr_pct",
+    "end_fsync_ms",
+    "write_bw_bytes",
+    "write_bw_mib_s",
+    "write_clat_max_us",
+    "write_clat_mean_us",
+    "write_clat_p50_us",
+    "write_clat_p90_us",
+    "write_clat_p99_9_us",
+    "write_clat_p99_us",
+    "write_iops_max",
+    "write_iops_mean",
+    "write_iops_min",
+    "write_iops_samples",
+    "write_iops_stdev",
+    "write_ios",
+    "write_lat_max_us",
+    "write_lat_p50_us",
+    "write_lat_p90_us",
+    "write_lat_p99_9_us",
+    "write_lat_p99_us",
+    "write_runtime_ms",
+    "write_slat_max_us",
+    "write_slat_mean_us",
+    "write_slat_p50_us",
+    "write_slat_p90_us",
+    "write_slat_p99_9_us",
+    "write_slat_p99_us",
+];
+
+fn write_history(path: &Path) {
+    let now = Utc::now().fixed_offset() - Duration::minutes(1);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for i in 0..RUNS {
+        let at = now - Duration::minutes(5 * (RUNS - 1 - i) as i64);
+        let mb_s = 14.0 + (i % 7) as f64 * 0.25;
+        let mut r = common::swimlane_record("mem-node", "/data", at, mb_s);
+        for (k, m) in METRICS.iter().enumerate() {
+            r.metrics.insert((*m).into(), (i * 31 + k) as f64 * 0.5);
+        }
+        r.invocation = Some(format!("inv-{}", i / 3));
+        serde_json::to_writer(&mut out, &r).unwrap();
+        out.write_all(b"\n").unwrap();
+    }
+    out.flush().unwrap();
+}
+
+/// Runs the binary with `args` under GNU time and returns its peak resident set in bytes
+/// (and its exit code): the kernel's count for the process (wait4's ru_maxrss). Not taken
+/// from this test's own wait4: a process started from this one inherits this one's peak
+/// across exec, so it is started from time, a small process. PATH is empty for the binary,
+/// so that no other program (a bundle asks `fio --version`) is counted.
+fn peak_rss(env: &common::Env, args: &[&str]) -> (i64, i32) {
+    let out = std::fs::File::create(env.tmp.path().join("stdout")).unwrap();
+    let err = std::fs::File::create(env.tmp.path().join("stderr")).unwrap();
+    let peak = env.tmp.path().join("peak");
+    let status = Command::new(TIME)
+        .args(["-f", "%M", "-o"])
+        .arg(&peak)
+        .arg(assert_cmd::cargo::cargo_bin!("iopscheck"))
+        .args(args)
+        .env("IOPSCHECK_HISTORY", &env.history)
+        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+        .env("NO_COLOR", "1")
+        .env("PATH", "")
+        .env_remove("IOPSCHECK_FIO")
+        .current_dir(env.tmp.path())
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .status()
+        .unwrap();
+    let text = std::fs::read_to_string(&peak).unwrap();
+    // GNU time writes "Command exited with non-zero status N" before the figure then.
+    let kib: i64 = text
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("GNU time wrote {text:?}"));
+    (kib * 1024, status.code().unwrap_or(-1))
+}
+
+/// GNU time, which reports a process's peak resident set (`%M`).
+const TIME: &str = "/usr/bin/time";
+
+#[test]
+fn a_wider_window_costs_at_most_the_stated_bytes_a_run_in_every_format_bundle_and_fleet() {
+    if !Path::new(TIME).exists() {
+        common::skip("GNU time (/usr/bin/time) is not installed: apt-get install time");
+        return;
+    }
+    let env = common::Env::new();
+    write_history(&env.history);
+    let history = env.history.to_str().unwrap().to_string();
+    // Runs in each window, as the JSON report counts them.
+    let counted = |since: &str| {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"))
+            .args(["report", "--history", &history, "--host", "mem-node"])
+            .args(["--since", since, "--format", "json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["evidence"]["runs"].as_u64().unwrap() as i64
+    };
+    let (narrow, wide) = (counted("1d"), counted("30d"));
+    assert_eq!(wide, RUNS as i64, "every run is in the wide window");
+    assert!(narrow > 0 && narrow < wide / 10, "{narrow} runs in one day");
+    let added = wide - narrow;
+
+    let out = env.tmp.path().join("out.json");
+    let bundle = env.tmp.path().join("b.tar.gz");
+    let out_s = out.to_str().unwrap();
+    let bundle_s = bundle.to_str().unwrap();
+    let mut commands: Vec<(String, Vec<&str>)> = Vec::new();
+    let report = ["report", "--history", &history, "--host", "mem-node"];
+    for f in [
+        "table",
+        "json",
+        "jsonl",
+        "csv",
+        "markdown",
+        "prometheus",
+        "junit",
+        "html",
+        "summary",
+    ] {
+        commands.push((
+            format!("report --format {f}"),
+            [&report[..], &["--format", f]].concat(),
+        ));
+    }
+    commands.push((
+        "report --format json -o FILE".into(),
+        [&report[..], &["--format", "json", "-o", out_s]].concat(),
+    ));
+    commands.push((
+        "bundle -o FILE".into(),
+        vec![
+            "bundle",
+            "--history",
+            &history,
+            "--host",
+            "mem-node",
+            "-o",
+            bundle_s,
+        ],
+    ));
+    commands.push(("fleet".into(), vec!["fleet", &history]));
+
+    let mut over = Vec::new();
+    for (name, args) in &commands {
+        let mut rss = Vec::new();
+        for since in ["1d", "30d"] {
+            let _ = std::fs::remove_file(&out);
+            let _ = std::fs::remove_file(&bundle);
+            let (peak, code) = peak_rss(&env, &[&args[..], &["--since", since]].concat());
+            let err = std::fs::read_to_string(env.tmp.path().join("stderr")).unwrap();
+            assert!(code == 0, "{name} --since {since}: exit {code}: {err}");
+            rss.push(peak);
+        }
+        if name.contains("-o FILE") && name.starts_with("report") {
+            // What the report wrote is all there: the bound is not met by writing less.
+            let json: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&out).expect("-o wrote the report")).unwrap();
+            assert_eq!(json["runs"].as_array().map(Vec::len), Some(RUNS));
+        }
+        let grown = rss[1] - rss[0];
+        eprintln!(
+            "{name}: {} KiB with one day, {} KiB with {wide} runs: {} bytes a run added",
+            rss[0] / 1024,
+            rss[1] / 1024,
+            grown / added
+        );
+        if grown > PER_RUN * added {
+            over.push(format!(
+                "{name}: {grown} bytes more for {added} more runs ({} a run, the bound is {PER_RUN})",
+                grown / added
+            ));
+        }
+    }
+    assert!(over.is_empty(), "{over:#?}");
+}
