@@ -182,6 +182,15 @@ pub struct RunArgs {
     /// Runtime of each run, overriding the policy's (e.g. 10s).
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = runtime_value)]
     pub runtime: Option<Duration>,
+    /// Measure the level the disk sustains: one run of the policy's job that goes on until
+    /// the disk's own rate holds steady after its burst credits run out, or until
+    /// --sustained-budget (docs/sustained.md).
+    #[arg(long, conflicts_with_all = ["runtime", "runs", "interval"])]
+    pub sustained: bool,
+    /// The longest a --sustained run goes on (default 40m: the common buckets, a gp2 volume's
+    /// or an Azure P10's, last 30 minutes at their burst rate).
+    #[arg(long, value_name = "DURATION", requires = "sustained", allow_hyphen_values = true, value_parser = runtime_value)]
+    pub sustained_budget: Option<Duration>,
     /// Do not record the runs in the history.
     #[arg(long)]
     pub no_history: bool,

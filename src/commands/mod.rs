@@ -12,4 +12,5 @@ pub mod policy;
 pub mod report;
 pub mod run;
 pub mod signals;
+mod sustained;
 pub mod verify;

@@ -19,7 +19,7 @@ use crate::cli::{EngineRequest, RunArgs};
 use crate::config::RunConfig;
 use crate::engine::{self, Backend, EngineError, EngineUsed, Live, Phase};
 use crate::error::RunError;
-use crate::evaluate::{self, Group, Options, Scope, Warning};
+use crate::evaluate::{self, Group, Options, Scope, SustainedCheck, Warning};
 use crate::history::{self, Record, Source, Target};
 use crate::job::Job;
 use crate::measure::Measurement;
@@ -76,6 +76,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         host,
         outputs,
         strict,
+        sustained,
         until,
     } = cfg;
     let declared = &declared_policy.job;
@@ -137,6 +138,19 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         ));
     }
 
+    if sustained.is_some() {
+        if matches!(runner, Runner::Fio(_)) {
+            return Err(usage(
+                "--sustained: needs the native engine, which samples the disk as it runs (not --engine fio)",
+            ));
+        }
+        if crate::measure::disk::disks_under(&dir).is_empty() {
+            return Err(usage(format!(
+                "--sustained: {} is on no disk that /proc/diskstats counts (tmpfs, overlay or a network filesystem): the level a disk sustains is read from its own series",
+                dir.display()
+            )));
+        }
+    }
     let target = crate::system::target_of(&dir);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -157,6 +171,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         history: history_path.clone(),
         invocation: invocation_id(),
         host,
+        sustained: sustained.map(|b| (b, declared.runtime.0)),
         until: until.map(|s| (declared_policy.clone(), s)),
     };
     let outcome = rt.block_on(execute(&plan, ctx));
@@ -165,8 +180,8 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     drop(rt);
     signals::restore_defaults();
     let outcome = outcome?;
-    let (records, unlinked) = match outcome {
-        Ended::Done(r, u) => (r, u),
+    let (records, check, unlinked) = match outcome {
+        Ended::Done(r, c, u) => (r, c, u),
         Ended::Stopped(stop, done) => {
             crate::out::err_line(format_args!(
                 "iopscheck: interrupted by {}: the test file was removed; {} completed run{} kept in the history",
@@ -191,6 +206,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         )
         .evidence
     });
+    opts.sustained_check = check;
     let mut ev = evaluate::evaluate(records, &declared_policy, &opts);
     ev.group = ev.runs.first().map(Group::of);
     if let Some(e) = sitting {
@@ -338,6 +354,9 @@ struct Plan {
     invocation: String,
     /// The node's name every record carries.
     host: String,
+    /// `--sustained`: the budget of its one run, and the policy's own runtime, which it runs
+    /// at least.
+    sustained: Option<(Duration, Duration)>,
     /// `--until-decided`: the policy as written and the sequence's settings; the runs stop
     /// once the group's sequence has ended.
     until: Option<(Policy, evaluate::sequential::Settings)>,
@@ -345,7 +364,7 @@ struct Plan {
 
 enum Ended {
     /// The runs' records, and the test files, unlinked already, to be freed after the verdict.
-    Done(Vec<Record>, testfile::Unlinked),
+    Done(Vec<Record>, Option<SustainedCheck>, testfile::Unlinked),
     Stopped(Stop, usize),
 }
 
@@ -417,9 +436,9 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
     progress.clear();
     let ended = match ended {
         // All done: the names go now, the blocks after the verdict (`release_files`).
-        Ok(Done::All(records)) => {
+        Ok(Done::All(records, check)) => {
             let unlinked = files.unlink().context("cannot remove the test file")?;
-            return Ok(Ended::Done(records, unlinked));
+            return Ok(Ended::Done(records, check, unlinked));
         }
         Ok(Done::Stopped(s, n)) => Ok(Ended::Stopped(s, n)),
         Err(e) => Err(e),
@@ -436,7 +455,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
 
 /// How the runs on the test files ended.
 enum Done {
-    All(Vec<Record>),
+    All(Vec<Record>, Option<SustainedCheck>),
     Stopped(Stop, usize),
 }
 
@@ -492,6 +511,7 @@ async fn lay_out_and_run(
     // The disks under the target, for fio's `Disk stats` of native runs.
     let disks = crate::measure::disk::disks_under(&plan.dir);
     let mut records = Vec::new();
+    let mut check = None;
     for i in 0..plan.runs {
         if i > 0 && !plan.interval.is_zero() {
             progress.waiting(plan.interval);
@@ -514,6 +534,18 @@ async fn lay_out_and_run(
                     *backend,
                 );
                 let disks = disks.clone();
+                let watcher = plan
+                    .sustained
+                    .zip(disks.first())
+                    .map(|((budget, least), d)| {
+                        super::sustained::Watcher::spawn(
+                            d.clone(),
+                            live.clone(),
+                            !plan.job.direct,
+                            budget,
+                            least,
+                        )
+                    });
                 let work = move || {
                     let before = crate::measure::disk::snapshot(&disks);
                     // The device's own series is the disk the filesystem is on.
@@ -524,7 +556,11 @@ async fn lay_out_and_run(
                     }
                     Ok(m)
                 };
-                match drive(spawn_engine(work), &live, &cancel, progress, sigs, i + 1).await {
+                let driven = drive(spawn_engine(work), &live, &cancel, progress, sigs, i + 1).await;
+                if let Some(w) = watcher {
+                    check = Some(w.finish());
+                }
+                match driven {
                     Driven::Done(r) => r.map(|m| (m, None)).map_err(|e| engine_error(e, &plan.dir)),
                     Driven::Stopped(s) => return Ok(Done::Stopped(s, records.len())),
                 }
@@ -542,7 +578,17 @@ async fn lay_out_and_run(
         progress.clear();
         progress.finished_run();
         let (measurement, fio_version) = result?;
-        let record = make_record(plan, started, &measurement, fio_version);
+        let mut record = make_record(plan, started, &measurement, fio_version);
+        record.sustained = check.as_ref().map(|c| match c {
+            SustainedCheck::Reached(how) => crate::record::SustainedRun {
+                reached: true,
+                how: how.clone(),
+            },
+            SustainedCheck::NotReached(why) => crate::record::SustainedRun {
+                reached: false,
+                how: why.clone(),
+            },
+        });
         if let Some(p) = &plan.history {
             history::append(p, std::slice::from_ref(&record))
                 .with_context(|| "the run completed but could not be recorded")?;
@@ -592,7 +638,7 @@ async fn lay_out_and_run(
             }
         }
     }
-    Ok(Done::All(records))
+    Ok(Done::All(records, check))
 }
 
 /// How long removing the test files may take before the terminal says what is happening.

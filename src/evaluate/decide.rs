@@ -26,7 +26,37 @@ pub(super) fn straddles(s: &Stats, op: Op, threshold: f64) -> bool {
     s.n > 1 && op.holds(s.ci95_low, threshold) != op.holds(s.ci95_high, threshold)
 }
 
-pub(super) fn decide(j: &Judged) -> (Verdict, String) {
+/// The verdict, its reason, and the rule it fails on its latest runs although the window's
+/// aggregate meets it (its metric, and those runs in words), which every format then shows
+/// as failed.
+pub(super) fn decide(j: &Judged) -> (Verdict, String, Option<(String, String)>) {
+    let (verdict, reason) = verdict(j);
+    let deciding =
+        |r: &&RuleResult| r.level == Level::Fail || (j.opts.strict && r.level == Level::Warn);
+    let overruled = (verdict == Verdict::Fail
+        && !j
+            .rules
+            .iter()
+            .filter(deciding)
+            .any(|r| r.passed == Some(false)))
+    .then(|| latest_miss(j.rules.iter().filter(deciding), j.runs))
+    .flatten()
+    .map(|(r, l)| {
+        (
+            r.metric.clone(),
+            format!(
+                "its last {} runs, since {}, average {} {}",
+                l.runs,
+                l.since.format("%Y-%m-%d"),
+                short(l.value),
+                r.unit
+            ),
+        )
+    });
+    (verdict, reason, overruled)
+}
+
+fn verdict(j: &Judged) -> (Verdict, String) {
     let (rules, evidence, opts, runs) = (j.rules, j.evidence, j.opts, j.runs);
     let not_counted = if j.not_counted.is_empty() {
         String::new()
@@ -123,6 +153,9 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
         .filter(|r| r.passed == Some(false))
         .collect();
     let describe = |r: &RuleResult| {
+        if let Some(why) = &r.fails_on {
+            return format!("{}: {why}", r.metric);
+        }
         format!(
             "{} {} is {} {}, {} {} {}",
             r.aggregate.as_str(),

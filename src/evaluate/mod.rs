@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::deviation::{self, Deviation, Effect};
 use crate::history::Record;
 use crate::job::ShapeDifference;
+pub use crate::measure::changepoint::Sustained;
 use crate::policy::{Aggregate, Level, Op, Policy, TestOrigin};
 use crate::runs::{Records, Run, RunFields};
 
@@ -114,6 +115,19 @@ pub struct Options {
     pub notes: Vec<Warning>,
     /// Engines seen in the window outside this group (report): for the mixed-engine warning.
     pub other_engines: BTreeMap<String, usize>,
+    /// What `run --sustained` found of the level the disk sustains; None for runs of the job
+    /// as written (a policy with `sustained: required` cannot pass on those).
+    pub sustained_check: Option<SustainedCheck>,
+}
+
+/// Whether a `run --sustained` measured the level the disk sustains (`measure::steady`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SustainedCheck {
+    /// The disk's rate held steady, after its burst credits ran out or over the whole
+    /// budget: how, in words.
+    Reached(String),
+    /// The budget ended before a steady state: why, in words.
+    NotReached(String),
 }
 
 impl Options {
@@ -125,6 +139,7 @@ impl Options {
             shape_differences: vec![],
             notes: vec![],
             other_engines: BTreeMap::new(),
+            sustained_check: None,
         }
     }
 }
@@ -159,6 +174,11 @@ pub struct RuleResult {
     /// window's mean can hide the day a node began to fail.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latest_day: Option<LatestDay>,
+    /// Why the rule fails although its aggregate meets the threshold (`passed` is false): its
+    /// latest runs miss it ("the last 3 runs since 2026-12-01 average 2433 IOPS"), or a run's
+    /// disk sustained less once its burst credits ran out. None when the aggregate decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fails_on: Option<String>,
 }
 
 /// A rule's metric over the latest day with runs that measured it.
@@ -342,6 +362,27 @@ pub struct Evaluation {
     /// The sequential decision (`--until-decided`), one per deciding rule; empty otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sequential: Vec<sequential::Decision>,
+    /// The runs whose burst credits ran out inside them, with the level the disk sustained
+    /// after (docs/sustained.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bursts: Vec<Burst>,
+}
+
+/// A run whose disk's burst credits ran out inside it (`measure::changepoint`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Burst {
+    /// The run, from 1, in the order of `runs`.
+    pub run: usize,
+    /// Seconds from the first timed I/O to the step.
+    pub step_s: f64,
+    /// The series' I/Os per second before and after the step.
+    pub burst_iops: f64,
+    pub sustained_iops: f64,
+    /// (burst − sustained) × time to the step, I/Os.
+    pub bucket_ios: f64,
+    /// The series it was found in: `device` (the disk's own, /proc/diskstats) or
+    /// `application` (the run's own completions, direct I/O).
+    pub series: &'static str,
 }
 
 /// Runs left out of the verdict for one reason.
@@ -711,6 +752,7 @@ fn judge(
                     })
                     .collect(),
                 latest_day: latest_day(&runs, &rule.metric, agg),
+                fails_on: None,
             }
         })
         .collect();
@@ -743,6 +785,7 @@ fn judge(
 
     // The interval says something only once the evidence rule is met.
     let mut rules = rules;
+    let bursts = judge_sustained(&runs, &mut rules);
     for r in &mut rules {
         r.marginal &= evidence.enough;
     }
@@ -764,7 +807,19 @@ fn judge(
         deviations: &deviations,
         not_counted: &not_counted,
     };
-    let (verdict, reason) = decide(&judged);
+    let (verdict, reason, overruled) = decide(&judged);
+    // A rule the verdict fails on its latest runs is a failed rule in every format, not a
+    // met one beside a FAIL.
+    if verdict == Verdict::Fail
+        && let Some((metric, why)) = overruled
+        && let Some(r) = rules.iter_mut().find(|r| r.metric == metric)
+    {
+        r.passed = Some(false);
+        r.fails_on = Some(why);
+    }
+    // A run recorded by `run --sustained` that reached a steady state measured the level.
+    let reached = runs.iter().any(|r| r.sustained == Some(true));
+    let (verdict, reason) = sustained_verdict(verdict, reason, policy, opts, runs.len(), reached);
     let differences: Vec<ShapeDifference> = opts
         .shape_differences
         .iter()
@@ -819,9 +874,132 @@ fn judge(
         run_effects,
         strict: opts.strict,
         generated: opts.now,
+        bursts,
         runs,
         sequential: Vec::new(),
     }
+}
+
+/// The verdict with what `run --sustained` found, or did not: a pass needs a steady state
+/// where a sustained run looked for one, and where the policy requires the sustained level
+/// (`sustained: required`), a run that measured it. A fail stays a fail: a disk that misses
+/// the threshold before its rate settles does not meet it after.
+fn sustained_verdict(
+    verdict: Verdict,
+    reason: String,
+    policy: &Policy,
+    opts: &Options,
+    runs: usize,
+    reached: bool,
+) -> (Verdict, String) {
+    use crate::policy::Sustained as Need;
+    match (&opts.sustained_check, verdict) {
+        (Some(SustainedCheck::NotReached(why)), Verdict::Pass) => (
+            Verdict::Inconclusive,
+            format!("the level the disk sustains is not known: {why}; so far {reason}"),
+        ),
+        (Some(SustainedCheck::NotReached(why)), _) => (verdict, format!("{reason}; {why}")),
+        (Some(SustainedCheck::Reached(how)), _) => (verdict, format!("{reason}; {how}")),
+        (None, Verdict::Pass) if policy.sustained == Need::Required && !reached && runs > 0 => (
+            Verdict::Inconclusive,
+            format!(
+                "the policy requires the level the disk sustains (sustained: required), which {} not measure: run `iopscheck run --sustained`; the runs' figures: {reason}",
+                if runs == 1 {
+                    "this run does"
+                } else {
+                    "these runs do"
+                }
+            ),
+        ),
+        _ => (verdict, reason),
+    }
+}
+
+/// A throughput figure of one direction: what a run's sustained level scales.
+pub fn throughput(metric: &str) -> Option<crate::measure::Direction> {
+    let (dir, what) = metric.split_once('_')?;
+    let d = match dir {
+        "read" => crate::measure::Direction::Read,
+        "write" => crate::measure::Direction::Write,
+        _ => return None,
+    };
+    matches!(
+        what,
+        "iops" | "iops_formula" | "bw_bytes" | "bw_mb_s" | "bw_mib_s"
+    )
+    .then_some(d)
+}
+
+/// The runs whose burst credits ran out (`Run::burst`, kept in their records), and each rule on a throughput
+/// figure judged at their sustained level: a run whose disk sustained less than the rule asks
+/// misses it, whatever its mean, and a rule such a run passed only on credits fails, with
+/// `fails_on` saying so.
+fn judge_sustained(runs: &[Run], rules: &mut [RuleResult]) -> Vec<Burst> {
+    fn of(run: &Run) -> Option<&Sustained> {
+        run.burst.as_ref()
+    }
+    let bursts: Vec<Burst> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, run)| {
+            let s = of(run)?;
+            Some(Burst {
+                run: i + 1,
+                step_s: s.step.at_s,
+                burst_iops: s.step.before,
+                sustained_iops: s.step.after,
+                bucket_ios: s.step.bucket(),
+                series: if s.device { "device" } else { "application" },
+            })
+        })
+        .collect();
+    if bursts.is_empty() {
+        return bursts;
+    }
+    for r in rules.iter_mut().filter(|r| r.op.higher_is_better()) {
+        let Some(dir) = throughput(&r.metric) else {
+            continue;
+        };
+        let mut first: Option<(usize, f64, f64, f64)> = None;
+        for (i, run) in runs.iter().enumerate() {
+            let (Some(s), Some(&v)) = (of(run), run.metrics.get(&r.metric)) else {
+                continue;
+            };
+            let Some(ratio) = s.ratio[dir as usize] else {
+                continue;
+            };
+            let kept = v * ratio;
+            if !r.op.holds(kept, r.threshold) {
+                if let Some(p) = r.per_run.get_mut(i) {
+                    *p = Some(false);
+                }
+                if r.op.holds(v, r.threshold) {
+                    first.get_or_insert((i, kept, v, s.step.at_s));
+                }
+            }
+        }
+        if let (Some((i, kept, v, at)), Some(true)) = (first, r.passed) {
+            let unit = if r.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", r.unit)
+            };
+            let run = if runs.len() > 1 {
+                format!("run {}: ", i + 1)
+            } else {
+                String::new()
+            };
+            r.passed = Some(false);
+            r.fails_on = Some(format!(
+                "{run}{}{unit} sustained after burst credits ran out at {at:.1} s, missing {} {}; the run's mean of {}{unit} passes only on credits",
+                warnings::short(kept),
+                r.op,
+                warnings::short(r.threshold),
+                warnings::short(v),
+            ));
+        }
+    }
+    bursts
 }
 
 /// `metric` over the runs of the latest day that measured it (runs are in time order).

@@ -56,6 +56,13 @@ pub fn check(p: &Policy) -> Result<(), String> {
     if !p.rules.iter().any(|r| r.level == Level::Fail) {
         return Err("rules: at least one rule must have level fail, or nothing decides".into());
     }
+    if p.sustained == super::schema::Sustained::Required
+        && !p
+            .deciding_rules()
+            .any(|r| crate::evaluate::throughput(&r.metric).is_some() && r.op.higher_is_better())
+    {
+        return Err("sustained: required needs a deciding rule on a throughput figure (IOPS or bandwidth, with \">=\"): only those have a level the disk sustains".into());
+    }
     let e = &p.evidence;
     if e.min_runs == 0 {
         return Err("evidence.min_runs: must be at least 1".into());

@@ -18,5 +18,6 @@ pub use load::{
     Loaded, Origin, PolicyError, SYSTEM_POLICY_DIR, load_file, parse, resolve, resolve_in,
 };
 pub use schema::{
-    Aggregate, Evidence, Level, Op, Policy, Publication, Rule, TestOrigin, convert_threshold,
+    Aggregate, Evidence, Level, Op, Policy, Publication, Rule, Sustained, TestOrigin,
+    convert_threshold,
 };

@@ -28,6 +28,28 @@ pub struct Policy {
     pub rules: Vec<Rule>,
     #[serde(default)]
     pub evidence: Evidence,
+    /// Whether a verdict needs the level the disk sustains (`iopscheck run --sustained`): a
+    /// policy for disks that run on burst credits may require it.
+    #[serde(default, skip_serializing_if = "Sustained::is_optional")]
+    pub sustained: Sustained,
+}
+
+/// The policy's `sustained` key.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sustained {
+    /// A run of the job as written may pass (the default).
+    #[default]
+    Optional,
+    /// Only a run that measured the level the disk sustains (`run --sustained`, reaching a
+    /// steady state) can pass.
+    Required,
+}
+
+impl Sustained {
+    fn is_optional(&self) -> bool {
+        *self == Sustained::Optional
+    }
 }
 
 fn default_runs() -> u32 {

@@ -42,6 +42,7 @@ struct Tail<'a> {
     strict: bool,
     generated: &'a chrono::DateTime<chrono::Utc>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    bursts: &'a [crate::evaluate::Burst],
     sequential: &'a [crate::evaluate::sequential::Decision],
 }
 
@@ -74,6 +75,7 @@ fn tail(ev: &Evaluation) -> Tail<'_> {
         not_counted: &ev.not_counted,
         strict: ev.strict,
         generated: &ev.generated,
+        bursts: &ev.bursts,
         sequential: &ev.sequential,
     }
 }

@@ -81,7 +81,10 @@ fn unit(u: &str) -> String {
 
 fn rule_case(ev: &Evaluation, r: &RuleResult) -> Case {
     let deciding = super::view::deciding(r, ev.strict);
-    let what = describe(r);
+    let what = match &r.fails_on {
+        Some(why) => format!("{}; fails: {why}", describe(r)),
+        None => describe(r),
+    };
     let outcome = match view::outcome(ev, r) {
         _ if deciding && ev.verdict == Verdict::Inconclusive => CaseOutcome::Error {
             message: format!("inconclusive: {} ({what})", ev.reason),

@@ -175,7 +175,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
                 Some(&v) => format!(
                     "{}{}",
                     fmt_value(v),
-                    super::view::judge_on(r, v, super::view::run_standing(ev, i)).mark()
+                    super::view::judge_run(ev, r, i, v).mark()
                 ),
                 None => "—".into(),
             };
@@ -341,6 +341,9 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
             "  {head} {:<width$}  {}, needs {}{marginal}{judged}",
             l.metric, l.value, l.needs
         )?;
+        if let Some(why) = &l.fails_on {
+            writeln!(out, "{}", wrap("      fails: ", why))?;
+        }
         if let Some(note) = l.note.as_ref().filter(|_| style.verbose) {
             writeln!(out, "{}", wrap("      ", note))?;
         }

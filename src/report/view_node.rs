@@ -57,7 +57,14 @@ pub fn rules_table(ev: &Evaluation) -> Option<Table> {
                     Cell::right(format!("{} {} {}", r.op, fmt_precise(r.threshold), r.unit)),
                     Cell {
                         emphasis: Emphasis::Outcome(outcome),
-                        ..Cell::left(format!("{}{marginal}", outcome.words()))
+                        ..Cell::left(format!(
+                            "{}{marginal}{}",
+                            outcome.words(),
+                            r.fails_on
+                                .as_deref()
+                                .map(|w| format!(": {w}"))
+                                .unwrap_or_default()
+                        ))
                     },
                     Cell::left(r.note.as_deref().unwrap_or("")),
                 ],
@@ -211,6 +218,8 @@ pub struct RuleLine {
     pub misses: Vec<(usize, String)>,
     /// How many more runs miss it than are listed.
     pub more_misses: usize,
+    /// Why it fails although its aggregate meets the threshold ([`RuleResult::fails_on`]).
+    pub fails_on: Option<String>,
 }
 
 /// The rules, one [`RuleLine`] each, in the policy's order.
@@ -233,10 +242,7 @@ pub fn rule_lines(ev: &Evaluation) -> Vec<RuleLine> {
                     .iter()
                     .enumerate()
                     .filter_map(|(i, run)| run.metrics.get(&r.metric).map(|&v| (i + 1, v)))
-                    .filter(|&(n, v)| {
-                        super::view::judge_on(r, v, super::view::run_standing(ev, n - 1))
-                            == Emphasis::Fail
-                    })
+                    .filter(|&(n, v)| super::view::judge_run(ev, r, n - 1, v) == Emphasis::Fail)
                 {
                     if misses.len() < RUNS_LISTED {
                         misses.push((n, format!("{}{unit}", fmt_value(v))));
@@ -265,6 +271,7 @@ pub fn rule_lines(ev: &Evaluation) -> Vec<RuleLine> {
                 note: r.note.clone(),
                 misses,
                 more_misses,
+                fails_on: r.fails_on.clone(),
             }
         })
         .collect()
