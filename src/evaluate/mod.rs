@@ -722,6 +722,14 @@ fn judge(
             d.why()
         )));
     }
+    // A verdict is only as current as the vendor's page it encodes: said last, after what the
+    // runs themselves show.
+    warnings.extend(
+        policy
+            .source
+            .stale_note(opts.now.date_naive())
+            .map(Warning::Note),
+    );
     dedup(&mut warnings);
 
     let judged = Judged {
@@ -758,7 +766,7 @@ fn judge(
             vendor: policy.vendor.clone(),
             source: policy.source.title.clone(),
             url: policy.source.url.clone(),
-            seen: policy.source.seen.clone(),
+            seen: policy.source.seen.to_string(),
             test: match policy.source.test {
                 TestOrigin::Prescribed => "prescribed".into(),
                 TestOrigin::Assumed => "assumed".into(),

@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::EngineUsed;
@@ -40,12 +41,41 @@ fn default_runs() -> u32 {
 pub struct Publication {
     pub title: String,
     pub url: String,
-    /// When the page was read (YYYY-MM-DD).
-    pub seen: String,
+    /// When the page was read (YYYY-MM-DD): a source read more than [`STALE_AFTER_DAYS`]
+    /// before a verdict is noted with it, as the vendor may have changed it since.
+    #[serde(deserialize_with = "date")]
+    pub seen: NaiveDate,
     /// Whether the vendor prescribes the test, or only a number (the test is then ours).
     pub test: TestOrigin,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+}
+
+/// A source read more than this many days before a verdict (or `policy list`) is noted as
+/// possibly out of date: vendors revise their published minimums.
+pub const STALE_AFTER_DAYS: i64 = 365;
+
+impl Publication {
+    /// "source seen 2025-03-05; check it is current (URL)" when the source was read more than
+    /// [`STALE_AFTER_DAYS`] before `today`; None while it is recent.
+    pub fn stale_note(&self, today: NaiveDate) -> Option<String> {
+        ((today - self.seen).num_days() > STALE_AFTER_DAYS).then(|| {
+            format!(
+                "source seen {}; check it is current ({})",
+                self.seen, self.url
+            )
+        })
+    }
+}
+
+/// A calendar date written YYYY-MM-DD, with a message that says so.
+fn date<'de, D: serde::Deserializer<'de>>(d: D) -> Result<NaiveDate, D::Error> {
+    let s = String::deserialize(d)?;
+    NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").map_err(|_| {
+        serde::de::Error::custom(format!(
+            "'{s}' is not a date: write the day the source was read as YYYY-MM-DD"
+        ))
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
