@@ -140,3 +140,202 @@ fn policy_diff_shows_a_changed_threshold_and_job_against_the_built_in() {
         .code(2)
         .stderr(predicate::str::contains("no built-in policy has that name"));
 }
+
+/// Swimlane's policy with its deciding rule per vCPU: 500 IOPS each.
+fn per_cpu_swimlane(env: &Env) -> std::path::PathBuf {
+    env.swimlane_policy("per-cpu.yaml", |y| {
+        y.replacen("threshold: 3000", "threshold: {per_cpu: 500}", 1)
+    })
+}
+
+/// The machine's logical CPUs, read here independently of the code under test.
+fn cpus_here() -> u64 {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count() as u64
+}
+
+/// "4,000" as the resolved thresholds are written.
+fn grouped(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn a_per_cpu_threshold_is_resolved_against_this_machine_in_every_format() {
+    let env = Env::new();
+    let policy = per_cpu_swimlane(&env);
+    let n = cpus_here();
+    let said = format!(
+        "500 IOPS × {n} vCPU{} = {} IOPS",
+        if n == 1 { "" } else { "s" },
+        grouped(500 * n)
+    );
+    let formats = ["json", "csv", "markdown", "junit", "html", "prometheus"];
+    let path = |f: &str| env.tmp.path().join(format!("out.{f}"));
+    let mut cmd = env.small_run("posixaio");
+    cmd.arg("--policy").arg(&policy);
+    for f in &formats {
+        cmd.arg("--export")
+            .arg(format!("{f}={}", path(f).display()));
+    }
+    let out = cmd.output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains(&said), "table: {table}");
+    for f in &formats {
+        let text = std::fs::read_to_string(path(f)).unwrap();
+        assert!(text.contains(&said), "{f}: {text}");
+    }
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path("json")).unwrap()).unwrap();
+    let rule = &j["rules"][0];
+    assert_eq!(rule["metric"], "write_iops_formula");
+    assert_eq!(rule["scaled"]["count"].as_f64(), Some(n as f64), "{rule}");
+    assert_eq!(rule["threshold"].as_f64(), Some(500.0 * n as f64), "{rule}");
+    assert_eq!(j["runs"][0]["target"]["cpus"].as_u64(), Some(n), "{j}");
+}
+
+/// `n` runs of Swimlane's test at `mb_s` on `host`, over the last two days, recorded on a
+/// machine of `cpus` vCPUs (None: a record without host facts).
+fn history_of(env: &Env, host: &str, cpus: Option<u32>, mb_s: f64) {
+    use std::io::Write;
+    let now = chrono::Local::now();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&env.history)
+        .unwrap();
+    for i in 0..6 {
+        let at = now - chrono::Duration::hours(30 - 5 * i);
+        let mut r = common::swimlane_record(host, "/data", at.fixed_offset(), mb_s);
+        r.target.cpus = cpus;
+        writeln!(f, "{}", serde_json::to_string(&r).unwrap()).unwrap();
+    }
+}
+
+fn report_json(env: &Env, policy: &std::path::Path, host: &str) -> (i32, serde_json::Value) {
+    let out = env
+        .cmd()
+        .args(["report", "--host", host, "--format", "json", "--policy"])
+        .arg(policy)
+        .output()
+        .unwrap();
+    let j = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    (out.status.code().unwrap(), j)
+}
+
+#[test]
+fn a_per_cpu_threshold_follows_the_host_facts_each_record_carries() {
+    let env = Env::new();
+    let policy = per_cpu_swimlane(&env);
+    // 16.4 MB/s is 4198.4 IOPS by the article's formula: enough for 8 vCPUs (4,000), not for
+    // 64 (32,000); the same runs without host facts cannot be judged by this rule at all.
+    let iops = 16.4 / 4.0 * 1024.0;
+    history_of(&env, "small", Some(8), 16.4);
+    history_of(&env, "large", Some(64), 16.4);
+    history_of(&env, "unknown", None, 16.4);
+    for (host, cpus, verdict, code) in [("small", 8.0, "pass", 0), ("large", 64.0, "fail", 1)] {
+        let (c, j) = report_json(&env, &policy, host);
+        assert_eq!(
+            (j["verdict"].as_str(), c),
+            (Some(verdict), code),
+            "{host}: {j}"
+        );
+        let rule = &j["rules"][0];
+        assert_eq!(rule["threshold"].as_f64(), Some(500.0 * cpus));
+        assert_eq!(rule["passed"].as_bool(), Some(iops >= 500.0 * cpus));
+    }
+    let (c, j) = report_json(&env, &policy, "unknown");
+    assert_eq!((j["verdict"].as_str(), c), (Some("inconclusive"), 3), "{j}");
+    let reason = j["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("500 IOPS per vCPU: the threshold cannot be resolved")
+            && reason.contains("the machine's CPU count"),
+        "{reason}"
+    );
+    assert!(j["rules"][0]["passed"].is_null());
+    assert!(j["rules"][0]["scaled"]["count"].is_null());
+    // an import of fio's output states no host facts either
+    let (code, j, _) = env.import_json(&[
+        fixture("fio-3.33-posixaio-randwrite.txt").to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(3));
+    assert!(
+        j["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the threshold cannot be resolved"),
+        "{j}"
+    );
+}
+
+#[test]
+fn policy_check_locates_a_wrong_scaled_threshold() {
+    let env = Env::new();
+    for (written, said) in [
+        ("{per_cpus: 500}", "unknown key 'per_cpus' under threshold"),
+        (
+            "{per_cpu: 500, per_gib_memory: 10}",
+            "scales with one thing",
+        ),
+        ("{per_cpu: {per_cpu: 5}}", "not another mapping"),
+        ("{}", "an empty mapping"),
+    ] {
+        let p = env.swimlane_policy("scaled.yaml", |y| {
+            y.replacen("threshold: 3000", &format!("threshold: {written}"), 1)
+        });
+        let out = env
+            .cmd()
+            .args(["policy", "check"])
+            .arg(&p)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{written}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        let located = regex_like_location(&err);
+        assert!(located && err.contains(said), "{written}: {err}");
+    }
+    // a good one says what it checks
+    let p = per_cpu_swimlane(&env);
+    env.cmd()
+        .args(["policy", "check"])
+        .arg(&p)
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("write_iops_formula ≥ 3000 IOPS per vCPU")
+                .not()
+                .and(predicate::str::contains(
+                    "write_iops_formula ≥ 500 IOPS per vCPU",
+                )),
+        );
+}
+
+/// "…/scaled.yaml:LINE:COLUMN: rules[].threshold: …"
+fn regex_like_location(err: &str) -> bool {
+    let Some(i) = err.find("scaled.yaml:") else {
+        return false;
+    };
+    let rest = &err[i + "scaled.yaml:".len()..];
+    let mut parts = rest.splitn(3, ':');
+    let line = parts.next().unwrap_or("");
+    let col = parts.next().unwrap_or("");
+    !line.is_empty()
+        && line.chars().all(|c| c.is_ascii_digit())
+        && !col.is_empty()
+        && col.chars().all(|c| c.is_ascii_digit())
+        && rest.contains("rules[].threshold:")
+}

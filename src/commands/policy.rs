@@ -40,7 +40,7 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
             let p = &loaded.policy;
             let deciding: Vec<String> = p
                 .deciding_rules()
-                .map(|r| format!("{} {} {}", r.metric, r.op, r.threshold))
+                .map(|r| format!("{} {}", r.metric, r.describe_threshold()))
                 .collect();
             ctx.note(format!(
                 "{}: ok — policy {} ({}), {} rule{}, deciding: {}",
@@ -157,11 +157,9 @@ impl ListRow {
             .filter(|r| r.level != Level::Info)
             .map(|r| {
                 format!(
-                    "{} {} {} {}{}",
+                    "{} {}{}",
                     r.metric,
-                    r.op,
-                    r.threshold,
-                    crate::metrics::unit(&r.metric),
+                    r.describe_threshold(),
                     if r.level == Level::Warn {
                         " (warn)"
                     } else {

@@ -122,6 +122,20 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
         .filter(deciding)
         .filter(|r| r.passed == Some(false))
         .collect();
+    // A threshold that scales with the machine, on runs that do not state the machine: that
+    // rule cannot be judged, so nothing better than inconclusive (a rule that fails still fails).
+    let unresolved: Vec<&str> = rules
+        .iter()
+        .filter(deciding)
+        .filter(|r| !r.resolved())
+        .filter_map(|r| r.scaled.as_ref().map(|s| s.text.as_str()))
+        .collect();
+    if failed.is_empty() && !unresolved.is_empty() {
+        return (
+            Verdict::Inconclusive,
+            format!("{}{not_counted}", unresolved.join("; ")),
+        );
+    }
     let describe = |r: &RuleResult| {
         format!(
             "{} {} is {} {}, {} {} {}",
@@ -181,9 +195,10 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
         )
     } else if !evidence.enough {
         let straddling = rules.iter().filter(deciding).any(|r| {
-            j.metrics
-                .get(&r.metric)
-                .is_some_and(|s| straddles(s, r.op, r.threshold))
+            r.resolved()
+                && j.metrics
+                    .get(&r.metric)
+                    .is_some_and(|s| straddles(s, r.op, r.threshold))
         });
         format!(
             "; {} run{} {} too few to bound the mean{} (the evidence rule asks for {} runs over {} days)",

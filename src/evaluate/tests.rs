@@ -35,6 +35,7 @@ pub(crate) fn rule(metric: &str, threshold: f64) -> RuleResult {
         note: None,
         per_run: vec![],
         latest_day: None,
+        scaled: None,
     }
 }
 
@@ -491,6 +492,7 @@ fn warn_rules_decide_only_when_strict() {
         metric: "write_iops".into(),
         op: Op::Ge,
         threshold: 1e9,
+        per: None,
         level: Level::Warn,
         note: None,
     });

@@ -83,13 +83,11 @@ fn rules(a: &[Rule], b: &[Rule]) -> Vec<String> {
         };
         used[j] = true;
         let name = format!("{} ({})", ra.metric, ra.level.as_str());
-        if ra.threshold != rb.threshold || ra.op != rb.op {
+        if ra.threshold != rb.threshold || ra.op != rb.op || ra.per != rb.per {
             lines.push(format!(
-                "{name}: {} {} → {} {}{}",
-                ra.op,
-                threshold(ra.threshold, &ra.metric),
-                rb.op,
-                threshold(rb.threshold, &rb.metric),
+                "{name}: {} → {}{}",
+                ra.describe_threshold(),
+                rb.describe_threshold(),
                 easier(ra, rb)
                     .map(|e| format!(" ({e})"))
                     .unwrap_or_default()
@@ -113,26 +111,17 @@ fn rules(a: &[Rule], b: &[Rule]) -> Vec<String> {
 
 fn describe(r: &Rule) -> String {
     format!(
-        "{} {} {} (level {})",
+        "{} {} (level {})",
         r.metric,
-        r.op,
-        threshold(r.threshold, &r.metric),
+        r.describe_threshold(),
         r.level.as_str()
-    )
-}
-
-fn threshold(v: f64, metric: &str) -> String {
-    format!(
-        "{} {}",
-        crate::report::fmt_precise(v),
-        crate::metrics::unit(metric)
     )
 }
 
 /// Whether the second rule is easier or harder to pass than the first, where the two can be
 /// compared (the same operator's direction and a threshold of the same kind).
 fn easier(a: &Rule, b: &Rule) -> Option<&'static str> {
-    if a.op.higher_is_better() != b.op.higher_is_better() {
+    if a.op.higher_is_better() != b.op.higher_is_better() || a.per != b.per {
         return None;
     }
     let (x, y) = (a.threshold, b.threshold);

@@ -100,14 +100,86 @@ pub struct Rule {
     pub metric: String,
     pub op: Op,
     /// In the metric's unit. The YAML may give it with a unit of the same kind ("10ms" for a
-    /// latency in µs, "250MB/s", "7.5k" IOPS); it is converted and checked on load.
+    /// latency in µs, "250MB/s", "7.5k" IOPS); it is converted and checked on load. For a rule
+    /// that scales with the machine (`per`), the figure per unit (500 IOPS per vCPU).
     pub threshold: f64,
+    /// What the threshold scales with (`threshold: {per_cpu: 500}`): resolved against the host
+    /// facts recorded with the runs, never assumed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per: Option<Per>,
     /// `fail` decides the verdict; `warn` is a soft limit (changes the exit code only with
     /// `--strict`); `info` is shown beside the others and never decides.
     #[serde(default)]
     pub level: Level,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// What a rule's threshold scales with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Per {
+    /// Each of the machine's logical CPUs (vCPUs): `per_cpu`.
+    Cpu,
+    /// Each GiB of the machine's memory: `per_gib_memory`.
+    GibMemory,
+    /// Each TiB of the target filesystem's capacity: `per_tib_capacity`.
+    TibCapacity,
+}
+
+impl Per {
+    /// The YAML key under `threshold:`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Per::Cpu => "per_cpu",
+            Per::GibMemory => "per_gib_memory",
+            Per::TibCapacity => "per_tib_capacity",
+        }
+    }
+    /// "vCPU", "GiB of memory", "TiB of capacity".
+    pub fn unit(self) -> &'static str {
+        match self {
+            Per::Cpu => "vCPU",
+            Per::GibMemory => "GiB of memory",
+            Per::TibCapacity => "TiB of target capacity",
+        }
+    }
+    /// What a record must state for the rule to be resolved.
+    pub fn fact(self) -> &'static str {
+        match self {
+            Per::Cpu => "the machine's CPU count",
+            Per::GibMemory => "the machine's memory",
+            Per::TibCapacity => "the target filesystem's capacity",
+        }
+    }
+    /// The count of units a target's host facts give (8 vCPUs, 15.6 GiB), if they state it.
+    pub fn count(self, t: &crate::history::Target) -> Option<f64> {
+        match self {
+            Per::Cpu => t.cpus.map(f64::from),
+            Per::GibMemory => t.memory_bytes.map(|b| b as f64 / (1u64 << 30) as f64),
+            Per::TibCapacity => t.capacity_bytes.map(|b| b as f64 / (1u64 << 40) as f64),
+        }
+        .filter(|c| c.is_finite() && *c > 0.0)
+    }
+    /// "8 vCPUs", "15.6 GiB of memory", "0.5 TiB of target capacity".
+    pub fn describe(self, count: f64) -> String {
+        match self {
+            Per::Cpu => format!("{count} vCPU{}", if count == 1.0 { "" } else { "s" }),
+            _ => format!("{} {}", crate::report::fmt_precise(count), self.unit()),
+        }
+    }
+}
+
+impl Rule {
+    /// "≥ 3000 IOPS", or "≥ 500 IOPS per vCPU" for a rule that scales.
+    pub fn describe_threshold(&self) -> String {
+        let unit = crate::metrics::unit(&self.metric);
+        let figure = crate::report::fmt_precise(self.threshold);
+        match self.per {
+            None => format!("{} {figure} {unit}", self.op),
+            Some(p) => format!("{} {figure} {unit} per {}", self.op, p.unit()),
+        }
+    }
 }
 
 /// A rule as written in YAML, before its threshold is converted to the metric's unit.
@@ -123,11 +195,72 @@ struct RuleRaw {
     note: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+/// A threshold as written: a number, a number with a unit, or a mapping of one `per_…` key to
+/// either (`{per_cpu: 500}`, `{per_cpu: 30MB/s}`).
+#[derive(Debug)]
 enum RawThreshold {
     Number(f64),
     Text(String),
+    Scaled(Per, Box<RawThreshold>),
+}
+
+impl<'de> Deserialize<'de> for RawThreshold {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawThreshold;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a number, a number with a unit (10ms, 250MB/s, 7.5k), or one of per_cpu, per_gib_memory, per_tib_capacity with such a value ({per_cpu: 500})",
+                )
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<RawThreshold, E> {
+                Ok(RawThreshold::Number(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RawThreshold, E> {
+                Ok(RawThreshold::Number(v as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RawThreshold, E> {
+                Ok(RawThreshold::Number(v as f64))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawThreshold, E> {
+                Ok(RawThreshold::Text(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<RawThreshold, A::Error> {
+                use serde::de::Error;
+                let keys = [Per::Cpu, Per::GibMemory, Per::TibCapacity];
+                let mut found: Option<RawThreshold> = None;
+                while let Some(k) = map.next_key::<String>()? {
+                    let Some(per) = keys.iter().copied().find(|p| p.key() == k) else {
+                        return Err(A::Error::custom(format!(
+                            "unknown key '{k}' under threshold: expected one of per_cpu, per_gib_memory, per_tib_capacity"
+                        )));
+                    };
+                    let v: RawThreshold = map.next_value()?;
+                    if matches!(v, RawThreshold::Scaled(..)) {
+                        return Err(A::Error::custom(format!(
+                            "{k}: give a number (500) or a number with a unit (30MB/s), not another mapping"
+                        )));
+                    }
+                    if found.is_some() {
+                        return Err(A::Error::custom(
+                            "a threshold scales with one thing: give one of per_cpu, per_gib_memory, per_tib_capacity",
+                        ));
+                    }
+                    found = Some(RawThreshold::Scaled(per, Box::new(v)));
+                }
+                found.ok_or_else(|| {
+                    A::Error::custom(
+                        "an empty mapping: give one of per_cpu, per_gib_memory, per_tib_capacity",
+                    )
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl TryFrom<RuleRaw> for Rule {
@@ -140,15 +273,27 @@ impl TryFrom<RuleRaw> for Rule {
                 metrics::known_names().join(", ")
             ));
         };
-        let threshold = match r.threshold {
+        let (per, raw) = match r.threshold {
+            RawThreshold::Scaled(p, v) => (Some(p), *v),
+            other => (None, other),
+        };
+        let threshold = match raw {
             RawThreshold::Number(n) => n,
             RawThreshold::Text(t) => convert_threshold(&t, info.unit)
                 .map_err(|e| format!("threshold of {}: {e}", r.metric))?,
+            RawThreshold::Scaled(..) => unreachable!("refused while reading"),
         };
+        if per.is_some() && !(threshold.is_finite() && threshold > 0.0) {
+            return Err(format!(
+                "threshold of {}: a figure per unit must be more than 0",
+                r.metric
+            ));
+        }
         Ok(Rule {
             metric: r.metric,
             op: r.op,
             threshold,
+            per,
             level: r.level,
             note: r.note,
         })
