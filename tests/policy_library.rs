@@ -339,3 +339,167 @@ fn regex_like_location(err: &str) -> bool {
         && col.chars().all(|c| c.is_ascii_digit())
         && rest.contains("rules[].threshold:")
 }
+
+/// The policies this round adds, each judged both ways on constructed runs of its own test.
+const NEW: &[&str] = &[
+    "cockroachdb",
+    "cockroachdb-throughput",
+    "commvault-disk-library",
+    "apigee-cassandra",
+    "apigee-postgres",
+    "atlassian-jira-shared-home",
+    "atlassian-confluence-shared-home",
+    "atlassian-confluence-local-home",
+];
+
+/// Six runs of `policy`'s own test over two days on `host`, a machine of 4 vCPUs, whose every
+/// metric a rule judges is `figure(rule)`.
+fn runs_of(
+    env: &Env,
+    policy: &iopscheck::policy::Policy,
+    host: &str,
+    figure: impl Fn(&iopscheck::policy::Rule) -> f64,
+) {
+    use std::io::Write;
+    let now = chrono::Local::now();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&env.history)
+        .unwrap();
+    for i in 0..6 {
+        let at = now - chrono::Duration::hours(30 - 5 * i);
+        let mut r = common::swimlane_record(host, "/data", at.fixed_offset(), 1.0);
+        r.policy = policy.name.clone();
+        r.job = policy.job.shape();
+        r.engine = policy.job.ioengine.to_string();
+        r.target.cpus = Some(CPUS);
+        r.metrics = policy
+            .rules
+            .iter()
+            .filter(|rule| rule.level != iopscheck::policy::Level::Info)
+            .map(|rule| (rule.metric.clone(), figure(rule)))
+            .collect();
+        writeln!(f, "{}", serde_json::to_string(&r).unwrap()).unwrap();
+    }
+}
+
+const CPUS: u32 = 4;
+
+/// A rule's threshold on a machine of [`CPUS`] vCPUs.
+fn threshold(rule: &iopscheck::policy::Rule) -> f64 {
+    rule.threshold * if rule.per.is_some() { CPUS as f64 } else { 1.0 }
+}
+
+/// 20% to the good or the bad side of a rule's threshold.
+fn beside(rule: &iopscheck::policy::Rule, good: bool) -> f64 {
+    let up = rule.op.higher_is_better() == good;
+    threshold(rule) * if up { 1.2 } else { 0.8 }
+}
+
+#[test]
+fn each_new_policy_passes_and_fails_on_its_own_test() {
+    let env = Env::new();
+    let list =
+        String::from_utf8(env.cmd().args(["policy", "list"]).output().unwrap().stdout).unwrap();
+    for name in NEW {
+        assert!(list.contains(name), "policy list lacks {name}");
+        let p = iopscheck::policy::resolve(name).unwrap().policy;
+        assert_eq!(p.source.seen.to_string(), "2026-12-02", "{name}");
+        runs_of(&env, &p, &format!("{name}-good"), |r| beside(r, true));
+        runs_of(&env, &p, &format!("{name}-bad"), |r| beside(r, false));
+        let judge = |host: &str| {
+            let out = env
+                .cmd()
+                .args([
+                    "report", "--policy", name, "--host", host, "--format", "json",
+                ])
+                .output()
+                .unwrap();
+            let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            (out.status.code().unwrap(), j)
+        };
+        let (code, j) = judge(&format!("{name}-good"));
+        assert_eq!(
+            (code, j["verdict"].as_str()),
+            (0, Some("pass")),
+            "{name}: {j}"
+        );
+        let (code, j) = judge(&format!("{name}-bad"));
+        assert_eq!(
+            (code, j["verdict"].as_str()),
+            (1, Some("fail")),
+            "{name}: {j}"
+        );
+    }
+}
+
+#[test]
+fn atlassian_latency_tiers_are_pass_warn_and_fail() {
+    let env = Env::new();
+    for name in [
+        "atlassian-jira-shared-home",
+        "atlassian-confluence-shared-home",
+        "atlassian-confluence-local-home",
+    ] {
+        let p = iopscheck::policy::resolve(name).unwrap().policy;
+        let bound = |level| {
+            p.rules
+                .iter()
+                .find(|r| r.level == level)
+                .map(|r| r.threshold)
+                .unwrap()
+        };
+        let (optimal, attention) = (
+            bound(iopscheck::policy::Level::Warn),
+            bound(iopscheck::policy::Level::Fail),
+        );
+        assert!(optimal < attention, "{name}");
+        // between the two bounds: the middle tier
+        let middle = (optimal + attention) / 2.0;
+        for (host, figure) in [
+            ("optimal", optimal * 0.5),
+            ("middle", middle),
+            ("over", attention * 1.5),
+        ] {
+            runs_of(&env, &p, &format!("{name}-{host}"), |_| figure);
+        }
+        let judge = |host: &str, strict: bool| {
+            let mut c = env.cmd();
+            c.args(["report", "--policy", name, "--host"])
+                .arg(format!("{name}-{host}"))
+                .args(["--format", "json"]);
+            if strict {
+                c.arg("--strict");
+            }
+            let out = c.output().unwrap();
+            let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            (out.status.code().unwrap(), j)
+        };
+        let (code, j) = judge("optimal", true);
+        assert_eq!(
+            (code, j["verdict"].as_str()),
+            (0, Some("pass")),
+            "{name}: {j}"
+        );
+        // requires attention: a pass that says the soft limit was missed, a fail with --strict
+        let (code, j) = judge("middle", false);
+        assert_eq!(
+            (code, j["verdict"].as_str()),
+            (0, Some("pass")),
+            "{name}: {j}"
+        );
+        assert!(
+            j["reason"].as_str().unwrap().contains("soft limit missed"),
+            "{name}: {j}"
+        );
+        let (code, _) = judge("middle", true);
+        assert_eq!(code, 1, "{name}");
+        let (code, j) = judge("over", false);
+        assert_eq!(
+            (code, j["verdict"].as_str()),
+            (1, Some("fail")),
+            "{name}: {j}"
+        );
+    }
+}
