@@ -503,3 +503,112 @@ fn atlassian_latency_tiers_are_pass_warn_and_fail() {
         );
     }
 }
+
+/// A history of six runs of `policy`'s test on `host` over two days, each measuring every
+/// metric of the policy's fleet rules at `figure`, in its own file: one node's input to fleet.
+fn node_history(env: &Env, policy: &str, host: &str, figure: f64) -> std::path::PathBuf {
+    use std::io::Write;
+    let p = iopscheck::policy::resolve(policy).unwrap().policy;
+    let path = env.tmp.path().join(format!("{host}.jsonl"));
+    let mut f = std::fs::File::create(&path).unwrap();
+    let now = chrono::Local::now();
+    for i in 0..6 {
+        let at = now - chrono::Duration::hours(30 - 5 * i);
+        let mut r = common::swimlane_record(host, "/data", at.fixed_offset(), 1.0);
+        r.policy = p.name.clone();
+        r.job = p.job.shape();
+        r.engine = p.job.ioengine.to_string();
+        r.metrics = p
+            .fleet
+            .iter()
+            .map(|rule| (rule.metric.clone(), figure))
+            .collect();
+        writeln!(f, "{}", serde_json::to_string(&r).unwrap()).unwrap();
+    }
+    path
+}
+
+fn fleet_json(env: &Env, policy: &str, files: &[std::path::PathBuf]) -> (i32, serde_json::Value) {
+    let out = env
+        .cmd()
+        .args(["fleet", "--policy", policy, "--format", "json"])
+        .args(files)
+        .output()
+        .unwrap();
+    let j = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    (out.status.code().unwrap(), j)
+}
+
+#[test]
+fn a_fleet_rule_judges_the_spread_across_nodes() {
+    let env = Env::new();
+    for (policy, base) in [("confluent", 4000.0), ("confluent-throughput", 400.0)] {
+        let p = iopscheck::policy::resolve(policy).unwrap().policy;
+        let bound = p.fleet[0].max_over_min;
+        // within the bound: every node alike enough
+        let close: Vec<_> = [1.0, 1.03, bound * 0.99]
+            .iter()
+            .enumerate()
+            .map(|(i, k)| node_history(&env, policy, &format!("{policy}-a{i}"), base * k))
+            .collect();
+        let (code, j) = fleet_json(&env, policy, &close);
+        assert_eq!(
+            (code, j["verdict"].as_str()),
+            (0, Some("pass")),
+            "{policy}: {j}"
+        );
+        assert!(
+            j["warnings"].to_string().contains("meets it, max/min"),
+            "{policy}: {j}"
+        );
+        // one node further off: each node passes on its own, the fleet fails by the rule
+        let mut wide = close.clone();
+        wide.push(node_history(
+            &env,
+            policy,
+            &format!("{policy}-slow"),
+            base / (bound * 1.2),
+        ));
+        let (code, j) = fleet_json(&env, policy, &wide);
+        assert_eq!(
+            (code, j["verdict"].as_str()),
+            (1, Some("fail")),
+            "{policy}: {j}"
+        );
+        let reason = j["reason"].as_str().unwrap();
+        assert!(
+            reason.contains(&format!("fleet rule {}", p.fleet[0].metric))
+                && reason.contains("exceeds it")
+                && reason.contains(&format!("{policy}-slow")),
+            "{policy}: {reason}"
+        );
+        for node in j["hosts"].as_array().unwrap() {
+            assert_eq!(node["verdict"], "pass", "{policy}: {node}");
+        }
+        // a single node alone is measured, never judged by a rule over the fleet
+        let out = env
+            .cmd()
+            .args([
+                "report",
+                "--policy",
+                policy,
+                "--host",
+                &format!("{policy}-a0"),
+            ])
+            .arg("--history")
+            .arg(&close[0])
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            j["reason"]
+                .as_str()
+                .unwrap()
+                .contains("this policy's rules are over the fleet"),
+            "{policy}: {j}"
+        );
+    }
+}

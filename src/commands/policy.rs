@@ -41,6 +41,12 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
             let deciding: Vec<String> = p
                 .deciding_rules()
                 .map(|r| format!("{} {}", r.metric, r.describe_threshold()))
+                .chain(
+                    p.fleet
+                        .iter()
+                        .filter(|f| f.level == Level::Fail)
+                        .map(fleet_rule_text),
+                )
                 .collect();
             ctx.note(format!(
                 "{}: ok — policy {} ({}), {} rule{}, deciding: {}",
@@ -131,6 +137,15 @@ fn list(ctx: &Ctx) -> anyhow::Result<u8> {
     Ok(exit::PASS)
 }
 
+/// "fleet: total_iops max/min ≤ 1.1" for a rule over the fleet.
+fn fleet_rule_text(f: &policy::FleetRule) -> String {
+    format!(
+        "fleet: {} max/min ≤ {}",
+        f.metric,
+        crate::report::fmt_precise(f.max_over_min)
+    )
+}
+
 /// One policy as `policy list` shows it.
 pub struct ListRow {
     pub name: String,
@@ -168,6 +183,13 @@ impl ListRow {
                 )
             })
             .collect();
+        let mut checks: Vec<String> = checks;
+        checks.extend(
+            p.fleet
+                .iter()
+                .filter(|f| f.level != Level::Info)
+                .map(fleet_rule_text),
+        );
         let j = &p.job;
         let engines: Vec<String> = p.accepted_engines().iter().map(|e| e.to_string()).collect();
         let mut flags = Vec::new();

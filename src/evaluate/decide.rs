@@ -19,6 +19,8 @@ pub(super) struct Judged<'a> {
     pub(super) metrics: &'a BTreeMap<String, Stats>,
     pub(super) deviations: &'a [Deviation],
     pub(super) not_counted: &'a [NotCounted],
+    /// The policy's rules over the fleet: their metrics must be measured on each node too.
+    pub(super) fleet: &'a [crate::policy::FleetRule],
 }
 
 /// Whether the 95% interval of the mean lies on both sides of the threshold.
@@ -66,12 +68,17 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
     }
     let deciding =
         |r: &&RuleResult| r.level == Level::Fail || (opts.strict && r.level == Level::Warn);
-    let missing: Vec<&str> = rules
+    let mut missing: Vec<&str> = rules
         .iter()
         .filter(deciding)
         .filter(|r| r.value.is_none())
         .map(|r| r.metric.as_str())
         .collect();
+    for f in j.fleet {
+        if !j.metrics.contains_key(&f.metric) && !missing.contains(&f.metric.as_str()) {
+            missing.push(&f.metric);
+        }
+    }
     let either: Vec<Deviation> = j
         .deviations
         .iter()
@@ -257,7 +264,7 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
             .iter()
             .find(deciding)
             .map(describe)
-            .unwrap_or_default();
+            .unwrap_or_else(|| fleet_only(j));
         // Soft limits missed do not change the verdict (without --strict), but the line says so.
         let soft: Vec<String> = rules
             .iter()
@@ -294,6 +301,31 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
             format!("{}{even}{marg}{not_counted}", d.join("; ")),
         )
     }
+}
+
+/// The reason of a node under a policy whose rules are all over the fleet: what it measured,
+/// and that `fleet` judges the nodes together.
+fn fleet_only(j: &Judged) -> String {
+    let parts: Vec<String> = j
+        .fleet
+        .iter()
+        .map(|f| {
+            let figure = j
+                .metrics
+                .get(&f.metric)
+                .map(|s| format!("{} {}", short(s.mean), crate::metrics::unit(&f.metric)))
+                .unwrap_or_else(|| "not measured".into());
+            format!(
+                "mean {} {figure} (the fleet's max/min must be ≤ {})",
+                f.metric,
+                short(f.max_over_min)
+            )
+        })
+        .collect();
+    format!(
+        "no rule judges one node alone: this policy's rules are over the fleet, which `iopscheck fleet` judges from every node's runs; measured here: {}",
+        parts.join("; ")
+    )
 }
 
 /// The first deciding rule whose latest runs miss it although the window's aggregate meets it,

@@ -878,6 +878,7 @@ fn judge(
         metrics: &metrics,
         deviations: &deviations,
         not_counted: &not_counted,
+        fleet: &policy.fleet,
     };
     let (verdict, reason) = decide(&judged);
     let differences: Vec<ShapeDifference> = opts

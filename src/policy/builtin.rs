@@ -86,6 +86,11 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "atlassian-confluence-local-home",
         include_str!("../../policies/atlassian-confluence-local-home.yaml"),
     ),
+    ("confluent", include_str!("../../policies/confluent.yaml")),
+    (
+        "confluent-throughput",
+        include_str!("../../policies/confluent-throughput.yaml"),
+    ),
 ];
 
 pub fn builtin_yaml(name: &str) -> Option<&'static str> {

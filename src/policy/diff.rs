@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::schema::{Policy, Rule};
+use super::schema::{FleetRule, Policy, Rule};
 
 /// One section of the differences ("rules", "job", …) and its lines.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +22,7 @@ pub fn diff(a: &Policy, b: &Policy) -> Vec<Section> {
         }
     };
     push("rules", rules(&a.rules, &b.rules));
+    push("fleet", fleet(&a.fleet, &b.fleet));
     push("job", fields(&a.job, &b.job));
     let engines = |p: &Policy| -> String {
         let e: Vec<String> = p.accepted_engines().iter().map(|e| e.to_string()).collect();
@@ -104,6 +105,32 @@ fn rules(a: &[Rule], b: &[Rule]) -> Vec<String> {
     for (j, rb) in b.iter().enumerate() {
         if !used[j] {
             lines.push(format!("added: {}", describe(rb)));
+        }
+    }
+    lines
+}
+
+/// Fleet rules, paired by metric.
+fn fleet(a: &[FleetRule], b: &[FleetRule]) -> Vec<String> {
+    let show = |r: &FleetRule| {
+        format!(
+            "{} max/min ≤ {} (level {})",
+            r.metric,
+            crate::report::fmt_precise(r.max_over_min),
+            r.level.as_str()
+        )
+    };
+    let mut lines = Vec::new();
+    for ra in a {
+        match b.iter().find(|rb| rb.metric == ra.metric) {
+            None => lines.push(format!("removed: {}", show(ra))),
+            Some(rb) if rb != ra => lines.push(format!("{} → {}", show(ra), show(rb))),
+            Some(_) => {}
+        }
+    }
+    for rb in b {
+        if !a.iter().any(|ra| ra.metric == rb.metric) {
+            lines.push(format!("added: {}", show(rb)));
         }
     }
     lines

@@ -21,6 +21,6 @@ pub use load::{
     Loaded, Origin, PolicyError, SYSTEM_POLICY_DIR, load_file, parse, resolve, resolve_in,
 };
 pub use schema::{
-    Aggregate, Evidence, Level, Op, Per, Policy, Publication, Rule, STALE_AFTER_DAYS, TestOrigin,
-    convert_threshold,
+    Aggregate, Evidence, FleetRule, Level, Op, Per, Policy, Publication, Rule, STALE_AFTER_DAYS,
+    TestOrigin, convert_threshold,
 };

@@ -26,9 +26,65 @@ pub struct Policy {
     /// Runs per `iopscheck run` invocation.
     #[serde(default = "default_runs")]
     pub runs: u32,
+    /// Rules for one node. A policy whose requirement is only over the fleet (`fleet`) may
+    /// have none.
+    #[serde(default)]
     pub rules: Vec<Rule>,
     #[serde(default)]
     pub evidence: Evidence,
+    /// Rules over the fleet, every node together, judged by `iopscheck fleet`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fleet: Vec<FleetRule>,
+}
+
+/// A rule over the fleet: the nodes' aggregates of a metric may differ by at most a factor
+/// (Confluent's "identical throughput and IOPS" as max/min ≤ 1.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "FleetRuleRaw")]
+pub struct FleetRule {
+    pub metric: String,
+    /// The largest node's figure over the smallest's may be at most this (1.1: within 10%).
+    pub max_over_min: f64,
+    #[serde(default)]
+    pub level: Level,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FleetRuleRaw {
+    metric: String,
+    max_over_min: f64,
+    #[serde(default)]
+    level: Level,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+impl TryFrom<FleetRuleRaw> for FleetRule {
+    type Error = String;
+    fn try_from(r: FleetRuleRaw) -> Result<FleetRule, String> {
+        if metrics::lookup(&r.metric).is_none() {
+            return Err(format!(
+                "unknown metric '{}'; known metrics: {}",
+                r.metric,
+                metrics::known_names().join(", ")
+            ));
+        }
+        if !(r.max_over_min.is_finite() && r.max_over_min >= 1.0) {
+            return Err(format!(
+                "max_over_min of {}: {} is not a bound on the largest node's figure over the smallest's; give 1 or more (1.1: within 10%)",
+                r.metric, r.max_over_min
+            ));
+        }
+        Ok(FleetRule {
+            metric: r.metric,
+            max_over_min: r.max_over_min,
+            level: r.level,
+            note: r.note,
+        })
+    }
 }
 
 fn default_runs() -> u32 {
