@@ -43,7 +43,8 @@ pub fn list_table(rows: &[ListRow], width: usize) -> String {
     let mut out = fit::first_fitting(&[wide, stacked], width);
     for r in rows {
         if let Some(note) = &r.stale {
-            out.push_str(&format!("\n{}: {note}", r.name));
+            out.push('\n');
+            out.push_str(&crate::terminal::wrap(&format!("{}: ", r.name), note, width));
         }
     }
     out
