@@ -44,7 +44,11 @@ pub fn list_table(rows: &[ListRow], width: usize) -> String {
     for r in rows {
         if let Some(note) = &r.stale {
             out.push('\n');
-            out.push_str(&crate::terminal::wrap(&format!("{}: ", r.name), note, width));
+            out.push_str(&crate::terminal::wrap(
+                &format!("{}: ", r.name),
+                note,
+                width,
+            ));
         }
     }
     out
