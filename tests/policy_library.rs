@@ -266,6 +266,30 @@ fn a_per_cpu_threshold_follows_the_host_facts_each_record_carries() {
     );
     assert!(j["rules"][0]["passed"].is_null());
     assert!(j["rules"][0]["scaled"]["count"].is_null());
+    // nor does the sequential decision judge it against the figure per vCPU
+    let out = env
+        .cmd()
+        .args([
+            "report",
+            "--until-decided",
+            "--host",
+            "unknown",
+            "--format",
+            "json",
+        ])
+        .arg("--policy")
+        .arg(&policy)
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(3), "{j}");
+    assert!(
+        j["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the threshold cannot be resolved"),
+        "{j}"
+    );
     // an import of fio's output states no host facts either
     let (code, j, _) = env.import_json(&[
         fixture("fio-3.33-posixaio-randwrite.txt").to_str().unwrap(),
