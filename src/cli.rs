@@ -288,6 +288,16 @@ pub enum PolicyCommand {
         #[arg(value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
         file: PathBuf,
     },
+    /// What changed from policy A to policy B in rules, thresholds, job, engines, evidence and
+    /// source; without B, how A departs from the built-in policy of the same name.
+    Diff {
+        /// The first policy (name or YAML file).
+        #[arg(value_name = "A")]
+        a: String,
+        /// The second policy (name or YAML file); default: the built-in named as A's `name`.
+        #[arg(value_name = "B")]
+        b: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]

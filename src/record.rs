@@ -103,6 +103,7 @@ plain_fields!(
     bool,
     f64,
     Option<bool>,
+    Option<u32>,
     Option<u64>,
     DateTime<FixedOffset>,
     Source,
@@ -203,8 +204,14 @@ owned_and_borrowed! {
         [default, skip_serializing_if = "Option::is_none"] rotational: Option<bool> => Option<bool>,
         [default, skip_serializing_if = "Option::is_none"] {borrow} scheduler: Option<String> => Option<Cow<'a, str>>,
         [default, skip_serializing_if = "Option::is_none"] {borrow} kernel: Option<String> => Option<Cow<'a, str>>,
-        /// RAM of the machine, for the page-cache warning.
+        /// RAM of the machine, for the page-cache warning and rules per GiB of memory.
         [default, skip_serializing_if = "Option::is_none"] memory_bytes: Option<u64> => Option<u64>,
+        /// The machine's logical CPUs (vCPUs), for rules per vCPU.
+        [default, skip_serializing_if = "Option::is_none"] cpus: Option<u32> => Option<u32>,
+        /// The operating system and its version.
+        [default, skip_serializing_if = "Option::is_none"] {borrow} os: Option<String> => Option<Cow<'a, str>>,
+        /// Size of the filesystem holding the target, for rules per TiB of capacity.
+        [default, skip_serializing_if = "Option::is_none"] capacity_bytes: Option<u64> => Option<u64>,
     }
 }
 
@@ -221,6 +228,9 @@ impl Default for TargetRef<'_> {
             scheduler: None,
             kernel: None,
             memory_bytes: None,
+            cpus: None,
+            os: None,
+            capacity_bytes: None,
         }
     }
 }

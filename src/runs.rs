@@ -407,6 +407,9 @@ mod tests {
             scheduler: Some("mq-deadline".into()),
             kernel: Some("6.18".into()),
             memory_bytes: Some(24 << 30),
+            cpus: Some(8),
+            os: Some("Debian GNU/Linux 13".into()),
+            capacity_bytes: Some(1 << 40),
         };
         r.overrides = [("size".to_string(), "64m".to_string())].into();
         r.bw_basis = Some(BwBasis::Printed);

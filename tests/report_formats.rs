@@ -853,6 +853,7 @@ fn junit_a_missed_soft_limit_fails_only_under_strict() {
         metric: "write_clat_p99_us".into(),
         op: Op::Le,
         threshold: 100.0,
+        per: None,
         level: Level::Warn,
         note: None,
     });

@@ -88,7 +88,7 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     if args.require_evidence {
         crate::fleet::require_evidence(&mut rows, min_runs, min_days);
     }
-    let fleet = Fleet::new(
+    let mut fleet = Fleet::new(
         evaluate::evaluate(&[], &policy, &Options::new(Scope::Report, now)).policy,
         judge.head.clone(),
         since,
@@ -98,6 +98,8 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         now,
     )
     .with_evidence(min_runs, min_days, args.require_evidence);
+    // The policy's rules over the fleet (Confluent's identical brokers), after the nodes'.
+    fleet.judge_rules(&policy.fleet);
     emit(&outputs, &fleet, ctx)?;
     Ok(fleet.verdict.exit_code())
 }

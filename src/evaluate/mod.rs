@@ -179,6 +179,119 @@ pub struct RuleResult {
     /// disk sustained less once its burst credits ran out. None when the aggregate decides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fails_on: Option<String>,
+    /// A threshold that scales with the machine (per vCPU, GiB of memory, TiB of capacity):
+    /// how it was resolved against the runs' host facts, or why it could not be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaled: Option<Scaled>,
+}
+
+impl RuleResult {
+    /// Whether the threshold is known: a fixed one, or a scaled one the host facts resolve.
+    pub fn resolved(&self) -> bool {
+        self.scaled.as_ref().is_none_or(|s| s.count.is_some())
+    }
+    /// "≥ 4000" (resolved), "≥ 500 per vCPU (unresolved)": the threshold as a reader needs it.
+    pub fn threshold_text(&self, figure: impl Fn(f64) -> String) -> String {
+        match &self.scaled {
+            Some(s) if s.count.is_none() => format!(
+                "{} {} per {} (unresolved)",
+                self.op,
+                figure(s.per_unit),
+                s.per.unit()
+            ),
+            _ => format!("{} {}", self.op, figure(self.threshold)),
+        }
+    }
+}
+
+/// A threshold per unit of the machine, resolved or not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scaled {
+    pub per: crate::policy::Per,
+    /// The policy's figure per unit (500 IOPS per vCPU).
+    pub per_unit: f64,
+    /// The units the runs' host facts state (8 vCPUs); None: it cannot be resolved.
+    #[serde(default)]
+    pub count: Option<f64>,
+    /// "500 IOPS × 8 vCPUs = 4,000 IOPS", or why the threshold cannot be resolved.
+    pub text: String,
+}
+
+/// Resolves a rule's threshold per unit of the machine against the host facts of the runs:
+/// every run must state the same count (one machine), or the threshold is unresolved.
+fn resolve_scaled(rule: &crate::policy::Rule, runs: &[Run]) -> Option<Scaled> {
+    let per = rule.per?;
+    let unit = crate::metrics::unit(&rule.metric);
+    let figure = |v: f64| format!("{} {unit}", grouped(v));
+    let head = format!(
+        "{} {} per {}",
+        rule.metric,
+        figure(rule.threshold),
+        per.unit()
+    );
+    let counts: Vec<Option<f64>> = runs.iter().map(|r| per.count(r.target())).collect();
+    let unresolved = |why: String| Scaled {
+        per,
+        per_unit: rule.threshold,
+        count: None,
+        text: format!("{head}: the threshold cannot be resolved, {why}; this rule is not judged"),
+    };
+    if counts.is_empty() {
+        return Some(unresolved("as there are no runs".into()));
+    }
+    let missing = counts.iter().filter(|c| c.is_none()).count();
+    if missing > 0 {
+        return Some(unresolved(format!(
+            "as {} of {} run{} do not state {} (fio's output carries no host facts: an import has none)",
+            missing,
+            counts.len(),
+            if counts.len() == 1 { "" } else { "s" },
+            per.fact()
+        )));
+    }
+    let mut distinct: Vec<f64> = counts.into_iter().flatten().collect();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    if distinct.len() > 1 {
+        let list: Vec<String> = distinct.iter().map(|c| per.describe(*c)).collect();
+        return Some(unresolved(format!(
+            "as the runs state different machines ({}): judge each on its own",
+            list.join(", ")
+        )));
+    }
+    let count = distinct[0];
+    let resolved = rule.threshold * count;
+    Some(Scaled {
+        per,
+        per_unit: rule.threshold,
+        count: Some(count),
+        text: format!(
+            "{}: {} × {} = {}",
+            rule.metric,
+            figure(rule.threshold),
+            per.describe(count),
+            figure(resolved)
+        ),
+    })
+}
+
+/// A figure with thousands separated ("4,000", "1,234.5"), for the resolved thresholds.
+fn grouped(v: f64) -> String {
+    let text = crate::report::fmt_precise(v);
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let (sign, digits) = int.strip_prefix('-').map_or(("", int), |d| ("-", d));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if frac.is_empty() {
+        format!("{sign}{out}")
+    } else {
+        format!("{sign}{out}.{frac}")
+    }
 }
 
 /// A rule's metric over the latest day with runs that measured it.
@@ -426,6 +539,10 @@ pub fn run_result(ev: &Evaluation, index: usize) -> &'static str {
         .iter()
         .filter(|r| r.level == Level::Fail || (ev.strict && r.level == Level::Warn))
     {
+        if !r.resolved() {
+            result = "not judged: threshold unresolved";
+            continue;
+        }
         match r.per_run.get(index).copied().flatten() {
             Some(true) => {}
             Some(false) => return "fail",
@@ -730,29 +847,41 @@ fn judge(
         .map(|rule| {
             let stats = metrics.get(&rule.metric);
             let value = stats.map(|s| s.aggregate(agg));
-            let passed = value.map(|v| rule.op.holds(v, rule.threshold));
-            let marginal = stats.is_some_and(|s| straddles(s, rule.op, rule.threshold));
+            let scaled = resolve_scaled(rule, &runs);
+            // A threshold that cannot be resolved judges nothing: never assumed.
+            let threshold = match &scaled {
+                Some(s) => s.count.map(|c| s.per_unit * c),
+                None => Some(rule.threshold),
+            };
+            let passed = value.zip(threshold).map(|(v, t)| rule.op.holds(v, t));
+            let marginal =
+                threshold.is_some_and(|t| stats.is_some_and(|s| straddles(s, rule.op, t)));
+            let note = match (&scaled, &rule.note) {
+                (Some(s), Some(n)) => Some(format!("{}; {n}", s.text)),
+                (Some(s), None) => Some(s.text.clone()),
+                (None, n) => n.clone(),
+            };
             RuleResult {
                 metric: rule.metric.clone(),
                 op: rule.op,
-                threshold: rule.threshold,
+                threshold: threshold.unwrap_or(rule.threshold),
                 level: rule.level,
                 value,
                 passed,
                 marginal,
                 unit: crate::metrics::unit(&rule.metric),
                 aggregate: agg,
-                note: rule.note.clone(),
+                note,
                 per_run: runs
                     .iter()
                     .map(|r| {
-                        r.metrics
-                            .get(&rule.metric)
-                            .map(|&v| rule.op.holds(v, rule.threshold))
+                        let v = r.metrics.get(&rule.metric)?;
+                        threshold.map(|t| rule.op.holds(*v, t))
                     })
                     .collect(),
                 latest_day: latest_day(&runs, &rule.metric, agg),
                 fails_on: None,
+                scaled,
             }
         })
         .collect();
@@ -781,6 +910,15 @@ fn judge(
         .unwrap_or_default();
 
     let mut warnings = opts.notes.clone();
+    // A threshold that scales with the machine, said resolved (or why not) in every format;
+    // without runs there is nothing to resolve it against, and nothing to say.
+    warnings.extend(
+        rules
+            .iter()
+            .filter(|_| !runs.is_empty())
+            .filter_map(|r| r.scaled.as_ref())
+            .map(|s| Warning::Note(format!("threshold scaled with the machine: {}", s.text))),
+    );
     warnings.extend(find_warnings(&runs, policy, &metrics, opts));
 
     // The interval says something only once the evidence rule is met.
@@ -796,6 +934,14 @@ fn judge(
             d.why()
         )));
     }
+    // A verdict is only as current as the vendor's page it encodes: said last, after what the
+    // runs themselves show.
+    warnings.extend(
+        policy
+            .source
+            .stale_note(opts.now.date_naive())
+            .map(Warning::Note),
+    );
     dedup(&mut warnings);
 
     let judged = Judged {
@@ -806,6 +952,7 @@ fn judge(
         metrics: &metrics,
         deviations: &deviations,
         not_counted: &not_counted,
+        fleet: &policy.fleet,
     };
     let (verdict, reason, overruled) = decide(&judged);
     // A rule the verdict fails on its latest runs is a failed rule in every format, not a
@@ -844,7 +991,7 @@ fn judge(
             vendor: policy.vendor.clone(),
             source: policy.source.title.clone(),
             url: policy.source.url.clone(),
-            seen: policy.source.seen.clone(),
+            seen: policy.source.seen.to_string(),
             test: match policy.source.test {
                 TestOrigin::Prescribed => "prescribed".into(),
                 TestOrigin::Assumed => "assumed".into(),

@@ -36,6 +36,7 @@ pub(crate) fn rule(metric: &str, threshold: f64) -> RuleResult {
         per_run: vec![],
         latest_day: None,
         fails_on: None,
+        scaled: None,
     }
 }
 
@@ -492,6 +493,7 @@ fn warn_rules_decide_only_when_strict() {
         metric: "write_iops".into(),
         op: Op::Ge,
         threshold: 1e9,
+        per: None,
         level: Level::Warn,
         note: None,
     });

@@ -380,6 +380,7 @@ impl Judge<'_> {
             warnings: ev.warnings.iter().map(|w| w.to_string()).collect(),
             last_run: ev.runs.iter().map(|r| r.timestamp).max(),
             standing: crate::deviation::effect_of(&ev.deviations),
+            figures: super::fleet_figures(&ev, self.policy),
         }
     }
 
@@ -447,6 +448,7 @@ impl Judge<'_> {
             warnings: vec![],
             last_run: None,
             standing: None,
+            figures: Default::default(),
         }
     }
 }
@@ -536,6 +538,7 @@ pub fn cross_check(
                     warnings: vec![],
                     last_run: None,
                     standing: None,
+                    figures: Default::default(),
                 });
             }
         }

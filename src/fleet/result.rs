@@ -504,6 +504,7 @@ impl Judge<'_> {
                 warnings,
                 last_run,
                 standing: crate::deviation::effect_of(&ev.deviations),
+                figures: super::fleet_figures(&ev, self.policy),
             });
         }
         Ok(NodeFile {

@@ -53,19 +53,17 @@ struct Case {
 fn describe(r: &RuleResult) -> String {
     match r.value {
         Some(v) => format!(
-            "{} {} is {}{u}, threshold {} {}{u}",
+            "{} {} is {}{u}, threshold {}{u}",
             r.aggregate.as_str(),
             r.metric,
             fmt_precise(v),
-            r.op,
-            fmt_precise(r.threshold),
+            r.threshold_text(fmt_precise),
             u = unit(r.unit),
         ),
         None => format!(
-            "no run measures {}, threshold {} {}{}",
+            "no run measures {}, threshold {}{}",
             r.metric,
-            r.op,
-            fmt_precise(r.threshold),
+            r.threshold_text(fmt_precise),
             unit(r.unit)
         ),
     }

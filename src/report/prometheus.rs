@@ -155,7 +155,10 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
             .with("metric", &r.metric)
             .with("op", r.op.as_str())
             .with("level", r.level.as_str());
-        threshold.push(&l, r.threshold);
+        // A threshold the host facts cannot resolve has no value to export.
+        if r.resolved() {
+            threshold.push(&l, r.threshold);
+        }
         if let Some(v) = r.value {
             value.push(&l, v);
         }

@@ -48,10 +48,9 @@ pub fn line(ev: &Evaluation) -> String {
             ));
         }
         parts.push(format!(
-            "{} {value}, needs {} {}{}",
+            "{} {value}, needs {}{}",
             r.metric,
-            r.op,
-            fmt_value(r.threshold),
+            r.threshold_text(fmt_value),
             unit(r.unit)
         ));
     }

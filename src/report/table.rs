@@ -244,9 +244,8 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     }
     t.add_row(figures_row("threshold", &|r| {
         format!(
-            "{} {}{}",
-            r.op,
-            fmt_value(r.threshold),
+            "{}{}",
+            r.threshold_text(fmt_value),
             match r.level {
                 Level::Fail => "",
                 Level::Warn => " (warn)",

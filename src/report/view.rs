@@ -318,6 +318,8 @@ impl Outcome {
     pub fn of(r: &RuleResult, strict: bool) -> Outcome {
         let deciding = deciding(r, strict);
         match (r.passed, r.level) {
+            // measured, but against a threshold the host facts cannot resolve
+            (None, _) if r.value.is_some() && !r.resolved() => Outcome::NotJudged,
             (None, _) => Outcome::NotMeasured,
             (Some(true), _) => Outcome::Meets,
             (Some(false), _) if deciding => Outcome::Fails,

@@ -54,7 +54,7 @@ pub fn rules_table(ev: &Evaluation) -> Option<Table> {
                     Cell::right(r.value.map(fmt_value).unwrap_or("—".into())),
                     Cell::right(ci),
                     Cell::right(range),
-                    Cell::right(format!("{} {} {}", r.op, fmt_precise(r.threshold), r.unit)),
+                    Cell::right(format!("{} {}", r.threshold_text(fmt_precise), r.unit)),
                     Cell {
                         emphasis: Emphasis::Outcome(outcome),
                         ..Cell::left(format!(
@@ -266,7 +266,7 @@ pub fn rule_lines(ev: &Evaluation) -> Vec<RuleLine> {
                     Some(v) => format!("{} {}{unit}", r.aggregate.as_str(), fmt_value(v)),
                     None => "not measured".into(),
                 },
-                needs: format!("{} {}", r.op, fmt_value(r.threshold)),
+                needs: r.threshold_text(fmt_value),
                 marginal: r.marginal,
                 note: r.note.clone(),
                 misses,
@@ -322,7 +322,7 @@ pub fn rule_stats_table(ev: &Evaluation) -> Option<Table> {
                     } else {
                         TOO_FEW.into()
                     }),
-                    Cell::right(format!("{} {}", r.op, fmt_value(r.threshold))),
+                    Cell::right(r.threshold_text(fmt_value)),
                 ],
             })
         })
