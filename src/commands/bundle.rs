@@ -141,7 +141,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let skipped = scanner.finish();
     spool.seek(SeekFrom::Start(0)).map_err(cannot_read)?;
     let records = Records::file(spool.try_clone().map_err(cannot_read)?, &history_path);
-    let mut evs = grouping.evaluate(&loaded.policy, now, false, &records);
+    let mut evs = grouping.evaluate(&loaded.policy, now, false);
     // The group of the latest run first: that is the one the node's schedule feeds.
     evs.sort_by_key(|e| std::cmp::Reverse(e.runs.iter().map(|r| r.timestamp).max()));
     if evs.is_empty() {
@@ -200,8 +200,14 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         } else {
             format!("reports/{}", group_slug(i, ev))
         };
-        members.push((format!("{name}.json"), rendered(Format::Json, ev)?));
-        members.push((format!("{name}.html"), rendered(Format::Html, ev)?));
+        members.push((
+            format!("{name}.json"),
+            rendered(Format::Json, ev, &records)?,
+        ));
+        members.push((
+            format!("{name}.html"),
+            rendered(Format::Html, ev, &records)?,
+        ));
     }
     members.push((
         "context.json".into(),
@@ -588,11 +594,11 @@ impl<W: Write> Write for Counted<W> {
 }
 
 /// `ev` rendered in format `f` to an unnamed temporary file, as a member.
-fn rendered(f: Format, ev: &Evaluation) -> anyhow::Result<Member<'static>> {
+fn rendered(f: Format, ev: &Evaluation, records: &Records) -> anyhow::Result<Member<'static>> {
     let file = tempfile::tempfile()
         .map_err(|e| anyhow::Error::new(e).context("bundle: temporary file"))?;
     let mut out = Counted(std::io::BufWriter::with_capacity(1 << 16, &file), 0);
-    report::render(f, ev, &Style::default(), &mut out)?;
+    report::render(f, ev, records, &Style::default(), &mut out)?;
     out.flush()?;
     let size = out.1;
     drop(out);

@@ -374,8 +374,9 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     opts.strict = args.out.strict;
     opts.notes = notes;
     opts.shape_differences = chosen.contradicted;
-    let ev = evaluate::evaluate_left_out(chosen.records, chosen.left_out, &policy, &opts);
-    outputs.emit(&ev, ctx)?;
+    let (ev, records) =
+        evaluate::evaluate_left_out(chosen.records, chosen.left_out, &policy, &opts);
+    outputs.emit(&ev, &records, ctx)?;
     Ok(ev.verdict.exit_code())
 }
 

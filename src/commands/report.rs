@@ -127,7 +127,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         }
         None => Records::None,
     };
-    let mut evs = grouping.evaluate(&policy, now, args.out.strict, &records);
+    let mut evs = grouping.evaluate(&policy, now, args.out.strict);
     if let Some(settings) = args.decide.settings() {
         for ev in &mut evs {
             evaluate::sequential::apply(ev, &policy, &settings);
@@ -180,7 +180,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         if i > 0 && outputs.stdout != Some(Format::Summary) {
             writeln!(crate::out::stdout())?;
         }
-        outputs.emit(ev, ctx)?;
+        outputs.emit(ev, &records, ctx)?;
     }
     // Several groups end with a line that counts their verdicts (the exit code is the worst).
     if evs.len() > 1 && matches!(outputs.stdout, Some(Format::Table | Format::Markdown)) {

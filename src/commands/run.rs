@@ -25,6 +25,7 @@ use crate::job::Job;
 use crate::measure::Measurement;
 use crate::policy::Policy;
 use crate::record::RunInfo;
+use crate::runs::Records;
 use crate::testfile::{self, TestFiles};
 use crate::units;
 
@@ -207,7 +208,8 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         .evidence
     });
     opts.sustained_check = check;
-    let mut ev = evaluate::evaluate(records, &declared_policy, &opts);
+    let (mut ev, mut records) =
+        evaluate::evaluate_left_out(records, Vec::new(), &declared_policy, &opts);
     ev.group = ev.runs.first().map(Group::of);
     if let Some(e) = sitting {
         ev.evidence = e;
@@ -215,13 +217,14 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // --until-decided: the verdict is the sequence's, over the group's runs in the history.
     if let (Some(settings), Some(p), Some(g)) = (until, &history_path, ev.group.clone()) {
         match group_sequence(p, &g, &declared_policy, &settings, strict, now) {
-            Ok(mut h) => {
+            Ok((mut h, held)) => {
                 h.warnings.splice(0..0, opts.notes.iter().cloned());
                 ev = h;
+                records = held;
             }
             Err(e) => ctx.warn(e),
         }
-        outputs.emit(&ev, ctx)?;
+        outputs.emit(&ev, &records, ctx)?;
         crate::out::finish_stdout();
         release_files(unlinked, discard, ctx);
         return Ok(ev.verdict.exit_code());
@@ -267,7 +270,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             Err(e) => ctx.warn(e),
         }
     }
-    outputs.emit(&ev, ctx)?;
+    outputs.emit(&ev, &records, ctx)?;
     // The verdict is out before the test file's blocks are freed, which can take minutes: a
     // reader of stdout has all of it now (EOF), and the removal goes on after it.
     crate::out::finish_stdout();
@@ -319,7 +322,7 @@ fn group_sequence(
     settings: &evaluate::sequential::Settings,
     strict: bool,
     now: DateTime<Utc>,
-) -> anyhow::Result<evaluate::Evaluation> {
+) -> anyhow::Result<(evaluate::Evaluation, Records)> {
     let since = crate::select::window_start(now, policy.evidence.window.0);
     let filter = crate::select::Filter::group(group, since);
     let (all, _) = history::read_where(path, |h| {
@@ -328,10 +331,10 @@ fn group_sequence(
     let in_group: Vec<Record> = all.into_iter().filter(|r| filter.keeps(r)).collect();
     let mut opts = Options::new(Scope::Report, now);
     opts.strict = strict;
-    let mut ev = evaluate::evaluate(in_group, policy, &opts);
+    let (mut ev, records) = evaluate::evaluate_left_out(in_group, Vec::new(), policy, &opts);
     ev.group = Some(group.clone());
     evaluate::sequential::apply(&mut ev, policy, settings);
-    Ok(ev)
+    Ok((ev, records))
 }
 
 /// Everything decided before the first byte is written.
@@ -614,7 +617,7 @@ async fn lay_out_and_run(
         let group = Group::of(&record);
         records.push(record);
         if let (Some((policy, settings)), Some(p)) = (&plan.until, &plan.history) {
-            let ev = group_sequence(p, &group, policy, settings, false, Utc::now())?;
+            let (ev, _) = group_sequence(p, &group, policy, settings, false, Utc::now())?;
             let ended = ev.sequential.iter().all(|d| d.sequence.outcome.ended())
                 && !ev.sequential.is_empty();
             let line = ev

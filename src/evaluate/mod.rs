@@ -435,8 +435,9 @@ pub struct Evaluation {
     pub verdict: Verdict,
     /// One line saying why: the deciding rule, marginality, missing evidence, differences.
     pub reason: String,
-    /// The judged runs, in time order (what each format reads of a run; whole records are
-    /// read again through `records`).
+    /// The judged runs, in time order (what each format reads of a run; a format that prints
+    /// whole records reads them again from the source it is given, `runs::Records`, by each
+    /// run's place).
     #[serde(skip)]
     pub runs: Vec<Run>,
     pub summary: Summary,
@@ -459,9 +460,6 @@ pub struct Evaluation {
     /// The runs left out, each with its reason, for the formats that list runs.
     #[serde(skip)]
     pub excluded: Vec<(Run, String)>,
-    /// Where the whole records of `runs` and `excluded` are read again from.
-    #[serde(skip)]
-    pub records: Records,
     /// Each judged run's deviations in one line ("" for the policy's test), in run order.
     #[serde(skip)]
     pub run_deviations: Vec<String>,
@@ -666,19 +664,21 @@ pub fn day_of(r: &impl RunFields) -> NaiveDate {
 
 /// Judges records against a policy (a run's or an import's, held in memory).
 pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options) -> Evaluation {
-    evaluate_left_out(records.into(), Vec::new(), policy, opts)
+    evaluate_left_out(records.into(), Vec::new(), policy, opts).0
 }
 
 /// Judges `records`, with the records the caller left out of the verdict (an import's: a
 /// job fio reported an error for, the same run given twice), each with its reason: they are
 /// listed as not counted (`not_counted[]`, the table of runs not counted) as a report lists
-/// the runs of another test.
+/// the runs of another test. With the evaluation, where its runs' whole records are read
+/// again (the records given, then those left out, by their index): the evaluation is a plain
+/// value, and a format that prints whole records is given this source beside it.
 pub fn evaluate_left_out(
     mut records: Vec<Record>,
     left_out: Vec<(Record, String)>,
     policy: &Policy,
     opts: &Options,
-) -> Evaluation {
+) -> (Evaluation, Records) {
     let counted = records.len();
     let mut reasons = Vec::with_capacity(left_out.len());
     for (r, why) in left_out {
@@ -696,17 +696,12 @@ pub fn evaluate_left_out(
     } else {
         Records::Memory(std::sync::Arc::new(records))
     };
-    judge(runs, left, records, policy, opts)
+    (judge(runs, left, policy, opts), records)
 }
 
-/// Judges runs against a policy; `records` is where their whole records are read again.
-pub fn evaluate_runs(
-    runs: Vec<Run>,
-    records: Records,
-    policy: &Policy,
-    opts: &Options,
-) -> Evaluation {
-    judge(runs, Vec::new(), records, policy, opts)
+/// Judges runs against a policy.
+pub fn evaluate_runs(runs: Vec<Run>, policy: &Policy, opts: &Options) -> Evaluation {
+    judge(runs, Vec::new(), policy, opts)
 }
 
 /// [`evaluate_runs`], with runs the caller left out (each with its reason) listed first
@@ -714,7 +709,6 @@ pub fn evaluate_runs(
 fn judge(
     mut runs: Vec<Run>,
     left_out: Vec<(Run, String)>,
-    records: Records,
     policy: &Policy,
     opts: &Options,
 ) -> Evaluation {
@@ -1016,7 +1010,6 @@ fn judge(
         caveats,
         not_counted,
         excluded,
-        records,
         run_deviations,
         run_effects,
         strict: opts.strict,

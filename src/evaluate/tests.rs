@@ -42,8 +42,19 @@ pub(crate) fn rule(metric: &str, threshold: f64) -> RuleResult {
 
 /// `records` judged as `report` judges them under Swimlane, at `now` (RFC 3339).
 pub(crate) fn swimlane_report(records: Vec<Record>, now: &str) -> Evaluation {
+    swimlane_report_held(records, now).0
+}
+
+/// [`swimlane_report`], with where its runs' whole records are read again (for a format that
+/// prints them).
+pub(crate) fn swimlane_report_held(records: Vec<Record>, now: &str) -> (Evaluation, Records) {
     let now = DateTime::parse_from_rfc3339(now).unwrap().to_utc();
-    evaluate(records, &policy(), &Options::new(Scope::Report, now))
+    evaluate_left_out(
+        records,
+        Vec::new(),
+        &policy(),
+        &Options::new(Scope::Report, now),
+    )
 }
 
 fn now() -> DateTime<Utc> {

@@ -17,7 +17,6 @@ use super::{DecidingRule, NodeRow, RowSource};
 use crate::evaluate::{Evaluation, Verdict};
 use crate::history::{self, Line, RunScanner, SKIPPED_SHOWN};
 use crate::policy::Policy;
-use crate::runs::Records;
 use crate::select::{Filter, Grouping};
 
 /// How the error for a fleet's own result begins.
@@ -328,7 +327,7 @@ impl Judge<'_> {
             ));
         }
         if seen.heads > 0 {
-            let evs = grouping.evaluate(self.policy, self.now, self.strict, &Records::None);
+            let evs = grouping.evaluate(self.policy, self.now, self.strict);
             if evs.is_empty() {
                 out.rows.extend(self.no_evidence_rows(name, &seen));
             }
@@ -619,7 +618,7 @@ mod tests {
                 r
             })
             .collect();
-        let ev = crate::select::evaluate_groups(
+        let (mut evs, records) = crate::select::evaluate_groups(
             records,
             &p,
             &Filter {
@@ -631,12 +630,13 @@ mod tests {
             },
             now,
             false,
-        )
-        .remove(0);
+        );
+        let ev = evs.remove(0);
         let mut out = Vec::new();
         crate::report::render(
             crate::report::Format::Json,
             &ev,
+            &records,
             &crate::report::Style::default(),
             &mut out,
         )

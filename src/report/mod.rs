@@ -33,6 +33,7 @@ use std::collections::BTreeSet;
 use std::io::{self, Write};
 
 use crate::evaluate::Evaluation;
+use crate::runs::Records;
 
 pub use lists::{GroupRow, groups_table, list_table};
 pub use output_file::{OutputFile, write_atomic};
@@ -96,22 +97,26 @@ pub struct Style {
     pub verbose: bool,
 }
 
-/// Renders one evaluation in one format.
+/// Renders one evaluation in one format. `records` is where the formats that print whole
+/// records (JSON's `runs[]`, the table's details inside the runs, the HTML's per-run charts)
+/// read them, one at a time by each run's place: the history file, or the records of a run or
+/// an import held in memory.
 pub fn render(
     format: Format,
     ev: &Evaluation,
+    records: &Records,
     style: &Style,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     match format {
-        Format::Table => table::render(ev, style, out),
-        Format::Json => json::render(ev, out),
-        Format::Jsonl => json::render_line(ev, out),
+        Format::Table => table::render(ev, records, style, out),
+        Format::Json => json::render(ev, records, out),
+        Format::Jsonl => json::render_line(ev, records, out),
         Format::Csv => csv::render(ev, out),
         Format::Markdown => markdown::render(ev, out),
         Format::Prometheus => prometheus::render(ev, out),
         Format::Junit => junit::render(ev, out),
-        Format::Html => html::render(ev, out),
+        Format::Html => html::render(ev, records, out),
         Format::Summary => summary::render(ev, out),
         Format::Reply => reply::render(ev, out),
     }
@@ -305,10 +310,11 @@ pub fn safe_url(url: &str) -> Option<&str> {
 pub fn write_file(
     format: Format,
     ev: &Evaluation,
+    records: &Records,
     style: &Style,
     out: &OutputFile,
 ) -> io::Result<()> {
-    out.publish_with(|w| render(format, ev, style, w))
+    out.publish_with(|w| render(format, ev, records, style, w))
 }
 
 #[cfg(test)]

@@ -439,7 +439,8 @@ mod tests {
 
     /// The rules table's header and rows as Markdown and as HTML show them, cell by cell.
     fn both(runs: Vec<crate::history::Record>) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
-        let ev = crate::evaluate::tests::swimlane_report(runs, "2026-11-03T00:00:00Z");
+        let (ev, records) =
+            crate::evaluate::tests::swimlane_report_held(runs, "2026-11-03T00:00:00Z");
         let mut md = Vec::new();
         super::super::markdown::render(&ev, &mut md).unwrap();
         let md = String::from_utf8(md).unwrap();
@@ -460,7 +461,7 @@ mod tests {
             })
             .collect();
         let mut html = Vec::new();
-        super::super::html::render(&ev, &mut html).unwrap();
+        super::super::html::render(&ev, &records, &mut html).unwrap();
         let html = String::from_utf8(html).unwrap();
         let table = html.split("<table class=\"rules\">").nth(1).unwrap();
         let table = table.split("</table>").next().unwrap();
