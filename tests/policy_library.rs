@@ -36,7 +36,7 @@ fn a_source_read_more_than_a_year_ago_is_noted_in_the_list_and_every_verdict() {
     };
     let stale = env.swimlane_policy("old.yaml", seen(old));
     let fresh = env.swimlane_policy("fresh.yaml", seen(recent));
-    let note = format!("source seen {old}; {STALE}");
+    let note = format!("source seen {old} (over a year ago): {STALE}");
     for format in [
         "table",
         "json",
@@ -62,7 +62,10 @@ fn a_source_read_more_than_a_year_ago_is_noted_in_the_list_and_every_verdict() {
         String::from_utf8(env.cmd().args(["policy", "list"]).output().unwrap().stdout).unwrap();
     for (name, yaml) in iopscheck::policy::BUILTIN {
         let p = iopscheck::policy::parse(yaml, name).unwrap();
-        let noted = list.contains(&format!("{name}: source seen {}; {STALE}", p.source.seen));
+        let noted = list.contains(&format!(
+            "{name}: source seen {} (over a year ago): {STALE}",
+            p.source.seen
+        ));
         assert_eq!(
             noted,
             (today - p.source.seen).num_days() > 365,

@@ -160,7 +160,7 @@ pub struct ListRow {
     pub origin: String,
     /// When the source was read.
     pub seen: String,
-    /// "source seen …; check it is current (URL)" for a source read more than a year ago.
+    /// "source seen … (over a year ago): check it is current; the source: URL" for a source read more than a year ago.
     pub stale: Option<String>,
 }
 

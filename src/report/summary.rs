@@ -33,7 +33,21 @@ pub fn line(ev: &Evaluation) -> String {
     head.push(' ');
     head.push_str(&ev.judged_on_short());
     let mut parts: Vec<String> = vec![head];
-    if let Some(r) = ev.primary_rule() {
+    // --until-decided: the sequence decides, and its bounds are the deciding figures.
+    if let Some(d) = ev.sequential.first() {
+        use crate::evaluate::sequential::Outcome;
+        let said = match d.sequence.outcome {
+            Outcome::Pass => "decided pass",
+            Outcome::Fail => "decided fail",
+            Outcome::AtThreshold | Outcome::Budget => "inconclusive",
+            Outcome::Undecided | Outcome::NotPositive => "undecided",
+        };
+        parts.push(format!("{said} on {}: {}", d.metric, d.figures()));
+    } else if let Some(why) = ev.primary_rule().and_then(|r| r.fails_on.as_ref()) {
+        // The rule fails although its aggregate meets the threshold: why is the figure that
+        // decides ("262 IOPS sustained after burst credits ran out …"), never the mean alone.
+        parts.push(why.clone());
+    } else if let Some(r) = ev.primary_rule() {
         let mut value = match r.value {
             Some(v) => format!("{} {}{}", r.aggregate.as_str(), fmt_value(v), unit(r.unit)),
             None => "not measured".to_string(),
