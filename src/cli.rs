@@ -184,6 +184,10 @@ pub struct RunArgs {
     pub host: Option<String>,
     #[command(flatten)]
     pub decide: DecideArgs,
+    /// With --until-decided: once this node's sequence has ended, test again only when its
+    /// newest run is this old (7d); until then print the standing decision without testing.
+    #[arg(long, value_name = "DURATION", requires = "until_decided", value_parser = recheck_value)]
+    pub recheck_every: Option<Duration>,
     #[command(flatten)]
     pub history: HistoryArgs,
     #[command(flatten)]
@@ -503,6 +507,17 @@ fn runtime_value(s: &str) -> Result<Duration, String> {
 /// A duration (`60`, `60s`, `10m`, `2h`).
 fn duration_value(s: &str) -> Result<Duration, String> {
     crate::units::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// `--recheck-every`: a duration of at least a minute.
+fn recheck_value(s: &str) -> Result<Duration, String> {
+    let d = crate::units::parse_duration(s).map_err(|e| e.to_string())?;
+    if d < Duration::from_secs(60) {
+        return Err(format!(
+            "'{s}' is under a minute: give the re-check period, e.g. 7d"
+        ));
+    }
+    Ok(d)
 }
 
 /// `--runs`: a whole number within the policy's limits on runs.

@@ -263,6 +263,9 @@ pub struct Sequence {
     pub after: usize,
     /// Runs still needed for a decision, estimated from the spread seen so far (undecided).
     pub more_runs: Option<usize>,
+    /// The time of the run the sequence ended at (a decision or the budget).
+    #[serde(skip)]
+    pub decided_at: Option<DateTime<FixedOffset>>,
 }
 
 fn day(t: &DateTime<FixedOffset>) -> NaiveDate {
@@ -427,6 +430,9 @@ fn walk(
             end - last
         },
         more_runs,
+        decided_at: (outcome != Outcome::Undecided)
+            .then(|| points.get(last).map(|p| p.0))
+            .flatten(),
     }
 }
 
