@@ -310,6 +310,8 @@ pub struct FleetArgs {
     #[arg(long, value_name = "HOST,...", value_delimiter = ',')]
     pub expect: Vec<String>,
     #[command(flatten)]
+    pub decide: DecideArgs,
+    #[command(flatten)]
     pub out: OutputArgs,
 }
 

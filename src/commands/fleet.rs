@@ -37,6 +37,7 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         since,
         now,
         strict: args.out.strict,
+        until: args.decide.until_decided,
     };
 
     let mut rows = Vec::new();
@@ -83,6 +84,11 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         &policy,
         judge.head.as_ref(),
     ));
+    // --until-decided: a second pass over the rows, once N (the nodes judged) is known.
+    let family = args
+        .decide
+        .settings()
+        .map(|s| crate::fleet::decide_family(&mut rows, &s));
 
     let fleet = Fleet::new(
         evaluate::evaluate(&[], &policy, &Options::new(Scope::Report, now)).policy,
@@ -93,6 +99,10 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         args.out.strict,
         now,
     );
+    let fleet = match family {
+        Some(f) => fleet.with_family(f),
+        None => fleet,
+    };
     emit(&outputs, &fleet, ctx)?;
     Ok(fleet.verdict.exit_code())
 }

@@ -84,6 +84,10 @@ pub struct NodeRow {
     pub reason: String,
     pub warnings: Vec<String>,
     pub last_run: Option<DateTime<FixedOffset>>,
+    /// With `fleet --until-decided`: the node's runs for the sequential decision, made once
+    /// the number of nodes is known, and the verdict the row may not be better than (the
+    /// node's own, for a result).
+    pub pending: Option<(crate::evaluate::sequential::Pending, Verdict)>,
 }
 
 impl NodeRow {
@@ -127,6 +131,81 @@ pub struct Fleet {
     pub warnings: Vec<String>,
     pub strict: bool,
     pub generated: DateTime<Utc>,
+    /// With `--until-decided`: the error rates the verdict holds across the nodes.
+    pub family: Option<Family>,
+}
+
+/// `fleet --until-decided`: the fleet's error rates and the nodes they are shared over. Each
+/// node's sequence is judged at α/N and β/N (Bonferroni), N the nodes judged by a sequence,
+/// so a false pass (or a false fail) anywhere in the fleet has probability at most α (β).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Family {
+    pub nodes: usize,
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+impl Family {
+    /// The error rates each node is judged at: α/N, β/N.
+    pub fn per_node(&self) -> (f64, f64) {
+        let n = self.nodes.max(1) as f64;
+        (self.alpha / n, self.beta / n)
+    }
+
+    /// "error rate controlled across 3 nodes (Bonferroni: α/N per node, α 0.05 → 0.0167 …)".
+    pub fn sentence(&self) -> String {
+        let (a, b) = self.per_node();
+        format!(
+            "error rate controlled across {} node{} (Bonferroni: α/N per node: α {} → {}, β {} → {})",
+            self.nodes,
+            if self.nodes == 1 { "" } else { "s" },
+            short_p(self.alpha),
+            short_p(a),
+            short_p(self.beta),
+            short_p(b)
+        )
+    }
+}
+
+fn short_p(p: f64) -> String {
+    let s = format!("{p:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// `fleet --until-decided`, once every input is read and each node counted once: judges every
+/// row kept for it by its sequence at α/N and β/N, N the number of such rows, never better
+/// than the node's own verdict. A pass that no sequence gave (a result of one `run` or
+/// `import`) is inconclusive: the fleet's error rate says nothing of it.
+pub fn decide_family(rows: &mut [NodeRow], s: &crate::evaluate::sequential::Settings) -> Family {
+    let family = Family {
+        nodes: rows.iter().filter(|r| r.pending.is_some()).count(),
+        alpha: s.alpha,
+        beta: s.beta,
+    };
+    let (alpha, beta) = family.per_node();
+    let per = crate::evaluate::sequential::Settings { alpha, beta, ..*s };
+    for r in rows.iter_mut() {
+        match r.pending.take() {
+            Some((p, cap)) => {
+                let (v, reason, _) = p.decide(&per);
+                r.verdict = Verdict::worst([cap, v]);
+                r.reason = if r.verdict == v {
+                    reason
+                } else {
+                    format!("the node says {cap}; its sequence here: {v} ({reason})")
+                };
+            }
+            None if r.verdict == Verdict::Pass => {
+                r.verdict = Verdict::Inconclusive;
+                r.reason = format!(
+                    "not judged by a sequence, so outside the fleet's error rate ({}): with --until-decided only a decided sequence passes",
+                    r.reason
+                );
+            }
+            None => {}
+        }
+    }
+    family
 }
 
 impl Fleet {
@@ -155,9 +234,18 @@ impl Fleet {
             warnings,
             strict,
             generated,
+            family: None,
         };
         fleet.reason = fleet.explain();
         fleet
+    }
+
+    /// The fleet judged with `--until-decided`: its reason says across how many nodes its
+    /// error rates hold.
+    pub fn with_family(mut self, family: Family) -> Fleet {
+        self.family = Some(family);
+        self.reason = format!("{}; {}", self.reason, family.sentence());
+        self
     }
 
     pub fn counts(&self) -> Counts {
@@ -258,6 +346,7 @@ pub(crate) mod tests {
             reason: format!("mean write_iops_formula is {value}"),
             warnings: vec![],
             last_run: None,
+            pending: None,
         }
     }
 

@@ -503,6 +503,10 @@ impl Judge<'_> {
                 reason,
                 warnings,
                 last_run,
+                pending: (self.until && ev.scope == Scope::Report)
+                    .then(|| crate::evaluate::sequential::Pending::of(&ev, self.policy))
+                    .flatten()
+                    .map(|p| (p, claim.verdict)),
             });
         }
         let mut warnings = Vec::new();
