@@ -154,6 +154,9 @@ impl Family {
 
     /// "error rate controlled across 3 nodes (Bonferroni: α/N per node, α 0.05 → 0.0167 …)".
     pub fn sentence(&self) -> String {
+        if self.nodes == 0 {
+            return "no node judged by a sequence (--until-decided): no error rate to state".into();
+        }
         let (a, b) = self.per_node();
         format!(
             "error rate controlled across {} node{} (Bonferroni: α/N per node: α {} → {}, β {} → {})",
@@ -399,5 +402,24 @@ pub(crate) mod tests {
         let f = fleet(vec![row("c", Pass, 1.0), b2, row("b", Pass, 1.0)]);
         let labels: Vec<String> = f.rows.iter().map(|r| r.label(&f)).collect();
         assert_eq!(labels, ["b /data posixaio", "b /other posixaio", "c"]);
+    }
+
+    #[test]
+    fn with_until_decided_a_pass_no_sequence_gave_is_inconclusive_and_n_counts_sequences() {
+        use Verdict::*;
+        let settings = crate::evaluate::sequential::Settings {
+            alpha: 0.05,
+            beta: 0.05,
+            delta: 0.1,
+            max_runs: 30,
+            max_days: 7,
+        };
+        let mut rows = vec![row("a", Pass, 4000.0), row("b", Fail, 2000.0)];
+        let f = decide_family(&mut rows, &settings);
+        assert_eq!(f.nodes, 0);
+        assert_eq!((rows[0].verdict, rows[1].verdict), (Inconclusive, Fail));
+        assert!(rows[0].reason.contains("not judged by a sequence"));
+        let fleet = fleet(rows).with_family(f);
+        assert!(fleet.reason.contains("no node judged by a sequence"));
     }
 }
