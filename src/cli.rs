@@ -395,9 +395,16 @@ pub struct CompareArgs {
     pub since: Option<Since>,
     #[command(flatten)]
     pub history: HistoryArgs,
-    /// Output format on stdout.
+    /// Output format on stdout (or in --output).
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    /// Write the output to FILE instead of stdout (atomically, by rename; never over a link
+    /// or an input); `-` is stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write FORMAT to FILE; repeatable, e.g. --export json=c.json --export html=c.html.
+    #[arg(long, value_name = "FORMAT=FILE", value_parser = export_value)]
+    pub export: Vec<Export>,
 }
 
 /// `--at`: a date or a time, not a duration.
