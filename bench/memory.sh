@@ -9,6 +9,7 @@
 #   bench/memory.sh --bytes N        # about N bytes
 #   bench/memory.sh --step-min M     # a run every M minutes (5 unless said)
 # IOPSCHECK_BENCH_BINARY=path uses that binary instead of building one.
+# IOPSCHECK_BENCH_WINDOWS="400d" measures those windows only ("7d 400d" unless set).
 # Prints a Markdown table; a row whose peak RSS is over the limit (100 MiB, or
 # IOPSCHECK_BENCH_LIMIT_MIB) is marked, and the script then exits 1.
 # The history is removed at the end, whatever happens (it needs its size free in $TMPDIR).
@@ -78,7 +79,7 @@ echo
 echo "| command | window | runs in the window | wall | CPU (user+sys) | peak RSS | load average 1/5/15 before |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 h=(--history "$work/big.jsonl")
-for window in 7d 400d; do
+for window in ${IOPSCHECK_BENCH_WINDOWS:-7d 400d}; do
     for f in table json jsonl csv markdown prometheus junit html summary; do
         measure "report --format $f" "$window" "$bin" report "${h[@]}" --host bench-node --since "$window" --format "$f"
     done

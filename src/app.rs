@@ -189,6 +189,8 @@ pub struct Outputs {
     flags: Vec<String>,
     /// Each file, opened before the command works (see [`report::OutputFile`]).
     opened: Vec<report::OutputFile>,
+    /// `--verbose`.
+    pub verbose: bool,
 }
 
 /// A file a command reads, which none of its outputs may replace: what it is to the command
@@ -249,6 +251,7 @@ impl Outputs {
             files,
             flags,
             opened,
+            verbose: a.verbose,
         })
     }
 
@@ -299,19 +302,26 @@ impl Outputs {
 
     /// Renders the evaluation everywhere it was asked for.
     pub fn emit(&self, ev: &Evaluation, ctx: &Ctx) -> anyhow::Result<()> {
-        let style = Style { color: ctx.color };
+        let style = Style {
+            color: ctx.color,
+            verbose: self.verbose,
+        };
         if let Some(f) = self.stdout {
             let mut out = crate::out::stdout();
             let style = if f == Format::Table {
                 style.clone()
             } else {
-                Style { color: false }
+                Style::default()
             };
             report::render(f, ev, &style, &mut out)?;
             out.flush()?;
         }
         for ((f, path), out) in self.files.iter().zip(&self.opened) {
-            report::write_file(*f, ev, &Style { color: false }, out).map_err(|e| {
+            let style = Style {
+                verbose: self.verbose,
+                ..Style::default()
+            };
+            report::write_file(*f, ev, &style, out).map_err(|e| {
                 anyhow::anyhow!("cannot write {} to {}: {e}", f.as_str(), path.display())
             })?;
         }

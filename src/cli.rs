@@ -86,6 +86,11 @@ pub struct OutputArgs {
     /// Warn-level rules decide the verdict too.
     #[arg(long)]
     pub strict: bool,
+    /// The table shows each run's internals too (fio's samples, slat, the final fsync, the
+    /// disks, what limited the disk) and the per-rule statistics; machine formats always
+    /// have them.
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -309,6 +314,10 @@ pub struct FleetArgs {
     /// an inconclusive row, so a node that did not report cannot pass unseen.
     #[arg(long, value_name = "HOST,...", value_delimiter = ',')]
     pub expect: Vec<String>,
+    /// Judge every node on its evidence over days (a history, or `report`'s result): a node
+    /// whose result is of one sitting (`run`, `import`) is inconclusive, whatever it gave.
+    #[arg(long)]
+    pub require_evidence: bool,
     #[command(flatten)]
     pub decide: DecideArgs,
     #[command(flatten)]

@@ -228,6 +228,13 @@ fn assert_readable(m: &std::collections::BTreeMap<String, String>, page: &str) {
             y.iter().all(|l| !l.starts_with("0.0") || l.len() < 4),
             "{page} {c}: y labels {y:?}"
         );
+        // No value axis starts above zero (a 5% miss drawn as a cliff).
+        if !y.is_empty() {
+            assert!(
+                y.contains(&"0"),
+                "{page} {c}: the axis starts above zero: {y:?}"
+            );
+        }
         let x: Vec<&str> = get("x-labels")
             .split(',')
             .filter(|s| !s.is_empty())
@@ -346,6 +353,13 @@ fn the_pages_render_in_chromium_with_readable_charts() {
     assert!(m[&format!("{s}.polyline-points")].parse::<usize>().unwrap() >= 2);
     assert!(m[&format!("{s}.y-labels")].starts_with("0,"), "{m:?}");
     assert_eq!(m[&format!("{s}.threshold-lines")], "1");
+    // The threshold judges a whole run, never a 500 ms sample: drawn as a labelled reference.
+    let run_html = std::fs::read_to_string(&run_page).unwrap();
+    assert!(
+        run_html.contains("<line class=\"threshold reference\"")
+            && run_html.contains(" for the whole run</text>"),
+        "the series chart's threshold is not a labelled reference"
+    );
 }
 
 #[test]

@@ -1277,3 +1277,291 @@ fn until_decided_judges_each_node_at_alpha_over_n_and_says_so() {
     assert!(!v["reason"].as_str().unwrap().contains("Bonferroni"), "{v}");
     assert!(v.get("sequential").is_none(), "{v}");
 }
+
+// ---- which evidence each node's verdict is of ---------------------------------------------
+
+/// A directory of run results and histories: two nodes judged on their history (a history
+/// file, a `report` result), two on one sitting (a `run` result of the policy's test, and a
+/// real quick run on a 4 MiB file, which is not its test). Each row and the fleet's verdict
+/// say which; `--require-evidence` makes the sittings inconclusive; a figure of runs that are
+/// not the policy's test never carries a ✓, in any format.
+#[test]
+fn a_mixed_directory_names_each_nodes_evidence_and_require_evidence_judges_sittings() {
+    let n = Nodes::new();
+    let dir = n.path("results");
+    std::fs::create_dir(&dir).unwrap();
+    n.history("results/hist.jsonl", &runs("hist", "/data", 2, 16.4));
+    let rep = n.result("rep.json", "rep", &runs("rep", "/data", 2, 16.4));
+    std::fs::rename(&rep, dir.join("rep.json")).unwrap();
+    // The policy's test, three runs in one sitting, as `iopscheck run --format json` states
+    // it (the runs' records as the native engine writes them; a real one takes minutes).
+    let sitting = n.result("sit.src.json", "sit", &runs("sit", "/data", 1, 16.4));
+    std::fs::write(
+        dir.join("sit.json"),
+        edited(&sitting, |v| {
+            v["scope"] = Value::from("run");
+            v["verdict"] = Value::from("pass");
+        }),
+    )
+    .unwrap();
+    // A quick look: 4 MiB for a second, a test that flatters the disk.
+    let quick = n.path("quick");
+    std::fs::create_dir(&quick).unwrap();
+    let out = iopscheck()
+        .args([
+            "run",
+            "--quiet",
+            "--no-history",
+            "--size",
+            "4m",
+            "--runtime",
+            "1",
+        ])
+        .args([
+            "--runs", "1", "--host", "quick", "--format", "json", "--dir",
+        ])
+        .arg(&quick)
+        .env("IOPSCHECK_LOCK_FILE", n.path("run.lock"))
+        .output()
+        .unwrap();
+    if out.status.code() == Some(2) {
+        common::skip(&format!(
+            "the engine cannot run here: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+        return;
+    }
+    std::fs::write(dir.join("quick.json"), &out.stdout).unwrap();
+    let quick_value = serde_json::from_slice::<Value>(&out.stdout).unwrap()["rules"][0]["value"]
+        .as_f64()
+        .unwrap();
+
+    let (code, v) = fleet_json(&[&dir], &[]);
+    let on: Vec<(String, String)> = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["host"].as_str().unwrap().to_string(),
+                h["judged_on"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        on,
+        pairs(&[
+            ("hist", "history"),
+            ("quick", "sitting"),
+            ("rep", "history"),
+            ("sit", "sitting"),
+        ]),
+        "{v:#}"
+    );
+    assert_eq!(
+        verdicts(&v),
+        pairs(&[
+            ("hist", "pass"),
+            ("quick", "inconclusive"),
+            ("rep", "pass"),
+            ("sit", "pass"),
+        ])
+    );
+    assert_eq!(code, 3);
+    let whole = v["judged_on"].as_str().unwrap();
+    assert!(
+        whole.starts_with("2 nodes judged on one sitting each, 2 on their history"),
+        "{whole}"
+    );
+
+    // Every format says it with the fleet's verdict, and shows the quick look's figure (a
+    // pass on a test that flatters) without a ✓.
+    let shown = iopscheck::report::fmt_value(quick_value);
+    for f in [
+        "table",
+        "markdown",
+        "html",
+        "junit",
+        "prometheus",
+        "summary",
+        "csv",
+    ] {
+        let o = iopscheck()
+            .arg("fleet")
+            .arg(&dir)
+            .args(["--format", f])
+            .env("COLUMNS", "200")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(3), "{f}");
+        let text = String::from_utf8(o.stdout).unwrap();
+        let flat = text
+            .replace("&#39;", "'")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if f == "csv" {
+            let mut r = csv::Reader::from_reader(text.as_bytes());
+            let h = r.headers().unwrap().clone();
+            let col = h.iter().position(|c| c == "judged_on").unwrap();
+            let cells: Vec<String> = r
+                .records()
+                .map(|row| row.unwrap()[col].to_string())
+                .collect();
+            assert_eq!(cells, ["history", "sitting", "history", "sitting"]);
+            continue;
+        }
+        assert!(
+            flat.contains("2 nodes judged on one sitting each, 2 on their history"),
+            "{f}:\n{text}"
+        );
+        assert!(!flat.contains(&format!("{shown} ✓")), "{f}:\n{text}");
+        if f == "table" {
+            let row = text.lines().find(|l| l.contains("quick")).unwrap();
+            assert!(row.contains(&shown) && !row.contains('✓'), "{row}");
+            assert!(
+                text.contains(" ✓"),
+                "the policy's test keeps its mark:\n{text}"
+            );
+        }
+    }
+
+    // --require-evidence: a sitting is not the policy's evidence over days.
+    let (code, v) = fleet_json(&[&dir], &["--require-evidence"]);
+    assert_eq!(
+        verdicts(&v),
+        pairs(&[
+            ("hist", "pass"),
+            ("quick", "inconclusive"),
+            ("rep", "pass"),
+            ("sit", "inconclusive"),
+        ])
+    );
+    assert_eq!(code, 3);
+    let sit = &v["hosts"][3]["reason"];
+    assert!(
+        sit.as_str().unwrap().contains("--require-evidence")
+            && sit
+                .as_str()
+                .unwrap()
+                .contains("the sitting alone gives pass"),
+        "{sit}"
+    );
+    assert!(
+        v["judged_on"]
+            .as_str()
+            .unwrap()
+            .contains("--require-evidence"),
+        "{v:#}"
+    );
+    // The histories alone pass with it: it asks nothing more of them.
+    let (code, _) = fleet_json(
+        &[&dir.join("hist.jsonl"), &dir.join("rep.json")],
+        &["--require-evidence"],
+    );
+    assert_eq!(code, 0);
+}
+
+/// Eight alike nodes' warnings are said once each, with how many nodes share them; the fleet
+/// ends with a line that counts the verdicts; a multi-group report ends the same way.
+#[test]
+fn a_warning_several_nodes_share_is_said_once_and_the_fleet_ends_with_its_counts() {
+    let n = Nodes::new();
+    let mut stream = String::new();
+    for host in ["w1", "w2", "w3", "w4"] {
+        let dir = n.path(host);
+        std::fs::create_dir(&dir).unwrap();
+        let out = iopscheck()
+            .args([
+                "run",
+                "--quiet",
+                "--no-history",
+                "--size",
+                "4m",
+                "--runtime",
+                "1",
+            ])
+            .args(["--runs", "1", "--host", host, "--format", "jsonl", "--dir"])
+            .arg(&dir)
+            .env("IOPSCHECK_LOCK_FILE", n.path("run.lock"))
+            .output()
+            .unwrap();
+        if out.status.code() == Some(2) {
+            common::skip(&format!(
+                "the engine cannot run here: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            return;
+        }
+        stream.push_str(&String::from_utf8(out.stdout).unwrap());
+    }
+    let (_, v, _) = fleet_stdin(&stream, &[]);
+    // The warnings every node's row carries (a small file on this machine's RAM, the test's
+    // deviations): each per node in JSON, once in the table.
+    let per_node: Vec<Vec<String>> = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            h["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    let common: Vec<&String> = per_node[0]
+        .iter()
+        .filter(|w| per_node.iter().all(|ws| ws.contains(w)))
+        .collect();
+    assert!(!common.is_empty(), "{v:#}");
+    let out = iopscheck()
+        .args(["fleet", "-"])
+        .env("COLUMNS", "200")
+        .write_stdin(stream.clone())
+        .output()
+        .unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    let flat = table.split_whitespace().collect::<Vec<_>>().join(" ");
+    for w in &common {
+        assert_eq!(flat.matches(w.as_str()).count(), 1, "`{w}` once:\n{table}");
+        assert!(
+            flat.contains(&format!("warning: 4 nodes (w1, w2, w3, and 1 more): {w}")),
+            "{table}"
+        );
+    }
+    let last = table.lines().last().unwrap();
+    let c = &v["counts"];
+    assert_eq!(
+        last,
+        format!(
+            "fleet: 4 nodes: {} pass, {} fail, {} inconclusive",
+            c["pass"], c["fail"], c["inconclusive"]
+        )
+    );
+
+    // A report over several groups ends with their count too.
+    let h = n.history(
+        "two.jsonl",
+        &[runs("a", "/data", 2, 16.4), runs("b", "/data", 2, 10.0)].concat(),
+    );
+    let out = iopscheck()
+        .args(["report", "--host", "a", "--history"])
+        .arg(&h)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let out = iopscheck()
+        .args(["report", "--host", "all", "--history"])
+        .arg(&h)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.lines().last(),
+        Some("report: 2 groups: 1 pass, 1 fail, 0 inconclusive"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

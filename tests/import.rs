@@ -804,7 +804,13 @@ fn summary_is_one_line_for_import_and_report_and_notes_shared_by_files_are_said_
         ),
         "{text}"
     );
-    assert!(text.contains("2 runs over 2 days"), "{text}");
+    // which runs the verdict is of, and where they stand against the policy's rule
+    assert!(
+        text.contains(
+            "for the 2 imported runs as given; the policy's evidence over days: 2 of 6 runs, 2 of 2 days"
+        ),
+        "{text}"
+    );
     // the table says the shared note once, with the count of files
     let out = env
         .cmd()
@@ -829,7 +835,11 @@ fn summary_is_one_line_for_import_and_report_and_notes_shared_by_files_are_said_
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.lines().count(), 1, "{text}");
-    assert!(text.contains("2 runs over 2 days"), "{text}");
+    // the history's verdict, and where it stands against the policy's rule
+    assert!(
+        text.contains(" on the history: 2 of 6 runs, 2 of 2 days; "),
+        "{text}"
+    );
 }
 
 #[test]
@@ -868,5 +878,5 @@ fn run_answers_in_one_line_with_format_summary() {
         text.contains("write_iops_formula") && text.contains("needs ≥ 3000 IOPS"),
         "{text}"
     );
-    assert!(text.contains("1 run over 1 day"), "{text}");
+    assert!(text.contains(" for this sitting of 1 run; "), "{text}");
 }

@@ -341,12 +341,25 @@ fn pods_name_their_node_without_host_networking() {
             .find(|e| e["name"] == "IOPSCHECK_RUN_ARGS")
             .and_then(|e| e["value"].as_str().map(String::from))
             .unwrap_or_default();
+        let log_format = c["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "IOPSCHECK_LOG_FORMAT")
+            .and_then(|e| e["value"].as_str().map(String::from));
         assert!(
             args.windows(2)
                 .any(|w| w[0] == "--format" && w[1] == "jsonl")
-                || env_args.contains("--format jsonl"),
+                || env_args.contains("--format jsonl")
+                || log_format.as_deref() == Some("jsonl"),
             "{f}: the result is not printed as one JSON line"
         );
+        // The DaemonSet collects days of runs: its line is the history's verdict, not the
+        // last sitting's.
+        if f.contains("daemonset") {
+            assert_eq!(log_format.as_deref(), Some("jsonl"), "{f}");
+            assert!(!env_args.contains("--format"), "{f}: {env_args}");
+        }
     }
 }
 
@@ -496,6 +509,59 @@ fn write_history_of(path: &Path, host: &str, dir: &str, figures: &[f64]) {
         }
     }
     std::fs::write(path, text).unwrap();
+}
+
+/// The DaemonSet's log line: with `IOPSCHECK_LOG_FORMAT=jsonl`, the scheduled check prints
+/// the history's verdict (report scope) on stdout, one line, nothing of the run itself, and
+/// `fleet -` judges the node on its history from it.
+#[test]
+fn the_scheduled_checks_log_line_is_the_historys_verdict_for_fleet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let data = data.canonicalize().unwrap();
+    let history = tmp.path().join("history.jsonl");
+    write_history(&history, "node-7", data.to_str().unwrap(), 16.4);
+    let out = std::process::Command::new("sh")
+        .arg(repo().join("packaging/libexec/iopscheck-scheduled"))
+        .env("IOPSCHECK_BIN", assert_cmd::cargo::cargo_bin!("iopscheck"))
+        .env("IOPSCHECK_DIR", &data)
+        .env("IOPSCHECK_HOST", "node-7")
+        .env("IOPSCHECK_STATE_DIR", tmp.path().join("state"))
+        .env("IOPSCHECK_HISTORY", &history)
+        .env("IOPSCHECK_LOCK_FILE", tmp.path().join("run.lock"))
+        .env("IOPSCHECK_RUN_ARGS", "--size 8m --runtime 1 --runs 1")
+        .env("IOPSCHECK_LOG_FORMAT", "jsonl")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "one line: {stdout}");
+    let line: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(line["scope"], "report", "{line:#}");
+    assert!(
+        line["judged_on"]
+            .as_str()
+            .unwrap()
+            .starts_with("on the history"),
+        "{line:#}"
+    );
+    // report.json is written as before.
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("state/report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["verdict"], line["verdict"]);
+
+    let fleet = Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"))
+        .args(["fleet", "-", "--format", "json"])
+        .write_stdin(format!("[pod/iopscheck-x/iopscheck] {stdout}"))
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&fleet.stdout).unwrap();
+    assert_eq!(v["hosts"][0]["host"], "node-7", "{v:#}");
+    assert_eq!(v["hosts"][0]["judged_on"], "history", "{v:#}");
+    assert_eq!(v["hosts"][0]["verdict"], line["verdict"], "{v:#}");
 }
 
 #[test]

@@ -397,7 +397,7 @@ fn a_long_history_is_listed_whole_in_json_and_by_day_in_markdown_and_html() {
     // the one run with a series is drawn, read again from the history
     assert_eq!(html.matches("<figure class=\"series\">").count(), 1);
     // the table's disk line comes from the last run's record, read again
-    report(&env, &["--host", "node1"])
+    report(&env, &["--host", "node1", "--verbose"])
         .success()
         .stdout(predicate::str::contains("disk vdb: ios=0/8100"));
 }

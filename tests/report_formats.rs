@@ -241,7 +241,7 @@ fn csv_has_a_header_and_one_row_per_run_with_rule_metrics_first() {
             ],
             "{name}"
         );
-        const AFTER: [&str; 8] = [
+        const AFTER: [&str; 9] = [
             "result",
             "size",
             "runtime",
@@ -250,6 +250,7 @@ fn csv_has_a_header_and_one_row_per_run_with_rule_metrics_first() {
             "verdict",
             "reason",
             "warnings",
+            "judged_on",
         ];
         assert_eq!(&header[header.len() - AFTER.len()..], &AFTER);
         let others = &header[9..header.len() - AFTER.len()];
@@ -995,7 +996,7 @@ fn html_chart_puts_runs_on_the_right_side_of_the_threshold() {
         let v = run.metrics["write_iops_formula"];
         // SVG y grows downwards: higher IOPS are drawn above the line
         assert_eq!(*y < threshold_y, v >= 3000.0, "{tip}");
-        assert!(tip.contains(&iopscheck::report::fmt_precise(v)), "{tip}");
+        assert!(tip.contains(&iopscheck::report::fmt_value(v)), "{tip}");
     }
     assert!(
         points.windows(2).all(|w| w[0].0 < w[1].0),
@@ -1167,14 +1168,34 @@ fn markdown_has_headings_tables_that_line_up_the_verdict_and_the_warnings() {
 #[test]
 fn table_shows_runs_rules_evidence_warnings_and_verdict_within_100_columns() {
     for (name, ev) in cases() {
-        let text = out(Format::Table, &ev);
+        // With --verbose: every warning whole (without, each warning's finding only).
+        let mut buf = Vec::new();
+        let verbose = Style {
+            verbose: true,
+            ..Style::default()
+        };
+        render(Format::Table, &ev, &verbose, &mut buf).unwrap();
+        let text = String::from_utf8(buf).unwrap();
         // the verdict closes the output: its line, then only its own continuation lines
         let lines: Vec<&str> = text.lines().collect();
         let at = lines
             .iter()
             .rposition(|l| l.starts_with("verdict: "))
             .unwrap();
-        assert!(lines[at].starts_with(&format!("verdict: {} — ", name.to_uppercase())));
+        // the verdict, then which evidence it is of, then why
+        let flat = lines[at..]
+            .iter()
+            .map(|l| l.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            flat.starts_with(&format!(
+                "verdict: {} {} — ",
+                name.to_uppercase(),
+                ev.judged_on()
+            )),
+            "{flat}"
+        );
         assert!(lines[at + 1..].iter().all(|l| l.starts_with("         ")));
         let label = if ev.scope == Scope::Run {
             "history:"

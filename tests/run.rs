@@ -424,7 +424,8 @@ fn a_quick_look_that_passes_is_inconclusive_naming_what_flattered_it() {
     let flat = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     let verdict = &flat[flat.find("verdict: ").expect("a verdict line")..];
     assert!(
-        verdict.starts_with("verdict: INCONCLUSIVE — passed only on a test that flatters the disk"),
+        verdict.starts_with("verdict: INCONCLUSIVE for this sitting of ")
+            && verdict.contains(" — passed only on a test that flatters the disk"),
         "{verdict}"
     );
     assert!(
@@ -487,7 +488,8 @@ fn a_pass_on_tmpfs_is_inconclusive() {
     // the verdict line is word-wrapped: compare its words
     let flat = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        flat.contains("verdict: INCONCLUSIVE — passed only on a test that flatters the disk (target tmpfs (in RAM) instead of a disk)"),
+        flat.contains("verdict: INCONCLUSIVE for this sitting of ")
+            && flat.contains(" — passed only on a test that flatters the disk (target tmpfs (in RAM) instead of a disk)"),
         "{stdout}"
     );
     assert!(listing.is_empty(), "{listing:?}");
@@ -526,6 +528,7 @@ fn a_disk_whose_burst_credits_run_out_is_told_after_the_run() {
                 "6s",
                 "--runs",
                 "1",
+                "--verbose",
             ])
             .arg("--policy")
             .arg(&policy)
@@ -556,7 +559,8 @@ fn a_disk_whose_burst_credits_run_out_is_told_after_the_run() {
 fn a_run_on_a_steady_disk_is_told_what_limited_it_and_not_of_burst_credits() {
     // One second: too short for a step (2 s either side), whatever else uses the disk.
     let env = Env::new();
-    let out = env.small_run("psync").output().unwrap();
+    // What limited the disk is one of the run's internals: said with --verbose.
+    let out = env.small_run("psync").arg("--verbose").output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     let Some(disk) = iopscheck::measure::disk::disks_under(&env.dir)
         .into_iter()

@@ -337,8 +337,8 @@ fn zsh_completes_policy_names() {
     assert_eq!(
         text.matches("or YAML file]:NAME|FILE:_iopscheck_policies'")
             .count(),
-        10,
-        "-p and --policy of run, import, report, fleet, bundle"
+        12,
+        "-p and --policy of run, import, report, fleet, bundle, compare"
     );
     assert!(text.contains("or YAML file:_iopscheck_policies'"));
     assert!(text.contains(":DIR:_files -/'"));
@@ -603,7 +603,7 @@ fn the_table_shows_what_happened_inside_the_runs_and_text_fits_80_100_200_column
         let out = env
             .cmd()
             .env("COLUMNS", cols.to_string())
-            .arg("import")
+            .args(["import", "--verbose"])
             .arg(fixture("fio-3.33-io_uring-randwrite.txt"))
             .output()
             .unwrap();

@@ -486,7 +486,7 @@ fn rendered(f: Format, ev: &Evaluation) -> anyhow::Result<Member<'static>> {
     let file = tempfile::tempfile()
         .map_err(|e| anyhow::Error::new(e).context("bundle: temporary file"))?;
     let mut out = Counted(std::io::BufWriter::with_capacity(1 << 16, &file), 0);
-    report::render(f, ev, &Style { color: false }, &mut out)?;
+    report::render(f, ev, &Style::default(), &mut out)?;
     out.flush()?;
     let size = out.1;
     drop(out);

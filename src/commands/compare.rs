@@ -21,6 +21,7 @@ pub fn run(args: CompareArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         output: args.output.clone(),
         export: args.export.clone(),
         strict: false,
+        verbose: false,
     })?;
     let mut inputs: Vec<Input> = crate::app::policy_input(&loaded, "-p/--policy")
         .into_iter()

@@ -90,6 +90,10 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         .settings()
         .map(|s| crate::fleet::decide_family(&mut rows, &s));
 
+    let (min_runs, min_days) = (policy.evidence.min_runs, policy.evidence.min_days);
+    if args.require_evidence {
+        crate::fleet::require_evidence(&mut rows, min_runs, min_days);
+    }
     let fleet = Fleet::new(
         evaluate::evaluate(&[], &policy, &Options::new(Scope::Report, now)).policy,
         judge.head.clone(),
@@ -98,7 +102,8 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         warnings,
         args.out.strict,
         now,
-    );
+    )
+    .with_evidence(min_runs, min_days, args.require_evidence);
     let fleet = match family {
         Some(f) => fleet.with_family(f),
         None => fleet,
@@ -112,6 +117,7 @@ fn emit(outputs: &Outputs, fleet: &Fleet, ctx: &Ctx) -> anyhow::Result<()> {
     if let Some(f) = outputs.stdout {
         let style = Style {
             color: ctx.color && f == Format::Table,
+            verbose: outputs.verbose,
         };
         let mut out = crate::out::stdout();
         report::fleet::render(f, fleet, &style, &mut out)?;

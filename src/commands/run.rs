@@ -132,7 +132,9 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     // Said before anything is written: the end of the run will be slow, not stuck.
     let discard = crate::system::discards(&dir);
-    if let Some(mount) = &discard {
+    // Only where the removal is slow enough to say at once after the verdict (a quick look's
+    // few MiB are freed in a moment).
+    if let Some(mount) = discard.as_ref().filter(|_| total_bytes >= DISCARD_SLOW) {
         ctx.note(crate::terminal::wrap(
             "",
             &format!(
@@ -177,6 +179,8 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         engine_note,
         overrides,
         policy_name: policy.name.clone(),
+        deciding: policy.deciding_rules().next().map(|r| r.metric.clone()),
+        verbose: outputs.verbose,
         history: history_path.clone(),
         invocation: invocation_id(),
         host,
@@ -205,8 +209,20 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let mut opts = Options::new(Scope::Run, now);
     opts.strict = strict;
     opts.notes = notes;
+    // Without a history, the policy's evidence over days is this sitting's runs of its test.
+    let sitting = history_path.is_none().then(|| {
+        evaluate::evaluate(
+            records.clone(),
+            &declared_policy,
+            &Options::new(Scope::Report, now),
+        )
+        .evidence
+    });
     let mut ev = evaluate::evaluate(records, &declared_policy, &opts);
     ev.group = ev.runs.first().map(Group::of);
+    if let Some(e) = sitting {
+        ev.evidence = e;
+    }
     // --until-decided: the verdict is the sequence's, over the group's runs in the history.
     if let (Some(settings), Some(p), Some(g)) = (until, &history_path, ev.group.clone()) {
         match group_sequence(p, &g, &declared_policy, &settings, strict, now) {
@@ -385,6 +401,11 @@ struct Plan {
     engine_note: Option<String>,
     overrides: BTreeMap<String, String>,
     policy_name: String,
+    /// The metric of the policy's first deciding rule: the figure each run's line leads with,
+    /// as the runs table shows it.
+    deciding: Option<String>,
+    /// `--verbose`: each run's internals on stderr too.
+    verbose: bool,
     history: Option<PathBuf>,
     invocation: String,
     /// The node's name every record carries.
@@ -598,11 +619,18 @@ async fn lay_out_and_run(
             history::append(p, std::slice::from_ref(&record))
                 .with_context(|| "the run completed but could not be recorded")?;
         }
-        if let Some(line) = run_line(i + 1, plan.runs, &record) {
-            ctx.note(line);
+        if let Some(line) = run_line(i + 1, plan.runs, &record, plan.deciding.as_deref()) {
+            ctx.note(crate::terminal::wrap(
+                "",
+                &line,
+                crate::terminal::stderr_width(),
+            ));
         }
-        // What limited the disk, from the disk's own series beside the run's (native runs).
-        if let Some(s) = crate::measure::limits::sentence(&measurement, !plan.job.direct) {
+        // What limited the disk, from the disk's own series beside the run's (native runs):
+        // one of the run's internals, said with --verbose.
+        if let Some(s) = crate::measure::limits::sentence(&measurement, !plan.job.direct)
+            .filter(|_| plan.verbose)
+        {
             ctx.note(crate::terminal::wrap(
                 "  ",
                 &s,
@@ -681,7 +709,11 @@ fn removal_line(count: usize, bytes: u64) -> String {
     )
 }
 
-fn run_line(i: u32, n: u32, r: &Record) -> Option<String> {
+/// "run 1/3: write_iops_formula 19001 IOPS (fio's IOPS=18121), 77.8 MB/s, 60.0 s" (the
+/// engine is in the group line under the runs): the policy's deciding figure first, named and rounded as the runs table shows
+/// it, then fio's own IOPS figure labelled as such, so the two never look like one figure that
+/// changed.
+fn run_line(i: u32, n: u32, r: &Record, deciding: Option<&str>) -> Option<String> {
     let m = &r.metrics;
     let (dir, iops) = if let Some(v) = m.get("write_iops") {
         ("write", *v)
@@ -690,10 +722,25 @@ fn run_line(i: u32, n: u32, r: &Record) -> Option<String> {
     };
     let mbs = m.get(&format!("{dir}_bw_mb_s")).copied().unwrap_or(0.0);
     let rt = m.get(&format!("{dir}_runtime_ms")).copied().unwrap_or(0.0);
+    let fio = crate::report::fmt_value(iops);
+    let head = match deciding.and_then(|d| m.get(d).map(|v| (d, *v))) {
+        Some((d, v)) if d != format!("{dir}_iops") => {
+            let unit = crate::metrics::unit(d);
+            let unit = if unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {unit}")
+            };
+            format!(
+                "{d} {}{unit} (fio's IOPS={fio})",
+                crate::report::fmt_value(v)
+            )
+        }
+        _ => format!("{dir} {fio} IOPS"),
+    };
     Some(format!(
-        "run {i}/{n}: {dir} {iops:.0} IOPS, {mbs:.1} MB/s over {:.1} s ({})",
+        "run {i}/{n}: {head}, {mbs:.1} MB/s, {:.1} s",
         rt / 1000.0,
-        r.engine
     ))
 }
 
@@ -857,9 +904,7 @@ impl Progress {
             parts.join(" + ")
         );
         if self.end_fsync {
-            line.push_str(
-                ", plus the final fsync of each run (flushing what the page cache holds; seconds on a fast disk, minutes on a slow one)",
-            );
+            line.push_str(" plus each run's final fsync");
         }
         line
     }

@@ -185,19 +185,30 @@ pub struct EvidenceStatus {
 }
 
 impl EvidenceStatus {
+    /// "3 of 6 runs, 1 of 2 days"; past the rule, "8 runs (6 needed), 3 days (2 needed)".
+    pub fn tally(&self) -> String {
+        format!(
+            "{}, {}",
+            Self::part(self.runs, self.min_runs, "run"),
+            Self::part(self.days, self.min_days, "day")
+        )
+    }
+
+    /// "3 of 6 runs" while short of the rule; past it, "8 runs (6 needed)", never "8 of 6".
+    fn part(n: usize, min: u32, unit: &str) -> String {
+        let min = min as usize;
+        let s = if n == 1 { "" } else { "s" };
+        match n.cmp(&min) {
+            std::cmp::Ordering::Greater if min == 0 => format!("{n} {unit}{s}"),
+            std::cmp::Ordering::Greater => format!("{n} {unit}{s} ({min} needed)"),
+            _ => format!("{n} of {min} {unit}s"),
+        }
+    }
+
     /// "4 of 6 runs over 1 of 2 days — run again tomorrow"; "8 runs (6 needed) over 3 days (2
     /// needed): enough evidence for a verdict".
     pub fn advice(&self) -> String {
-        // "3 of 6 runs" while short of the rule; past it, "8 runs (6 needed)", never "8 of 6".
-        let part = |n: usize, min: u32, unit: &str| {
-            let min = min as usize;
-            let s = if n == 1 { "" } else { "s" };
-            match n.cmp(&min) {
-                std::cmp::Ordering::Greater if min == 0 => format!("{n} {unit}{s}"),
-                std::cmp::Ordering::Greater => format!("{n} {unit}{s} ({min} needed)"),
-                _ => format!("{n} of {min} {unit}s"),
-            }
-        };
+        let part = Self::part;
         let head = format!(
             "{} over {}",
             part(self.runs, self.min_runs, "run"),
@@ -389,6 +400,72 @@ impl Evaluation {
     }
     pub fn primary_rule(&self) -> Option<&RuleResult> {
         self.rules.iter().find(|r| r.level == Level::Fail)
+    }
+
+    /// Where the policy's evidence stands ([`EvidenceStatus::advice`]), and, for a sitting whose
+    /// runs are not the policy's test, that they are not counted in it: a quick look of 2 runs
+    /// beside "0 of 6 runs" says why.
+    pub fn evidence_line(&self) -> String {
+        let advice = self.evidence.advice();
+        if self.scope == Scope::Report {
+            return advice;
+        }
+        let other = self.run_effects.iter().filter(|e| e.is_some()).count();
+        if other == 0 {
+            return advice;
+        }
+        let n = self.runs.len();
+        let which = if other == n {
+            match n {
+                1 => "this sitting's run is".to_string(),
+                _ => format!("this sitting's {n} runs are"),
+            }
+        } else {
+            format!("{other} of this sitting's {n} runs are")
+        };
+        format!("{advice} ({which} not the policy's test, so not counted)")
+    }
+
+    /// Which evidence the verdict is of, said with the verdict in every format: "for this
+    /// sitting of 3 runs; the policy's evidence over days: 3 of 6 runs, 1 of 2 days" (run), "for
+    /// the 2 imported runs as given; …" (import), "on the history: 8 runs (6
+    /// needed), 3 days (2 needed)" (report). A run's and an import's verdict is of one
+    /// sitting; only a report applies the policy's rule of runs over days.
+    pub fn judged_on(&self) -> String {
+        let n = self.runs.len();
+        let s = if n == 1 { "" } else { "s" };
+        let tally = match self.scope {
+            // An import's runs count towards the policy's evidence only where they are its test.
+            Scope::Import => {
+                let own: Vec<&Run> = self
+                    .runs
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| self.run_effects.get(*i).copied().flatten().is_none())
+                    .map(|(_, r)| r)
+                    .collect();
+                EvidenceStatus {
+                    runs: own.len(),
+                    days: own
+                        .iter()
+                        .map(|r| day_of(*r))
+                        .collect::<BTreeSet<_>>()
+                        .len(),
+                    ..self.evidence.clone()
+                }
+                .tally()
+            }
+            _ => self.evidence.tally(),
+        };
+        match self.scope {
+            Scope::Run => {
+                format!("for this sitting of {n} run{s}; the policy's evidence over days: {tally}")
+            }
+            Scope::Import => format!(
+                "for the {n} imported run{s} as given; the policy's evidence over days: {tally}"
+            ),
+            Scope::Report => format!("on the history: {tally}"),
+        }
     }
 }
 

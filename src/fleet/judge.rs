@@ -387,6 +387,7 @@ impl Judge<'_> {
                 .then(|| Pending::of(&ev, self.policy))
                 .flatten()
                 .map(|p| (p, Verdict::Pass)),
+            standing: crate::deviation::effect_of(&ev.deviations),
         }
     }
 
@@ -454,6 +455,7 @@ impl Judge<'_> {
             warnings: vec![],
             last_run: None,
             pending: None,
+            standing: None,
         }
     }
 }
@@ -543,6 +545,7 @@ pub fn cross_check(
                     warnings: vec![],
                     last_run: None,
                     pending: None,
+                    standing: None,
                 });
             }
         }

@@ -88,9 +88,65 @@ pub struct NodeRow {
     /// the number of nodes is known, and the verdict the row may not be better than (the
     /// node's own, for a result).
     pub pending: Option<(crate::evaluate::sequential::Pending, Verdict)>,
+    /// Which way the node's judged runs deviate from the policy's test (None: its test):
+    /// what its figure may say (a ✓ only on the policy's test).
+    pub standing: Option<crate::deviation::Effect>,
+}
+
+/// Which evidence a node's verdict is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// The runs of one `iopscheck run` or `import`, judged as they are.
+    Sitting,
+    /// A history (or a `report` result) judged under the policy's rule of runs over days.
+    History,
+    /// Nothing to judge: a host no input speaks for.
+    Nothing,
+}
+
+impl Basis {
+    /// "sitting", "history", "nothing": the word every fleet format shows for a node.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::Sitting => "sitting",
+            Basis::History => "history",
+            Basis::Nothing => "nothing",
+        }
+    }
 }
 
 impl NodeRow {
+    /// Which evidence the row's verdict is of: a run's or an import's result is one sitting,
+    /// a history or a report's result the node's history.
+    pub fn basis(&self) -> Basis {
+        match (self.source, self.scope.as_deref()) {
+            (RowSource::Missing, _) => Basis::Nothing,
+            (RowSource::History, _) | (RowSource::Result, Some("report")) => Basis::History,
+            (RowSource::Result, _) => Basis::Sitting,
+        }
+    }
+
+    /// "one sitting of 3 runs", "history: 3 of 6 runs, 1 of 2 days" for the node's reason.
+    pub fn judged_on(&self, min_runs: u32, min_days: u32) -> String {
+        let e = crate::evaluate::EvidenceStatus {
+            runs: self.runs,
+            days: self.days,
+            min_runs,
+            min_days,
+            ..Default::default()
+        };
+        match self.basis() {
+            Basis::Sitting => format!(
+                "one sitting of {} run{} (`iopscheck {}`)",
+                self.runs,
+                if self.runs == 1 { "" } else { "s" },
+                self.scope.as_deref().unwrap_or("run")
+            ),
+            Basis::History => format!("its history: {}", e.tally()),
+            Basis::Nothing => "nothing to judge".into(),
+        }
+    }
+
     /// "node1" or, where a host has several rows, "node1 /data posixaio".
     pub fn label(&self, fleet: &Fleet) -> String {
         let same_host = fleet.rows.iter().filter(|r| r.host == self.host).count();
@@ -133,6 +189,27 @@ pub struct Fleet {
     pub generated: DateTime<Utc>,
     /// With `--until-decided`: the error rates the verdict holds across the nodes.
     pub family: Option<Family>,
+    /// The policy's evidence rule (runs, days), which a node's history is judged under.
+    pub min_runs: u32,
+    pub min_days: u32,
+    /// `--require-evidence`: a node judged on one sitting is inconclusive.
+    pub require_evidence: bool,
+}
+
+/// A node's row under `--require-evidence`: a verdict of one sitting (a run's or an import's
+/// result) is inconclusive, the policy's evidence being runs over days; the sitting's own
+/// verdict stays in the reason.
+pub fn require_evidence(rows: &mut [NodeRow], min_runs: u32, min_days: u32) {
+    for r in rows.iter_mut().filter(|r| r.basis() == Basis::Sitting) {
+        r.reason = format!(
+            "judged on one sitting of {} run{}, and --require-evidence asks for the policy's evidence over days ({min_runs} runs over {min_days} days): give the node's history or its `iopscheck report --format json`; the sitting alone gives {}: {}",
+            r.runs,
+            if r.runs == 1 { "" } else { "s" },
+            r.verdict,
+            r.reason
+        );
+        r.verdict = Verdict::Inconclusive;
+    }
 }
 
 /// `fleet --until-decided`: the fleet's error rates and the nodes they are shared over. Each
@@ -238,6 +315,9 @@ impl Fleet {
             strict,
             generated,
             family: None,
+            min_runs: 0,
+            min_days: 0,
+            require_evidence: false,
         };
         fleet.reason = fleet.explain();
         fleet
@@ -248,6 +328,15 @@ impl Fleet {
     pub fn with_family(mut self, family: Family) -> Fleet {
         self.family = Some(family);
         self.reason = format!("{}; {}", self.reason, family.sentence());
+        self
+    }
+
+    /// The policy's evidence rule the nodes' histories were judged under, and whether
+    /// `--require-evidence` applied it to every node: what [`Fleet::judged_on`] says.
+    pub fn with_evidence(mut self, min_runs: u32, min_days: u32, required: bool) -> Fleet {
+        self.min_runs = min_runs;
+        self.min_days = min_days;
+        self.require_evidence = required;
         self
     }
 
@@ -320,6 +409,66 @@ impl Fleet {
         }
     }
 
+    /// Which evidence the nodes' verdicts are of: "5 nodes judged on one sitting each, 3 on
+    /// their history", "the only node judged on its history"; with `--require-evidence`, that
+    /// it applies.
+    pub fn judged_on(&self) -> String {
+        let n = self.rows.len();
+        let count = |b: Basis| self.rows.iter().filter(|r| r.basis() == b).count();
+        let (sitting, history, nothing) = (
+            count(Basis::Sitting),
+            count(Basis::History),
+            count(Basis::Nothing),
+        );
+        let nodes = |k: usize| if k == 1 { "node" } else { "nodes" };
+        let mut s = if n == 0 {
+            "no nodes".to_string()
+        } else if sitting == n {
+            match n {
+                1 => "the only node judged on one sitting".into(),
+                _ => format!("all {n} nodes judged on one sitting each"),
+            }
+        } else if history == n {
+            match n {
+                1 => "the only node judged on its history".into(),
+                _ => format!("all {n} nodes judged on their history"),
+            }
+        } else {
+            let mut parts = Vec::new();
+            if sitting > 0 {
+                parts.push(format!(
+                    "{sitting} {} judged on one sitting{}",
+                    nodes(sitting),
+                    if sitting == 1 { "" } else { " each" }
+                ));
+            }
+            if history > 0 {
+                let on = if history == 1 { "its" } else { "their" };
+                parts.push(if parts.is_empty() {
+                    format!("{history} {} judged on {on} history", nodes(history))
+                } else {
+                    format!("{history} on {on} history")
+                });
+            }
+            if nothing > 0 {
+                parts.push(format!("{nothing} with nothing to judge"));
+            }
+            parts.join(", ")
+        };
+        if self.require_evidence {
+            s.push_str(&format!(
+                " (--require-evidence: the policy's {} runs over {} days of every node)",
+                self.min_runs, self.min_days
+            ));
+        } else if sitting > 0 {
+            s.push_str(&format!(
+                " (the policy's rule of {} runs over {} days judges histories only; --require-evidence applies it to every node)",
+                self.min_runs, self.min_days
+            ));
+        }
+        s
+    }
+
     /// "mean write_iops_formula" for column titles.
     pub fn value_title(&self) -> String {
         match &self.head {
@@ -350,6 +499,7 @@ pub(crate) mod tests {
             warnings: vec![],
             last_run: None,
             pending: None,
+            standing: None,
         }
     }
 
@@ -369,6 +519,7 @@ pub(crate) mod tests {
             false,
             Utc::now(),
         )
+        .with_evidence(6, 2, false)
     }
 
     #[test]

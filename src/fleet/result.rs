@@ -507,20 +507,11 @@ impl Judge<'_> {
                     .then(|| crate::evaluate::sequential::Pending::of(&ev, self.policy))
                     .flatten()
                     .map(|p| (p, claim.verdict)),
+                standing: crate::deviation::effect_of(&ev.deviations),
             });
-        }
-        let mut warnings = Vec::new();
-        if matches!(claim.scope, Scope::Run | Scope::Import) {
-            warnings.push(format!(
-                "{at}: the result of one `iopscheck {}`, judged as it is: the policy's evidence rule ({} runs over {} days) applies only to histories and `iopscheck report` results",
-                claim.scope.as_str(),
-                self.policy.evidence.min_runs,
-                self.policy.evidence.min_days
-            ));
         }
         Ok(NodeFile {
             rows,
-            warnings,
             ..NodeFile::default()
         })
     }

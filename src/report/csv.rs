@@ -24,7 +24,7 @@ use std::io::{self, Write};
 use crate::evaluate::Evaluation;
 
 const FIXED: [&str; 6] = ["timestamp", "host", "engine", "source", "dir", "policy"];
-const AFTER: [&str; 8] = [
+const AFTER: [&str; 9] = [
     "result",
     "size",
     "runtime",
@@ -33,6 +33,7 @@ const AFTER: [&str; 8] = [
     "verdict",
     "reason",
     "warnings",
+    "judged_on",
 ];
 
 pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
@@ -54,6 +55,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         .map(|w| w.replace(['\r', '\n'], " "))
         .collect();
     let warnings = warnings.join("\n");
+    let judged_on = ev.judged_on();
     let judged = ev.runs.iter().enumerate().map(|(i, r)| {
         let d = ev.run_deviations.get(i).map(String::as_str).unwrap_or("");
         (r, super::view::run_result(ev, i), d)
@@ -126,6 +128,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         row.field(if first { ev.verdict.as_str() } else { "" });
         row.field(if first { ev.reason.as_str() } else { "" });
         row.field(if first { warnings.as_str() } else { "" });
+        row.field(if first { judged_on.as_str() } else { "" });
         line.push('\n');
         out.write_all(line.as_bytes())?;
     }

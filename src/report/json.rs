@@ -24,6 +24,7 @@ struct Head<'a> {
     policy: &'a crate::evaluate::PolicyInfo,
     verdict: &'a crate::evaluate::Verdict,
     reason: &'a str,
+    judged_on: String,
 }
 
 #[derive(Serialize)]
@@ -55,6 +56,7 @@ fn head(ev: &Evaluation) -> Head<'_> {
         policy: &ev.policy,
         verdict: &ev.verdict,
         reason: &ev.reason,
+        judged_on: ev.judged_on(),
     }
 }
 

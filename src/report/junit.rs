@@ -196,7 +196,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         cases.push(Case {
             name: "verdict".into(),
             outcome: CaseOutcome::Error {
-                message: format!("inconclusive: {}", ev.reason),
+                message: format!("inconclusive {}: {}", ev.judged_on(), ev.reason),
             },
             out: ev.reason.clone(),
         });
@@ -228,6 +228,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     let mut props: Vec<(&str, String)> = vec![
         ("verdict", ev.verdict.as_str().to_string()),
         ("reason", ev.reason.clone()),
+        ("judged_on", ev.judged_on()),
         ("policy", policy.clone()),
         ("policy.source", ev.policy.source.clone()),
         ("policy.url", ev.policy.url.clone()),
@@ -277,7 +278,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         .into_iter()
         .chain(ev.warnings.iter().map(|w| w.to_string()))
         .collect();
-    suite_end(&mut s, &log, ev.verdict, &ev.reason);
+    suite_end(&mut s, &log, ev.verdict, &ev.judged_on(), &ev.reason);
     out.write_all(s.as_bytes())
 }
 
@@ -370,6 +371,7 @@ pub(super) fn suite_end(
     s: &mut String,
     warnings: &[impl std::fmt::Display],
     verdict: crate::evaluate::Verdict,
+    judged_on: &str,
     reason: &str,
 ) {
     let mut log = String::new();
@@ -377,7 +379,7 @@ pub(super) fn suite_end(
         log.push_str(&format!("warning: {w}\n"));
     }
     log.push_str(&format!(
-        "verdict: {} — {reason}\n",
+        "verdict: {} {judged_on} — {reason}\n",
         verdict.as_str().to_uppercase()
     ));
     s.push_str(&format!("    <system-out>{}</system-out>\n", text(&log)));

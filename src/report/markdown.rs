@@ -22,9 +22,10 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "**Verdict: {} {}** — {}",
+        "**Verdict: {} {}** {} — {}",
         verdict_icon(ev.verdict),
         verdict_word(ev.verdict),
+        esc(&ev.judged_on()),
         esc(&ev.reason)
     )?;
     writeln!(out)?;

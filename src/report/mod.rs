@@ -85,6 +85,9 @@ impl Format {
 pub struct Style {
     /// ANSI colour in the table (off with NO_COLOR or when not a terminal).
     pub color: bool,
+    /// `--verbose`: the table shows each run's internals and the per-rule statistics; by
+    /// default it fits one screen.
+    pub verbose: bool,
 }
 
 /// Renders one evaluation in one format.

@@ -12,7 +12,7 @@
 use std::cell::RefCell;
 use std::ffi::CString;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Seek, Write};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
@@ -60,11 +60,11 @@ impl OutputFile {
 
     /// Writes `bytes` as the file's whole content and puts it in place of the target.
     pub fn publish(&self, bytes: &[u8]) -> io::Result<()> {
-        self.publish_with(|out| out.write_all(bytes))
+        self.publish_with(|w| w.write_all(bytes))
     }
 
-    /// [`Self::publish`] of what `write` renders, streamed into the file as it is rendered:
-    /// a report listing a year of runs is never held in memory.
+    /// Writes what `write` writes as the file's whole content, as it is written (a report of
+    /// a year of runs is never held in memory), and puts it in place of the target.
     pub fn publish_with(
         &self,
         write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
@@ -73,10 +73,15 @@ impl OutputFile {
             .path
             .file_name()
             .ok_or_else(|| io::Error::other(format!("{}: not a file name", self.path.display())))?;
-        let Some((dir, mut file)) = self.unnamed.borrow_mut().take() else {
-            return self.publish_named(name, write);
+        let Some((dir, file)) = self.unnamed.borrow_mut().take() else {
+            // No O_TMPFILE here: written to an unnamed spool first (in the temporary
+            // directory), then copied into the named file with the signals held.
+            let mut spool = tempfile::tempfile()?;
+            write_shown(&spool, write)?;
+            spool.seek(io::SeekFrom::Start(0))?;
+            return self.publish_named(name, &mut spool);
         };
-        Shown::write_through(&mut file, write)?;
+        write_shown(&file, write)?;
         file.sync_all()?;
         let _held = crate::sys::hold_signals();
         for n in 0u32.. {
@@ -95,13 +100,9 @@ impl OutputFile {
         unreachable!("the loop returns")
     }
 
-    /// [`Self::publish_with`] where the filesystem has no O_TMPFILE: a named temporary file,
+    /// [`Self::publish`] where the filesystem has no O_TMPFILE: a named temporary file,
     /// created, written and renamed with the signals held, so none can leave it behind.
-    fn publish_named(
-        &self,
-        name: &std::ffi::OsStr,
-        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-    ) -> io::Result<()> {
+    fn publish_named(&self, name: &std::ffi::OsStr, content: &mut File) -> io::Result<()> {
         use std::os::unix::fs::PermissionsExt;
         let _held = crate::sys::hold_signals();
         // Removed when dropped, so on any error before the rename nothing is left behind.
@@ -110,52 +111,65 @@ impl OutputFile {
             .suffix(".tmp")
             .permissions(std::fs::Permissions::from_mode(MODE))
             .tempfile_in(&self.dir)?;
-        Shown::write_through(tmp.as_file_mut(), write)?;
+        io::copy(content, &mut tmp)?;
         tmp.as_file().sync_all()?;
         tmp.persist(&self.path).map_err(|e| e.error)?;
         Ok(())
     }
 }
 
-/// A writer that passes what is rendered through [`crate::printable::Filter`] on its way to
-/// the file: nothing from an input reaches a terminal raw from a file `cat` shows either.
+/// Bytes taken in before they are filtered and written: the renderers write in small pieces.
+const CHUNK: usize = 1 << 16;
+
+/// Writes what `write` writes to `file` with nothing from an input reaching a terminal raw
+/// (from a file `cat` shows either): through [`crate::printable::Filter`], a chunk at a time,
+/// which gives the bytes filtering the whole would.
+fn write_shown(
+    mut file: &File,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut w = Shown {
+        file,
+        filter: crate::printable::Filter::new(false),
+        input: Vec::with_capacity(CHUNK),
+        output: Vec::new(),
+    };
+    write(&mut w)?;
+    w.pass()?;
+    w.filter.finish(&mut w.output);
+    file.write_all(&w.output)
+}
+
 struct Shown<'a> {
+    file: &'a File,
     filter: crate::printable::Filter,
-    buf: Vec<u8>,
-    out: io::BufWriter<&'a mut File>,
+    input: Vec<u8>,
+    output: Vec<u8>,
 }
 
 impl Shown<'_> {
-    fn write_through(
-        file: &mut File,
-        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-    ) -> io::Result<()> {
-        let mut shown = Shown {
-            filter: crate::printable::Filter::new(false),
-            buf: Vec::new(),
-            out: io::BufWriter::with_capacity(1 << 16, file),
-        };
-        write(&mut shown)?;
-        shown.filter.finish(&mut shown.buf);
-        shown.out.write_all(&shown.buf)?;
-        shown.out.flush()
+    /// Filters and writes what was taken in.
+    fn pass(&mut self) -> io::Result<()> {
+        self.output.clear();
+        self.filter.feed(&self.input, &mut self.output);
+        self.input.clear();
+        let mut f = self.file;
+        f.write_all(&self.output)?;
+        self.output.clear();
+        Ok(())
     }
 }
 
 impl Write for Shown<'_> {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        if self.buf.is_empty() && crate::printable::is_plain(bytes) && self.filter.is_idle() {
-            self.out.write_all(bytes)?;
-        } else {
-            self.filter.feed(bytes, &mut self.buf);
-            self.out.write_all(&self.buf)?;
-            self.buf.clear();
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.input.extend_from_slice(buf);
+        if self.input.len() >= CHUNK {
+            self.pass()?;
         }
-        Ok(bytes.len())
+        Ok(buf.len())
     }
-
     fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        Ok(())
     }
 }
 

@@ -246,10 +246,11 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "# iopscheck {}: policy {}, verdict {}: {}",
+        "# iopscheck {}: policy {}, verdict {} {}: {}",
         env!("CARGO_PKG_VERSION"),
         comment_text(&ev.policy.name),
         ev.verdict,
+        comment_text(&ev.judged_on()),
         comment_text(&ev.reason)
     );
     // What stands beside the verdict: deviations, caveats, runs not counted.

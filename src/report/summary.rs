@@ -25,6 +25,9 @@ pub fn line(ev: &Evaluation) -> String {
     if ev.group.is_some() {
         head.push_str(&format!(" ({}, {})", id.dir, id.engine));
     }
+    // Which evidence the verdict is of, with its runs and days against the policy's rule.
+    head.push(' ');
+    head.push_str(&ev.judged_on());
     parts.push(head);
     if let Some(r) = ev.primary_rule() {
         let mut value = match r.value {
@@ -48,21 +51,6 @@ pub fn line(ev: &Evaluation) -> String {
             unit(r.unit)
         ));
     }
-    let e = &ev.evidence;
-    let mut evidence = format!(
-        "{} run{} over {} day{}",
-        e.runs,
-        plural(e.runs),
-        e.days,
-        plural(e.days)
-    );
-    if !e.enough {
-        evidence.push_str(&format!(
-            " (the policy asks {} over {})",
-            e.min_runs, e.min_days
-        ));
-    }
-    parts.push(evidence);
     if !ev.reason.trim().is_empty() {
         parts.push(ev.reason.trim().to_string());
     }
@@ -94,6 +82,8 @@ pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         count(Fail),
         count(Inconclusive)
     );
+    line.push_str("; ");
+    line.push_str(&fleet.judged_on());
     if !fleet.reason.trim().is_empty() {
         line.push_str("; ");
         line.push_str(fleet.reason.trim());

@@ -58,15 +58,18 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         "{}",
         wrap("policy: ", &format!("{} — {}", p.name, p.description))
     )?;
-    writeln!(out, "{}", wrap("source: ", &p.source))?;
-    writeln!(
-        out,
-        "{}",
-        wrap(
-            "        ",
-            &format!("{} (seen {}; test {})", p.url, p.seen, p.test)
-        )
-    )?;
+    // The policy's sources with --verbose (and in `policy show`, Markdown, HTML).
+    if style.verbose {
+        writeln!(out, "{}", wrap("source: ", &p.source))?;
+        writeln!(
+            out,
+            "{}",
+            wrap(
+                "        ",
+                &format!("{} (seen {}; test {})", p.url, p.seen, p.test)
+            )
+        )?;
+    }
     let id = super::identity(ev);
     if !ev.runs.is_empty() || ev.group.is_some() {
         writeln!(
@@ -227,9 +230,12 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
             .unwrap_or("—".into())
     };
     if ev.runs.len() > 1 {
-        t.add_row(figures_row("min–max", &|r| {
-            stats(r, &|s| format!("{}–{}", fmt_value(s.min), fmt_value(s.max)))
-        }));
+        // A row per run shows the range itself: the row with --verbose, or by day.
+        if style.verbose || super::view::runs_by_day(ev) {
+            t.add_row(figures_row("min–max", &|r| {
+                stats(r, &|s| format!("{}–{}", fmt_value(s.min), fmt_value(s.max)))
+            }));
+        }
         t.add_row(figures_row("stdev", &|r| {
             stats(r, &|s| {
                 format!("{} ({:.0}%)", fmt_value(s.stdev), s.cv * 100.0)
@@ -267,11 +273,12 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
             .map(|(i, r)| (first_metric + i, r.metric.clone())),
     );
     let hidden = super::fit::hide_until_fits(&mut t, &hideable, crate::terminal::stdout_width());
+    let mut judging_said = false;
     if ev.runs.is_empty() {
         writeln!(out, "{}", wrap("", super::view_node::no_runs_words(ev)))?;
     } else {
         writeln!(out, "{t}")?;
-        if !hidden.is_empty() {
+        if !hidden.is_empty() && style.verbose {
             writeln!(
                 out,
                 "{}",
@@ -284,8 +291,13 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
                 )
             )?;
         }
-        if let Some(note) = super::view::judging_note(ev) {
+        // Without --verbose, where every run deviates, the verdict's reason and the lines
+        // beside it say so.
+        let all_deviate = ev.run_effects.iter().all(|e| e.is_some());
+        if let Some(note) = super::view::judging_note(ev).filter(|_| style.verbose || !all_deviate)
+        {
             writeln!(out, "{}", wrap("", &note))?;
+            judging_said = true;
         }
     }
     writeln!(out)?;
@@ -308,7 +320,10 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         .map(|l| l.metric.chars().count())
         .max()
         .unwrap_or(0);
-    for l in &rule_lines {
+    for l in rule_lines
+        .iter()
+        .filter(|l| style.verbose || l.role != Role::Shown)
+    {
         // Painted before it is padded, so that colour codes do not count as columns.
         let word = l.role.words();
         let pad = " ".repeat(8usize.saturating_sub(word.chars().count()));
@@ -326,13 +341,14 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
             "  {head} {:<width$}  {}, needs {}{marginal}{judged}",
             l.metric, l.value, l.needs
         )?;
-        if let Some(note) = &l.note {
+        if let Some(note) = l.note.as_ref().filter(|_| style.verbose) {
             writeln!(out, "{}", wrap("      ", note))?;
         }
-        for (n, figure) in &l.misses {
+        // The runs table marks each miss; the list with --verbose.
+        for (n, figure) in l.misses.iter().filter(|_| style.verbose) {
             writeln!(out, "      ✗ run {n}: {figure}, needs {}", l.needs)?;
         }
-        if l.more_misses > 0 {
+        if l.more_misses > 0 && style.verbose {
             writeln!(
                 out,
                 "      and {} more runs below the threshold",
@@ -342,14 +358,18 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     }
     writeln!(out)?;
 
-    // Inside each run: fio's sample figures, slat, the final fsync's share, the disks.
+    // Inside each run: fio's sample figures, slat, the final fsync's share, the disks (with
+    // --verbose; by default the output fits one screen, and says where they are).
+    let mut behind: Vec<&str> = Vec::new();
     let inside = super::details::lines(&ev.runs, &ev.records)?;
-    if !inside.is_empty() {
+    if !inside.is_empty() && style.verbose {
         writeln!(out, "inside the runs:")?;
         for l in inside {
             writeln!(out, "{l}")?;
         }
         writeln!(out)?;
+    } else if !inside.is_empty() {
+        behind.push("each run's internals");
     }
 
     if ev.scope == Scope::Report
@@ -369,12 +389,19 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         writeln!(out)?;
     }
 
-    // Per rule: how sure the aggregate is (a report always; a run or import with several runs).
-    if (ev.scope == Scope::Report || ev.runs.len() > 1)
-        && let Some(stats) = super::view_node::rule_stats_table(ev)
-    {
+    // Per rule: how sure the aggregate is (a report always; a run or import with several
+    // runs, with --verbose).
+    let stats_shown = ev.scope == Scope::Report || (ev.runs.len() > 1 && style.verbose);
+    if ev.scope != Scope::Report && ev.runs.len() > 1 && !style.verbose {
+        behind.push("per-rule statistics");
+    }
+    if stats_shown && let Some(stats) = super::view_node::rule_stats_table(ev) {
         let mut t = super::fit::from_view(&stats);
-        let hideable = [(4, "median".to_string()), (2, "days".to_string())];
+        let hideable = [
+            (4, "median".to_string()),
+            (2, "days".to_string()),
+            (5, "stdev".to_string()),
+        ];
         super::fit::hide_until_fits(&mut t, &hideable, crate::terminal::stdout_width());
         writeln!(out, "per rule:")?;
         writeln!(out, "{t}")?;
@@ -387,17 +414,50 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     } else {
         "evidence: "
     };
-    writeln!(out, "{}", wrap(label, &ev.evidence.advice()))?;
-    writeln!(out)?;
+    // A run's and an import's verdict line says where the evidence stands: without
+    // --verbose, this line only where it says more (runs that do not count).
+    let line = ev.evidence_line();
+    if style.verbose || ev.scope == Scope::Report || line != ev.evidence.advice() {
+        writeln!(out, "{}", wrap(label, &line))?;
+        writeln!(out)?;
+    }
 
     let notes = super::view_node::notes(ev);
-    for w in &notes.warnings {
+    // A deviation's warning restates a line beside the verdict (with why it matters): said
+    // with --verbose, where there is room for it.
+    let restated = |w: &&String| {
+        !style.verbose
+            && w.starts_with("not the policy's test: ")
+            && !notes.beside_verdict.is_empty()
+    };
+    let shown: Vec<&String> = notes.warnings.iter().filter(|w| !restated(w)).collect();
+    if shown.len() < notes.warnings.len() {
+        behind.push("why each deviation matters");
+    }
+    for w in &shown {
+        // Without --verbose, what was found; the advice after it with --verbose.
+        let w: &str = match w.split_once("; ") {
+            Some((fact, _)) if !style.verbose && fact.chars().count() >= 40 => {
+                if !behind.contains(&"each warning's advice") {
+                    behind.push("each warning's advice");
+                }
+                fact
+            }
+            _ => w,
+        };
         let text = wrap("warning: ", w);
         let text = text.replacen("warning:", &paint("warning:", "33"), 1);
         writeln!(out, "{text}")?;
     }
-    if !notes.warnings.is_empty() {
+    if !shown.is_empty() {
         writeln!(out)?;
+    }
+    // What is left out, in one line: the columns this width hides and the runs' internals.
+    if !behind.is_empty() || (!hidden.is_empty() && !style.verbose) {
+        writeln!(
+            out,
+            "(more with --verbose; every figure with --format json)"
+        )?;
     }
 
     // The test's shape and what keeps it from being the policy's, beside the verdict.
@@ -405,6 +465,14 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
         writeln!(out, "{}", wrap("test: ", &super::test_shape(ev)))?;
     }
     for line in &notes.beside_verdict {
+        // The note under the runs table, or the verdict's reason, named the deviation
+        // already.
+        if let Some(d) = line.strip_prefix("not the policy's test: ")
+            && !style.verbose
+            && (judging_said || ev.reason.contains(d.split(" (").next().unwrap_or(d)))
+        {
+            continue;
+        }
         writeln!(out, "{}", wrap("  ", line))?;
     }
     let verdict = match ev.verdict {
@@ -414,7 +482,10 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     };
     // Wrapped on the plain word, painted after, so colour codes do not count as columns.
     let plain = ev.verdict.as_str().to_uppercase();
-    let line = wrap("verdict: ", &format!("{plain} — {}", ev.reason));
+    let line = wrap(
+        "verdict: ",
+        &format!("{plain} {} — {}", ev.judged_on(), ev.reason),
+    );
     writeln!(out, "{}", line.replacen(&plain, &verdict, 1))?;
     Ok(())
 }
@@ -466,7 +537,15 @@ mod tests {
         ev.rules[1].passed = Some(false);
         let text = |color: bool| {
             let mut out = Vec::new();
-            super::render(&ev, &crate::report::Style { color }, &mut out).unwrap();
+            super::render(
+                &ev,
+                &crate::report::Style {
+                    color,
+                    verbose: true,
+                },
+                &mut out,
+            )
+            .unwrap();
             String::from_utf8(out).unwrap()
         };
         let plain = text(false);
@@ -548,7 +627,7 @@ mod tests {
     fn the_table_lists_the_runs_left_out_under_the_runs_and_says_why_when_none_counted() {
         let text = |ev: &crate::evaluate::Evaluation| {
             let mut out = Vec::new();
-            super::render(ev, &crate::report::Style { color: false }, &mut out).unwrap();
+            super::render(ev, &crate::report::Style::default(), &mut out).unwrap();
             String::from_utf8(out).unwrap()
         };
         let mixed = text(&mixed());

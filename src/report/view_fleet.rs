@@ -4,6 +4,7 @@
 //! a warning names its node are decided here once; the fleet's formats (`fleet/`) lay the
 //! cells out in their own syntax and leave out what they have no room for.
 
+use crate::deviation::Effect;
 use crate::evaluate::Verdict;
 use crate::fleet::{Fleet, NodeRow, RowSource};
 
@@ -32,6 +33,8 @@ pub struct Node {
     pub threshold: Cell,
     pub verdict: Verdict,
     pub reason: String,
+    /// Which evidence the verdict is of: "sitting", "history" or "nothing".
+    pub on: Cell,
 }
 
 impl Node {
@@ -77,9 +80,16 @@ fn threshold_text(fleet: &Fleet, row: &NodeRow) -> String {
 }
 
 fn node(fleet: &Fleet, r: &NodeRow) -> Node {
-    let emphasis = match (r.value, &fleet.head, r.threshold) {
+    let met = match (r.value, &fleet.head, r.threshold) {
         (Some(v), Some(h), Some(t)) if h.op.holds(v, t) => Emphasis::Pass,
         (Some(_), Some(_), Some(_)) => Emphasis::Fail,
+        _ => Emphasis::None,
+    };
+    // As a node's own report marks it: a ✓ only on the policy's test, a ✗ on it or on a test
+    // that only flatters; a figure of another test is shown plainly (the reason says why).
+    let emphasis = match (met, r.standing) {
+        (e, None) => e,
+        (Emphasis::Fail, Some(Effect::Flatters)) => Emphasis::Fail,
         _ => Emphasis::None,
     };
     let mut source = Cell::left(r.source.as_str());
@@ -99,18 +109,42 @@ fn node(fleet: &Fleet, r: &NodeRow) -> Node {
         threshold: Cell::right(threshold_text(fleet, r)),
         verdict: r.verdict,
         reason: r.reason.clone(),
+        on: Cell::left(r.basis().as_str()),
     }
 }
 
 pub fn fleet_view(fleet: &Fleet) -> FleetView {
     let nodes: Vec<Node> = fleet.rows.iter().map(|r| node(fleet, r)).collect();
-    let mut notes: Vec<Note> = Vec::new();
+    // A warning several nodes share is said once, with how many and which (the first few):
+    // "smaller than RAM" on eight alike nodes is one line, not eight.
+    let mut shared: Vec<(String, Vec<String>)> = Vec::new();
     for (r, n) in fleet.rows.iter().zip(&nodes) {
-        notes.extend(r.warnings.iter().map(|w| Note {
-            node: Some(n.label.clone()),
-            text: w.clone(),
-        }));
+        for w in &r.warnings {
+            match shared.iter_mut().find(|(t, _)| t == w) {
+                Some((_, labels)) => labels.push(n.label.clone()),
+                None => shared.push((w.clone(), vec![n.label.clone()])),
+            }
+        }
     }
+    const NAMED: usize = 3;
+    let mut notes: Vec<Note> = shared
+        .into_iter()
+        .map(|(text, labels)| {
+            let node = match labels.len() {
+                1 => labels[0].clone(),
+                n if n <= NAMED => format!("{n} nodes ({})", labels.join(", ")),
+                n => format!(
+                    "{n} nodes ({}, and {} more)",
+                    labels[..NAMED].join(", "),
+                    n - NAMED
+                ),
+            };
+            Note {
+                node: Some(node),
+                text,
+            }
+        })
+        .collect();
     notes.extend(fleet.warnings.iter().map(|w| Note {
         node: None,
         text: w.clone(),

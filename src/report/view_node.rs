@@ -51,7 +51,7 @@ pub fn rules_table(ev: &Evaluation) -> Option<Table> {
                 cells: vec![
                     Cell::left(r.level.as_str()),
                     Cell::name(r.metric.as_str()),
-                    Cell::right(r.value.map(fmt_precise).unwrap_or("—".into())),
+                    Cell::right(r.value.map(fmt_value).unwrap_or("—".into())),
                     Cell::right(ci),
                     Cell::right(range),
                     Cell::right(format!("{} {} {}", r.op, fmt_precise(r.threshold), r.unit)),
@@ -410,7 +410,7 @@ pub fn notes(ev: &Evaluation) -> Notes {
         beside_verdict: beside_verdict(ev),
         evidence: format!(
             "{} (window {}){}",
-            ev.evidence.advice(),
+            ev.evidence_line(),
             ev.evidence.window,
             if ev.scope == Scope::Report {
                 ""
@@ -424,7 +424,7 @@ pub fn notes(ev: &Evaluation) -> Notes {
 }
 
 /// What the interval's cell says where the runs are too few for one (`Stats::bounded`).
-pub const TOO_FEW: &str = "too few runs for an interval";
+pub const TOO_FEW: &str = "too few runs";
 
 #[cfg(test)]
 mod tests {

@@ -53,7 +53,8 @@ pub fn days(ev: &Evaluation, rule: &RuleResult) -> String {
             .iter()
             .flat_map(|d| [d.min, d.max, d.mean])
             .chain([rule.threshold]),
-        false,
+        // From zero, as the runs chart: no axis that turns a small miss into a cliff.
+        true,
     );
     let n = ev.days.len().max(1) as f64;
     let slot = f.plot_w() / n;
@@ -111,16 +112,16 @@ pub fn days(ev: &Evaluation, rule: &RuleResult) -> String {
     for (i, (d, c)) in ev.days.iter().zip(&ci).enumerate() {
         let class = mark_class(rule, d.mean, standing);
         let interval = c
-            .map(|c| format!(", 95% interval {}–{}", fmt_precise(c.0), fmt_precise(c.1)))
+            .map(|c| format!(", 95% interval {}–{}", fmt_value(c.0), fmt_value(c.1)))
             .unwrap_or_default();
         let tip = format!(
             "{}: mean {}{unit} of {} run{}{interval}, range {}–{}",
             d.date,
-            fmt_precise(d.mean),
+            fmt_value(d.mean),
             d.runs,
             if d.runs == 1 { "" } else { "s" },
-            fmt_precise(d.min),
-            fmt_precise(d.max)
+            fmt_value(d.min),
+            fmt_value(d.max)
         );
         let x = x(i);
         let _ = write!(

@@ -300,9 +300,16 @@ fn hline(
         text(tip)
     );
     let (x, y, anchor, b) = place_label(f, ly, label, points, taken);
+    // Each of the line's classes as a label's ("threshold reference": "threshold-label
+    // reference-label").
+    let label_class: Vec<String> = class
+        .split_whitespace()
+        .map(|c| format!("{c}-label"))
+        .collect();
     let _ = writeln!(
         s,
-        "<text class=\"{class}-label\" x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\">{}</text>",
+        "<text class=\"{}\" x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\">{}</text>",
+        label_class.join(" "),
         text(label)
     );
     b

@@ -56,7 +56,9 @@ pub fn runs(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
             .map(|p| p.value)
             .chain([rule.threshold])
             .chain(rule.value),
-        false,
+        // From zero: a height is read as a size, and an axis from 2,800 makes a 5% miss a
+        // cliff.
+        true,
     );
     let plot_w = f.plot_w();
     // Times as seconds since the first run; labels in the first run's own offset.
@@ -238,7 +240,7 @@ pub fn runs(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
             "aggregate",
             a.y(&f, v),
             &format!("{agg} {}", fmt_value(v)),
-            &format!("{agg} {}{unit}", fmt_precise(v)),
+            &format!("{agg} {}{unit}", fmt_value(v)),
             &dots,
             &[b],
         );
@@ -271,7 +273,7 @@ pub fn runs(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
             p.run.host,
             p.run.engine,
             rule.metric,
-            fmt_precise(p.value),
+            fmt_value(p.value),
             match class {
                 "pass" => "meets ".to_string(),
                 "fail" => "misses ".to_string(),
@@ -413,11 +415,11 @@ fn day_lines(
         let tip = format!(
             "{}: mean {}{unit} of {} run{}, range {}–{}; {judged} {} {}",
             d.date,
-            fmt_precise(mean),
+            fmt_value(mean),
             d.runs,
             if d.runs == 1 { "" } else { "s" },
-            fmt_precise(d.min),
-            fmt_precise(d.max),
+            fmt_value(d.min),
+            fmt_value(d.max),
             rule.op,
             fmt_precise(rule.threshold)
         );

@@ -85,14 +85,20 @@ pub fn series(s: &crate::measure::series::Series, threshold: Option<f64>, label:
         let mid = (k as f64 + 0.5) * interval_s;
         pts.push((x(mid.min(io_s)), a.y(&f, *v)));
     }
+    // The policy's threshold judges a run's figure over the whole run, never a 500 ms
+    // sample: drawn as a reference only, and labelled so.
     if let Some(th) = threshold {
-        let tip = format!("threshold {}", fmt_value(th));
+        let label = format!("reference: {} for the whole run", fmt_value(th));
+        let tip = format!(
+            "the policy's threshold {} applies to the run's figure over the whole run, not to a 500 ms sample: a reference, not a line each sample must clear",
+            fmt_value(th)
+        );
         hline(
             &mut h,
             &f,
-            "threshold",
+            "threshold reference",
             a.y(&f, th),
-            &tip,
+            &label,
             &tip,
             &pts,
             &taken,

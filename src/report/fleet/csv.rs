@@ -4,7 +4,9 @@
 //! `aggregate`, `value`, `op`, `threshold`, `unit`, `verdict` (the node's), `reason`,
 //! `last_run`, `warnings` (the node's, one per line; the first row also carries the
 //! warnings about the set of files), `fleet_verdict` (repeated on every row, so a filtered
-//! file still says what the fleet added up to). With no nodes the file is the header alone.
+//! file still says what the fleet added up to), `judged_on` (`sitting`, `history` or
+//! `nothing`: which evidence the node's verdict is of). With no nodes the file is the header
+//! alone.
 
 use std::io::{self, Write};
 
@@ -12,7 +14,7 @@ use super::Fleet;
 use crate::report::csv::write_row;
 use crate::report::fmt_exact;
 
-const HEADER: [&str; 19] = [
+const HEADER: [&str; 20] = [
     "host",
     "dir",
     "engine",
@@ -32,6 +34,7 @@ const HEADER: [&str; 19] = [
     "last_run",
     "warnings",
     "fleet_verdict",
+    "judged_on",
 ];
 
 pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
@@ -67,6 +70,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
             r.last_run.map(|t| t.to_rfc3339()).unwrap_or_default(),
             warnings.join("\n"),
             fleet.verdict.as_str().into(),
+            r.basis().as_str().into(),
         ];
         write_row(out, row)?;
     }

@@ -27,6 +27,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         &mut h,
         fleet.verdict,
         &format!("iopscheck fleet: {}", p.name),
+        &fleet.judged_on(),
         &fleet.reason,
     );
     let _ = writeln!(
@@ -72,7 +73,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
             ("host", false),
             ("dir", false),
             ("engine", false),
-            ("source", false),
+            ("source, judged on", false),
             ("runs", true),
             ("days", true),
             (&format!("{}{unit}", view.value.title), true),
@@ -87,13 +88,14 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         for n in &view.nodes {
             let _ = writeln!(
                 h,
-                "<tr class=\"{}\"><td class=\"node\">{}</td>{}<td class=\"node\">{}</td><td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"verdict\">{}</td><td class=\"reason\">{}</td></tr>",
+                "<tr class=\"{}\"><td class=\"node\">{}</td>{}<td class=\"node\">{}</td><td title=\"{}\">{}<br/><span class=\"muted\">{}</span></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"verdict\">{}</td><td class=\"reason\">{}</td></tr>",
                 n.verdict.as_str(),
                 text(&n.host.text),
                 path_cell(&n.dir.text),
                 text(&n.engine.text),
                 attr(n.source.detail.as_deref().unwrap_or("")),
                 text(&n.source.text),
+                n.on.text,
                 n.runs.text,
                 n.days.text,
                 n.value.text,

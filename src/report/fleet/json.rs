@@ -10,7 +10,10 @@
 //! reason           one line
 //! since            start of the window history files were judged over (RFC 3339)
 //! counts           { nodes, pass, fail, inconclusive }
+//! judged_on        which evidence the nodes' verdicts are of ("2 nodes judged on one sitting
+//!                  each, 1 on its history …")
 //! hosts[]          { host, dir, engine, file, source ("result"|"history"|"missing"), scope,
+//!                    judged_on ("sitting"|"history"|"nothing"),
 //!                    runs, days, metric, aggregate, value, op, threshold, unit, verdict,
 //!                    reason, last_run, warnings[] }
 //! warnings[]       strings about the set of files
@@ -39,6 +42,7 @@ pub fn to_json(fleet: &Fleet) -> Value {
                 "file": r.file,
                 "source": r.source.as_str(),
                 "scope": r.scope,
+                "judged_on": r.basis().as_str(),
                 "runs": r.runs,
                 "days": r.days,
                 "metric": head.map(|h| h.metric.as_str()),
@@ -68,6 +72,7 @@ pub fn to_json(fleet: &Fleet) -> Value {
         })),
         "verdict": fleet.verdict,
         "reason": fleet.reason,
+        "judged_on": fleet.judged_on(),
         "since": fleet.since.to_rfc3339(),
         "counts": {
             "nodes": c.total(),

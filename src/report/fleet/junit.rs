@@ -34,6 +34,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let props: Vec<(&str, String)> = vec![
         ("verdict", fleet.verdict.as_str().into()),
         ("reason", fleet.reason.clone()),
+        ("judged_on", fleet.judged_on()),
         ("policy", policy.clone()),
         ("policy.url", fleet.policy.url.clone()),
         ("since", fleet.since.to_rfc3339()),
@@ -66,7 +67,13 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         junit::testcase(&mut s, &classname, &n.label, &outcome, &log);
     }
 
-    junit::suite_end(&mut s, &fleet.warnings, fleet.verdict, &fleet.reason);
+    junit::suite_end(
+        &mut s,
+        &fleet.warnings,
+        fleet.verdict,
+        &fleet.judged_on(),
+        &fleet.reason,
+    );
     out.write_all(s.as_bytes())
 }
 
@@ -82,6 +89,10 @@ fn detail(fleet: &Fleet, r: &super::NodeRow, n: &Node) -> String {
         r.source.as_str(),
         r.file
     );
+    s.push_str(&format!(
+        "judged on {}\n",
+        r.judged_on(fleet.min_runs, fleet.min_days)
+    ));
     s.push_str(&format!("runs {}, days {}", r.runs, r.days));
     if let Some(v) = r.value {
         s.push_str(&format!(

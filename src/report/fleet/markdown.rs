@@ -19,7 +19,12 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         verdict_icon(fleet.verdict)
     )?;
     writeln!(out)?;
-    writeln!(out, "**{word}** — {}", esc(&fleet.reason))?;
+    writeln!(
+        out,
+        "**{word}** {} — {}",
+        esc(&fleet.judged_on()),
+        esc(&fleet.reason)
+    )?;
     writeln!(out)?;
     writeln!(
         out,
@@ -57,20 +62,21 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         };
         writeln!(
             out,
-            "| host | dir | engine | runs | days | {}{unit} | threshold | verdict | reason |",
+            "| host | dir | engine | judged on | runs | days | {}{unit} | threshold | verdict | reason |",
             esc(&view.value.title)
         )?;
         writeln!(
             out,
-            "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"
+            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"
         )?;
         for n in &view.nodes {
             writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} {} | {} |",
                 esc(&n.host.text),
                 esc(&n.dir.text),
                 esc(&n.engine.text),
+                n.on.text,
                 n.runs.text,
                 n.days.text,
                 n.value.text,

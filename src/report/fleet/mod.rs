@@ -38,5 +38,5 @@ pub fn render(format: Format, fleet: &Fleet, style: &Style, out: &mut dyn Write)
 /// Writes the fleet in one format to a file, atomically (see [`super::OutputFile`]),
 /// rendered straight into it.
 pub fn write_file(format: Format, fleet: &Fleet, out: &super::OutputFile) -> io::Result<()> {
-    out.publish_with(|w| render(format, fleet, &Style { color: false }, w))
+    out.publish_with(|w| render(format, fleet, &Style::default(), w))
 }

@@ -67,6 +67,10 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         "Threshold of the deciding rule the node was judged against.",
     );
     let mut runs = Family::new("iopscheck_fleet_node_runs", "Runs judged for the node.");
+    let mut on_history = Family::new(
+        "iopscheck_fleet_node_judged_on_history",
+        "1 when the node's verdict is of its history (the policy's runs over days), 0 when of one sitting (a run's or an import's result).",
+    );
     let mut dates = Family::new(
         "iopscheck_fleet_node_run_dates",
         "Distinct calendar dates with judged runs for the node.",
@@ -91,6 +95,11 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
             }
         }
         runs.push(&base, r.runs as f64);
+        match r.basis() {
+            crate::fleet::Basis::History => on_history.push(&base, 1.0),
+            crate::fleet::Basis::Sitting => on_history.push(&base, 0.0),
+            crate::fleet::Basis::Nothing => {}
+        }
         dates.push(&base, r.days as f64);
         if let Some(t) = r.last_run {
             last.push(&base, t.timestamp_millis() as f64 / 1000.0);
@@ -100,10 +109,11 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "# iopscheck {} fleet: policy {}, verdict {}: {}",
+        "# iopscheck {} fleet: policy {}, verdict {} ({}): {}",
         env!("CARGO_PKG_VERSION"),
         comment_text(policy),
         fleet.verdict,
+        comment_text(&fleet.judged_on()),
         comment_text(&fleet.reason)
     );
     for note in fleet_view(fleet).notes {
@@ -126,6 +136,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         &value,
         &threshold,
         &runs,
+        &on_history,
         &dates,
         &last,
     ] {

@@ -59,6 +59,12 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
         writeln!(out, "no nodes")?;
     } else {
         let engine_col = view.engines_differ;
+        // Which evidence each node was judged on, where they differ (else the verdict line
+        // says it of all of them).
+        let on_col = view
+            .nodes
+            .iter()
+            .any(|n| n.on.text != view.nodes[0].on.text);
         let unit = if view.value.unit.is_empty() {
             String::new()
         } else {
@@ -73,6 +79,9 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             header.push(Cell::new("engine"));
         }
         let value_title = format!("{}{unit}", view.value.title);
+        if on_col {
+            header.push(Cell::new("on"));
+        }
         header.extend([
             Cell::new("runs"),
             Cell::new("days"),
@@ -87,7 +96,11 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             } else {
                 "host\ndir"
             }),
-            Cell::new("runs\ndays"),
+            Cell::new(if on_col {
+                "on\nruns\ndays"
+            } else {
+                "runs\ndays"
+            }),
             Cell::new(value_title.replace(' ', "\n")),
             Cell::new("threshold"),
             Cell::new("verdict"),
@@ -103,6 +116,9 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             // Painted text would count its escape codes as columns; the word is short.
             let verdict = n.verdict_word();
             let value = n.value_marked();
+            if on_col {
+                row.push(Cell::new(&n.on.text));
+            }
             row.extend([
                 right(&n.runs.text),
                 right(&n.days.text),
@@ -113,7 +129,11 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
             wide.add_row(row);
             stacked.add_row(vec![
                 Cell::new(node.join("\n")),
-                right(&format!("{}\n{}", n.runs.text, n.days.text)),
+                right(&if on_col {
+                    format!("{}\n{}\n{}", n.on.text, n.runs.text, n.days.text)
+                } else {
+                    format!("{}\n{}", n.runs.text, n.days.text)
+                }),
                 right(&value),
                 right(&n.threshold.text),
                 Cell::new(verdict),
@@ -176,6 +196,18 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
         writeln!(out)?;
     }
 
+    let plain = fleet.verdict.as_str().to_uppercase();
+    let line = wrap(
+        "verdict: ",
+        &format!("{plain} — {}; {}", fleet.reason, fleet.judged_on()),
+    );
+    let painted = match fleet.verdict {
+        Verdict::Pass => paint(&plain, "1;32"),
+        Verdict::Fail => paint(&plain, "1;31"),
+        Verdict::Inconclusive => paint(&plain, "1;33"),
+    };
+    writeln!(out, "{}", line.replacen(&plain, &painted, 1))?;
+    // The closing line counts the nodes' verdicts.
     let c = fleet.counts();
     writeln!(
         out,
@@ -186,13 +218,5 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
         c.fail,
         c.inconclusive
     )?;
-    let plain = fleet.verdict.as_str().to_uppercase();
-    let line = wrap("verdict: ", &format!("{plain} — {}", fleet.reason));
-    let painted = match fleet.verdict {
-        Verdict::Pass => paint(&plain, "1;32"),
-        Verdict::Fail => paint(&plain, "1;31"),
-        Verdict::Inconclusive => paint(&plain, "1;33"),
-    };
-    writeln!(out, "{}", line.replacen(&plain, &painted, 1))?;
     Ok(())
 }

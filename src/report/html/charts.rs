@@ -204,10 +204,10 @@ mod tests {
         assert!(!rule.op.holds(low, rule.threshold) && rule.op.holds(high, rule.threshold));
         let tip = format!(
             "2026-11-02: mean {} {} of 24 runs, range {}–{}; 12 runs miss",
-            crate::report::fmt_precise((low + high) / 2.0),
+            crate::report::fmt_value((low + high) / 2.0),
             rule.unit,
-            crate::report::fmt_precise(low),
-            crate::report::fmt_precise(high)
+            crate::report::fmt_value(low),
+            crate::report::fmt_value(high)
         );
         assert!(h.contains(&tip), "{tip}\n{h}");
         assert!(h.contains("2026-11-09: mean "), "{h}");

@@ -51,6 +51,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         &mut h,
         ev.verdict,
         &format!("iopscheck: {}{on}", p.name),
+        &ev.judged_on(),
         &ev.reason,
     );
     policy::test_lines(&mut h, ev, &notes);

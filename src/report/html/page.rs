@@ -27,11 +27,16 @@ pub fn page_start(h: &mut String, title: &str, css: &str) {
 
 /// Opens the verdict banner (coloured by the verdict's class): the heading, the verdict's word
 /// and its reason. The page adds what it has to say beside the verdict, then closes it.
-pub fn banner(h: &mut String, verdict: Verdict, heading: &str, reason: &str) {
+pub fn banner(h: &mut String, verdict: Verdict, heading: &str, judged_on: &str, reason: &str) {
     let v = verdict.as_str();
     let _ = writeln!(h, "<header class=\"banner {v}\" id=\"verdict\">");
     let _ = writeln!(h, "<h1>{}</h1>", text(heading));
-    let _ = writeln!(h, "<p><span class=\"word\">{}</span></p>", v.to_uppercase());
+    let _ = writeln!(
+        h,
+        "<p><span class=\"word\">{}</span> <span class=\"scope\">{}</span></p>",
+        v.to_uppercase(),
+        text(judged_on)
+    );
     let _ = writeln!(h, "<p class=\"reason\">{}</p>", text(reason));
 }
 

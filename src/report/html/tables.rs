@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use crate::evaluate::Evaluation;
 use crate::report::view::{self, Align, Emphasis, Outcome, RowKind, Table};
 use crate::report::xml::{attr, text};
-use crate::report::{chart, fmt_precise, view_node};
+use crate::report::{chart, view_node};
 
 pub fn runs_section(h: &mut String, ev: &Evaluation) {
     h.push_str("<section id=\"runs\">\n<h2>Runs</h2>\n");
@@ -53,7 +53,7 @@ fn runs_table(h: &mut String, ev: &Evaluation, t: &Table) {
             let cell = run
                 .metrics
                 .get(m)
-                .map(|&v| fmt_precise(v))
+                .map(|&v| crate::report::fmt_value(v))
                 .unwrap_or("—".into());
             let _ = write!(h, "<td class=\"num\">{}</td>", text(&cell));
         }
