@@ -12,6 +12,7 @@ use crate::cli::{Cli, Command, OutputArgs};
 use crate::commands;
 use crate::evaluate::Evaluation;
 use crate::report::{self, Format, Style};
+use crate::runs::Records;
 
 /// The version with the commit it was built from (build.rs).
 pub const VERSION: &str = env!("IOPSCHECK_VERSION");
@@ -171,6 +172,7 @@ fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Fleet(a) => commands::fleet::run(a, ctx),
         Command::Bundle(a) => commands::bundle::run(a, ctx),
         Command::Compare(a) => commands::compare::run(a, ctx),
+        Command::Verify(a) => commands::verify::run(a, ctx),
         Command::Completions { shell } => {
             // Rendered in memory, printed through ours (a closed pipe is no panic).
             crate::out::stdout().write_all(&crate::completions::script(shell))?;
@@ -301,7 +303,9 @@ impl Outputs {
     }
 
     /// Renders the evaluation everywhere it was asked for.
-    pub fn emit(&self, ev: &Evaluation, ctx: &Ctx) -> anyhow::Result<()> {
+    /// Writes `ev` to stdout and the files asked for; `records` is where its runs' whole
+    /// records are read from (`report::render`).
+    pub fn emit(&self, ev: &Evaluation, records: &Records, ctx: &Ctx) -> anyhow::Result<()> {
         let style = Style {
             color: ctx.color,
             verbose: self.verbose,
@@ -313,7 +317,7 @@ impl Outputs {
             } else {
                 Style::default()
             };
-            report::render(f, ev, &style, &mut out)?;
+            report::render(f, ev, records, &style, &mut out)?;
             out.flush()?;
         }
         for ((f, path), out) in self.files.iter().zip(&self.opened) {
@@ -321,7 +325,7 @@ impl Outputs {
                 verbose: self.verbose,
                 ..Style::default()
             };
-            report::write_file(*f, ev, &style, out).map_err(|e| {
+            report::write_file(*f, ev, records, &style, out).map_err(|e| {
                 anyhow::anyhow!("cannot write {} to {}: {e}", f.as_str(), path.display())
             })?;
         }

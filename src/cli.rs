@@ -54,6 +54,8 @@ pub enum Command {
     /// Compare two nodes, directories or engines, or a node before and after a date, from the
     /// history: the ratio of the policy's mean with its 95% interval.
     Compare(CompareArgs),
+    /// Check a bundle against its manifest and say what was altered (exit 0 verified, 1 not).
+    Verify(VerifyArgs),
     /// Print shell completions.
     Completions {
         /// The shell to complete for.
@@ -92,6 +94,9 @@ pub struct OutputArgs {
     #[arg(long)]
     pub verbose: bool,
 }
+
+/// The policy of `--policy` when none is named.
+pub const DEFAULT_POLICY: &str = "swimlane";
 
 #[derive(Debug, Args, Clone)]
 pub struct HistoryArgs {
@@ -177,6 +182,15 @@ pub struct RunArgs {
     /// Runtime of each run, overriding the policy's (e.g. 10s).
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = runtime_value)]
     pub runtime: Option<Duration>,
+    /// Measure the level the disk sustains: one run of the policy's job that goes on until
+    /// the disk's own rate holds steady after its burst credits run out, or until
+    /// --sustained-budget (docs/sustained.md).
+    #[arg(long, conflicts_with_all = ["runtime", "runs", "interval"])]
+    pub sustained: bool,
+    /// The longest a --sustained run goes on (default 40m: the common buckets, a gp2 volume's
+    /// or an Azure P10's, last 30 minutes at their burst rate).
+    #[arg(long, value_name = "DURATION", requires = "sustained", allow_hyphen_values = true, value_parser = runtime_value)]
+    pub sustained_budget: Option<Duration>,
     /// Do not record the runs in the history.
     #[arg(long)]
     pub no_history: bool,
@@ -230,8 +244,9 @@ pub struct ImportArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
+    // A bundle given as the history is judged by its own policy unless another is named.
     /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
-    #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
+    #[arg(short, long, default_value = DEFAULT_POLICY, value_name = "NAME|FILE")]
     pub policy: String,
     /// Only runs newer than this: a duration back from now (7d, 36h) or a date (2026-11-28).
     /// Default: the policy's window.
@@ -276,6 +291,16 @@ pub enum PolicyCommand {
         /// The policy's YAML file.
         #[arg(value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
         file: PathBuf,
+    },
+    /// What changed from policy A to policy B in rules, thresholds, job, engines, evidence and
+    /// source; without B, how A departs from the built-in policy of the same name.
+    Diff {
+        /// The first policy (name or YAML file).
+        #[arg(value_name = "A")]
+        a: String,
+        /// The second policy (name or YAML file); default: the built-in named as A's `name`.
+        #[arg(value_name = "B")]
+        b: Option<String>,
     },
 }
 
@@ -332,6 +357,10 @@ window), context.json (OS, kernel, CPU, memory, the target's mount, options and 
 version.txt. No environment variables, no other hosts' records. It is never written over an
 existing file. Exit 0 when the bundle is written, whatever the verdict; 2 on an error.")]
 pub struct BundleArgs {
+    /// fio outputs to keep in the bundle byte for byte, under fio/ (the raw files the records
+    /// were imported from, or a customer's).
+    #[arg(value_name = "FIO_OUTPUT", value_hint = clap::ValueHint::FilePath)]
+    pub outputs: Vec<PathBuf>,
     /// Where to write the bundle (default: iopscheck-bundle-HOST-DATE.tar.gz here); `-` for
     /// stdout.
     #[arg(short, long, value_name = "FILE")]
@@ -492,6 +521,13 @@ fn budget_value(s: &str) -> Result<usize, String> {
         Ok(n) if (1..=1000).contains(&n) => Ok(n),
         _ => Err(format!("'{s}' must be a whole number from 1 to 1000")),
     }
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The bundle (.tar.gz made by `iopscheck bundle`) or history to check.
+    #[arg(value_name = "BUNDLE|HISTORY", value_hint = clap::ValueHint::FilePath)]
+    pub file: PathBuf,
 }
 
 /// One `--export FORMAT=FILE`.

@@ -48,6 +48,8 @@ pub struct RunConfig {
     pub outputs: Outputs,
     /// Warn-level rules decide the verdict too.
     pub strict: bool,
+    /// `--sustained`: its budget (the one run's longest runtime).
+    pub sustained: Option<Duration>,
     /// `--until-decided`: run until the sequential decision over the group's history ends
     /// (at most `runs` runs in this invocation).
     pub until: Option<crate::evaluate::sequential::Settings>,
@@ -55,6 +57,10 @@ pub struct RunConfig {
     /// old (with `until` only).
     pub recheck: Option<Duration>,
 }
+
+/// `--sustained-budget`'s default: longer than the common buckets last at their burst rate
+/// (30 minutes, AWS's gp2 and Azure's P10: docs/sustained.md).
+pub const SUSTAINED_BUDGET: Duration = Duration::from_secs(40 * 60);
 
 impl TryFrom<RunArgs> for RunConfig {
     type Error = anyhow::Error;
@@ -72,6 +78,22 @@ impl TryFrom<RunArgs> for RunConfig {
         if let Some(d) = args.runtime {
             policy.job.runtime = Secs(d);
             overrides.insert("runtime".into(), units::format_duration(d));
+        }
+        // One run of the job, for as long as the budget at most: longer than the policy's
+        // runtime, never shorter (a shorter budget is refused below).
+        let sustained = args
+            .sustained
+            .then(|| args.sustained_budget.unwrap_or(SUSTAINED_BUDGET));
+        if let Some(b) = sustained {
+            if b < policy.job.runtime.0 {
+                return Err(usage(format!(
+                    "--sustained-budget: {} is shorter than the policy's runtime ({}): a sustained run goes on at least as long as the policy's test",
+                    units::format_duration(b),
+                    units::format_duration(policy.job.runtime.0)
+                )));
+            }
+            policy.job.runtime = Secs(b);
+            policy.job.time_based = true;
         }
         // An override may break the job (a size smaller than a block): name the flag, not the
         // policy, when it did.
@@ -115,6 +137,13 @@ impl TryFrom<RunArgs> for RunConfig {
             (None, Some(s)) => s.max_runs as u32,
             (None, None) => policy.runs,
         };
+        if until.is_some() && sustained.is_some() {
+            return Err(usage(
+                "--sustained is one run until the disk holds steady; --until-decided is a sequence of runs of the policy's test: give one of them",
+            ));
+        }
+        // --sustained is one run.
+        let runs = if sustained.is_some() { 1 } else { runs };
         Ok(RunConfig {
             until,
             recheck: args.recheck_every,
@@ -130,6 +159,7 @@ impl TryFrom<RunArgs> for RunConfig {
             host,
             outputs,
             strict: args.out.strict,
+            sustained,
         })
     }
 }

@@ -12,6 +12,7 @@ pub mod disk_class;
 pub mod engine;
 pub mod error;
 pub mod evaluate;
+pub mod evidence;
 pub mod fio;
 pub mod fleet;
 pub mod history;

@@ -199,6 +199,7 @@ mod tests {
             "iopscheck-policy-show",
             "iopscheck-fleet",
             "iopscheck-bundle",
+            "iopscheck-verify",
         ] {
             assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
         }

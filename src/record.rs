@@ -17,7 +17,18 @@ use chrono::{DateTime, FixedOffset};
 use serde::{Deserialize, Serialize};
 
 use crate::job::JobShape;
+use crate::measure::changepoint::Sustained;
+use crate::measure::device::DeviceSummary;
 use crate::measure::{BwBasis, DiskStat, Measurement, Series};
+
+/// How a `run --sustained` ended (docs/sustained.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SustainedRun {
+    /// The disk's rate held steady (after a step, or over the whole budget).
+    pub reached: bool,
+    /// How, or why not, in words.
+    pub how: String,
+}
 pub use crate::metric_values::Metrics;
 
 /// Version of the record layout. Readers skip records from a newer version with a warning.
@@ -92,6 +103,7 @@ plain_fields!(
     bool,
     f64,
     Option<bool>,
+    Option<u32>,
     Option<u64>,
     DateTime<FixedOffset>,
     Source,
@@ -100,6 +112,9 @@ plain_fields!(
     BTreeMap<String, String>,
     Option<BwBasis>,
     Option<Series>,
+    Option<Sustained>,
+    Option<SustainedRun>,
+    Option<DeviceSummary>,
 );
 
 impl<T: Field> Field for Vec<T> {
@@ -189,8 +204,14 @@ owned_and_borrowed! {
         [default, skip_serializing_if = "Option::is_none"] rotational: Option<bool> => Option<bool>,
         [default, skip_serializing_if = "Option::is_none"] {borrow} scheduler: Option<String> => Option<Cow<'a, str>>,
         [default, skip_serializing_if = "Option::is_none"] {borrow} kernel: Option<String> => Option<Cow<'a, str>>,
-        /// RAM of the machine, for the page-cache warning.
+        /// RAM of the machine, for the page-cache warning and rules per GiB of memory.
         [default, skip_serializing_if = "Option::is_none"] memory_bytes: Option<u64> => Option<u64>,
+        /// The machine's logical CPUs (vCPUs), for rules per vCPU.
+        [default, skip_serializing_if = "Option::is_none"] cpus: Option<u32> => Option<u32>,
+        /// The operating system and its version.
+        [default, skip_serializing_if = "Option::is_none"] {borrow} os: Option<String> => Option<Cow<'a, str>>,
+        /// Size of the filesystem holding the target, for rules per TiB of capacity.
+        [default, skip_serializing_if = "Option::is_none"] capacity_bytes: Option<u64> => Option<u64>,
     }
 }
 
@@ -207,6 +228,9 @@ impl Default for TargetRef<'_> {
             scheduler: None,
             kernel: None,
             memory_bytes: None,
+            cpus: None,
+            os: None,
+            capacity_bytes: None,
         }
     }
 }
@@ -377,6 +401,13 @@ record! {
     run [default, skip_serializing_if = "Option::is_none"] iops_series: Option<Series> => Option<Series>,
     /// The disks' own account of the run (fio's `Disk stats`).
     run [default, skip_serializing_if = "Vec::is_empty"] {borrow} disk_stats: Vec<DiskStat> => Vec<DiskStatRef<'a>>,
+    /// The disk's own series through the run, in a few figures (native runs).
+    run [default, skip_serializing_if = "Option::is_none"] device: Option<DeviceSummary> => Option<DeviceSummary>,
+    /// Where the disk's burst credits ran out inside the run, and what its throughput kept up
+    /// after (`measure::changepoint::sustained`): a report judges the run at that level too.
+    run [default, skip_serializing_if = "Option::is_none"] burst: Option<Sustained> => Option<Sustained>,
+    /// How a `run --sustained` ended.
+    run [default, skip_serializing_if = "Option::is_none"] sustained: Option<SustainedRun> => Option<SustainedRun>,
 }
 
 impl RunInfo {
@@ -410,6 +441,9 @@ impl Record {
     /// own account come from the measurement. The one place a record is made from a
     /// measurement (`run`, `import`).
     pub fn measured(info: RunInfo, timestamp: DateTime<FixedOffset>, m: &Measurement) -> Record {
+        // What the page cache stands between the job and the disk: with buffered I/O, a fall
+        // in the job's own series is no step of the disk.
+        let buffered = info.job.direct != Some(true);
         info.join(RunPart {
             timestamp,
             source_digest: None,
@@ -417,6 +451,9 @@ impl Record {
             invocation: None,
             iops_series: m.series.clone(),
             disk_stats: m.disk.clone(),
+            device: m.device.as_ref().map(|d| d.summary()),
+            burst: crate::measure::changepoint::sustained(m, buffered),
+            sustained: None,
         })
     }
 }

@@ -47,6 +47,10 @@ pub struct Run {
     pub has_series: bool,
     /// The series' step down, as `measure::series::step_down` finds it (at s, before, after).
     pub series_step: Option<(f64, f64, f64)>,
+    /// Where the disk's burst credits ran out inside the run, and what it kept up after.
+    pub burst: Option<crate::measure::changepoint::Sustained>,
+    /// A `run --sustained`: whether the disk's rate held steady.
+    pub sustained: Option<bool>,
     pub at: At,
     info: Arc<RunInfo>,
 }
@@ -78,6 +82,8 @@ impl Run {
             invocation: r.invocation.as_deref().map(Box::from),
             has_series: r.iops_series.is_some(),
             series_step: step_of(r.iops_series.as_ref()),
+            burst: r.burst,
+            sustained: r.sustained.as_ref().map(|s| s.reached),
             at: At::Index(index),
             info: Arc::new(RunInfo::of(r)),
         }
@@ -147,6 +153,8 @@ impl Contexts {
         let metrics = std::mem::take(&mut line.metrics);
         let invocation = line.invocation.as_deref().map(Box::from);
         let timestamp = line.timestamp;
+        let burst = line.burst.take();
+        let sustained = line.sustained.take().map(|s| s.reached);
         let info = match self.0.iter().position(|i| i.matches(&line)) {
             Some(0) => self.0[0].clone(),
             Some(k) => {
@@ -167,6 +175,8 @@ impl Contexts {
             invocation,
             has_series,
             series_step,
+            burst,
+            sustained,
             at,
             info,
         }
@@ -397,6 +407,9 @@ mod tests {
             scheduler: Some("mq-deadline".into()),
             kernel: Some("6.18".into()),
             memory_bytes: Some(24 << 30),
+            cpus: Some(8),
+            os: Some("Debian GNU/Linux 13".into()),
+            capacity_bytes: Some(1 << 40),
         };
         r.overrides = [("size".to_string(), "64m".to_string())].into();
         r.bw_basis = Some(BwBasis::Printed);

@@ -193,15 +193,8 @@ impl Grouping {
         self.groups[i].1.push(r);
     }
 
-    /// Evaluates every group, in the order of their names (host, policy, directory, engine);
-    /// `records` is where the runs' whole records are read again.
-    pub fn evaluate(
-        self,
-        policy: &Policy,
-        now: DateTime<Utc>,
-        strict: bool,
-        records: &Records,
-    ) -> Vec<Evaluation> {
+    /// Evaluates every group, in the order of their names (host, policy, directory, engine).
+    pub fn evaluate(self, policy: &Policy, now: DateTime<Utc>, strict: bool) -> Vec<Evaluation> {
         let Grouping {
             engines,
             mut groups,
@@ -223,7 +216,7 @@ impl Grouping {
                         .map(|(k, v)| (k.clone(), *v))
                         .collect();
                 }
-                let mut ev = evaluate::evaluate_runs(recs, records.clone(), policy, &opts);
+                let mut ev = evaluate::evaluate_runs(recs, policy, &opts);
                 ev.group = Some(g);
                 ev
             })
@@ -231,23 +224,22 @@ impl Grouping {
     }
 }
 
-/// Evaluates every group of records held in memory that passes the filter (see [`Grouping`]).
+/// Evaluates every group of records held in memory that passes the filter (see [`Grouping`]),
+/// with where the runs' whole records are read again (the records given).
 pub fn evaluate_groups(
     records: Vec<Record>,
     policy: &Policy,
     filter: &Filter,
     now: DateTime<Utc>,
     strict: bool,
-) -> Vec<Evaluation> {
+) -> (Vec<Evaluation>, Records) {
     let mut grouping = Grouping::new(filter);
     for (i, r) in records.iter().enumerate() {
         grouping.add(Run::of(r, i));
     }
-    grouping.evaluate(
-        policy,
-        now,
-        strict,
-        &Records::Memory(std::sync::Arc::new(records)),
+    (
+        grouping.evaluate(policy, now, strict),
+        Records::Memory(std::sync::Arc::new(records)),
     )
 }
 
@@ -305,7 +297,7 @@ mod tests {
             policy: "swimlane".into(),
             since: window_start(now(), std::time::Duration::from_secs(7 * 86400)),
         };
-        let evs = evaluate_groups(records, &policy, &filter, now(), false);
+        let (evs, _) = evaluate_groups(records, &policy, &filter, now(), false);
         let groups: Vec<(&str, usize)> = evs
             .iter()
             .map(|e| (e.group.as_ref().unwrap().dir.as_str(), e.runs.len()))

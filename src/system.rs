@@ -74,12 +74,30 @@ pub fn kernel() -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
-/// Total RAM in bytes.
+/// Total RAM in bytes (sysinfo).
 pub fn memory_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    let mut s = sysinfo::System::new();
+    s.refresh_memory_specifics(sysinfo::MemoryRefreshKind::nothing().with_ram());
+    Some(s.total_memory()).filter(|&b| b > 0)
+}
+
+/// The machine's logical CPUs, as its vCPUs are counted (sysinfo); not the ones this process
+/// may be limited to.
+pub fn cpus() -> Option<u32> {
+    let mut s = sysinfo::System::new();
+    s.refresh_cpu_list(sysinfo::CpuRefreshKind::nothing());
+    u32::try_from(s.cpus().len()).ok().filter(|&n| n > 0)
+}
+
+/// The operating system by name and version ("Debian GNU/Linux 13"), from sysinfo.
+pub fn os() -> Option<String> {
+    sysinfo::System::long_os_version().filter(|s| !s.trim().is_empty())
+}
+
+/// Size of the filesystem holding `dir`, in bytes: the target's capacity.
+pub fn capacity_bytes(dir: &Path) -> Option<u64> {
+    let s = crate::sys::statvfs(dir).ok()?;
+    Some(s.f_blocks as u64 * s.f_frsize as u64).filter(|&b| b > 0)
 }
 
 /// One line of /proc/self/mountinfo.
@@ -233,6 +251,9 @@ pub fn target_of(dir: &Path) -> Target {
         scheduler: device.scheduler,
         kernel: kernel(),
         memory_bytes: memory_bytes(),
+        cpus: cpus(),
+        os: os(),
+        capacity_bytes: capacity_bytes(&canonical),
     }
 }
 
@@ -278,5 +299,8 @@ mod tests {
         assert!(t.dir.starts_with('/'));
         assert!(!hostname().is_empty());
         assert!(memory_bytes().unwrap() > 0);
+        assert_eq!(t.cpus, cpus());
+        assert!(t.cpus.unwrap() >= 1);
+        assert!(t.capacity_bytes.unwrap() > 0);
     }
 }

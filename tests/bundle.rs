@@ -129,6 +129,7 @@ fn the_bundle_holds_what_it_promises_and_reports_the_same_verdict_elsewhere() {
         "report.html",
         "context.json",
         "version.txt",
+        "manifest.json",
     ]
     .iter()
     .map(|s| s.to_string())

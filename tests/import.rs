@@ -804,11 +804,9 @@ fn summary_is_one_line_for_import_and_report_and_notes_shared_by_files_are_said_
         ),
         "{text}"
     );
-    // which runs the verdict is of, and where they stand against the policy's rule
+    // which runs the verdict is of (the longer formats add the policy's tally)
     assert!(
-        text.contains(
-            "for the 2 imported runs as given; the policy's evidence over days: 2 of 6 runs, 2 of 2 days"
-        ),
+        text.contains("PASS swimlane on node-1 for 2 imported runs; "),
         "{text}"
     );
     // the table says the shared note once, with the count of files
@@ -879,4 +877,41 @@ fn run_answers_in_one_line_with_format_summary() {
         "{text}"
     );
     assert!(text.contains(" for this sitting of 1 run; "), "{text}");
+}
+
+#[test]
+fn an_import_says_it_cannot_see_burst_credits_run_out_inside_a_run() {
+    let env = Env::new();
+    let f = fixture("fio-3.33-sample.json");
+    let (_, j, _) = env.import_json(&[f.to_str().unwrap()]);
+    let m = &j["runs"][0]["metrics"];
+    let (min, mean) = (
+        m["write_iops_min"].as_f64().unwrap(),
+        m["write_iops_mean"].as_f64().unwrap(),
+    );
+    let w: Vec<String> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect();
+    let note = w
+        .iter()
+        .find(|w| {
+            w.starts_with("fio's output gives each run's IOPS per interval only as a summary")
+        })
+        .unwrap_or_else(|| panic!("{w:?}"));
+    assert!(
+        note.contains("whether a disk's burst credits ran out inside a run cannot be told"),
+        "{note}"
+    );
+    // Its lowest interval is named where it lies under the step's 0.8 × the mean.
+    assert_eq!(
+        note.contains("lowest interval is under 0.8 × the mean"),
+        min < 0.8 * mean,
+        "{note}"
+    );
+    // No burst is claimed from a summary.
+    assert!(j.get("bursts").is_none(), "{j}");
+    assert!(!j["reason"].as_str().unwrap().contains("sustained"), "{j}");
 }

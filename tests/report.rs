@@ -750,3 +750,77 @@ fn the_latest_days_figure_stands_beside_the_windows_in_every_format() {
         .code(1)
         .stdout(predicate::str::contains(line.as_str()));
 }
+
+#[test]
+fn a_rule_failed_on_its_latest_runs_is_shown_failed_in_every_format() {
+    let env = Env::new();
+    // The window's mean (5,589) meets 3,000; the last day's runs (2,433) do not: FAIL, and
+    // no format may show the deciding rule as met beside it.
+    history_of_daily_runs(
+        &env,
+        &[
+            9300.0, 9400.0, 9362.0, 5000.0, 4950.0, 4993.0, 2400.0, 2450.0, 2449.0,
+        ],
+    );
+    let d = env.tmp.path();
+    let mut c = env.cmd();
+    c.args(["report", "--host", "node1", "--format", "table"]);
+    for f in ["json", "junit", "html", "prometheus", "markdown", "summary"] {
+        c.arg("--export")
+            .arg(format!("{f}={}", d.join(f).display()));
+    }
+    let out = c.assert().code(1);
+    let read = |f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+    let why = "its last 3 runs, since ";
+    let table = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let line = table
+        .lines()
+        .find(|l| l.contains("decides") && l.contains("write_iops_formula"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(line.contains('✗') && !line.contains('✓'), "{line}");
+    assert!(table.contains(&format!("fails: {why}")), "{table}");
+
+    let j: Value = serde_json::from_str(&read("json")).unwrap();
+    assert_eq!(j["verdict"], "fail");
+    let rule = &j["rules"][0];
+    assert_eq!(rule["metric"], "write_iops_formula");
+    // The aggregate still meets the threshold: the rule fails on its latest runs.
+    assert!(rule["value"].as_f64().unwrap() >= 3000.0, "{rule}");
+    assert_eq!(rule["passed"], false, "{rule}");
+    assert!(
+        rule["fails_on"].as_str().unwrap().starts_with(why),
+        "{rule}"
+    );
+
+    let junit = read("junit");
+    assert!(junit.contains("failures=\"1\""), "{junit}");
+    assert!(junit.contains(why), "{junit}");
+
+    let prom = read("prometheus");
+    let passed = prom
+        .lines()
+        .find(|l| {
+            l.starts_with("iopscheck_rule_passed{") && l.contains("metric=\"write_iops_formula\"")
+        })
+        .unwrap_or_else(|| panic!("{prom}"));
+    assert!(passed.ends_with(" 0"), "{passed}");
+
+    let html = read("html");
+    let row = html
+        .lines()
+        .find(|l| l.starts_with("<tr class=\"rule\">") && l.contains("write_iops_formula"))
+        .unwrap_or_else(|| panic!("{html}"));
+    assert!(row.contains("<td class=\"result fail\">fails: "), "{row}");
+    assert!(!row.contains("result pass"), "{row}");
+
+    let md = read("markdown");
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| fail |") && l.contains("`write_iops_formula`"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(row.contains("❌ fails: ") && !row.contains('✅'), "{row}");
+
+    let summary = read("summary");
+    assert!(summary.starts_with("FAIL "), "{summary}");
+    assert!(!summary.contains('✓'), "{summary}");
+}

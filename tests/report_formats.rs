@@ -11,10 +11,35 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use chrono::{DateTime, Utc};
-use iopscheck::evaluate::{Evaluation, Group, Options, Scope, Verdict, Warning, evaluate};
+use iopscheck::evaluate::{Evaluation, Group, Options, Scope, Verdict, Warning};
 use iopscheck::history::Record;
 use iopscheck::policy::{Level, Op, Policy, Rule};
 use iopscheck::report::{Format, Style, render};
+use iopscheck::runs::Records;
+
+/// An evaluation (a plain value) with where its runs' whole records are read again, as `run`
+/// and `import` hold them: what a format that prints whole records is given.
+struct Held(Evaluation, Records);
+
+impl std::ops::Deref for Held {
+    type Target = Evaluation;
+    fn deref(&self) -> &Evaluation {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Held {
+    fn deref_mut(&mut self) -> &mut Evaluation {
+        &mut self.0
+    }
+}
+
+/// The records judged against `policy`, held.
+fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options) -> Held {
+    let (ev, records) =
+        iopscheck::evaluate::evaluate_left_out(records.into(), Vec::new(), policy, opts);
+    Held(ev, records)
+}
 
 // ---- evaluations ----------------------------------------------------------------------
 
@@ -45,7 +70,7 @@ const NOTE: &str = "test <smaller> than the policy's & \"quoted\", with a comma\
 
 /// Six runs over two days at about 16 MB/s: a report that passes. The test file is smaller
 /// than RAM (a real warning) and the caller added a note.
-fn pass_eval() -> Evaluation {
+fn pass_eval() -> Held {
     let times = [
         "2026-12-01T10:00:00+01:00",
         "2026-12-01T12:00:00+01:00",
@@ -87,7 +112,7 @@ fn pass_eval() -> Evaluation {
 const ODD_DIR: &str = "/srv/a,b \"c\" \\d <e> & |f|";
 
 /// Three runs of one invocation on tmpfs, on both sides of 3000 IOPS, mean below: fail.
-fn fail_eval() -> Evaluation {
+fn fail_eval() -> Held {
     let recs: Vec<Record> = [
         ("2026-12-01T10:00:00Z", 10.5),
         ("2026-12-01T10:05:00Z", 12.5),
@@ -112,7 +137,7 @@ fn fail_eval() -> Evaluation {
 }
 
 /// Three equal runs on one day: too little evidence for a report, and other engines ran too.
-fn inconclusive_eval() -> Evaluation {
+fn inconclusive_eval() -> Held {
     let recs: Vec<Record> = ["09:00", "10:00", "11:00"]
         .iter()
         .map(|t| rec(&format!("2026-12-01T{t}:00Z"), 16.0))
@@ -125,7 +150,7 @@ fn inconclusive_eval() -> Evaluation {
     ev
 }
 
-fn empty_eval() -> Evaluation {
+fn empty_eval() -> Held {
     evaluate(
         &[],
         &policy(),
@@ -134,7 +159,7 @@ fn empty_eval() -> Evaluation {
 }
 
 /// The three cases every format is checked with.
-fn cases() -> Vec<(&'static str, Evaluation)> {
+fn cases() -> Vec<(&'static str, Held)> {
     vec![
         ("pass", pass_eval()),
         ("fail", fail_eval()),
@@ -142,9 +167,9 @@ fn cases() -> Vec<(&'static str, Evaluation)> {
     ]
 }
 
-fn out(format: Format, ev: &Evaluation) -> String {
+fn out(format: Format, ev: &Held) -> String {
     let mut buf = Vec::new();
-    render(format, ev, &Style::default(), &mut buf).unwrap();
+    render(format, &ev.0, &ev.1, &Style::default(), &mut buf).unwrap();
     String::from_utf8(buf).unwrap()
 }
 
@@ -708,7 +733,8 @@ fn prometheus_file_is_replaced_atomically_with_nothing_left_behind() {
     let ev = fail_eval();
     iopscheck::report::write_file(
         Format::Prometheus,
-        &ev,
+        &ev.0,
+        &ev.1,
         &Style::default(),
         &iopscheck::report::OutputFile::open(&path).unwrap(),
     )
@@ -853,6 +879,7 @@ fn junit_a_missed_soft_limit_fails_only_under_strict() {
         metric: "write_clat_p99_us".into(),
         op: Op::Le,
         threshold: 100.0,
+        per: None,
         level: Level::Warn,
         note: None,
     });
@@ -1174,7 +1201,7 @@ fn table_shows_runs_rules_evidence_warnings_and_verdict_within_100_columns() {
             verbose: true,
             ..Style::default()
         };
-        render(Format::Table, &ev, &verbose, &mut buf).unwrap();
+        render(Format::Table, &ev.0, &ev.1, &verbose, &mut buf).unwrap();
         let text = String::from_utf8(buf).unwrap();
         // the verdict closes the output: its line, then only its own continuation lines
         let lines: Vec<&str> = text.lines().collect();
@@ -1240,7 +1267,7 @@ fn every_format_renders_an_evaluation_without_runs() {
 /// Four imported runs: the policy's test at 16 MB/s (4096 IOPS by the formula: meets 3000),
 /// a 64 MiB file at 8 MB/s (2048: misses, on a test that only flatters), and two runs on
 /// psync, an engine the policy does not list, at 16 and 8 MB/s (either way: says nothing).
-fn mixed_tests_eval() -> Evaluation {
+fn mixed_tests_eval() -> Held {
     let mut recs = vec![
         rec("2026-12-01T09:00:00Z", 16.0),
         rec("2026-12-01T10:00:00Z", 8.0),

@@ -573,3 +573,412 @@ fn a_run_on_a_steady_disk_is_told_what_limited_it_and_not_of_burst_credits() {
     assert!(text.contains(&format!("the disk ({disk}) was")), "{err}");
     assert!(!err.contains("burst credits running out"), "{err}");
 }
+
+/// Swimlane's job at 32 MiB for 6 s with a threshold of 450 IOPS, direct with 64 libaio
+/// I/Os in flight or as the article's (buffered posixaio): the policy's own test, so that the
+/// verdict on the emulated disk can pass.
+fn small_burst_policy(env: &Env, direct: bool) -> std::path::PathBuf {
+    env.swimlane_policy(
+        if direct {
+            "direct.yaml"
+        } else {
+            "buffered.yaml"
+        },
+        |p| {
+            let p = p
+                .replace("size: 4g", "size: 32m")
+                .replace("runtime: 60s", "runtime: 6s")
+                .replace("threshold: 3000", "threshold: 450")
+                .replace("threshold: 11.7", "threshold: 1.8");
+            if direct {
+                p.replace("  end_fsync: true", "  end_fsync: true\n  direct: true")
+                    .replace("ioengine: posixaio", "ioengine: libaio")
+                    .replace("iodepth: 1", "iodepth: 64")
+                    .replace("engines: [posixaio, io_uring]", "engines: [libaio]")
+            } else {
+                p
+            }
+        },
+    )
+}
+
+/// One run of `policy` on a fresh emulated disk with `bucket` (and `dirty_max`), as JSON,
+/// with its exit code and stderr; run again, up to three times, where the emulated disk
+/// itself stalled (`BurstDisk::kept_busy`) when the bucket was to run dry.
+fn run_on_burst_disk(
+    env: &Env,
+    policy: &std::path::Path,
+    bucket: common::burst::Bucket,
+    dirty_max: Option<u64>,
+    runs_dry: bool,
+) -> (common::burst::BurstDisk, Option<i32>, Value, String) {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let disk = common::burst::BurstDisk::up(bucket, dirty_max);
+        let out = env
+            .cmd()
+            .args(["run", "--no-history", "--runs", "1", "--format", "json"])
+            .args(
+                [
+                    "table",
+                    "csv",
+                    "junit",
+                    "html",
+                    "prometheus",
+                    "markdown",
+                    "summary",
+                ]
+                .iter()
+                .flat_map(|f| {
+                    [
+                        "--export".to_string(),
+                        format!("{f}={}", env.tmp.path().join(f).display()),
+                    ]
+                }),
+            )
+            .arg("--policy")
+            .arg(policy)
+            .arg("--dir")
+            .arg(&disk.mount)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        if runs_dry && let Err(why) = disk.kept_busy() {
+            assert!(tries < 3, "the emulated disk stalled in 3 runs: {why}");
+            eprintln!("the emulated disk stalled ({why}); again");
+            continue;
+        }
+        let j: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}{err}", String::from_utf8_lossy(&out.stdout)));
+        return (disk, out.status.code(), j, err);
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_root, have_fuse)),
+    ignore = "needs root and FUSE (libfuse3-dev)"
+)]
+fn a_run_that_passes_only_on_burst_credits_fails_at_the_level_the_disk_sustained() {
+    let env = Env::new();
+    let policy = small_burst_policy(&env, true);
+    // 1,000 I/Os a second until the 2,250 credits run out after 3 s, then 250: the run's
+    // mean (about 625) meets 450, what the disk keeps up does not.
+    let bucket = common::burst::Bucket {
+        burst: 1000,
+        baseline: 250,
+        size: 2250,
+    };
+    let (disk, code, j, err) = run_on_burst_disk(&env, &policy, bucket, None, true);
+    let rule = &j["rules"][0];
+    assert_eq!(rule["metric"], "write_iops_formula");
+    let mean = rule["value"].as_f64().unwrap();
+    assert!(
+        mean >= 450.0,
+        "the mean must pass for this test: {rule}\n{err}"
+    );
+    assert_eq!(j["verdict"], "fail", "{}\n{err}", j["reason"]);
+    assert_eq!(code, Some(1));
+    let b = &j["bursts"][0];
+    assert_eq!(b["run"], 1, "{j}");
+    assert_eq!(b["series"], "device", "{b}");
+    let dry = disk.seconds_to_dry().expect("the bucket ran dry");
+    let step = b["step_s"].as_f64().unwrap();
+    assert!(
+        (step - dry).abs() <= 0.5,
+        "step at {step} s, dry at {dry} s: {b}"
+    );
+    let base = bucket.baseline as f64;
+    let kept = b["sustained_iops"].as_f64().unwrap();
+    assert!((kept - base).abs() <= 0.1 * base, "{b}");
+    let size = bucket.size as f64;
+    let found = b["bucket_ios"].as_f64().unwrap();
+    assert!((found - size).abs() <= 0.25 * size, "{b}");
+    // The verdict says the sustained level, the step's time and the mean, in its words.
+    let reason = j["reason"].as_str().unwrap();
+    let short = |v: f64| format!("{:.0}", v);
+    let words = format!(
+        "sustained after burst credits ran out at {step:.1} s, missing ≥ 450; the run's mean of {} IOPS passes only on credits",
+        short(mean)
+    );
+    assert!(reason.contains(&words), "{reason}");
+    assert_eq!(rule["passed"], false, "{rule}");
+    assert_eq!(rule["per_run"][0], false, "{rule}");
+    // The sustained figure is the mean scaled to what the disk kept up: near the baseline.
+    let figure: f64 = reason
+        .split(" IOPS sustained")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{reason}"));
+    assert!((figure - base).abs() <= 0.15 * base, "{reason}");
+    // Every format says it, and none marks the run's figure as meeting the rule.
+    let read = |f: &str| std::fs::read_to_string(env.tmp.path().join(f)).unwrap();
+    let flat = |t: String| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    for f in ["table", "csv", "junit", "markdown", "summary", "prometheus"] {
+        let text = flat(read(f)).replace("\\_", "_");
+        assert!(text.contains(&words), "{f}: {text}");
+    }
+    let html = read("html");
+    assert!(flat(html.replace("&#39;", "'")).contains(&words), "{html}");
+    assert!(!html.contains("result pass"), "{html}");
+    let table = read("table");
+    assert!(table.contains("✗ decides"), "{table}");
+    assert!(!table.contains(" ✓"), "{table}");
+    let csv = read("csv");
+    assert!(csv.lines().nth(1).unwrap().contains(",fail,"), "{csv}");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_root, have_fuse)),
+    ignore = "needs root and FUSE (libfuse3-dev)"
+)]
+fn a_bucket_that_never_runs_dry_leaves_the_verdict_as_the_mean_gives_it() {
+    let env = Env::new();
+    let policy = small_burst_policy(&env, true);
+    let bucket = common::burst::Bucket {
+        burst: 1000,
+        baseline: 250,
+        size: 100_000,
+    };
+    let (disk, code, j, err) = run_on_burst_disk(&env, &policy, bucket, None, false);
+    assert_eq!(disk.seconds_to_dry(), None);
+    assert!(j.get("bursts").is_none(), "{j}\n{err}");
+    assert_eq!(j["verdict"], "pass", "{}\n{err}", j["reason"]);
+    assert_eq!(code, Some(0));
+    assert!(!err.contains("burst credits running out"), "{err}");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_root, have_fuse)),
+    ignore = "needs root and FUSE (libfuse3-dev)"
+)]
+fn the_page_cache_filling_up_on_a_steady_disk_is_not_called_burst() {
+    let env = Env::new();
+    // The article's buffered job on a disk that never runs dry, its dirty pages capped at
+    // 4 MiB: the writer runs ahead of the disk, then waits on it, and its own rate falls.
+    let policy = small_burst_policy(&env, false);
+    let bucket = common::burst::Bucket {
+        burst: 1000,
+        baseline: 250,
+        size: 100_000,
+    };
+    let (_disk, code, j, err) = run_on_burst_disk(&env, &policy, bucket, Some(4 << 20), false);
+    assert!(j.get("bursts").is_none(), "{j}\n{err}");
+    assert!(!err.contains("burst credits running out"), "{err}");
+    let rule = &j["rules"][0];
+    assert_eq!(rule.get("fails_on"), None, "{rule}");
+    // Whatever the figure, it is judged as the mean gives it.
+    let mean = rule["value"].as_f64().unwrap();
+    let want = if mean >= 450.0 { "pass" } else { "fail" };
+    assert_eq!(j["verdict"], want, "{}\n{err}", j["reason"]);
+    assert_eq!(code, Some(if mean >= 450.0 { 0 } else { 1 }));
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_root, have_fuse)),
+    ignore = "needs root and FUSE (libfuse3-dev)"
+)]
+fn a_sustained_run_reaches_the_emulated_baseline_and_stops() {
+    let env = Env::new();
+    let policy = small_burst_policy(&env, true);
+    // The credits run out after 3 s; then 10 s steady at 250 end the run, long before the
+    // budget of 2 minutes.
+    let bucket = common::burst::Bucket {
+        burst: 1000,
+        baseline: 250,
+        size: 2250,
+    };
+    for tries in 1..=3 {
+        // Each try's run alone in the history: a stalled try's run is not this one's.
+        let _ = std::fs::remove_file(&env.history);
+        let disk = common::burst::BurstDisk::up(bucket, None);
+        let out = env
+            .cmd()
+            .args(["run", "--sustained", "--sustained-budget", "2m"])
+            .args(["--format", "json", "--policy"])
+            .arg(&policy)
+            .arg("--dir")
+            .arg(&disk.mount)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        if let Err(why) = disk.kept_busy() {
+            assert!(tries < 3, "the emulated disk stalled in 3 runs: {why}");
+            eprintln!("the emulated disk stalled ({why}); again");
+            continue;
+        }
+        let j: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        let flat = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        // Said before, during and after.
+        assert!(
+            flat.contains("sustained: one run of the policy's job until the disk"),
+            "{err}"
+        );
+        assert!(flat.contains("held steady at"), "{err}");
+        assert!(flat.contains("the run stopped after"), "{err}");
+        // One run, stopped by the steady state, not by the budget.
+        assert_eq!(j["runs"].as_array().unwrap().len(), 1);
+        let ran_ms = j["runs"][0]["metrics"]["write_runtime_ms"]
+            .as_f64()
+            .unwrap();
+        assert!(ran_ms < 120_000.0, "{ran_ms}");
+        // The level it reached is the emulated baseline, and the verdict judges it.
+        let b = &j["bursts"][0];
+        let base = bucket.baseline as f64;
+        let kept = b["sustained_iops"].as_f64().unwrap();
+        assert!((kept - base).abs() <= 0.1 * base, "{b}\n{err}");
+        assert_eq!(j["verdict"], "fail", "{}", j["reason"]);
+        assert!(
+            j["reason"].as_str().unwrap().contains("held steady at"),
+            "{}",
+            j["reason"]
+        );
+        // The record keeps how the run ended, the step and the disk's series in a few
+        // figures; a report judges the run at the level the disk sustained, as the run did.
+        let rec = &env.history_lines()[0];
+        assert_eq!(rec["sustained"]["reached"], true, "{rec}");
+        assert_eq!(rec["device"]["disk"], disk.disk.as_str(), "{rec}");
+        let after = rec["burst"]["step"]["after"].as_f64().unwrap();
+        assert!((after - base).abs() <= 0.1 * base, "{rec}");
+        let out = env
+            .cmd()
+            .args(["report", "--format", "json", "--policy"])
+            .arg(&policy)
+            .output()
+            .unwrap();
+        let r = json_of(&out.stdout);
+        let kept = r["bursts"][0]["sustained_iops"]
+            .as_f64()
+            .unwrap_or_default();
+        assert!((kept - base).abs() <= 0.1 * base, "{r}");
+        assert_eq!(r["rules"][0]["per_run"][0], false, "{}", r["rules"][0]);
+        assert_ne!(r["verdict"], "pass");
+        return;
+    }
+}
+
+#[test]
+fn a_policy_that_requires_the_sustained_level_cannot_pass_on_the_job_as_written() {
+    let env = Env::new();
+    let policy = env.swimlane_policy("sustained.yaml", |p| {
+        p.replace("threshold: 3000", "threshold: 1")
+            .replace("threshold: 11.7", "threshold: 0.001")
+            + "\nsustained: required\n"
+    });
+    env.cmd()
+        .args(["policy", "check"])
+        .arg(&policy)
+        .assert()
+        .success();
+    let out = env
+        .small_run("psync")
+        .args(["--no-history", "--format", "json", "--policy"])
+        .arg(&policy)
+        .output()
+        .unwrap();
+    let j = json_of(&out.stdout);
+    // 1 IOPS is met by any disk, and --size and --runtime only flatter: the verdict would be
+    // inconclusive anyway; the policy's requirement is what it names first when met.
+    assert_ne!(j["verdict"], "pass", "{}", j["reason"]);
+    // On the policy's own size and runtime the pass is withheld for the sustained level.
+    let own = env.swimlane_policy("own.yaml", |p| {
+        p.replace("threshold: 3000", "threshold: 1")
+            .replace("threshold: 11.7", "threshold: 0.001")
+            .replace("size: 4g", "size: 32m")
+            .replace("runtime: 60s", "runtime: 1s")
+            .replace("ioengine: posixaio", "ioengine: psync")
+            .replace("engines: [posixaio, io_uring]", "engines: [psync]")
+            + "\nsustained: required\n"
+    });
+    let out = env
+        .cmd()
+        .args([
+            "run",
+            "--runs",
+            "1",
+            "--no-history",
+            "--format",
+            "json",
+            "--dir",
+        ])
+        .arg(&env.dir)
+        .arg("--policy")
+        .arg(&own)
+        .output()
+        .unwrap();
+    let j = json_of(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{}", j["reason"]);
+    assert_eq!(j["verdict"], "inconclusive");
+    let reason = j["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the policy requires the level the disk sustains (sustained: required), which this run does not measure: run `iopscheck run --sustained`"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn policy_check_names_a_wrong_sustained_key() {
+    let env = Env::new();
+    let bad = env.swimlane_policy("bad.yaml", |p| p + "\nsustained: maybe\n");
+    env.cmd()
+        .args(["policy", "check"])
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("sustained"))
+        .stderr(predicate::str::contains("required"));
+    // Only a throughput figure has a level the disk sustains.
+    let latency = env.swimlane_policy("latency.yaml", |p| {
+        p.replace("metric: write_iops_formula", "metric: write_clat_p99_us")
+            .replace(
+                "op: \">=\"\n    threshold: 3000\n    level: fail",
+                "op: \"<=\"\n    threshold: 3000\n    level: fail",
+            )
+            + "\nsustained: required\n"
+    });
+    let text = std::fs::read_to_string(&latency).unwrap();
+    assert!(
+        text.contains("metric: write_clat_p99_us\n    op: \"<=\""),
+        "{text}"
+    );
+    env.cmd()
+        .args(["policy", "check"])
+        .arg(&latency)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "sustained: required needs a deciding rule on a throughput figure",
+        ));
+}
+
+#[test]
+fn sustained_flags_are_checked_before_anything_runs() {
+    let env = Env::new();
+    // A budget shorter than the policy's test.
+    env.cmd()
+        .args(["run", "--sustained", "--sustained-budget", "10s", "--dir"])
+        .arg(&env.dir)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--sustained-budget: 10s is shorter than the policy's runtime",
+        ));
+    // A budget without --sustained, and --sustained with --runs.
+    env.cmd()
+        .args(["run", "--sustained-budget", "10m", "--dir"])
+        .arg(&env.dir)
+        .assert()
+        .code(2);
+    env.cmd()
+        .args(["run", "--sustained", "--runs", "2", "--dir"])
+        .arg(&env.dir)
+        .assert()
+        .code(2);
+    assert!(common::listing(&env.dir).is_empty());
+}

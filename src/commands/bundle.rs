@@ -61,6 +61,35 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         check_destination(p)?;
     }
 
+    // The raw fio outputs, read before anything is written: one that cannot be read is an
+    // error naming it.
+    let mut raw: Vec<(String, Vec<u8>)> = Vec::new();
+    for p in &args.outputs {
+        let shown = p.display();
+        let meta = std::fs::metadata(p).map_err(|e| usage(format!("bundle: {shown}: {e}")))?;
+        if !meta.is_file() {
+            return Err(usage(format!("bundle: {shown}: not a regular file")));
+        }
+        if meta.len() > crate::fio::MAX_INPUT as u64 {
+            return Err(usage(format!(
+                "bundle: {shown}: larger than {} bytes; fio outputs are far smaller",
+                crate::fio::MAX_INPUT
+            )));
+        }
+        let bytes = std::fs::read(p).map_err(|e| usage(format!("bundle: {shown}: {e}")))?;
+        let base = p
+            .file_name()
+            .map(|n| safe_name(&n.to_string_lossy()))
+            .unwrap_or_else(|| "output".into());
+        let mut name = format!("fio/{base}");
+        let mut k = 1;
+        while raw.iter().any(|(n, _)| *n == name) {
+            k += 1;
+            name = format!("fio/{k}-{base}");
+        }
+        raw.push((name, bytes));
+    }
+
     let history_path = crate::app::history_path(&args.history.history);
     history::check_for_reading(&history_path)?;
     let dir = args.dir.as_ref().map(|d| {
@@ -112,7 +141,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let skipped = scanner.finish();
     spool.seek(SeekFrom::Start(0)).map_err(cannot_read)?;
     let records = Records::file(spool.try_clone().map_err(cannot_read)?, &history_path);
-    let mut evs = grouping.evaluate(&loaded.policy, now, false, &records);
+    let mut evs = grouping.evaluate(&loaded.policy, now, false);
     // The group of the latest run first: that is the one the node's schedule feeds.
     evs.sort_by_key(|e| std::cmp::Reverse(e.runs.iter().map(|r| r.timestamp).max()));
     if evs.is_empty() {
@@ -162,14 +191,23 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         "policy.yaml".into(),
         loaded.yaml.clone().into_bytes().into(),
     ));
+    for (name, bytes) in raw {
+        members.push((name, bytes.into()));
+    }
     for (i, ev) in evs.iter().enumerate() {
         let name = if i == 0 {
             "report".to_string()
         } else {
             format!("reports/{}", group_slug(i, ev))
         };
-        members.push((format!("{name}.json"), rendered(Format::Json, ev)?));
-        members.push((format!("{name}.html"), rendered(Format::Html, ev)?));
+        members.push((
+            format!("{name}.json"),
+            rendered(Format::Json, ev, &records)?,
+        ));
+        members.push((
+            format!("{name}.html"),
+            rendered(Format::Html, ev, &records)?,
+        ));
     }
     members.push((
         "context.json".into(),
@@ -188,6 +226,18 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         )
         .into_bytes()
         .into(),
+    ));
+
+    // The manifest, last: every member's SHA-256, the history's lines and their chain.
+    let manifest = manifest(&host, now, &members)
+        .map_err(|e| anyhow::Error::new(e).context("bundle: reading the history back"))?;
+    members.push((
+        crate::evidence::MANIFEST.into(),
+        serde_json::to_vec_pretty(&manifest)?
+            .into_iter()
+            .chain(*b"\n")
+            .collect::<Vec<u8>>()
+            .into(),
     ));
 
     let mut size = 0u64;
@@ -237,6 +287,68 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         size.div_ceil(1024)
     ));
     Ok(exit::PASS)
+}
+
+/// The bundle's manifest of `members` (the history read back from its spool).
+fn manifest(
+    host: &str,
+    now: DateTime<Utc>,
+    members: &[(String, Member<'_>)],
+) -> std::io::Result<crate::evidence::Manifest> {
+    use crate::evidence::{FileEntry, HistoryDigest, Manifest, sha256_hex};
+    use std::io::{BufRead, Read};
+    let mut files = BTreeMap::new();
+    let mut history = None;
+    for (name, m) in members {
+        match m {
+            Member::Bytes(b) => {
+                files.insert(
+                    name.clone(),
+                    FileEntry {
+                        sha256: sha256_hex(b),
+                        bytes: b.len() as u64,
+                    },
+                );
+            }
+            // a report rendered to a spool file
+            Member::Spooled(f, n) => {
+                let mut f: &std::fs::File = f;
+                f.seek(SeekFrom::Start(0))?;
+                let mut h = crate::evidence::Sha256Writer::default();
+                std::io::copy(&mut f.take(*n), &mut h)?;
+                files.insert(
+                    name.clone(),
+                    FileEntry {
+                        sha256: h.finish(),
+                        bytes: *n,
+                    },
+                );
+            }
+            // the history
+            Member::File(f, n) => {
+                let mut f: &std::fs::File = f;
+                f.seek(SeekFrom::Start(0))?;
+                let mut r = std::io::BufReader::with_capacity(1 << 16, f.take(*n));
+                let mut d = HistoryDigest::new();
+                let mut line = Vec::new();
+                while r.read_until(b'\n', &mut line)? > 0 {
+                    d.line(&line);
+                    line.clear();
+                }
+                let (file, h) = d.finish();
+                files.insert(name.clone(), file);
+                history = Some(h);
+            }
+        }
+    }
+    Ok(Manifest {
+        schema_version: 1,
+        tool: json!({ "name": "iopscheck", "version": VERSION }),
+        generated: now.to_rfc3339(),
+        host: host.to_string(),
+        files,
+        history: history.unwrap_or_else(|| HistoryDigest::new().finish().1),
+    })
 }
 
 /// The host name as it may appear in a file name.
@@ -482,11 +594,11 @@ impl<W: Write> Write for Counted<W> {
 }
 
 /// `ev` rendered in format `f` to an unnamed temporary file, as a member.
-fn rendered(f: Format, ev: &Evaluation) -> anyhow::Result<Member<'static>> {
+fn rendered(f: Format, ev: &Evaluation, records: &Records) -> anyhow::Result<Member<'static>> {
     let file = tempfile::tempfile()
         .map_err(|e| anyhow::Error::new(e).context("bundle: temporary file"))?;
     let mut out = Counted(std::io::BufWriter::with_capacity(1 << 16, &file), 0);
-    report::render(f, ev, &Style::default(), &mut out)?;
+    report::render(f, ev, records, &Style::default(), &mut out)?;
     out.flush()?;
     let size = out.1;
     drop(out);
@@ -586,6 +698,27 @@ fn context(
     loaded: &policy::Loaded,
     now: DateTime<Utc>,
 ) -> Value {
+    // The records are of another machine than this one: nothing of this machine is written
+    // beside its name (its CPU, kernel or mounts would read as the records' own).
+    if !is_this_machine(host) {
+        return json!({
+            "schema_version": 1,
+            "tool": { "name": "iopscheck", "version": VERSION },
+            "generated": now,
+            "host": host,
+            "system": format!(
+                "not described: the records are of {host}, and this bundle was made on another machine; what each record states of its target is in history.jsonl"
+            ),
+            "history": {
+                "path": history_path.display().to_string(),
+                "lines_kept": kept.kept,
+                "lines_of_other_hosts_left_out": kept.other_hosts,
+                "unreadable_lines_left_out": kept.unreadable,
+                "skipped": skipped.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            },
+            "policy": { "name": loaded.policy.name, "origin": loaded.origin.to_string() },
+        });
+    }
     json!({
         "schema_version": 1,
         "tool": { "name": "iopscheck", "version": VERSION },
@@ -607,6 +740,13 @@ fn context(
         "policy": { "name": loaded.policy.name, "origin": loaded.origin.to_string() },
         "fio": fio_version(),
     })
+}
+
+/// Whether `host` names the machine this runs on (its host name, or the node
+/// `IOPSCHECK_HOST` names).
+fn is_this_machine(host: &str) -> bool {
+    let named = system::host_from(None).ok().flatten();
+    named.as_deref() == Some(host) || system::hostname() == host
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -676,6 +816,9 @@ Contents ({base}/):
 {others}  context.json    OS, kernel, CPU, memory; each tested directory's mount, mount options and
                   device (model, rotational, I/O scheduler, write cache); the history's path
   version.txt     the iopscheck version and commit that made this bundle
+  fio/            the fio outputs given to `iopscheck bundle`, byte for byte (if any)
+  manifest.json   every other file's SHA-256, each history line's and their chain, the tool's
+                  version and commit: `iopscheck verify` on the .tar.gz says what was altered
 {left_out}
 To judge the history again on another machine, from this directory:
 

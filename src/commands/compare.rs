@@ -116,7 +116,7 @@ pub fn run(args: CompareArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                    f: &Filter,
                    label: &str|
      -> anyhow::Result<(Vec<f64>, usize)> {
-        let evs = select::evaluate_groups(recs, &policy, f, now, false);
+        let (evs, _) = select::evaluate_groups(recs, &policy, f, now, false);
         if evs.len() > 1 {
             let groups: Vec<String> = evs
                 .iter()

@@ -104,10 +104,12 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         now,
     )
     .with_evidence(min_runs, min_days, args.require_evidence);
-    let fleet = match family {
+    let mut fleet = match family {
         Some(f) => fleet.with_family(f),
         None => fleet,
     };
+    // The policy's rules over the fleet (Confluent's identical brokers), after the nodes'.
+    fleet.judge_rules(&policy.fleet);
     emit(&outputs, &fleet, ctx)?;
     Ok(fleet.verdict.exit_code())
 }

@@ -40,6 +40,13 @@ impl Input {
                 crate::history::READ_BUFFER,
                 std::io::stdin(),
             )),
+            // a bundle: its history, judged as any node's history is
+            Source::File(p) if super::bundle_input::is_gzip(p) => {
+                Box::new(std::io::BufReader::with_capacity(
+                    crate::history::READ_BUFFER,
+                    super::bundle_input::open(p)?.history,
+                ))
+            }
             Source::File(p) => {
                 let f = std::fs::File::open(p).map_err(|e| cannot_read(e, &p.display()))?;
                 Box::new(std::io::BufReader::with_capacity(

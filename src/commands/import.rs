@@ -79,6 +79,48 @@ fn digest(bytes: &[u8]) -> String {
 }
 
 pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+    // A bundle holds its own history, policy and host: it is judged as its report was.
+    if let Some(b) = args.files.iter().find(|f| super::bundle_input::is_gzip(f)) {
+        if args.files.len() > 1 {
+            return Err(usage(format!(
+                "{}: a bundle is read alone (it holds its own history, policy and host); give it as the only file",
+                b.display()
+            )));
+        }
+        if args.record {
+            return Err(usage(format!(
+                "--record: {} is a bundle, whose records are a history already; nothing was recorded",
+                b.display()
+            )));
+        }
+        if args.assume_job.is_some() {
+            return Err(usage(format!(
+                "--assume-job: {} is a bundle, whose records state their own job",
+                b.display()
+            )));
+        }
+        let report = crate::cli::ReportArgs {
+            policy: args.policy,
+            since: None,
+            host: args.host,
+            dir: None,
+            engine: None,
+            list: false,
+            decide: crate::cli::DecideArgs {
+                until_decided: false,
+                alpha: 0.05,
+                beta: 0.05,
+                delta: 0.1,
+                max_runs: 30,
+                max_days: 7,
+            },
+            history: crate::cli::HistoryArgs {
+                history: Some(b.clone()),
+            },
+            out: args.out,
+        };
+        return super::report::run(report, ctx);
+    }
     let loaded = policy::resolve(&args.policy)?;
     let outputs = Outputs::from_args(&args.out)?;
     let mut inputs: Vec<Input> = args
@@ -126,7 +168,11 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let mut seen: Vec<(fio::FioJob, String)> = Vec::new();
     for path in &args.files {
         let input = read_input(path)?;
-        let mut parsed: FioOutput = fio::parse(&input.bytes).with_context(|| input.name.clone())?;
+        let parse_opts = fio::ParseOptions {
+            result_lines_alone: assumed.is_some(),
+        };
+        let mut parsed: FioOutput =
+            fio::parse_with(&input.bytes, parse_opts).with_context(|| input.name.clone())?;
         fio::combine_clones(&mut parsed);
         let base = Path::new(&input.name)
             .file_name()
@@ -155,6 +201,20 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         };
         if let Some((spec, _)) = &assumed {
             file_notes.push((base.clone(), format!("{} (--assume-job {spec})", ASSUMED)));
+        }
+        if let Some(cmd) = &parsed.command {
+            file_notes.push((
+                base.clone(),
+                format!(
+                    "the fio command line at line {} was read as the job's statement{}",
+                    cmd.line,
+                    if cmd.complete {
+                        ""
+                    } else {
+                        " (it names a job file, whose options are not in the paste)"
+                    }
+                ),
+            ));
         }
         for (i, job) in parsed.jobs.iter().enumerate() {
             let label = if parsed.jobs.len() > 1 {
@@ -202,16 +262,31 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 seen.push((job.clone(), label.clone()));
             }
             let mut figures_contradict = Vec::new();
+            // The command line pasted with the output states the job, under the same rule
+            // as the output: what the output states wins, a difference is named.
+            let stated_shape = match &parsed.command {
+                Some(cmd) => {
+                    let who = format!("the fio command line at line {}", cmd.line);
+                    let c = assume(&job.shape, &cmd.shape, &job.measurement, &who, true);
+                    for n in c.notes {
+                        notes.push(Warning::Note(format!("{label}: {n}")));
+                    }
+                    figures_contradict.extend(c.contradicted);
+                    c.shape
+                }
+                None => job.shape.clone(),
+            };
             let shape = match &assumed {
                 Some((spec, a)) => {
-                    let assumption = assume(&job.shape, a, &job.measurement, spec);
+                    let who = format!("--assume-job {spec}");
+                    let assumption = assume(&stated_shape, a, &job.measurement, &who, false);
                     for c in assumption.notes {
                         notes.push(Warning::Note(format!("{label}: {c}")));
                     }
-                    figures_contradict = assumption.contradicted;
+                    figures_contradict.extend(assumption.contradicted);
                     assumption.shape
                 }
-                None => job.shape.clone(),
+                None => stated_shape,
             };
             // Which blocks are the policy's job, to choose among them; the deviations that
             // decide the verdict are judged from each record (crate::deviation).
@@ -289,6 +364,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // scale, by evaluate (crate::deviation): one rule for run, import, report and fleet.
     // What the figures contradict of an assumed job is named as the figures show it.
     let chosen = select(candidates);
+    notes.extend(no_series_note(&chosen.records, &policy));
 
     if args.record {
         record(&args.history.history, &chosen.records, ctx)?;
@@ -298,8 +374,9 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     opts.strict = args.out.strict;
     opts.notes = notes;
     opts.shape_differences = chosen.contradicted;
-    let ev = evaluate::evaluate_left_out(chosen.records, chosen.left_out, &policy, &opts);
-    outputs.emit(&ev, ctx)?;
+    let (ev, records) =
+        evaluate::evaluate_left_out(chosen.records, chosen.left_out, &policy, &opts);
+    outputs.emit(&ev, &records, ctx)?;
     Ok(ev.verdict.exit_code())
 }
 
@@ -420,11 +497,16 @@ const BS_TOLERANCE: f64 = 0.10;
 /// read-only one), bytes per I/O that give another block size, a time-based job that ran
 /// shorter than its runtime. Such an assumed field is not taken: it stays unknown, and the
 /// figures' contradiction is named.
+///
+/// `who` names the statement ("--assume-job swimlane", "the fio command line at line 1").
+/// `named`: the statement is the customer's own (a command line), so a field the output
+/// states otherwise is a contradiction, named as a difference, not only a note.
 fn assume(
     stated: &crate::job::JobShape,
     assumed: &crate::job::JobShape,
     m: &crate::measure::Measurement,
-    spec: &str,
+    who: &str,
+    named: bool,
 ) -> Assumption {
     let as_map = |s: &crate::job::JobShape| match serde_json::to_value(s) {
         Ok(serde_json::Value::Object(m)) => m,
@@ -433,21 +515,34 @@ fn assume(
     let stated_map = as_map(stated);
     let mut merged = as_map(assumed);
     let mut notes = Vec::new();
+    let mut contradicted = Vec::new();
+    let holder = if named { who } else { "the assumed job" };
+    let against = if named {
+        "the command line"
+    } else {
+        "the assumed job"
+    };
     for (k, v) in stated_map {
         if let Some(a) = merged.get(&k)
             && *a != v
         {
             notes.push(format!(
-                "the output states {k}={} where the assumed job has {k}={}; the output's is used",
+                "the output states {k}={} where {holder} has {k}={}; the output's is used",
                 plain(&v),
                 plain(a)
             ));
+            if named && let Some(field) = SHAPE_FIELDS.iter().find(|f| **f == k) {
+                contradicted.push(ShapeDifference {
+                    field,
+                    expected: format!("{} ({who})", shown(&k, a)),
+                    found: format!("{} (the output)", shown(&k, &v)),
+                });
+            }
         }
         merged.insert(k, v);
     }
     let mut shape: crate::job::JobShape = serde_json::from_value(serde_json::Value::Object(merged))
         .unwrap_or_else(|_| stated.clone());
-    let mut contradicted = Vec::new();
     let moved = |d: &Option<crate::measure::DirectionStats>| {
         d.as_ref().is_some_and(|d| d.ios > 0 || d.bytes > 0)
     };
@@ -465,7 +560,7 @@ fn assume(
             _ => "writes only",
         };
         notes.push(format!(
-            "the output's figures contradict the assumed job: it {did} where --assume-job {spec} has rw={rw}; rw is not taken from the assumption"
+            "the output's figures contradict {against}: it {did} where {who} has rw={rw}; rw is not taken from it"
         ));
         contradicted.push(ShapeDifference {
             field: "rw",
@@ -491,7 +586,7 @@ fn assume(
         if (share - p).abs() > allowed {
             let found = format!("about {:.0}% reads", share * 100.0);
             notes.push(format!(
-                "the output's figures contradict the assumed job: {found} of its I/Os where --assume-job {spec} has rwmixread={want}; the figures' mix is used"
+                "the output's figures contradict {against}: {found} of its I/Os where {who} has rwmixread={want}; the figures' mix is used"
             ));
             contradicted.push(ShapeDifference {
                 field: "rwmixread",
@@ -521,7 +616,7 @@ fn assume(
                 format!("{per_io:.0} B")
             };
             notes.push(format!(
-                "the output's figures contradict the assumed job: its bytes ÷ I/Os give about {size} per I/O where --assume-job {spec} has bs={}; bs is not taken from the assumption",
+                "the output's figures contradict {against}: its bytes ÷ I/Os give about {size} per I/O where {who} has bs={}; bs is not taken from it",
                 crate::units::format_size_fio(bs)
             ));
             contradicted.push(ShapeDifference {
@@ -550,7 +645,7 @@ fn assume(
             && ms as f64 / 1000.0 + RUNTIME_SLACK_S < want
         {
             notes.push(format!(
-                "the output's figures contradict the assumed job: it ran {:.1} s where --assume-job {spec} runs {} (time_based); runtime is not taken from the assumption",
+                "the output's figures contradict {against}: it ran {:.1} s where {who} runs {} (time_based); runtime is not taken from it",
                 ms as f64 / 1000.0,
                 crate::units::format_duration(std::time::Duration::from_secs_f64(want))
             ));
@@ -573,7 +668,7 @@ fn assume(
         if moved > 0 && (moved as f64) < want as f64 * (1.0 - SIZE_TOLERANCE) * jobs as f64 {
             let per_job = moved / jobs;
             notes.push(format!(
-                "the output's figures contradict the assumed job: it moved {} per job where --assume-job {spec} moves its size, {} (not time-based); the size the figures show is used",
+                "the output's figures contradict {against}: it moved {} per job where {who} moves its size, {} (not time-based); the size the figures show is used",
                 crate::units::format_size(per_job),
                 crate::units::format_size(want)
             ));
@@ -587,9 +682,39 @@ fn assume(
     }
 }
 
+/// A record's job fields, as named in its JSON.
+const SHAPE_FIELDS: [&str; 18] = [
+    "rw",
+    "bs",
+    "size",
+    "iodepth",
+    "numjobs",
+    "ioengine",
+    "runtime",
+    "direct",
+    "time_based",
+    "end_fsync",
+    "fsync",
+    "fdatasync",
+    "sync",
+    "rwmixread",
+    "ramp_time",
+    "directory",
+    "filename",
+    "limits",
+];
+
 /// How much shorter than a time-based job's runtime a run may measure (fio's clock and its
 /// millisecond rounding) before it is another runtime: the deviation rule's own slack.
 const RUNTIME_SLACK_S: f64 = 0.5;
+
+/// A job field's value in words: sizes as fio writes them.
+fn shown(field: &str, v: &serde_json::Value) -> String {
+    match (field, v.as_u64()) {
+        ("bs" | "size", Some(n)) => crate::units::format_size_fio(n),
+        _ => plain(v),
+    }
+}
 
 fn plain(v: &serde_json::Value) -> String {
     match v {
@@ -690,4 +815,46 @@ fn record(history: &Option<PathBuf>, records: &[Record], ctx: &Ctx) -> anyhow::R
         path.display()
     ));
     Ok(())
+}
+
+/// What an import cannot tell of burst credits: fio's output summarises a run's per-interval
+/// IOPS (min, mean, max over its samples) but gives no series, so the step a disk's credits
+/// running out makes inside a run cannot be found as a native run finds it
+/// (`measure::changepoint`). Said when a deciding rule judges a throughput figure, with the
+/// runs whose lowest interval lies under the step's 0.8 × their mean, which a step would
+/// make so (and which a noisy disk can make so too).
+fn no_series_note(records: &[Record], policy: &crate::policy::Policy) -> Option<Warning> {
+    let dir = policy
+        .deciding_rules()
+        .find_map(|r| evaluate::throughput(&r.metric))?;
+    if records.is_empty() || records.iter().any(|r| r.iops_series.is_some()) {
+        return None;
+    }
+    let d = dir.as_str();
+    let low: Vec<String> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let m = |k: &str| r.metrics.get(&format!("{d}_iops_{k}")).copied();
+            let (min, mean) = (m("min")?, m("mean")?);
+            (m("samples")? >= 8.0 && min < crate::measure::changepoint::FALL * mean).then(|| {
+                format!(
+                    "run {}: lowest {} IOPS, mean {}",
+                    i + 1,
+                    crate::report::fmt_value(min),
+                    crate::report::fmt_value(mean)
+                )
+            })
+        })
+        .collect();
+    let mut text = "fio's output gives each run's IOPS per interval only as a summary, not a series: whether a disk's burst credits ran out inside a run cannot be told from it (a native `iopscheck run` samples the disk every 500 ms and judges the level it sustained)".to_string();
+    if !low.is_empty() {
+        text.push_str(&format!(
+            "; in {} of {} runs the lowest interval is under 0.8 × the mean, as a step down would make it ({})",
+            low.len(),
+            records.len(),
+            low.join("; ")
+        ));
+    }
+    Some(Warning::Note(text))
 }

@@ -1,6 +1,7 @@
 //! One module per command; `crate::app` dispatches to them.
 
 pub mod bundle;
+pub mod bundle_input;
 pub mod compare;
 pub mod fio_runner;
 pub mod fleet;
@@ -11,3 +12,5 @@ pub mod policy;
 pub mod report;
 pub mod run;
 pub mod signals;
+mod sustained;
+pub mod verify;

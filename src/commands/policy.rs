@@ -4,6 +4,7 @@ use std::io::Write;
 
 use crate::app::{Ctx, exit};
 use crate::cli::PolicyCommand;
+use crate::error::UsageError;
 use crate::policy::{self, BUILTIN, Level, SYSTEM_POLICY_DIR};
 
 pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
@@ -33,12 +34,19 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
             }
             Ok(exit::PASS)
         }
+        PolicyCommand::Diff { a, b } => diff(&a, b.as_deref()),
         PolicyCommand::Check { file } => {
             let loaded = policy::load_file(&file)?;
             let p = &loaded.policy;
             let deciding: Vec<String> = p
                 .deciding_rules()
-                .map(|r| format!("{} {} {}", r.metric, r.op, r.threshold))
+                .map(|r| format!("{} {}", r.metric, r.describe_threshold()))
+                .chain(
+                    p.fleet
+                        .iter()
+                        .filter(|f| f.level == Level::Fail)
+                        .map(fleet_rule_text),
+                )
                 .collect();
             ctx.note(format!(
                 "{}: ok — policy {} ({}), {} rule{}, deciding: {}",
@@ -52,6 +60,51 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
             Ok(exit::PASS)
         }
     }
+}
+
+/// `policy diff A [B]`: what changed from A to B, by section; without B, from the built-in
+/// policy of A's name to A (how an edited copy departs from the vendor's). "no differences"
+/// when they judge alike; exit 0 either way (the differences are information, not a verdict).
+fn diff(a: &str, b: Option<&str>) -> anyhow::Result<u8> {
+    let shown = |l: &policy::Loaded| match &l.origin {
+        policy::Origin::BuiltIn => format!("built-in {}", l.policy.name),
+        policy::Origin::File(p) => p.display().to_string(),
+    };
+    let first = policy::resolve(a)?;
+    let (from, to) = match b {
+        Some(b) => (first, policy::resolve(b)?),
+        None => {
+            let name = first.policy.name.clone();
+            let Some(yaml) = policy::builtin_yaml(&name) else {
+                return Err(UsageError(format!(
+                    "policy diff: {a} is policy '{name}', and no built-in policy has that name; give a second policy to compare with"
+                ))
+                .into());
+            };
+            let builtin = policy::Loaded {
+                policy: policy::parse(yaml, &format!("<built-in {name}>"))?,
+                origin: policy::Origin::BuiltIn,
+                yaml: yaml.to_string(),
+            };
+            (builtin, first)
+        }
+    };
+    let sections = policy::diff(&from.policy, &to.policy);
+    let mut out = crate::out::stdout();
+    writeln!(out, "{} → {}", shown(&from), shown(&to))?;
+    if sections.is_empty() {
+        writeln!(
+            out,
+            "no differences in rules, thresholds, job, engines, evidence or source"
+        )?;
+    }
+    for s in sections {
+        writeln!(out, "{}:", s.name)?;
+        for l in s.lines {
+            writeln!(out, "  {l}")?;
+        }
+    }
+    Ok(exit::PASS)
 }
 
 fn list(ctx: &Ctx) -> anyhow::Result<u8> {
@@ -74,13 +127,23 @@ fn list(ctx: &Ctx) -> anyhow::Result<u8> {
             }
         }
     }
-    let rows: Vec<ListRow> = rows.iter().map(|(p, o)| ListRow::of(p, o)).collect();
+    let today = chrono::Utc::now().date_naive();
+    let rows: Vec<ListRow> = rows.iter().map(|(p, o)| ListRow::of(p, o, today)).collect();
     writeln!(
         crate::out::stdout(),
         "{}",
         crate::report::list_table(&rows, crate::terminal::stdout_width())
     )?;
     Ok(exit::PASS)
+}
+
+/// "fleet: total_iops max/min ≤ 1.1" for a rule over the fleet.
+fn fleet_rule_text(f: &policy::FleetRule) -> String {
+    format!(
+        "fleet: {} max/min ≤ {}",
+        f.metric,
+        crate::report::fmt_precise(f.max_over_min)
+    )
 }
 
 /// One policy as `policy list` shows it.
@@ -95,21 +158,23 @@ pub struct ListRow {
     pub test: String,
     /// "built-in" or the file it came from.
     pub origin: String,
+    /// When the source was read.
+    pub seen: String,
+    /// "source seen …; check it is current (URL)" for a source read more than a year ago.
+    pub stale: Option<String>,
 }
 
 impl ListRow {
-    fn of(p: &policy::Policy, origin: &str) -> ListRow {
+    fn of(p: &policy::Policy, origin: &str, today: chrono::NaiveDate) -> ListRow {
         let checks = p
             .rules
             .iter()
             .filter(|r| r.level != Level::Info)
             .map(|r| {
                 format!(
-                    "{} {} {} {}{}",
+                    "{} {}{}",
                     r.metric,
-                    r.op,
-                    r.threshold,
-                    crate::metrics::unit(&r.metric),
+                    r.describe_threshold(),
                     if r.level == Level::Warn {
                         " (warn)"
                     } else {
@@ -118,6 +183,13 @@ impl ListRow {
                 )
             })
             .collect();
+        let mut checks: Vec<String> = checks;
+        checks.extend(
+            p.fleet
+                .iter()
+                .filter(|f| f.level != Level::Info)
+                .map(fleet_rule_text),
+        );
         let j = &p.job;
         let engines: Vec<String> = p.accepted_engines().iter().map(|e| e.to_string()).collect();
         let mut flags = Vec::new();
@@ -141,6 +213,8 @@ impl ListRow {
             checks,
             test: p.source.test.to_string(),
             origin: origin.to_string(),
+            seen: p.source.seen.to_string(),
+            stale: p.source.stale_note(today),
         }
     }
 }

@@ -16,20 +16,47 @@ use crate::runs::{Records, Run};
 use crate::select::{self, Filter, Grouping};
 
 pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let loaded = policy::resolve(&args.policy)?;
-    let outputs = Outputs::from_args(&args.out)?;
     let path = crate::app::history_path(&args.history.history);
+    // A bundle is judged as its own report was: its history, its policy (unless another is
+    // named), its host, at the time it was made.
+    let bundle = if super::bundle_input::is_gzip(&path) {
+        Some(super::bundle_input::open(&path)?)
+    } else {
+        None
+    };
+    let bundled = bundle
+        .as_ref()
+        .map(|b| b.policy(&path))
+        .transpose()?
+        .flatten()
+        .filter(|_| args.policy == crate::cli::DEFAULT_POLICY);
+    let outputs = Outputs::from_args(&args.out)?;
     let mut inputs = vec![Input::new("the history", &path)];
-    inputs.extend(crate::app::policy_input(&loaded, "-p/--policy"));
+    let policy = match bundled {
+        Some(p) => p,
+        None => {
+            let loaded = policy::resolve(&args.policy)?;
+            inputs.extend(crate::app::policy_input(&loaded, "-p/--policy"));
+            loaded.policy
+        }
+    };
     outputs.refuse_inputs(&inputs)?;
-    let policy = loaded.policy;
-    let now = Utc::now();
+    let now = bundle
+        .as_ref()
+        .and_then(|b| b.generated())
+        .unwrap_or_else(Utc::now);
+    let open_history = || -> anyhow::Result<Option<std::fs::File>> {
+        Ok(match &bundle {
+            Some(b) => Some(b.history.try_clone()?),
+            None => history::open_for_reading(&path)?,
+        })
+    };
 
     if args.list {
         // Counted as the lines are read, each as a light run (as a report reads its window):
         // what is held is one row per group, whatever the history's size.
         let mut tally = Tally::new(&policy, now);
-        if let Some(file) = history::open_for_reading(&path)? {
+        if let Some(file) = open_history()? {
             let skipped = history::scan_runs(
                 std::io::BufReader::with_capacity(history::READ_BUFFER, &file),
                 &path,
@@ -56,6 +83,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 .map_err(|e| usage(format!("--host: {e}")))?
                 .to_string(),
         ),
+        None if bundle.is_some() => bundle.as_ref().and_then(|b| b.host()),
         // $IOPSCHECK_HOST names this node where the host name is not its own (a pod).
         None => Some(
             crate::system::host_from(None)
@@ -82,7 +110,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // The evaluation keeps of each run what judging and the tables need, and its place in
     // the file: the formats that print whole records read them again from the same open file.
     let mut grouping = Grouping::new(&filter);
-    let records = match history::open_for_reading(&path)? {
+    let records = match open_history()? {
         Some(file) => {
             let skipped = history::scan_runs(
                 std::io::BufReader::with_capacity(history::READ_BUFFER, &file),
@@ -99,7 +127,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         }
         None => Records::None,
     };
-    let mut evs = grouping.evaluate(&policy, now, args.out.strict, &records);
+    let mut evs = grouping.evaluate(&policy, now, args.out.strict);
     if let Some(settings) = args.decide.settings() {
         for ev in &mut evs {
             evaluate::sequential::apply(ev, &policy, &settings);
@@ -126,7 +154,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let sectioned = |f: Option<Format>| {
         matches!(
             f,
-            None | Some(Format::Table | Format::Markdown | Format::Summary)
+            None | Some(Format::Table | Format::Markdown | Format::Summary | Format::Reply)
         )
     };
     if evs.len() > 1 && !(sectioned(outputs.stdout) && outputs.files.is_empty()) {
@@ -152,7 +180,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         if i > 0 && outputs.stdout != Some(Format::Summary) {
             writeln!(crate::out::stdout())?;
         }
-        outputs.emit(ev, ctx)?;
+        outputs.emit(ev, &records, ctx)?;
     }
     // Several groups end with a line that counts their verdicts (the exit code is the worst).
     if evs.len() > 1 && matches!(outputs.stdout, Some(Format::Table | Format::Markdown)) {

@@ -19,12 +19,13 @@ use crate::cli::{EngineRequest, RunArgs};
 use crate::config::RunConfig;
 use crate::engine::{self, Backend, EngineError, EngineUsed, Live, Phase};
 use crate::error::RunError;
-use crate::evaluate::{self, Group, Options, Scope, Warning};
+use crate::evaluate::{self, Group, Options, Scope, SustainedCheck, Warning};
 use crate::history::{self, Record, Source, Target};
 use crate::job::Job;
 use crate::measure::Measurement;
 use crate::policy::Policy;
 use crate::record::RunInfo;
+use crate::runs::Records;
 use crate::testfile::{self, TestFiles};
 use crate::units;
 
@@ -76,6 +77,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         host,
         outputs,
         strict,
+        sustained,
         until,
         recheck,
     } = cfg;
@@ -107,7 +109,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             engine: runner.used(&policy.job).to_string(),
         };
         let now = Utc::now();
-        let mut ev = group_sequence(p, &group, &declared_policy, &settings, strict, now)?;
+        let (mut ev, held) = group_sequence(p, &group, &declared_policy, &settings, strict, now)?;
         if let Some(due) = recheck_due(&ev, every)
             && now < due
         {
@@ -115,7 +117,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             crate::out::err_line(format_args!("iopscheck: {line}"));
             ev.warnings.splice(0..0, notes.iter().cloned());
             ev.warnings.push(Warning::Note(line));
-            outputs.emit(&ev, ctx)?;
+            outputs.emit(&ev, &held, ctx)?;
             crate::out::finish_stdout();
             return Ok(ev.verdict.exit_code());
         }
@@ -164,6 +166,19 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         ));
     }
 
+    if sustained.is_some() {
+        if matches!(runner, Runner::Fio(_)) {
+            return Err(usage(
+                "--sustained: needs the native engine, which samples the disk as it runs (not --engine fio)",
+            ));
+        }
+        if crate::measure::disk::disks_under(&dir).is_empty() {
+            return Err(usage(format!(
+                "--sustained: {} is on no disk that /proc/diskstats counts (tmpfs, overlay or a network filesystem): the level a disk sustains is read from its own series",
+                dir.display()
+            )));
+        }
+    }
     let target = crate::system::target_of(&dir);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -184,6 +199,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         history: history_path.clone(),
         invocation: invocation_id(),
         host,
+        sustained: sustained.map(|b| (b, declared.runtime.0)),
         until: until.map(|s| (declared_policy.clone(), s)),
     };
     let outcome = rt.block_on(execute(&plan, ctx));
@@ -192,8 +208,8 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     drop(rt);
     signals::restore_defaults();
     let outcome = outcome?;
-    let (records, unlinked) = match outcome {
-        Ended::Done(r, u) => (r, u),
+    let (records, check, unlinked) = match outcome {
+        Ended::Done(r, c, u) => (r, c, u),
         Ended::Stopped(stop, done) => {
             crate::out::err_line(format_args!(
                 "iopscheck: interrupted by {}: the test file was removed; {} completed run{} kept in the history",
@@ -218,7 +234,9 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         )
         .evidence
     });
-    let mut ev = evaluate::evaluate(records, &declared_policy, &opts);
+    opts.sustained_check = check;
+    let (mut ev, mut records) =
+        evaluate::evaluate_left_out(records, Vec::new(), &declared_policy, &opts);
     ev.group = ev.runs.first().map(Group::of);
     if let Some(e) = sitting {
         ev.evidence = e;
@@ -226,13 +244,14 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // --until-decided: the verdict is the sequence's, over the group's runs in the history.
     if let (Some(settings), Some(p), Some(g)) = (until, &history_path, ev.group.clone()) {
         match group_sequence(p, &g, &declared_policy, &settings, strict, now) {
-            Ok(mut h) => {
+            Ok((mut h, held)) => {
                 h.warnings.splice(0..0, opts.notes.iter().cloned());
                 ev = h;
+                records = held;
             }
             Err(e) => ctx.warn(e),
         }
-        outputs.emit(&ev, ctx)?;
+        outputs.emit(&ev, &records, ctx)?;
         crate::out::finish_stdout();
         release_files(unlinked, discard, ctx);
         return Ok(ev.verdict.exit_code());
@@ -278,7 +297,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             Err(e) => ctx.warn(e),
         }
     }
-    outputs.emit(&ev, ctx)?;
+    outputs.emit(&ev, &records, ctx)?;
     // The verdict is out before the test file's blocks are freed, which can take minutes: a
     // reader of stdout has all of it now (EOF), and the removal goes on after it.
     crate::out::finish_stdout();
@@ -330,7 +349,7 @@ fn group_sequence(
     settings: &evaluate::sequential::Settings,
     strict: bool,
     now: DateTime<Utc>,
-) -> anyhow::Result<evaluate::Evaluation> {
+) -> anyhow::Result<(evaluate::Evaluation, Records)> {
     let since = crate::select::window_start(now, policy.evidence.window.0);
     let filter = crate::select::Filter::group(group, since);
     let (all, _) = history::read_where(path, |h| {
@@ -339,10 +358,10 @@ fn group_sequence(
     let in_group: Vec<Record> = all.into_iter().filter(|r| filter.keeps(r)).collect();
     let mut opts = Options::new(Scope::Report, now);
     opts.strict = strict;
-    let mut ev = evaluate::evaluate(in_group, policy, &opts);
+    let (mut ev, records) = evaluate::evaluate_left_out(in_group, Vec::new(), policy, &opts);
     ev.group = Some(group.clone());
     evaluate::sequential::apply(&mut ev, policy, settings);
-    Ok(ev)
+    Ok((ev, records))
 }
 
 /// When the group's next re-check is due, where its sequence has ended (every deciding rule's,
@@ -410,6 +429,9 @@ struct Plan {
     invocation: String,
     /// The node's name every record carries.
     host: String,
+    /// `--sustained`: the budget of its one run, and the policy's own runtime, which it runs
+    /// at least.
+    sustained: Option<(Duration, Duration)>,
     /// `--until-decided`: the policy as written and the sequence's settings; the runs stop
     /// once the group's sequence has ended.
     until: Option<(Policy, evaluate::sequential::Settings)>,
@@ -417,7 +439,7 @@ struct Plan {
 
 enum Ended {
     /// The runs' records, and the test files, unlinked already, to be freed after the verdict.
-    Done(Vec<Record>, testfile::Unlinked),
+    Done(Vec<Record>, Option<SustainedCheck>, testfile::Unlinked),
     Stopped(Stop, usize),
 }
 
@@ -489,9 +511,9 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
     progress.clear();
     let ended = match ended {
         // All done: the names go now, the blocks after the verdict (`release_files`).
-        Ok(Done::All(records)) => {
+        Ok(Done::All(records, check)) => {
             let unlinked = files.unlink().context("cannot remove the test file")?;
-            return Ok(Ended::Done(records, unlinked));
+            return Ok(Ended::Done(records, check, unlinked));
         }
         Ok(Done::Stopped(s, n)) => Ok(Ended::Stopped(s, n)),
         Err(e) => Err(e),
@@ -508,7 +530,7 @@ async fn execute(plan: &Plan, ctx: &Ctx) -> anyhow::Result<Ended> {
 
 /// How the runs on the test files ended.
 enum Done {
-    All(Vec<Record>),
+    All(Vec<Record>, Option<SustainedCheck>),
     Stopped(Stop, usize),
 }
 
@@ -564,6 +586,7 @@ async fn lay_out_and_run(
     // The disks under the target, for fio's `Disk stats` of native runs.
     let disks = crate::measure::disk::disks_under(&plan.dir);
     let mut records = Vec::new();
+    let mut check = None;
     for i in 0..plan.runs {
         if i > 0 && !plan.interval.is_zero() {
             progress.waiting(plan.interval);
@@ -586,6 +609,18 @@ async fn lay_out_and_run(
                     *backend,
                 );
                 let disks = disks.clone();
+                let watcher = plan
+                    .sustained
+                    .zip(disks.first())
+                    .map(|((budget, least), d)| {
+                        super::sustained::Watcher::spawn(
+                            d.clone(),
+                            live.clone(),
+                            !plan.job.direct,
+                            budget,
+                            least,
+                        )
+                    });
                 let work = move || {
                     let before = crate::measure::disk::snapshot(&disks);
                     // The device's own series is the disk the filesystem is on.
@@ -596,7 +631,11 @@ async fn lay_out_and_run(
                     }
                     Ok(m)
                 };
-                match drive(spawn_engine(work), &live, &cancel, progress, sigs, i + 1).await {
+                let driven = drive(spawn_engine(work), &live, &cancel, progress, sigs, i + 1).await;
+                if let Some(w) = watcher {
+                    check = Some(w.finish());
+                }
+                match driven {
                     Driven::Done(r) => r.map(|m| (m, None)).map_err(|e| engine_error(e, &plan.dir)),
                     Driven::Stopped(s) => return Ok(Done::Stopped(s, records.len())),
                 }
@@ -614,7 +653,17 @@ async fn lay_out_and_run(
         progress.clear();
         progress.finished_run();
         let (measurement, fio_version) = result?;
-        let record = make_record(plan, started, &measurement, fio_version);
+        let mut record = make_record(plan, started, &measurement, fio_version);
+        record.sustained = check.as_ref().map(|c| match c {
+            SustainedCheck::Reached(how) => crate::record::SustainedRun {
+                reached: true,
+                how: how.clone(),
+            },
+            SustainedCheck::NotReached(why) => crate::record::SustainedRun {
+                reached: false,
+                how: why.clone(),
+            },
+        });
         if let Some(p) = &plan.history {
             history::append(p, std::slice::from_ref(&record))
                 .with_context(|| "the run completed but could not be recorded")?;
@@ -640,7 +689,7 @@ async fn lay_out_and_run(
         let group = Group::of(&record);
         records.push(record);
         if let (Some((policy, settings)), Some(p)) = (&plan.until, &plan.history) {
-            let ev = group_sequence(p, &group, policy, settings, false, Utc::now())?;
+            let (ev, _) = group_sequence(p, &group, policy, settings, false, Utc::now())?;
             let ended = ev.sequential.iter().all(|d| d.sequence.outcome.ended())
                 && !ev.sequential.is_empty();
             let line = ev
@@ -664,7 +713,7 @@ async fn lay_out_and_run(
             }
         }
     }
-    Ok(Done::All(records))
+    Ok(Done::All(records, check))
 }
 
 /// How long removing the test files may take before the terminal says what is happening.

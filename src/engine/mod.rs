@@ -85,6 +85,9 @@ pub struct Live {
     /// Bytes laid out so far, and the total, during layout.
     pub layout_done: AtomicU64,
     pub layout_total: AtomicU64,
+    /// Ends the timed phase as its runtime would (`run --sustained` once the disk held
+    /// steady): the I/Os in flight drain, the end fsync runs, the figures stand.
+    pub finish: std::sync::atomic::AtomicBool,
 }
 
 impl Live {

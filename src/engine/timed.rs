@@ -236,7 +236,8 @@ impl<B: IoPath> Loop<'_, '_, B> {
         let mut interrupted = false;
         'run: loop {
             while self.inflight < self.slots.len() {
-                if now.duration_since(t0) >= runtime {
+                if now.duration_since(t0) >= runtime || self.ctx.live.finish.load(Ordering::Relaxed)
+                {
                     break 'run;
                 }
                 if self.ctx.cancel.load(Ordering::Relaxed) || self.ctx.abort.load(Ordering::Relaxed)

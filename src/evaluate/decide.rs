@@ -19,6 +19,8 @@ pub(super) struct Judged<'a> {
     pub(super) metrics: &'a BTreeMap<String, Stats>,
     pub(super) deviations: &'a [Deviation],
     pub(super) not_counted: &'a [NotCounted],
+    /// The policy's rules over the fleet: their metrics must be measured on each node too.
+    pub(super) fleet: &'a [crate::policy::FleetRule],
 }
 
 /// Whether the 95% interval of the mean lies on both sides of the threshold.
@@ -26,7 +28,37 @@ pub(super) fn straddles(s: &Stats, op: Op, threshold: f64) -> bool {
     s.n > 1 && op.holds(s.ci95_low, threshold) != op.holds(s.ci95_high, threshold)
 }
 
-pub(super) fn decide(j: &Judged) -> (Verdict, String) {
+/// The verdict, its reason, and the rule it fails on its latest runs although the window's
+/// aggregate meets it (its metric, and those runs in words), which every format then shows
+/// as failed.
+pub(super) fn decide(j: &Judged) -> (Verdict, String, Option<(String, String)>) {
+    let (verdict, reason) = verdict(j);
+    let deciding =
+        |r: &&RuleResult| r.level == Level::Fail || (j.opts.strict && r.level == Level::Warn);
+    let overruled = (verdict == Verdict::Fail
+        && !j
+            .rules
+            .iter()
+            .filter(deciding)
+            .any(|r| r.passed == Some(false)))
+    .then(|| latest_miss(j.rules.iter().filter(deciding), j.runs))
+    .flatten()
+    .map(|(r, l)| {
+        (
+            r.metric.clone(),
+            format!(
+                "its last {} runs, since {}, average {} {}",
+                l.runs,
+                l.since.format("%Y-%m-%d"),
+                short(l.value),
+                r.unit
+            ),
+        )
+    });
+    (verdict, reason, overruled)
+}
+
+fn verdict(j: &Judged) -> (Verdict, String) {
     let (rules, evidence, opts, runs) = (j.rules, j.evidence, j.opts, j.runs);
     let not_counted = if j.not_counted.is_empty() {
         String::new()
@@ -66,12 +98,17 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
     }
     let deciding =
         |r: &&RuleResult| r.level == Level::Fail || (opts.strict && r.level == Level::Warn);
-    let missing: Vec<&str> = rules
+    let mut missing: Vec<&str> = rules
         .iter()
         .filter(deciding)
         .filter(|r| r.value.is_none())
         .map(|r| r.metric.as_str())
         .collect();
+    for f in j.fleet {
+        if !j.metrics.contains_key(&f.metric) && !missing.contains(&f.metric.as_str()) {
+            missing.push(&f.metric);
+        }
+    }
     let either: Vec<Deviation> = j
         .deviations
         .iter()
@@ -122,7 +159,24 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
         .filter(deciding)
         .filter(|r| r.passed == Some(false))
         .collect();
+    // A threshold that scales with the machine, on runs that do not state the machine: that
+    // rule cannot be judged, so nothing better than inconclusive (a rule that fails still fails).
+    let unresolved: Vec<&str> = rules
+        .iter()
+        .filter(deciding)
+        .filter(|r| !r.resolved())
+        .filter_map(|r| r.scaled.as_ref().map(|s| s.text.as_str()))
+        .collect();
+    if failed.is_empty() && !unresolved.is_empty() {
+        return (
+            Verdict::Inconclusive,
+            format!("{}{not_counted}", unresolved.join("; ")),
+        );
+    }
     let describe = |r: &RuleResult| {
+        if let Some(why) = &r.fails_on {
+            return format!("{}: {why}", r.metric);
+        }
         format!(
             "{} {} is {} {}, {} {} {}",
             r.aggregate.as_str(),
@@ -181,9 +235,10 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
         )
     } else if !evidence.enough {
         let straddling = rules.iter().filter(deciding).any(|r| {
-            j.metrics
-                .get(&r.metric)
-                .is_some_and(|s| straddles(s, r.op, r.threshold))
+            r.resolved()
+                && j.metrics
+                    .get(&r.metric)
+                    .is_some_and(|s| straddles(s, r.op, r.threshold))
         });
         format!(
             "; {} run{} {} too few to bound the mean{} (the evidence rule asks for {} runs over {} days)",
@@ -242,7 +297,7 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
             .iter()
             .find(deciding)
             .map(describe)
-            .unwrap_or_default();
+            .unwrap_or_else(|| fleet_only(j));
         // Soft limits missed do not change the verdict (without --strict), but the line says so.
         let soft: Vec<String> = rules
             .iter()
@@ -279,6 +334,31 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String) {
             format!("{}{even}{marg}{not_counted}", d.join("; ")),
         )
     }
+}
+
+/// The reason of a node under a policy whose rules are all over the fleet: what it measured,
+/// and that `fleet` judges the nodes together.
+fn fleet_only(j: &Judged) -> String {
+    let parts: Vec<String> = j
+        .fleet
+        .iter()
+        .map(|f| {
+            let figure = j
+                .metrics
+                .get(&f.metric)
+                .map(|s| format!("{} {}", short(s.mean), crate::metrics::unit(&f.metric)))
+                .unwrap_or_else(|| "not measured".into());
+            format!(
+                "mean {} {figure} (the fleet's max/min must be ≤ {})",
+                f.metric,
+                short(f.max_over_min)
+            )
+        })
+        .collect();
+    format!(
+        "no rule judges one node alone: this policy's rules are over the fleet, which `iopscheck fleet` judges from every node's runs; measured here: {}",
+        parts.join("; ")
+    )
 }
 
 /// The first deciding rule whose latest runs miss it although the window's aggregate meets it,

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::deviation::{self, Deviation, Effect};
 use crate::history::Record;
 use crate::job::ShapeDifference;
+pub use crate::measure::changepoint::Sustained;
 use crate::policy::{Aggregate, Level, Op, Policy, TestOrigin};
 use crate::runs::{Records, Run, RunFields};
 
@@ -114,6 +115,19 @@ pub struct Options {
     pub notes: Vec<Warning>,
     /// Engines seen in the window outside this group (report): for the mixed-engine warning.
     pub other_engines: BTreeMap<String, usize>,
+    /// What `run --sustained` found of the level the disk sustains; None for runs of the job
+    /// as written (a policy with `sustained: required` cannot pass on those).
+    pub sustained_check: Option<SustainedCheck>,
+}
+
+/// Whether a `run --sustained` measured the level the disk sustains (`measure::steady`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SustainedCheck {
+    /// The disk's rate held steady, after its burst credits ran out or over the whole
+    /// budget: how, in words.
+    Reached(String),
+    /// The budget ended before a steady state: why, in words.
+    NotReached(String),
 }
 
 impl Options {
@@ -125,6 +139,7 @@ impl Options {
             shape_differences: vec![],
             notes: vec![],
             other_engines: BTreeMap::new(),
+            sustained_check: None,
         }
     }
 }
@@ -159,6 +174,124 @@ pub struct RuleResult {
     /// window's mean can hide the day a node began to fail.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latest_day: Option<LatestDay>,
+    /// Why the rule fails although its aggregate meets the threshold (`passed` is false): its
+    /// latest runs miss it ("the last 3 runs since 2026-12-01 average 2433 IOPS"), or a run's
+    /// disk sustained less once its burst credits ran out. None when the aggregate decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fails_on: Option<String>,
+    /// A threshold that scales with the machine (per vCPU, GiB of memory, TiB of capacity):
+    /// how it was resolved against the runs' host facts, or why it could not be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaled: Option<Scaled>,
+}
+
+impl RuleResult {
+    /// Whether the threshold is known: a fixed one, or a scaled one the host facts resolve.
+    pub fn resolved(&self) -> bool {
+        self.scaled.as_ref().is_none_or(|s| s.count.is_some())
+    }
+    /// "≥ 4000" (resolved), "≥ 500 per vCPU (unresolved)": the threshold as a reader needs it.
+    pub fn threshold_text(&self, figure: impl Fn(f64) -> String) -> String {
+        match &self.scaled {
+            Some(s) if s.count.is_none() => format!(
+                "{} {} per {} (unresolved)",
+                self.op,
+                figure(s.per_unit),
+                s.per.unit()
+            ),
+            _ => format!("{} {}", self.op, figure(self.threshold)),
+        }
+    }
+}
+
+/// A threshold per unit of the machine, resolved or not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scaled {
+    pub per: crate::policy::Per,
+    /// The policy's figure per unit (500 IOPS per vCPU).
+    pub per_unit: f64,
+    /// The units the runs' host facts state (8 vCPUs); None: it cannot be resolved.
+    #[serde(default)]
+    pub count: Option<f64>,
+    /// "500 IOPS × 8 vCPUs = 4,000 IOPS", or why the threshold cannot be resolved.
+    pub text: String,
+}
+
+/// Resolves a rule's threshold per unit of the machine against the host facts of the runs:
+/// every run must state the same count (one machine), or the threshold is unresolved.
+fn resolve_scaled(rule: &crate::policy::Rule, runs: &[Run]) -> Option<Scaled> {
+    let per = rule.per?;
+    let unit = crate::metrics::unit(&rule.metric);
+    let figure = |v: f64| format!("{} {unit}", grouped(v));
+    let head = format!(
+        "{} {} per {}",
+        rule.metric,
+        figure(rule.threshold),
+        per.unit()
+    );
+    let counts: Vec<Option<f64>> = runs.iter().map(|r| per.count(r.target())).collect();
+    let unresolved = |why: String| Scaled {
+        per,
+        per_unit: rule.threshold,
+        count: None,
+        text: format!("{head}: the threshold cannot be resolved, {why}; this rule is not judged"),
+    };
+    if counts.is_empty() {
+        return Some(unresolved("as there are no runs".into()));
+    }
+    let missing = counts.iter().filter(|c| c.is_none()).count();
+    if missing > 0 {
+        return Some(unresolved(format!(
+            "as {} of {} run{} do not state {} (fio's output carries no host facts: an import has none)",
+            missing,
+            counts.len(),
+            if counts.len() == 1 { "" } else { "s" },
+            per.fact()
+        )));
+    }
+    let mut distinct: Vec<f64> = counts.into_iter().flatten().collect();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    if distinct.len() > 1 {
+        let list: Vec<String> = distinct.iter().map(|c| per.describe(*c)).collect();
+        return Some(unresolved(format!(
+            "as the runs state different machines ({}): judge each on its own",
+            list.join(", ")
+        )));
+    }
+    let count = distinct[0];
+    let resolved = rule.threshold * count;
+    Some(Scaled {
+        per,
+        per_unit: rule.threshold,
+        count: Some(count),
+        text: format!(
+            "{}: {} × {} = {}",
+            rule.metric,
+            figure(rule.threshold),
+            per.describe(count),
+            figure(resolved)
+        ),
+    })
+}
+
+/// A figure with thousands separated ("4,000", "1,234.5"), for the resolved thresholds.
+fn grouped(v: f64) -> String {
+    let text = crate::report::fmt_precise(v);
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let (sign, digits) = int.strip_prefix('-').map_or(("", int), |d| ("-", d));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if frac.is_empty() {
+        format!("{sign}{out}")
+    } else {
+        format!("{sign}{out}.{frac}")
+    }
 }
 
 /// A rule's metric over the latest day with runs that measured it.
@@ -267,6 +400,10 @@ pub struct PolicyInfo {
     pub test: String,
     #[serde(default)]
     pub aggregate: Aggregate,
+    /// The fio command that runs the policy's test, as a customer would type it (the reply
+    /// format asks for it); empty where the evaluation was read back from JSON.
+    #[serde(skip)]
+    pub fio_command: String,
 }
 
 /// The group a report judges: one host, policy, directory and engine.
@@ -298,8 +435,9 @@ pub struct Evaluation {
     pub verdict: Verdict,
     /// One line saying why: the deciding rule, marginality, missing evidence, differences.
     pub reason: String,
-    /// The judged runs, in time order (what each format reads of a run; whole records are
-    /// read again through `records`).
+    /// The judged runs, in time order (what each format reads of a run; a format that prints
+    /// whole records reads them again from the source it is given, `runs::Records`, by each
+    /// run's place).
     #[serde(skip)]
     pub runs: Vec<Run>,
     pub summary: Summary,
@@ -322,9 +460,6 @@ pub struct Evaluation {
     /// The runs left out, each with its reason, for the formats that list runs.
     #[serde(skip)]
     pub excluded: Vec<(Run, String)>,
-    /// Where the whole records of `runs` and `excluded` are read again from.
-    #[serde(skip)]
-    pub records: Records,
     /// Each judged run's deviations in one line ("" for the policy's test), in run order.
     #[serde(skip)]
     pub run_deviations: Vec<String>,
@@ -338,6 +473,27 @@ pub struct Evaluation {
     /// The sequential decision (`--until-decided`), one per deciding rule; empty otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sequential: Vec<sequential::Decision>,
+    /// The runs whose burst credits ran out inside them, with the level the disk sustained
+    /// after (docs/sustained.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bursts: Vec<Burst>,
+}
+
+/// A run whose disk's burst credits ran out inside it (`measure::changepoint`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Burst {
+    /// The run, from 1, in the order of `runs`.
+    pub run: usize,
+    /// Seconds from the first timed I/O to the step.
+    pub step_s: f64,
+    /// The series' I/Os per second before and after the step.
+    pub burst_iops: f64,
+    pub sustained_iops: f64,
+    /// (burst − sustained) × time to the step, I/Os.
+    pub bucket_ios: f64,
+    /// The series it was found in: `device` (the disk's own, /proc/diskstats) or
+    /// `application` (the run's own completions, direct I/O).
+    pub series: &'static str,
 }
 
 /// Runs left out of the verdict for one reason.
@@ -381,6 +537,10 @@ pub fn run_result(ev: &Evaluation, index: usize) -> &'static str {
         .iter()
         .filter(|r| r.level == Level::Fail || (ev.strict && r.level == Level::Warn))
     {
+        if !r.resolved() {
+            result = "not judged: threshold unresolved";
+            continue;
+        }
         match r.per_run.get(index).copied().flatten() {
             Some(true) => {}
             Some(false) => return "fail",
@@ -432,6 +592,41 @@ impl Evaluation {
     /// needed), 3 days (2 needed)" (report). A run's and an import's verdict is of one
     /// sitting; only a report applies the policy's rule of runs over days.
     pub fn judged_on(&self) -> String {
+        let (n, s, tally) = self.scope_tally();
+        match self.scope {
+            Scope::Run => {
+                format!("for this sitting of {n} run{s}; the policy's evidence over days: {tally}")
+            }
+            Scope::Import => format!(
+                "for the {n} imported run{s} as given; the policy's evidence over days: {tally}"
+            ),
+            Scope::Report => format!("on the history: {tally}"),
+        }
+    }
+
+    /// [`Self::judged_on`] in fewer words, for the one-line summary: which runs answered ("for
+    /// this sitting of 3 runs", "for 2 imported runs", "on the history: 3 of 6 runs, 1 of 2
+    /// days"), and what the policy's rule asks when too few runs are why it is inconclusive.
+    pub fn judged_on_short(&self) -> String {
+        let (n, s, tally) = self.scope_tally();
+        let e = &self.evidence;
+        let mut out = match self.scope {
+            Scope::Run => format!("for this sitting of {n} run{s}"),
+            Scope::Import => format!("for {n} imported run{s}"),
+            // the history's runs are the policy's evidence: the tally is the scope
+            Scope::Report => return format!("on the history: {tally}"),
+        };
+        if !e.enough && self.verdict == Verdict::Inconclusive && self.deviations.is_empty() {
+            out.push_str(&format!(
+                " (the policy needs {} runs over {} days)",
+                e.min_runs, e.min_days
+            ));
+        }
+        out
+    }
+
+    /// The runs judged, their plural's "s", and the policy's evidence as its rule counts it.
+    fn scope_tally(&self) -> (usize, &'static str, String) {
         let n = self.runs.len();
         let s = if n == 1 { "" } else { "s" };
         let tally = match self.scope {
@@ -457,15 +652,7 @@ impl Evaluation {
             }
             _ => self.evidence.tally(),
         };
-        match self.scope {
-            Scope::Run => {
-                format!("for this sitting of {n} run{s}; the policy's evidence over days: {tally}")
-            }
-            Scope::Import => format!(
-                "for the {n} imported run{s} as given; the policy's evidence over days: {tally}"
-            ),
-            Scope::Report => format!("on the history: {tally}"),
-        }
+        (n, s, tally)
     }
 }
 
@@ -477,19 +664,21 @@ pub fn day_of(r: &impl RunFields) -> NaiveDate {
 
 /// Judges records against a policy (a run's or an import's, held in memory).
 pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options) -> Evaluation {
-    evaluate_left_out(records.into(), Vec::new(), policy, opts)
+    evaluate_left_out(records.into(), Vec::new(), policy, opts).0
 }
 
 /// Judges `records`, with the records the caller left out of the verdict (an import's: a
 /// job fio reported an error for, the same run given twice), each with its reason: they are
 /// listed as not counted (`not_counted[]`, the table of runs not counted) as a report lists
-/// the runs of another test.
+/// the runs of another test. With the evaluation, where its runs' whole records are read
+/// again (the records given, then those left out, by their index): the evaluation is a plain
+/// value, and a format that prints whole records is given this source beside it.
 pub fn evaluate_left_out(
     mut records: Vec<Record>,
     left_out: Vec<(Record, String)>,
     policy: &Policy,
     opts: &Options,
-) -> Evaluation {
+) -> (Evaluation, Records) {
     let counted = records.len();
     let mut reasons = Vec::with_capacity(left_out.len());
     for (r, why) in left_out {
@@ -507,17 +696,12 @@ pub fn evaluate_left_out(
     } else {
         Records::Memory(std::sync::Arc::new(records))
     };
-    judge(runs, left, records, policy, opts)
+    (judge(runs, left, policy, opts), records)
 }
 
-/// Judges runs against a policy; `records` is where their whole records are read again.
-pub fn evaluate_runs(
-    runs: Vec<Run>,
-    records: Records,
-    policy: &Policy,
-    opts: &Options,
-) -> Evaluation {
-    judge(runs, Vec::new(), records, policy, opts)
+/// Judges runs against a policy.
+pub fn evaluate_runs(runs: Vec<Run>, policy: &Policy, opts: &Options) -> Evaluation {
+    judge(runs, Vec::new(), policy, opts)
 }
 
 /// [`evaluate_runs`], with runs the caller left out (each with its reason) listed first
@@ -525,7 +709,6 @@ pub fn evaluate_runs(
 fn judge(
     mut runs: Vec<Run>,
     left_out: Vec<(Run, String)>,
-    records: Records,
     policy: &Policy,
     opts: &Options,
 ) -> Evaluation {
@@ -658,28 +841,41 @@ fn judge(
         .map(|rule| {
             let stats = metrics.get(&rule.metric);
             let value = stats.map(|s| s.aggregate(agg));
-            let passed = value.map(|v| rule.op.holds(v, rule.threshold));
-            let marginal = stats.is_some_and(|s| straddles(s, rule.op, rule.threshold));
+            let scaled = resolve_scaled(rule, &runs);
+            // A threshold that cannot be resolved judges nothing: never assumed.
+            let threshold = match &scaled {
+                Some(s) => s.count.map(|c| s.per_unit * c),
+                None => Some(rule.threshold),
+            };
+            let passed = value.zip(threshold).map(|(v, t)| rule.op.holds(v, t));
+            let marginal =
+                threshold.is_some_and(|t| stats.is_some_and(|s| straddles(s, rule.op, t)));
+            let note = match (&scaled, &rule.note) {
+                (Some(s), Some(n)) => Some(format!("{}; {n}", s.text)),
+                (Some(s), None) => Some(s.text.clone()),
+                (None, n) => n.clone(),
+            };
             RuleResult {
                 metric: rule.metric.clone(),
                 op: rule.op,
-                threshold: rule.threshold,
+                threshold: threshold.unwrap_or(rule.threshold),
                 level: rule.level,
                 value,
                 passed,
                 marginal,
                 unit: crate::metrics::unit(&rule.metric),
                 aggregate: agg,
-                note: rule.note.clone(),
+                note,
                 per_run: runs
                     .iter()
                     .map(|r| {
-                        r.metrics
-                            .get(&rule.metric)
-                            .map(|&v| rule.op.holds(v, rule.threshold))
+                        let v = r.metrics.get(&rule.metric)?;
+                        threshold.map(|t| rule.op.holds(*v, t))
                     })
                     .collect(),
                 latest_day: latest_day(&runs, &rule.metric, agg),
+                fails_on: None,
+                scaled,
             }
         })
         .collect();
@@ -708,10 +904,20 @@ fn judge(
         .unwrap_or_default();
 
     let mut warnings = opts.notes.clone();
+    // A threshold that scales with the machine, said resolved (or why not) in every format;
+    // without runs there is nothing to resolve it against, and nothing to say.
+    warnings.extend(
+        rules
+            .iter()
+            .filter(|_| !runs.is_empty())
+            .filter_map(|r| r.scaled.as_ref())
+            .map(|s| Warning::Note(format!("threshold scaled with the machine: {}", s.text))),
+    );
     warnings.extend(find_warnings(&runs, policy, &metrics, opts));
 
     // The interval says something only once the evidence rule is met.
     let mut rules = rules;
+    let bursts = judge_sustained(&runs, &mut rules);
     for r in &mut rules {
         r.marginal &= evidence.enough;
     }
@@ -722,6 +928,14 @@ fn judge(
             d.why()
         )));
     }
+    // A verdict is only as current as the vendor's page it encodes: said last, after what the
+    // runs themselves show.
+    warnings.extend(
+        policy
+            .source
+            .stale_note(opts.now.date_naive())
+            .map(Warning::Note),
+    );
     dedup(&mut warnings);
 
     let judged = Judged {
@@ -732,8 +946,21 @@ fn judge(
         metrics: &metrics,
         deviations: &deviations,
         not_counted: &not_counted,
+        fleet: &policy.fleet,
     };
-    let (verdict, reason) = decide(&judged);
+    let (verdict, reason, overruled) = decide(&judged);
+    // A rule the verdict fails on its latest runs is a failed rule in every format, not a
+    // met one beside a FAIL.
+    if verdict == Verdict::Fail
+        && let Some((metric, why)) = overruled
+        && let Some(r) = rules.iter_mut().find(|r| r.metric == metric)
+    {
+        r.passed = Some(false);
+        r.fails_on = Some(why);
+    }
+    // A run recorded by `run --sustained` that reached a steady state measured the level.
+    let reached = runs.iter().any(|r| r.sustained == Some(true));
+    let (verdict, reason) = sustained_verdict(verdict, reason, policy, opts, runs.len(), reached);
     let differences: Vec<ShapeDifference> = opts
         .shape_differences
         .iter()
@@ -758,12 +985,13 @@ fn judge(
             vendor: policy.vendor.clone(),
             source: policy.source.title.clone(),
             url: policy.source.url.clone(),
-            seen: policy.source.seen.clone(),
+            seen: policy.source.seen.to_string(),
             test: match policy.source.test {
                 TestOrigin::Prescribed => "prescribed".into(),
                 TestOrigin::Assumed => "assumed".into(),
             },
             aggregate: agg,
+            fio_command: crate::fio::customer_command(&policy.job),
         },
         verdict,
         reason,
@@ -782,14 +1010,136 @@ fn judge(
         caveats,
         not_counted,
         excluded,
-        records,
         run_deviations,
         run_effects,
         strict: opts.strict,
         generated: opts.now,
+        bursts,
         runs,
         sequential: Vec::new(),
     }
+}
+
+/// The verdict with what `run --sustained` found, or did not: a pass needs a steady state
+/// where a sustained run looked for one, and where the policy requires the sustained level
+/// (`sustained: required`), a run that measured it. A fail stays a fail: a disk that misses
+/// the threshold before its rate settles does not meet it after.
+fn sustained_verdict(
+    verdict: Verdict,
+    reason: String,
+    policy: &Policy,
+    opts: &Options,
+    runs: usize,
+    reached: bool,
+) -> (Verdict, String) {
+    use crate::policy::Sustained as Need;
+    match (&opts.sustained_check, verdict) {
+        (Some(SustainedCheck::NotReached(why)), Verdict::Pass) => (
+            Verdict::Inconclusive,
+            format!("the level the disk sustains is not known: {why}; so far {reason}"),
+        ),
+        (Some(SustainedCheck::NotReached(why)), _) => (verdict, format!("{reason}; {why}")),
+        (Some(SustainedCheck::Reached(how)), _) => (verdict, format!("{reason}; {how}")),
+        (None, Verdict::Pass) if policy.sustained == Need::Required && !reached && runs > 0 => (
+            Verdict::Inconclusive,
+            format!(
+                "the policy requires the level the disk sustains (sustained: required), which {} not measure: run `iopscheck run --sustained`; the runs' figures: {reason}",
+                if runs == 1 {
+                    "this run does"
+                } else {
+                    "these runs do"
+                }
+            ),
+        ),
+        _ => (verdict, reason),
+    }
+}
+
+/// A throughput figure of one direction: what a run's sustained level scales.
+pub fn throughput(metric: &str) -> Option<crate::measure::Direction> {
+    let (dir, what) = metric.split_once('_')?;
+    let d = match dir {
+        "read" => crate::measure::Direction::Read,
+        "write" => crate::measure::Direction::Write,
+        _ => return None,
+    };
+    matches!(
+        what,
+        "iops" | "iops_formula" | "bw_bytes" | "bw_mb_s" | "bw_mib_s"
+    )
+    .then_some(d)
+}
+
+/// The runs whose burst credits ran out (`Run::burst`, kept in their records), and each rule on a throughput
+/// figure judged at their sustained level: a run whose disk sustained less than the rule asks
+/// misses it, whatever its mean, and a rule such a run passed only on credits fails, with
+/// `fails_on` saying so.
+fn judge_sustained(runs: &[Run], rules: &mut [RuleResult]) -> Vec<Burst> {
+    fn of(run: &Run) -> Option<&Sustained> {
+        run.burst.as_ref()
+    }
+    let bursts: Vec<Burst> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, run)| {
+            let s = of(run)?;
+            Some(Burst {
+                run: i + 1,
+                step_s: s.step.at_s,
+                burst_iops: s.step.before,
+                sustained_iops: s.step.after,
+                bucket_ios: s.step.bucket(),
+                series: if s.device { "device" } else { "application" },
+            })
+        })
+        .collect();
+    if bursts.is_empty() {
+        return bursts;
+    }
+    for r in rules.iter_mut().filter(|r| r.op.higher_is_better()) {
+        let Some(dir) = throughput(&r.metric) else {
+            continue;
+        };
+        let mut first: Option<(usize, f64, f64, f64)> = None;
+        for (i, run) in runs.iter().enumerate() {
+            let (Some(s), Some(&v)) = (of(run), run.metrics.get(&r.metric)) else {
+                continue;
+            };
+            let Some(ratio) = s.ratio[dir as usize] else {
+                continue;
+            };
+            let kept = v * ratio;
+            if !r.op.holds(kept, r.threshold) {
+                if let Some(p) = r.per_run.get_mut(i) {
+                    *p = Some(false);
+                }
+                if r.op.holds(v, r.threshold) {
+                    first.get_or_insert((i, kept, v, s.step.at_s));
+                }
+            }
+        }
+        if let (Some((i, kept, v, at)), Some(true)) = (first, r.passed) {
+            let unit = if r.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", r.unit)
+            };
+            let run = if runs.len() > 1 {
+                format!("run {}: ", i + 1)
+            } else {
+                String::new()
+            };
+            r.passed = Some(false);
+            r.fails_on = Some(format!(
+                "{run}{}{unit} sustained after burst credits ran out at {at:.1} s, missing {} {}; the run's mean of {}{unit} passes only on credits",
+                warnings::short(kept),
+                r.op,
+                warnings::short(r.threshold),
+                warnings::short(v),
+            ));
+        }
+    }
+    bursts
 }
 
 /// `metric` over the runs of the latest day that measured it (runs are in time order).

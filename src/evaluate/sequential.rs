@@ -598,7 +598,8 @@ impl Pending {
             .iter()
             .filter(|r| r.level == Level::Fail || (strict && r.level == Level::Warn))
             .collect();
-        if deciding.is_empty() || deciding.iter().any(|r| r.value.is_none()) {
+        // A threshold the host facts cannot resolve judges nothing, sequentially or not.
+        if deciding.is_empty() || deciding.iter().any(|r| r.value.is_none() || !r.resolved()) {
             return None;
         }
         let rules = deciding
@@ -661,8 +662,9 @@ impl Pending {
 
 /// Judges `ev`'s runs by the sequential rule (after `evaluate`): one sequence per deciding
 /// rule, the verdict pass only if every one passed, fail if any failed, else inconclusive.
-/// Where the runs are not the policy's test, or do not measure a deciding rule, the
-/// evaluation's own verdict (inconclusive) stands and no sequence is kept.
+/// Where the runs are not the policy's test, do not measure a deciding rule, or a deciding
+/// rule's threshold scales with a machine they do not state, the evaluation's own verdict
+/// (inconclusive) stands and no sequence is kept.
 pub fn apply(ev: &mut super::Evaluation, policy: &crate::policy::Policy, s: &Settings) {
     let Some(p) = Pending::of(ev, policy) else {
         return;

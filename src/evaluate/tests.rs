@@ -35,13 +35,26 @@ pub(crate) fn rule(metric: &str, threshold: f64) -> RuleResult {
         note: None,
         per_run: vec![],
         latest_day: None,
+        fails_on: None,
+        scaled: None,
     }
 }
 
 /// `records` judged as `report` judges them under Swimlane, at `now` (RFC 3339).
 pub(crate) fn swimlane_report(records: Vec<Record>, now: &str) -> Evaluation {
+    swimlane_report_held(records, now).0
+}
+
+/// [`swimlane_report`], with where its runs' whole records are read again (for a format that
+/// prints them).
+pub(crate) fn swimlane_report_held(records: Vec<Record>, now: &str) -> (Evaluation, Records) {
     let now = DateTime::parse_from_rfc3339(now).unwrap().to_utc();
-    evaluate(records, &policy(), &Options::new(Scope::Report, now))
+    evaluate_left_out(
+        records,
+        Vec::new(),
+        &policy(),
+        &Options::new(Scope::Report, now),
+    )
 }
 
 fn now() -> DateTime<Utc> {
@@ -491,6 +504,7 @@ fn warn_rules_decide_only_when_strict() {
         metric: "write_iops".into(),
         op: Op::Ge,
         threshold: 1e9,
+        per: None,
         level: Level::Warn,
         note: None,
     });
@@ -642,4 +656,39 @@ fn no_aggregate_of_figures_within_their_ceilings_is_infinite_or_nan() {
             }
         }
     }
+}
+
+#[test]
+fn a_sustained_run_whose_budget_ended_before_a_steady_state_passes_nothing() {
+    let runs = [rec("2026-12-01T10:00:00Z", 16.4)];
+    let mut opts = Options::new(Scope::Run, now());
+    opts.sustained_check = Some(SustainedCheck::NotReached("the budget of 40m ended".into()));
+    let e = evaluate(runs.as_slice(), &policy(), &opts);
+    assert_eq!(e.verdict, Verdict::Inconclusive);
+    assert!(
+        e.reason
+            .starts_with("the level the disk sustains is not known: the budget of 40m ended"),
+        "{}",
+        e.reason
+    );
+    // A fail stays a fail, with the reason beside it.
+    let e = evaluate(&[rec("2026-12-01T10:00:00Z", 11.6)], &policy(), &opts);
+    assert_eq!(e.verdict, Verdict::Fail);
+    assert!(
+        e.reason.ends_with("; the budget of 40m ended"),
+        "{}",
+        e.reason
+    );
+    // Reached: the verdict is the figures', and says how it was reached.
+    opts.sustained_check = Some(SustainedCheck::Reached("held steady".into()));
+    let e = evaluate(runs.as_slice(), &policy(), &opts);
+    assert_eq!(e.verdict, Verdict::Pass);
+    assert!(e.reason.ends_with("; held steady"), "{}", e.reason);
+    // A policy that requires it withholds a pass from runs that did not measure it.
+    let mut required = policy();
+    required.sustained = crate::policy::Sustained::Required;
+    let e = evaluate(runs.as_slice(), &required, &Options::new(Scope::Run, now()));
+    assert_eq!(e.verdict, Verdict::Inconclusive);
+    let e = evaluate(runs.as_slice(), &required, &opts);
+    assert_eq!(e.verdict, Verdict::Pass);
 }

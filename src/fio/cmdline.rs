@@ -66,6 +66,32 @@ pub fn command_line(job: &Job, dir: &Path, file_prefix: &str) -> Vec<String> {
     a
 }
 
+/// The fio command that runs `job` as a customer types it, in the current directory, its
+/// result written as JSON to a file named by the time it ran: fio's own option words (`4k`,
+/// `4g`), nothing of ours.
+pub fn customer_command(job: &Job) -> String {
+    let mut words = vec!["fio".to_string()];
+    for a in command_line(job, Path::new("."), &job.name) {
+        if a.starts_with("--directory=")
+            || a.starts_with("--filename_format=")
+            || a.starts_with("--output-format=")
+        {
+            continue;
+        }
+        let a = match a.split_once('=') {
+            Some((k @ ("--bs" | "--size"), v)) => match v.parse::<u64>() {
+                Ok(n) => format!("{k}={}", crate::units::format_size_fio(n)),
+                Err(_) => a,
+            },
+            _ => a,
+        };
+        words.push(a);
+    }
+    words.push("--output-format=json".into());
+    words.push("--output=\"fio-$(hostname)-$(date +%Y%m%d-%H%M%S).json\"".into());
+    words.join(" ")
+}
+
 /// The files fio creates for [`command_line`]`(job, dir, file_prefix)`: `<dir>/<prefix>.<n>`
 /// for n in 0..numjobs.
 pub fn created_files(job: &Job, dir: &Path, file_prefix: &str) -> Vec<PathBuf> {

@@ -56,6 +56,14 @@ pub(super) fn parse(text: &str, start: usize) -> Result<Option<FioOutput>, Parse
                         report_at = pos;
                     }
                     reports.push(v);
+                } else if let Some(inner) = kubestr_reports(&v) {
+                    if reports.is_empty() {
+                        report_at = pos;
+                    }
+                    if !notes.contains(&KUBESTR_NOTE.to_string()) {
+                        notes.push(KUBESTR_NOTE.to_string());
+                    }
+                    reports.extend(inner);
                 }
                 end
             }
@@ -239,6 +247,110 @@ fn status_of_one_run(earlier: &Value, later: &Value) -> bool {
     further
 }
 
+/// Said of an output read from kubestr's JSON.
+const KUBESTR_NOTE: &str = "kubestr's JSON (kubestr fio -o json): fio's JSON report inside it was read, with the job file kubestr ran (fioConfig)";
+
+/// Marks a report whose options are kubestr's short list, not every option of the job.
+const PARTIAL_OPTIONS: &str = "iopscheck: options partly listed";
+
+/// fio's JSON reports inside kubestr's (`kubestr fio -o json`: `{ size, storageClass,
+/// fioConfig, result }`, `result` one report or one per pod), each with its options from the
+/// job file kubestr ran (`fioConfig`) where that is given: kubestr keeps only some of fio's
+/// options in the report itself. None when `v` is not kubestr's.
+fn kubestr_reports(v: &Value) -> Option<Vec<Value>> {
+    let result = v.get("result")?;
+    if !(v.get("fioConfig").is_some() || v.get("storageClass").is_some() || v.get("size").is_some())
+    {
+        return None;
+    }
+    let mut reports: Vec<Value> = if is_fio_report(result) {
+        vec![result.clone()]
+    } else {
+        result
+            .as_object()?
+            .values()
+            .filter(|r| is_fio_report(r))
+            .cloned()
+            .collect()
+    };
+    if reports.is_empty() {
+        return None;
+    }
+    let config = v.get("fioConfig").and_then(Value::as_str).map(job_file);
+    for r in &mut reports {
+        let Some(obj) = r.as_object_mut() else {
+            continue;
+        };
+        match &config {
+            Some((global, sections)) => {
+                obj.insert("global options".into(), Value::Object(global.clone()));
+                if let Some(jobs) = obj.get_mut("jobs").and_then(Value::as_array_mut) {
+                    for j in jobs {
+                        let name = j
+                            .get("jobname")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string();
+                        let own = sections
+                            .iter()
+                            .find(|(n, _)| *n == name)
+                            .map(|(_, o)| o.clone())
+                            .unwrap_or_default();
+                        if let Some(j) = j.as_object_mut() {
+                            j.insert("job options".into(), Value::Object(own));
+                        }
+                    }
+                }
+            }
+            None => {
+                obj.insert(PARTIAL_OPTIONS.into(), Value::Bool(true));
+            }
+        }
+    }
+    Some(reports)
+}
+
+/// One `[name]` section of a job file: the job's name and its options.
+type JobSection = (String, Map<String, Value>);
+
+/// A fio job file: the `[global]` options and each job's own, as fio's JSON lists them
+/// (`key=value`; a bare flag such as `time_based` as "1").
+fn job_file(text: &str) -> (Map<String, Value>, Vec<JobSection>) {
+    let mut global = Map::new();
+    let mut sections: Vec<JobSection> = Vec::new();
+    let mut cur: Option<usize> = None;
+    let mut in_global = false;
+    for l in text.lines() {
+        let t = l.trim();
+        if t.is_empty() || t.starts_with('#') || t.starts_with(';') {
+            continue;
+        }
+        if let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            in_global = name == "global";
+            if !in_global {
+                sections.push((name.to_string(), Map::new()));
+                cur = Some(sections.len() - 1);
+            } else {
+                cur = None;
+            }
+            continue;
+        }
+        let (k, v) = match t.split_once('=') {
+            Some((k, v)) => (k.trim(), v.trim()),
+            None => (t, "1"),
+        };
+        let target = if in_global {
+            &mut global
+        } else if let Some(c) = cur {
+            &mut sections[c].1
+        } else {
+            continue;
+        };
+        target.insert(k.to_string(), Value::String(v.to_string()));
+    }
+    (global, sections)
+}
+
 fn is_fio_report(v: &Value) -> bool {
     v.get("jobs").is_some_and(Value::is_array) || v.get("client_stats").is_some_and(Value::is_array)
 }
@@ -280,10 +392,14 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         let mut opts = global.clone();
         opts.extend(options(obj.get("job options")));
         let mut shape = shape_from_options(&opts);
-        shape.limits = stated_limits(report.get("global options"), obj.get("job options"), &opts);
+        // kubestr's JSON without its job file lists only some options: what it does not list
+        // is unknown.
+        let partial = report.get(PARTIAL_OPTIONS).is_some();
+        shape.limits = stated_limits(report.get("global options"), obj.get("job options"), &opts)
+            .filter(|_| !partial);
         // A JSON output lists every option the job was given: an end_fsync it does not list
         // is fio's default, 0, so the output proves there was none.
-        if shape.end_fsync.is_none() {
+        if shape.end_fsync.is_none() && !partial {
             shape.end_fsync = Some(false);
         }
 
@@ -376,6 +492,7 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         timestamp,
         jobs,
         notes,
+        command: None,
     }
 }
 

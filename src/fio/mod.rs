@@ -21,13 +21,15 @@ mod cmdline;
 mod disk;
 mod json;
 mod num;
+mod paste;
 mod terse;
 mod text;
 
 use chrono::{DateTime, FixedOffset};
 
 pub use clones::combine as combine_clones;
-pub use cmdline::{command_line, created_files};
+pub use cmdline::{command_line, created_files, customer_command};
+pub use paste::StatedCommand;
 
 use crate::job::{JobShape, Rw};
 use crate::measure::Measurement;
@@ -182,7 +184,21 @@ pub struct FioOutput {
     /// Things the reader should know: noise skipped, a local time read without its zone, a
     /// precision caveat of an old fio version…
     pub notes: Vec<String>,
+    /// The fio command line pasted with the output: the customer's statement of the job.
+    pub command: Option<StatedCommand>,
 }
+
+/// How [`parse_with`] reads what an output leaves out.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ParseOptions {
+    /// fio's result lines alone (`write: IOPS=…`, what `fio … | grep write` leaves) are read
+    /// as one job each: the caller states the job they come from (`--assume-job`). Without
+    /// it they are refused, naming what is missing.
+    pub result_lines_alone: bool,
+}
+
+/// The name given to a job read from its result lines alone.
+pub const RESULT_LINES_ONLY: &str = "result lines only";
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ParseError {
@@ -198,6 +214,9 @@ pub enum ParseError {
     Binary,
     #[error("larger than {0} bytes; fio outputs are far smaller")]
     TooLarge(usize),
+    /// A paste that lacks what a verdict needs: where, what is missing, what to ask for.
+    #[error("{0}")]
+    Lacking(String),
 }
 
 /// The largest input [`parse`] reads (64 MiB). fio outputs are kilobytes; a caller reading a
@@ -209,14 +228,61 @@ pub const MAX_INPUT: usize = 64 << 20;
 /// after allowed), normal text (old and new layouts, also when its line breaks were lost) or
 /// terse (v2–v5). Never panics; every failure is a [`ParseError`].
 pub fn parse(input: &[u8]) -> Result<FioOutput, ParseError> {
+    parse_with(input, ParseOptions::default())
+}
+
+/// [`parse`], with what the medium did to the paste undone first (a mail's quoted-printable
+/// and base64 parts, HTML entities, markdown; each said in a note), and a fio command line in
+/// the paste read as the job's statement ([`FioOutput::command`]).
+pub fn parse_with(input: &[u8], opts: ParseOptions) -> Result<FioOutput, ParseError> {
     if input.len() > MAX_INPUT {
         return Err(ParseError::TooLarge(MAX_INPUT));
     }
-    let text = unquote(decode(input)?);
+    let (text, medium) = paste::unwrap(decode(input)?);
+    let text = unquote(text);
     if text.trim().is_empty() {
         return Err(ParseError::Empty);
     }
+    if let Some(line) = paste::kubestr_summary(&text) {
+        return Err(ParseError::Lacking(format!(
+            "line {line}: kubestr's text summary: it states IOPS and KiB/s but not how long the run lasted, how many I/Os it made, its engine or how it ended, so no verdict can rest on it; ask the customer for `kubestr fio -o json` (fio's own JSON is inside it)"
+        )));
+    }
+    let command = paste::stated_command(&text);
+    let mut out = match parse_text(&text) {
+        Err(ParseError::Unreadable(e)) if e.contains(NO_JOB_BLOCK) => {
+            if opts.result_lines_alone {
+                let (with_headers, n) = text::with_headers_for_result_lines(&text);
+                let mut out = parse_text(&with_headers)?;
+                out.notes.push(format!(
+                    "fio's result line{} alone, without {} job header: the job's name, its error status (err=) and its options are not stated; each line was read as one run of the job stated by the user",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "its" } else { "their" }
+                ));
+                out
+            } else {
+                return Err(ParseError::Lacking(format!(
+                    "{e}; the job's name, its error status (err=) and its options are missing; ask the customer for fio's whole output (not only the lines grep kept), or state the job they ran with --assume-job"
+                )));
+            }
+        }
+        r => r?,
+    };
+    for n in medium.into_iter().rev() {
+        out.notes.insert(0, n);
+    }
+    match command {
+        Ok(c) => out.command = c,
+        Err(note) => out.notes.push(note),
+    }
+    Ok(out)
+}
 
+/// How the text parser names result lines found without their job block.
+const NO_JOB_BLOCK: &str = "without its job block";
+
+fn parse_text(text: &str) -> Result<FioOutput, ParseError> {
+    let text = text.to_string();
     let mut json_error = None;
     if let Some(start) = json::find_start(&text, 0) {
         match json::parse(&text, start) {

@@ -169,6 +169,7 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
         timestamp: None,
         jobs,
         notes,
+        command: None,
     }))
 }
 

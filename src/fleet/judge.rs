@@ -18,7 +18,6 @@ use crate::evaluate::sequential::Pending;
 use crate::evaluate::{Evaluation, Verdict};
 use crate::history::{self, Line, RunScanner, SKIPPED_SHOWN};
 use crate::policy::Policy;
-use crate::runs::Records;
 use crate::select::{Filter, Grouping};
 
 /// How the error for a fleet's own result begins.
@@ -331,7 +330,7 @@ impl Judge<'_> {
             ));
         }
         if seen.heads > 0 {
-            let evs = grouping.evaluate(self.policy, self.now, self.strict, &Records::None);
+            let evs = grouping.evaluate(self.policy, self.now, self.strict);
             if evs.is_empty() {
                 out.rows.extend(self.no_evidence_rows(name, &seen));
             }
@@ -388,6 +387,7 @@ impl Judge<'_> {
                 .flatten()
                 .map(|p| (p, Verdict::Pass)),
             standing: crate::deviation::effect_of(&ev.deviations),
+            figures: super::fleet_figures(&ev, self.policy),
         }
     }
 
@@ -456,6 +456,7 @@ impl Judge<'_> {
             last_run: None,
             pending: None,
             standing: None,
+            figures: Default::default(),
         }
     }
 }
@@ -546,6 +547,7 @@ pub fn cross_check(
                     last_run: None,
                     pending: None,
                     standing: None,
+                    figures: Default::default(),
                 });
             }
         }
@@ -627,7 +629,7 @@ mod tests {
                 r
             })
             .collect();
-        let ev = crate::select::evaluate_groups(
+        let (mut evs, records) = crate::select::evaluate_groups(
             records,
             &p,
             &Filter {
@@ -639,12 +641,13 @@ mod tests {
             },
             now,
             false,
-        )
-        .remove(0);
+        );
+        let ev = evs.remove(0);
         let mut out = Vec::new();
         crate::report::render(
             crate::report::Format::Json,
             &ev,
+            &records,
             &crate::report::Style::default(),
             &mut out,
         )

@@ -11,6 +11,8 @@ mod judge;
 mod result;
 pub mod stream;
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, FixedOffset, Utc};
 
 use crate::evaluate::{PolicyInfo, Verdict};
@@ -91,6 +93,8 @@ pub struct NodeRow {
     /// Which way the node's judged runs deviate from the policy's test (None: its test):
     /// what its figure may say (a ✓ only on the policy's test).
     pub standing: Option<crate::deviation::Effect>,
+    /// The node's aggregate of each metric the policy's fleet rules judge, where measured.
+    pub figures: BTreeMap<String, f64>,
 }
 
 /// Which evidence a node's verdict is of.
@@ -112,6 +116,119 @@ impl Basis {
             Basis::History => "history",
             Basis::Nothing => "nothing",
         }
+    }
+}
+
+/// A node's aggregate of each metric of the policy's fleet rules, from its evaluation.
+pub fn fleet_figures(ev: &crate::evaluate::Evaluation, policy: &Policy) -> BTreeMap<String, f64> {
+    policy
+        .fleet
+        .iter()
+        .filter_map(|f| {
+            let s = ev.summary.metrics.get(&f.metric)?;
+            Some((f.metric.clone(), s.aggregate(policy.evidence.aggregate)))
+        })
+        .collect()
+}
+
+/// A rule over the fleet, judged: the spread of a metric's aggregates across the nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetRuleResult {
+    pub metric: String,
+    pub max_over_min: f64,
+    pub level: crate::policy::Level,
+    /// The largest node's figure over the smallest's, over the nodes that measured it.
+    pub ratio: Option<f64>,
+    /// None: it cannot be told (fewer than two nodes measured it, or some did not while the
+    /// others agree).
+    pub passed: Option<bool>,
+    /// "fleet rule total_iops: max/min 1.25 (node2 5,000 / node1 4,000 IOPS) exceeds 1.1"
+    pub text: String,
+}
+
+/// Judges a fleet rule over the rows. A spread already too wide among the nodes that measured
+/// the metric fails (more nodes can only widen it); a pass needs every node's figure.
+pub fn judge_fleet_rule(rule: &crate::policy::FleetRule, rows: &[NodeRow]) -> FleetRuleResult {
+    let unit = crate::metrics::unit(&rule.metric);
+    let figure = |v: f64| format!("{} {unit}", crate::report::fmt_precise(v));
+    // A host with several rows (directories, devices) is named with the directory.
+    let label = |r: &NodeRow| -> String {
+        if rows.iter().filter(|o| o.host == r.host).count() > 1 {
+            format!("{} {}", r.host, r.dir)
+        } else {
+            r.host.clone()
+        }
+    };
+    let measured: Vec<(String, f64)> = rows
+        .iter()
+        .filter_map(|r| r.figures.get(&rule.metric).map(|&v| (label(r), v)))
+        .collect();
+    let unmeasured: Vec<String> = rows
+        .iter()
+        .filter(|r| !r.figures.contains_key(&rule.metric))
+        .map(label)
+        .collect();
+    let head = format!(
+        "fleet rule {}: max/min across nodes ≤ {}",
+        rule.metric,
+        crate::report::fmt_precise(rule.max_over_min)
+    );
+    let largest = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+    let smallest = measured.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+    let (ratio, spread) = match (largest, smallest) {
+        (Some(l), Some(s)) if measured.len() >= 2 => {
+            let ratio = if s.1 > 0.0 {
+                l.1 / s.1
+            } else if l.1 > 0.0 {
+                f64::INFINITY
+            } else {
+                1.0
+            };
+            (
+                Some(ratio),
+                format!(
+                    "max/min {} ({} {} / {} {})",
+                    crate::report::fmt_precise(ratio),
+                    l.0,
+                    figure(l.1),
+                    s.0,
+                    figure(s.1)
+                ),
+            )
+        }
+        _ => (None, String::new()),
+    };
+    let missing = if unmeasured.is_empty() {
+        String::new()
+    } else {
+        format!("; not measured on {}", unmeasured.join(", "))
+    };
+    let (passed, text) = match ratio {
+        Some(r) if r > rule.max_over_min => (
+            Some(false),
+            format!("{head}: fails, {spread} exceeds it{missing}"),
+        ),
+        Some(_) if unmeasured.is_empty() => (Some(true), format!("{head}: meets it, {spread}")),
+        Some(_) => (
+            None,
+            format!("{head}: cannot be judged over every node: {spread} so far{missing}"),
+        ),
+        None if rows.len() == 1 && unmeasured.is_empty() => (
+            Some(true),
+            format!("{head}: one node, nothing to differ from"),
+        ),
+        None => (
+            None,
+            format!("{head}: cannot be judged: fewer than two nodes measured it{missing}"),
+        ),
+    };
+    FleetRuleResult {
+        metric: rule.metric.clone(),
+        max_over_min: rule.max_over_min,
+        level: rule.level,
+        ratio,
+        passed,
+        text,
     }
 }
 
@@ -194,6 +311,8 @@ pub struct Fleet {
     pub min_days: u32,
     /// `--require-evidence`: a node judged on one sitting is inconclusive.
     pub require_evidence: bool,
+    /// The policy's rules over the fleet, judged ([`Fleet::judge_rules`]).
+    pub rules: Vec<FleetRuleResult>,
 }
 
 /// A node's row under `--require-evidence`: a verdict of one sitting (a run's or an import's
@@ -289,6 +408,51 @@ pub fn decide_family(rows: &mut [NodeRow], s: &crate::evaluate::sequential::Sett
 }
 
 impl Fleet {
+    /// Judges the policy's rules over the fleet: a deciding one that fails makes the fleet
+    /// fail, one that cannot be judged leaves it at best inconclusive; each is named in the
+    /// reason and among the warnings, which every format carries.
+    pub fn judge_rules(&mut self, rules: &[crate::policy::FleetRule]) {
+        use crate::policy::Level;
+        self.rules = rules
+            .iter()
+            .map(|r| judge_fleet_rule(r, &self.rows))
+            .collect();
+        let deciding = |r: &&FleetRuleResult| {
+            r.level == Level::Fail || (self.strict && r.level == Level::Warn)
+        };
+        let verdicts: Vec<Verdict> = self
+            .rules
+            .iter()
+            .filter(deciding)
+            .map(|r| match r.passed {
+                Some(true) => Verdict::Pass,
+                Some(false) => Verdict::Fail,
+                None => Verdict::Inconclusive,
+            })
+            .collect();
+        if verdicts.is_empty() {
+            return;
+        }
+        let rules_verdict = Verdict::worst(verdicts.iter().copied());
+        let nodes = self.verdict;
+        self.verdict = Verdict::worst([nodes, rules_verdict]);
+        let said: Vec<&str> = self
+            .rules
+            .iter()
+            .filter(deciding)
+            .filter(|r| r.passed != Some(true))
+            .map(|r| r.text.as_str())
+            .collect();
+        if !said.is_empty() {
+            self.reason = format!("{}; nodes: {}", said.join("; "), self.reason);
+        }
+        for r in &self.rules {
+            if !self.warnings.contains(&r.text) {
+                self.warnings.push(r.text.clone());
+            }
+        }
+    }
+
     /// Sorts the rows (host, directory, engine) and decides the fleet's verdict and reason.
     pub fn new(
         policy: PolicyInfo,
@@ -318,6 +482,7 @@ impl Fleet {
             min_runs: 0,
             min_days: 0,
             require_evidence: false,
+            rules: Vec::new(),
         };
         fleet.reason = fleet.explain();
         fleet
@@ -500,6 +665,7 @@ pub(crate) mod tests {
             last_run: None,
             pending: None,
             standing: None,
+            figures: BTreeMap::new(),
         }
     }
 
@@ -572,5 +738,56 @@ pub(crate) mod tests {
         assert!(rows[0].reason.contains("not judged by a sequence"));
         let fleet = fleet(rows).with_family(f);
         assert!(fleet.reason.contains("no node judged by a sequence"));
+    }
+
+    #[test]
+    fn a_fleet_rule_fails_on_a_spread_already_too_wide_and_passes_only_on_every_node() {
+        let rule = crate::policy::FleetRule {
+            metric: "total_iops".into(),
+            max_over_min: 1.1,
+            level: crate::policy::Level::Fail,
+            note: None,
+        };
+        let node = |host: &str, dir: &str, v: Option<f64>| {
+            let mut r = row(host, Verdict::Pass, 0.0);
+            r.dir = dir.into();
+            r.figures = v
+                .map(|v| ("total_iops".to_string(), v))
+                .into_iter()
+                .collect();
+            r
+        };
+        let judged = |rows: &[NodeRow]| judge_fleet_rule(&rule, rows);
+        let r = judged(&[node("a", "/d", Some(1000.0)), node("b", "/d", Some(1050.0))]);
+        assert_eq!(r.passed, Some(true), "{}", r.text);
+        // 1200 / 1000 = 1.2 > 1.1, whatever the node that did not measure it would say
+        let r = judged(&[
+            node("a", "/d", Some(1000.0)),
+            node("b", "/d", Some(1200.0)),
+            node("c", "/d", None),
+        ]);
+        assert_eq!(r.passed, Some(false), "{}", r.text);
+        assert!(
+            r.text.contains("b 1200 IOPS / a 1000 IOPS") && r.text.contains("not measured on c")
+        );
+        // within the bound so far, but a node unmeasured could be anywhere
+        let r = judged(&[
+            node("a", "/d", Some(1000.0)),
+            node("b", "/d", Some(1050.0)),
+            node("c", "/d", None),
+        ]);
+        assert_eq!(r.passed, None, "{}", r.text);
+        // several rows of one host are named by directory
+        let r = judged(&[
+            node("a", "/nvme0", Some(1000.0)),
+            node("a", "/nvme1", Some(2000.0)),
+        ]);
+        assert!(
+            r.text.contains("a /nvme1 2000 IOPS / a /nvme0 1000 IOPS"),
+            "{}",
+            r.text
+        );
+        assert_eq!(judged(&[node("a", "/d", Some(5.0))]).passed, Some(true));
+        assert_eq!(judged(&[node("a", "/d", None)]).passed, None);
     }
 }

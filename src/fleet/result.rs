@@ -21,7 +21,7 @@ use crate::evaluate::{
 use crate::history::{self, Line, RunScanner};
 use crate::policy::Level;
 use crate::report::fmt_precise;
-use crate::runs::{Records, Run};
+use crate::runs::Run;
 use crate::select::{Filter, Grouping, in_window};
 
 /// The keys every iopscheck result has (contract.md, "JSON output" and its extensions): an
@@ -324,24 +324,16 @@ impl Judge<'_> {
                 for r in in_window {
                     grouping.add(r);
                 }
-                let evs = grouping.evaluate(self.policy, self.now, self.strict, &Records::None);
+                let evs = grouping.evaluate(self.policy, self.now, self.strict);
                 if evs.is_empty() {
-                    vec![evaluate::evaluate_runs(
-                        vec![],
-                        Records::None,
-                        self.policy,
-                        &opts,
-                    )]
+                    vec![evaluate::evaluate_runs(vec![], self.policy, &opts)]
                 } else {
                     evs
                 }
             }
-            Scope::Run | Scope::Import => vec![evaluate::evaluate_runs(
-                in_window,
-                Records::None,
-                self.policy,
-                &opts,
-            )],
+            Scope::Run | Scope::Import => {
+                vec![evaluate::evaluate_runs(in_window, self.policy, &opts)]
+            }
         };
 
         // Notes about the result itself, on each of its rows.
@@ -508,6 +500,7 @@ impl Judge<'_> {
                     .flatten()
                     .map(|p| (p, claim.verdict)),
                 standing: crate::deviation::effect_of(&ev.deviations),
+                figures: super::fleet_figures(&ev, self.policy),
             });
         }
         Ok(NodeFile {

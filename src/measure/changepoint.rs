@@ -54,7 +54,7 @@ pub struct Input<'a> {
 }
 
 /// The best split of a series into two levels.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Step {
     /// Seconds from the start of the series to the step.
     pub at_s: f64,
@@ -204,6 +204,78 @@ pub fn of_run(m: &super::Measurement, buffered: bool) -> Finding {
             })
         }
     }
+}
+
+/// A run whose burst credits ran out, and what its throughput kept up after the step. A
+/// record keeps it (`burst`), so that a report judges the run as the run did.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Sustained {
+    pub step: Step,
+    /// The step was found in the disk's own series (else the application's, direct I/O).
+    pub device: bool,
+    /// Per direction (`[read, write]`, [`super::Direction`]'s index): the run's throughput of
+    /// that direction after the step ÷ its mean over the run (what fio's figures report).
+    /// Every throughput figure of the run (IOPS, MB/s, the formula's IOPS) times this is its
+    /// sustained level. None where the run did not move that direction.
+    pub ratio: [Option<f64>; 2],
+}
+
+/// The sustained level of a run whose burst credits ran out ([`of_run`]), None otherwise.
+///
+/// On the disk's own series the throughput after the step is in bytes: the KiB the disk
+/// moved from the first interval wholly after the step to where the end fsync began, shared
+/// between reads and writes as its I/Os were. In bytes, because with buffered I/O the page
+/// cache merges and splits the application's I/Os on their way to the disk, and over time an
+/// application writes no faster than its disk does. On the application's own series (direct
+/// I/O) the I/Os after the step are the run's own.
+pub fn sustained(m: &super::Measurement, buffered: bool) -> Option<Sustained> {
+    let step = of_run(m, buffered).exhausted()?;
+    let app = m.series.as_ref()?;
+    let dirs = [&m.read, &m.write];
+    let mut ratio = [None, None];
+    match &m.device {
+        Some(d) => {
+            let per_s = 1000.0 / d.interval_ms.max(1) as f64;
+            let n = timed_intervals(app, d.interval_ms).min(d.write.len());
+            let from = (step.at_s * per_s).ceil() as usize + 1;
+            if from >= n {
+                return None;
+            }
+            let sum = |v: &[u32]| v[from..n].iter().map(|&x| x as f64).sum::<f64>();
+            let ios = [sum(&d.read), sum(&d.write)];
+            let total = ios[0] + ios[1];
+            let secs = (n - from) as f64 / per_s;
+            for (i, stats) in dirs.iter().enumerate() {
+                if let Some(s) = stats.as_ref().filter(|s| s.bw_bytes > 0.0)
+                    && total > 0.0
+                {
+                    let bytes = sum(&d.kib) * 1024.0 * ios[i] / total / secs;
+                    ratio[i] = Some(bytes / s.bw_bytes);
+                }
+            }
+        }
+        None => {
+            let i = match app.main_dir() {
+                "read" => 0,
+                _ => 1,
+            };
+            if let Some(s) = dirs[i].as_ref().filter(|s| s.iops > 0.0) {
+                ratio[i] = Some(step.after / s.iops);
+            }
+        }
+    }
+    Some(Sustained {
+        step,
+        device: m.device.is_some(),
+        ratio,
+    })
+}
+
+/// Whole intervals of `interval_ms` from the first timed I/O to where the end fsync began.
+fn timed_intervals(app: &super::Series, interval_ms: u32) -> usize {
+    let c = app.counts(app.main_dir());
+    let timed_ms = (c.len().saturating_sub(1)) as u64 * app.interval_ms as u64 + app.last_ms as u64;
+    (timed_ms / interval_ms.max(1) as u64) as usize
 }
 
 fn mean(x: &[f64]) -> f64 {

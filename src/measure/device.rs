@@ -37,7 +37,43 @@ pub struct DeviceSeries {
     pub dirty_threshold_kib: Option<u64>,
 }
 
+/// The disk's own series of a run in a few figures, as a record keeps it: the whole series
+/// stays in the measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceSummary {
+    /// The disk, as /proc/diskstats names it.
+    pub disk: String,
+    pub interval_ms: u32,
+    /// Intervals sampled, end fsync included.
+    pub intervals: usize,
+    /// Reads and writes the disk completed a second, over the whole series.
+    pub ios_per_s: f64,
+    /// Share of the time the disk had I/O in flight, percent.
+    pub busy_pct: f64,
+    /// The most the page cache held dirty and under writeback at an interval's end, KiB.
+    pub dirty_kib_max: u64,
+    pub writeback_kib_max: u64,
+}
+
 impl DeviceSeries {
+    /// The series in a few figures.
+    pub fn summary(&self) -> DeviceSummary {
+        let ms = (self.write.len().saturating_sub(1) as f64 * self.interval_ms as f64
+            + self.last_ms as f64)
+            .max(1.0);
+        let ios: f64 = self.ios().iter().sum();
+        let busy: f64 = self.busy_ms.iter().map(|&b| b as f64).sum();
+        DeviceSummary {
+            disk: self.disk.clone(),
+            interval_ms: self.interval_ms,
+            intervals: self.write.len(),
+            ios_per_s: ios * 1000.0 / ms,
+            busy_pct: (busy / ms * 100.0).min(100.0),
+            dirty_kib_max: self.dirty_kib.iter().copied().max().unwrap_or(0),
+            writeback_kib_max: self.writeback_kib.iter().copied().max().unwrap_or(0),
+        }
+    }
+
     /// Reads and writes the disk completed in each interval.
     pub fn ios(&self) -> Vec<f64> {
         self.read

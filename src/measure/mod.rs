@@ -7,6 +7,7 @@ pub mod disk;
 pub mod histogram;
 pub mod limits;
 pub mod series;
+pub mod steady;
 
 pub use series::{DiskStat, IopsSamples, Series};
 

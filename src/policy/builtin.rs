@@ -54,6 +54,43 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "commvault-index-cache",
         include_str!("../../policies/commvault-index-cache.yaml"),
     ),
+    (
+        "cockroachdb",
+        include_str!("../../policies/cockroachdb.yaml"),
+    ),
+    (
+        "cockroachdb-throughput",
+        include_str!("../../policies/cockroachdb-throughput.yaml"),
+    ),
+    (
+        "commvault-disk-library",
+        include_str!("../../policies/commvault-disk-library.yaml"),
+    ),
+    (
+        "apigee-cassandra",
+        include_str!("../../policies/apigee-cassandra.yaml"),
+    ),
+    (
+        "apigee-postgres",
+        include_str!("../../policies/apigee-postgres.yaml"),
+    ),
+    (
+        "atlassian-jira-shared-home",
+        include_str!("../../policies/atlassian-jira-shared-home.yaml"),
+    ),
+    (
+        "atlassian-confluence-shared-home",
+        include_str!("../../policies/atlassian-confluence-shared-home.yaml"),
+    ),
+    (
+        "atlassian-confluence-local-home",
+        include_str!("../../policies/atlassian-confluence-local-home.yaml"),
+    ),
+    ("confluent", include_str!("../../policies/confluent.yaml")),
+    (
+        "confluent-throughput",
+        include_str!("../../policies/confluent-throughput.yaml"),
+    ),
 ];
 
 pub fn builtin_yaml(name: &str) -> Option<&'static str> {

@@ -20,8 +20,20 @@ pub fn check(p: &Policy) -> Result<(), String> {
         ));
     }
     crate::config::check_runs(p.runs).map_err(|e| format!("runs: {e}"))?;
-    if p.rules.is_empty() {
-        return Err("rules: a policy needs at least one rule".into());
+    if p.rules.is_empty() && p.fleet.is_empty() {
+        return Err("rules: a policy needs at least one rule (or a fleet rule)".into());
+    }
+    for (i, r) in p.fleet.iter().enumerate() {
+        let info = metrics::lookup(&r.metric).expect("checked on load");
+        if let Some(dir) = info.direction
+            && !((dir == crate::measure::Direction::Read && p.job.rw.reads())
+                || (dir == crate::measure::Direction::Write && p.job.rw.writes()))
+        {
+            return Err(format!(
+                "fleet[{i}].metric: '{}' can never be measured by a job with rw={}",
+                r.metric, p.job.rw
+            ));
+        }
     }
     for (i, r) in p.rules.iter().enumerate() {
         let Some(info) = metrics::lookup(&r.metric) else {
@@ -53,8 +65,20 @@ pub fn check(p: &Policy) -> Result<(), String> {
             ));
         }
     }
-    if !p.rules.iter().any(|r| r.level == Level::Fail) {
-        return Err("rules: at least one rule must have level fail, or nothing decides".into());
+    if !p.rules.iter().any(|r| r.level == Level::Fail)
+        && !p.fleet.iter().any(|r| r.level == Level::Fail)
+    {
+        return Err(
+            "rules: at least one rule (or fleet rule) must have level fail, or nothing decides"
+                .into(),
+        );
+    }
+    if p.sustained == super::schema::Sustained::Required
+        && !p
+            .deciding_rules()
+            .any(|r| crate::evaluate::throughput(&r.metric).is_some() && r.op.higher_is_better())
+    {
+        return Err("sustained: required needs a deciding rule on a throughput figure (IOPS or bandwidth, with \">=\"): only those have a level the disk sustains".into());
     }
     let e = &p.evidence;
     if e.min_runs == 0 {

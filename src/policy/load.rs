@@ -150,7 +150,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
 }
 
 /// The top-level keys of a policy document.
-const POLICY_KEYS: [&str; 8] = [
+const POLICY_KEYS: [&str; 10] = [
     "name",
     "description",
     "vendor",
@@ -159,6 +159,8 @@ const POLICY_KEYS: [&str; 8] = [
     "runs",
     "rules",
     "evidence",
+    "sustained",
+    "fleet",
 ];
 
 /// An error about a file's content quotes that content (a key, a value) only where the file is

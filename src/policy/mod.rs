@@ -5,18 +5,22 @@
 //! - `load.rs`: resolving a name or a path, reading the file safely, YAML with error locations
 //!   (the only door through which YAML enters);
 //! - `check.rs`: what a valid policy is beyond its types (a new rule about policies goes here);
-//! - `builtin.rs`: the policies shipped inside the binary.
+//! - `builtin.rs`: the policies shipped inside the binary;
+//! - `diff.rs`: how one policy departs from another (`policy diff`).
 
 mod builtin;
 mod check;
+mod diff;
 mod load;
 mod schema;
 
 pub use builtin::{BUILTIN, builtin_yaml};
 pub use check::check;
+pub use diff::{Section, diff};
 pub use load::{
     Loaded, Origin, PolicyError, SYSTEM_POLICY_DIR, load_file, parse, resolve, resolve_in,
 };
 pub use schema::{
-    Aggregate, Evidence, Level, Op, Policy, Publication, Rule, TestOrigin, convert_threshold,
+    Aggregate, Evidence, FleetRule, Level, Op, Per, Policy, Publication, Rule, STALE_AFTER_DAYS,
+    Sustained, TestOrigin, convert_threshold,
 };

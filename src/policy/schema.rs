@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::EngineUsed;
@@ -25,9 +26,87 @@ pub struct Policy {
     /// Runs per `iopscheck run` invocation.
     #[serde(default = "default_runs")]
     pub runs: u32,
+    /// Rules for one node. A policy whose requirement is only over the fleet (`fleet`) may
+    /// have none.
+    #[serde(default)]
     pub rules: Vec<Rule>,
     #[serde(default)]
     pub evidence: Evidence,
+    /// Whether a verdict needs the level the disk sustains (`iopscheck run --sustained`): a
+    /// policy for disks that run on burst credits may require it.
+    #[serde(default, skip_serializing_if = "Sustained::is_optional")]
+    pub sustained: Sustained,
+    /// Rules over the fleet, every node together, judged by `iopscheck fleet`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fleet: Vec<FleetRule>,
+}
+
+/// The policy's `sustained` key.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sustained {
+    /// A run of the job as written may pass (the default).
+    #[default]
+    Optional,
+    /// Only a run that measured the level the disk sustains (`run --sustained`, reaching a
+    /// steady state) can pass.
+    Required,
+}
+
+impl Sustained {
+    fn is_optional(&self) -> bool {
+        *self == Sustained::Optional
+    }
+}
+
+/// A rule over the fleet: the nodes' aggregates of a metric may differ by at most a factor
+/// (Confluent's "identical throughput and IOPS" as max/min ≤ 1.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "FleetRuleRaw")]
+pub struct FleetRule {
+    pub metric: String,
+    /// The largest node's figure over the smallest's may be at most this (1.1: within 10%).
+    pub max_over_min: f64,
+    #[serde(default)]
+    pub level: Level,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FleetRuleRaw {
+    metric: String,
+    max_over_min: f64,
+    #[serde(default)]
+    level: Level,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+impl TryFrom<FleetRuleRaw> for FleetRule {
+    type Error = String;
+    fn try_from(r: FleetRuleRaw) -> Result<FleetRule, String> {
+        if metrics::lookup(&r.metric).is_none() {
+            return Err(format!(
+                "unknown metric '{}'; known metrics: {}",
+                r.metric,
+                metrics::known_names().join(", ")
+            ));
+        }
+        if !(r.max_over_min.is_finite() && r.max_over_min >= 1.0) {
+            return Err(format!(
+                "max_over_min of {}: {} is not a bound on the largest node's figure over the smallest's; give 1 or more (1.1: within 10%)",
+                r.metric, r.max_over_min
+            ));
+        }
+        Ok(FleetRule {
+            metric: r.metric,
+            max_over_min: r.max_over_min,
+            level: r.level,
+            note: r.note,
+        })
+    }
 }
 
 fn default_runs() -> u32 {
@@ -40,12 +119,41 @@ fn default_runs() -> u32 {
 pub struct Publication {
     pub title: String,
     pub url: String,
-    /// When the page was read (YYYY-MM-DD).
-    pub seen: String,
+    /// When the page was read (YYYY-MM-DD): a source read more than [`STALE_AFTER_DAYS`]
+    /// before a verdict is noted with it, as the vendor may have changed it since.
+    #[serde(deserialize_with = "date")]
+    pub seen: NaiveDate,
     /// Whether the vendor prescribes the test, or only a number (the test is then ours).
     pub test: TestOrigin,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+}
+
+/// A source read more than this many days before a verdict (or `policy list`) is noted as
+/// possibly out of date: vendors revise their published minimums.
+pub const STALE_AFTER_DAYS: i64 = 365;
+
+impl Publication {
+    /// "source seen 2025-03-05; check it is current (URL)" when the source was read more than
+    /// [`STALE_AFTER_DAYS`] before `today`; None while it is recent.
+    pub fn stale_note(&self, today: NaiveDate) -> Option<String> {
+        ((today - self.seen).num_days() > STALE_AFTER_DAYS).then(|| {
+            format!(
+                "source seen {}; check it is current ({})",
+                self.seen, self.url
+            )
+        })
+    }
+}
+
+/// A calendar date written YYYY-MM-DD, with a message that says so.
+fn date<'de, D: serde::Deserializer<'de>>(d: D) -> Result<NaiveDate, D::Error> {
+    let s = String::deserialize(d)?;
+    NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").map_err(|_| {
+        serde::de::Error::custom(format!(
+            "'{s}' is not a date: write the day the source was read as YYYY-MM-DD"
+        ))
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,14 +178,86 @@ pub struct Rule {
     pub metric: String,
     pub op: Op,
     /// In the metric's unit. The YAML may give it with a unit of the same kind ("10ms" for a
-    /// latency in µs, "250MB/s", "7.5k" IOPS); it is converted and checked on load.
+    /// latency in µs, "250MB/s", "7.5k" IOPS); it is converted and checked on load. For a rule
+    /// that scales with the machine (`per`), the figure per unit (500 IOPS per vCPU).
     pub threshold: f64,
+    /// What the threshold scales with (`threshold: {per_cpu: 500}`): resolved against the host
+    /// facts recorded with the runs, never assumed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per: Option<Per>,
     /// `fail` decides the verdict; `warn` is a soft limit (changes the exit code only with
     /// `--strict`); `info` is shown beside the others and never decides.
     #[serde(default)]
     pub level: Level,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// What a rule's threshold scales with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Per {
+    /// Each of the machine's logical CPUs (vCPUs): `per_cpu`.
+    Cpu,
+    /// Each GiB of the machine's memory: `per_gib_memory`.
+    GibMemory,
+    /// Each TiB of the target filesystem's capacity: `per_tib_capacity`.
+    TibCapacity,
+}
+
+impl Per {
+    /// The YAML key under `threshold:`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Per::Cpu => "per_cpu",
+            Per::GibMemory => "per_gib_memory",
+            Per::TibCapacity => "per_tib_capacity",
+        }
+    }
+    /// "vCPU", "GiB of memory", "TiB of capacity".
+    pub fn unit(self) -> &'static str {
+        match self {
+            Per::Cpu => "vCPU",
+            Per::GibMemory => "GiB of memory",
+            Per::TibCapacity => "TiB of target capacity",
+        }
+    }
+    /// What a record must state for the rule to be resolved.
+    pub fn fact(self) -> &'static str {
+        match self {
+            Per::Cpu => "the machine's CPU count",
+            Per::GibMemory => "the machine's memory",
+            Per::TibCapacity => "the target filesystem's capacity",
+        }
+    }
+    /// The count of units a target's host facts give (8 vCPUs, 15.6 GiB), if they state it.
+    pub fn count(self, t: &crate::history::Target) -> Option<f64> {
+        match self {
+            Per::Cpu => t.cpus.map(f64::from),
+            Per::GibMemory => t.memory_bytes.map(|b| b as f64 / (1u64 << 30) as f64),
+            Per::TibCapacity => t.capacity_bytes.map(|b| b as f64 / (1u64 << 40) as f64),
+        }
+        .filter(|c| c.is_finite() && *c > 0.0)
+    }
+    /// "8 vCPUs", "15.6 GiB of memory", "0.5 TiB of target capacity".
+    pub fn describe(self, count: f64) -> String {
+        match self {
+            Per::Cpu => format!("{count} vCPU{}", if count == 1.0 { "" } else { "s" }),
+            _ => format!("{} {}", crate::report::fmt_precise(count), self.unit()),
+        }
+    }
+}
+
+impl Rule {
+    /// "≥ 3000 IOPS", or "≥ 500 IOPS per vCPU" for a rule that scales.
+    pub fn describe_threshold(&self) -> String {
+        let unit = crate::metrics::unit(&self.metric);
+        let figure = crate::report::fmt_precise(self.threshold);
+        match self.per {
+            None => format!("{} {figure} {unit}", self.op),
+            Some(p) => format!("{} {figure} {unit} per {}", self.op, p.unit()),
+        }
+    }
 }
 
 /// A rule as written in YAML, before its threshold is converted to the metric's unit.
@@ -93,11 +273,72 @@ struct RuleRaw {
     note: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+/// A threshold as written: a number, a number with a unit, or a mapping of one `per_…` key to
+/// either (`{per_cpu: 500}`, `{per_cpu: 30MB/s}`).
+#[derive(Debug)]
 enum RawThreshold {
     Number(f64),
     Text(String),
+    Scaled(Per, Box<RawThreshold>),
+}
+
+impl<'de> Deserialize<'de> for RawThreshold {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawThreshold;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a number, a number with a unit (10ms, 250MB/s, 7.5k), or one of per_cpu, per_gib_memory, per_tib_capacity with such a value ({per_cpu: 500})",
+                )
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<RawThreshold, E> {
+                Ok(RawThreshold::Number(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RawThreshold, E> {
+                Ok(RawThreshold::Number(v as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RawThreshold, E> {
+                Ok(RawThreshold::Number(v as f64))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawThreshold, E> {
+                Ok(RawThreshold::Text(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<RawThreshold, A::Error> {
+                use serde::de::Error;
+                let keys = [Per::Cpu, Per::GibMemory, Per::TibCapacity];
+                let mut found: Option<RawThreshold> = None;
+                while let Some(k) = map.next_key::<String>()? {
+                    let Some(per) = keys.iter().copied().find(|p| p.key() == k) else {
+                        return Err(A::Error::custom(format!(
+                            "unknown key '{k}' under threshold: expected one of per_cpu, per_gib_memory, per_tib_capacity"
+                        )));
+                    };
+                    let v: RawThreshold = map.next_value()?;
+                    if matches!(v, RawThreshold::Scaled(..)) {
+                        return Err(A::Error::custom(format!(
+                            "{k}: give a number (500) or a number with a unit (30MB/s), not another mapping"
+                        )));
+                    }
+                    if found.is_some() {
+                        return Err(A::Error::custom(
+                            "a threshold scales with one thing: give one of per_cpu, per_gib_memory, per_tib_capacity",
+                        ));
+                    }
+                    found = Some(RawThreshold::Scaled(per, Box::new(v)));
+                }
+                found.ok_or_else(|| {
+                    A::Error::custom(
+                        "an empty mapping: give one of per_cpu, per_gib_memory, per_tib_capacity",
+                    )
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl TryFrom<RuleRaw> for Rule {
@@ -110,15 +351,27 @@ impl TryFrom<RuleRaw> for Rule {
                 metrics::known_names().join(", ")
             ));
         };
-        let threshold = match r.threshold {
+        let (per, raw) = match r.threshold {
+            RawThreshold::Scaled(p, v) => (Some(p), *v),
+            other => (None, other),
+        };
+        let threshold = match raw {
             RawThreshold::Number(n) => n,
             RawThreshold::Text(t) => convert_threshold(&t, info.unit)
                 .map_err(|e| format!("threshold of {}: {e}", r.metric))?,
+            RawThreshold::Scaled(..) => unreachable!("refused while reading"),
         };
+        if per.is_some() && !(threshold.is_finite() && threshold > 0.0) {
+            return Err(format!(
+                "threshold of {}: a figure per unit must be more than 0",
+                r.metric
+            ));
+        }
         Ok(Rule {
             metric: r.metric,
             op: r.op,
             threshold,
+            per,
             level: r.level,
             note: r.note,
         })

@@ -49,7 +49,7 @@ pub fn render(format: Format, c: &Comparison, policy: &str, out: &mut dyn Write)
         )
     };
     match format {
-        Format::Table | Format::Summary => {
+        Format::Table | Format::Summary | Format::Reply => {
             writeln!(out, "{sentence}")?;
             if format == Format::Table {
                 writeln!(out, "  {}", side(&c.a))?;

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::evaluate::Evaluation;
+use crate::runs::Records;
 
 #[derive(Serialize)]
 struct Tool {
@@ -42,6 +43,7 @@ struct Tail<'a> {
     strict: bool,
     generated: &'a chrono::DateTime<chrono::Utc>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    bursts: &'a [crate::evaluate::Burst],
     sequential: &'a [crate::evaluate::sequential::Decision],
 }
 
@@ -74,13 +76,14 @@ fn tail(ev: &Evaluation) -> Tail<'_> {
         not_counted: &ev.not_counted,
         strict: ev.strict,
         generated: &ev.generated,
+        bursts: &ev.bursts,
         sequential: &ev.sequential,
     }
 }
 
 /// The whole object, as serde_json writes one struct of every key in this order: the head's
 /// object without its closing brace, `runs`, then the tail's object without its opening one.
-fn write(ev: &Evaluation, w: &mut dyn Write, pretty: bool) -> io::Result<()> {
+fn write(ev: &Evaluation, records: &Records, w: &mut dyn Write, pretty: bool) -> io::Result<()> {
     let mut buf = io::BufWriter::with_capacity(1 << 16, w);
     let (head, tail) = if pretty {
         (
@@ -101,7 +104,7 @@ fn write(ev: &Evaluation, w: &mut dyn Write, pretty: bool) -> io::Result<()> {
     } else {
         b",\"runs\":["
     })?;
-    write_runs(ev, &mut buf, pretty)?;
+    write_runs(ev, records, &mut buf, pretty)?;
     buf.write_all(b",")?;
     buf.write_all(&tail[1..])?;
     buf.write_all(b"\n")?;
@@ -109,12 +112,17 @@ fn write(ev: &Evaluation, w: &mut dyn Write, pretty: bool) -> io::Result<()> {
 }
 
 /// `runs[]`'s elements and closing bracket: every judged run's whole record, read again one at
-/// a time from the evaluation's records and written as it is read, so that a year of runs is
+/// a time from `records` and written as it is read, so that a year of runs is
 /// never held whole. Each record is written into one reused buffer, indented as serde_json's
 /// pretty printer would at this depth (the object's keys at two levels: [`Indent`]), then
 /// passed on in one piece.
-fn write_runs(ev: &Evaluation, out: &mut impl Write, pretty: bool) -> io::Result<()> {
-    let mut reader = ev.records.reader();
+fn write_runs(
+    ev: &Evaluation,
+    records: &Records,
+    out: &mut impl Write,
+    pretty: bool,
+) -> io::Result<()> {
+    let mut reader = records.reader();
     let mut one: Vec<u8> = Vec::with_capacity(1 << 14);
     for (i, run) in ev.runs.iter().enumerate() {
         one.clear();
@@ -239,12 +247,12 @@ impl serde_json::ser::Formatter for Indent {
 }
 
 /// The same object as [`render`], compact on one line, ending with a newline.
-pub fn render_line(ev: &Evaluation, w: &mut dyn Write) -> io::Result<()> {
-    write(ev, w, false)
+pub fn render_line(ev: &Evaluation, records: &Records, w: &mut dyn Write) -> io::Result<()> {
+    write(ev, records, w, false)
 }
 
-pub fn render(ev: &Evaluation, w: &mut dyn Write) -> io::Result<()> {
-    write(ev, w, true)
+pub fn render(ev: &Evaluation, records: &Records, w: &mut dyn Write) -> io::Result<()> {
+    write(ev, records, w, true)
 }
 
 #[cfg(test)]
@@ -263,7 +271,7 @@ mod tests {
         tail: Tail<'a>,
     }
 
-    fn evaluation(n: usize) -> Evaluation {
+    fn evaluation(n: usize) -> (Evaluation, Records) {
         let mut records: Vec<Record> = (0..n)
             .map(|i| {
                 let ts = format!("2026-11-01T{:02}:{:02}:00Z", i / 60, i % 60);
@@ -277,20 +285,22 @@ mod tests {
             r.metrics.insert("huge".into(), 2.5e300);
             r.overrides = [("size".to_string(), "64m".to_string())].into();
         }
-        crate::evaluate::tests::swimlane_report(records, "2026-11-02T00:00:00Z")
+        crate::evaluate::tests::swimlane_report_held(records, "2026-11-02T00:00:00Z")
     }
 
-    fn text(f: fn(&Evaluation, &mut dyn Write) -> io::Result<()>, ev: &Evaluation) -> String {
+    type Render = fn(&Evaluation, &Records, &mut dyn Write) -> io::Result<()>;
+
+    fn text(f: Render, ev: &Evaluation, records: &Records) -> String {
         let mut out = Vec::new();
-        f(ev, &mut out).unwrap();
+        f(ev, records, &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
     #[test]
     fn the_document_written_in_pieces_is_the_one_serde_json_writes_whole() {
         for n in [0, 1, 5] {
-            let ev = evaluation(n);
-            let mut reader = ev.records.reader();
+            let (ev, records) = evaluation(n);
+            let mut reader = records.reader();
             let runs: Vec<Record> = ev
                 .runs
                 .iter()
@@ -303,9 +313,9 @@ mod tests {
                 tail: tail(&ev),
             };
             let pretty = serde_json::to_string_pretty(&whole).unwrap() + "\n";
-            assert_eq!(text(render, &ev), pretty, "{n} runs");
+            assert_eq!(text(render, &ev, &records), pretty, "{n} runs");
             let line = serde_json::to_string(&whole).unwrap() + "\n";
-            assert_eq!(text(render_line, &ev), line, "{n} runs");
+            assert_eq!(text(render_line, &ev, &records), line, "{n} runs");
         }
     }
 

@@ -53,19 +53,17 @@ struct Case {
 fn describe(r: &RuleResult) -> String {
     match r.value {
         Some(v) => format!(
-            "{} {} is {}{u}, threshold {} {}{u}",
+            "{} {} is {}{u}, threshold {}{u}",
             r.aggregate.as_str(),
             r.metric,
             fmt_precise(v),
-            r.op,
-            fmt_precise(r.threshold),
+            r.threshold_text(fmt_precise),
             u = unit(r.unit),
         ),
         None => format!(
-            "no run measures {}, threshold {} {}{}",
+            "no run measures {}, threshold {}{}",
             r.metric,
-            r.op,
-            fmt_precise(r.threshold),
+            r.threshold_text(fmt_precise),
             unit(r.unit)
         ),
     }
@@ -81,7 +79,10 @@ fn unit(u: &str) -> String {
 
 fn rule_case(ev: &Evaluation, r: &RuleResult) -> Case {
     let deciding = super::view::deciding(r, ev.strict);
-    let what = describe(r);
+    let what = match &r.fails_on {
+        Some(why) => format!("{}; fails: {why}", describe(r)),
+        None => describe(r),
+    };
     let outcome = match view::outcome(ev, r) {
         _ if deciding && ev.verdict == Verdict::Inconclusive => CaseOutcome::Error {
             message: format!("inconclusive: {} ({what})", ev.reason),

@@ -21,6 +21,11 @@ pub fn list_table(rows: &[ListRow], width: usize) -> String {
             .filter(|s| !s.is_empty())
             .collect();
         let origin = (r.origin != "built-in").then_some(r.origin.as_str());
+        // A source read long ago is marked in the row and noted in full under the table.
+        let test = match &r.stale {
+            Some(_) => format!("{}\nseen {} (old)", r.test, r.seen),
+            None => r.test.clone(),
+        };
         wide.add_row(vec![
             r.name.clone(),
             r.vendor.clone(),
@@ -29,13 +34,24 @@ pub fn list_table(rows: &[ListRow], width: usize) -> String {
                 None => job.join(" "),
             },
             r.checks.join("\n"),
-            r.test.clone(),
+            test.clone(),
         ]);
-        let mut who = vec![r.name.as_str(), r.vendor.as_str(), r.test.as_str()];
+        let mut who = vec![r.name.as_str(), r.vendor.as_str(), test.as_str()];
         who.extend(origin);
         stacked.add_row(vec![who.join("\n"), job.join("\n"), r.checks.join("\n")]);
     }
-    fit::first_fitting(&[wide, stacked], width)
+    let mut out = fit::first_fitting(&[wide, stacked], width);
+    for r in rows {
+        if let Some(note) = &r.stale {
+            out.push('\n');
+            out.push_str(&crate::terminal::wrap(
+                &format!("{}: ", r.name),
+                note,
+                width,
+            ));
+        }
+    }
+    out
 }
 
 /// One group of the history as `report --list` shows it.

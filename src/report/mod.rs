@@ -21,6 +21,7 @@ mod lists;
 mod markdown;
 mod output_file;
 mod prometheus;
+pub mod reply;
 pub mod summary;
 mod table;
 mod view;
@@ -32,6 +33,7 @@ use std::collections::BTreeSet;
 use std::io::{self, Write};
 
 use crate::evaluate::Evaluation;
+use crate::runs::Records;
 
 pub use lists::{GroupRow, groups_table, list_table};
 pub use output_file::{OutputFile, write_atomic};
@@ -50,10 +52,13 @@ pub enum Format {
     Html,
     /// One line for a ticket: verdict, deciding figure and threshold, runs and days, caveat.
     Summary,
+    /// Sentences to send the customer: the verdict in plain words, what was measured, and when
+    /// inconclusive the exact fio command and how many runs over how many days to attach.
+    Reply,
 }
 
 impl Format {
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::Table,
         Format::Json,
         Format::Jsonl,
@@ -63,6 +68,7 @@ impl Format {
         Format::Junit,
         Format::Html,
         Format::Summary,
+        Format::Reply,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -76,6 +82,7 @@ impl Format {
             Format::Junit => "junit",
             Format::Html => "html",
             Format::Summary => "summary",
+            Format::Reply => "reply",
         }
     }
 }
@@ -90,23 +97,28 @@ pub struct Style {
     pub verbose: bool,
 }
 
-/// Renders one evaluation in one format.
+/// Renders one evaluation in one format. `records` is where the formats that print whole
+/// records (JSON's `runs[]`, the table's details inside the runs, the HTML's per-run charts)
+/// read them, one at a time by each run's place: the history file, or the records of a run or
+/// an import held in memory.
 pub fn render(
     format: Format,
     ev: &Evaluation,
+    records: &Records,
     style: &Style,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     match format {
-        Format::Table => table::render(ev, style, out),
-        Format::Json => json::render(ev, out),
-        Format::Jsonl => json::render_line(ev, out),
+        Format::Table => table::render(ev, records, style, out),
+        Format::Json => json::render(ev, records, out),
+        Format::Jsonl => json::render_line(ev, records, out),
         Format::Csv => csv::render(ev, out),
         Format::Markdown => markdown::render(ev, out),
         Format::Prometheus => prometheus::render(ev, out),
         Format::Junit => junit::render(ev, out),
-        Format::Html => html::render(ev, out),
+        Format::Html => html::render(ev, records, out),
         Format::Summary => summary::render(ev, out),
+        Format::Reply => reply::render(ev, out),
     }
 }
 
@@ -298,10 +310,11 @@ pub fn safe_url(url: &str) -> Option<&str> {
 pub fn write_file(
     format: Format,
     ev: &Evaluation,
+    records: &Records,
     style: &Style,
     out: &OutputFile,
 ) -> io::Result<()> {
-    out.publish_with(|w| render(format, ev, style, w))
+    out.publish_with(|w| render(format, ev, records, style, w))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 //! | `iopscheck_rule_value` | the rule's aggregate (mean or median) across runs; absent when no run measured it |
 //! | `iopscheck_rule_latest_day_value` | the same aggregate over the latest day's runs alone; absent when no run measured it |
 //! | `iopscheck_rule_threshold` | the rule's threshold |
-//! | `iopscheck_rule_passed` | 1 met, 0 missed; absent when not measured |
+//! | `iopscheck_rule_passed` | 1 met, 0 missed (or failed on its latest runs or a sustained level); absent when not measured |
 //! | `iopscheck_rule_marginal` | 1 when the 95% interval of the mean straddles the threshold |
 //! | `iopscheck_runs`, `iopscheck_run_dates` | runs judged; distinct calendar dates they ran on |
 //! | `iopscheck_runs_required`, `iopscheck_run_dates_required` | the policy's evidence rule |
@@ -134,7 +134,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     );
     let mut passed = Family::new(
         "iopscheck_rule_passed",
-        "1 when the aggregate meets the rule's threshold, 0 when it misses it.",
+        "1 when the aggregate meets the rule's threshold, 0 when it misses it or the rule fails on its latest runs or a run's sustained level (JSON rules[].fails_on).",
     );
     let mut marginal = Family::new(
         "iopscheck_rule_marginal",
@@ -155,7 +155,10 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
             .with("metric", &r.metric)
             .with("op", r.op.as_str())
             .with("level", r.level.as_str());
-        threshold.push(&l, r.threshold);
+        // A threshold the host facts cannot resolve has no value to export.
+        if r.resolved() {
+            threshold.push(&l, r.threshold);
+        }
         if let Some(v) = r.value {
             value.push(&l, v);
         }

@@ -14,22 +14,33 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", line(ev))
 }
 
-/// The line, without its newline.
+/// The longest line `--format summary` writes, in characters.
+pub const MAX_CHARS: usize = 199;
+
+/// The line, without its newline: the verdict, the policy and host, the deciding figure once
+/// against its threshold, runs over days, and the one caveat that matters most (see
+/// [`caveats`]), with the count of the others; shortened to [`MAX_CHARS`].
 pub fn line(ev: &Evaluation) -> String {
     let id = identity(ev);
-    let mut parts: Vec<String> = Vec::new();
     let mut head = format!("{} {}", ev.verdict.as_str().to_uppercase(), ev.policy.name);
-    if !id.host.is_empty() {
+    if stated_host(&id.host) {
         head.push_str(&format!(" on {}", id.host));
     }
     if ev.group.is_some() {
         head.push_str(&format!(" ({}, {})", id.dir, id.engine));
     }
     // Which evidence the verdict is of, with its runs and days against the policy's rule.
-    head.push(' ');
-    head.push_str(&ev.judged_on());
-    parts.push(head);
-    if let Some(r) = ev.primary_rule() {
+    // (With --until-decided the decision states its own runs and days.)
+    if ev.sequential.is_empty() {
+        head.push(' ');
+        head.push_str(&ev.judged_on_short());
+    }
+    let mut parts: Vec<String> = vec![head];
+    if !ev.sequential.is_empty() {
+        // --until-decided: the verdict is the sequence's, and so is the figure said with it
+        // ("decided pass (n 6 over 2 days, α 0.05, β 0.05, δ 10%, bounds 4012–6640 IOPS)").
+        parts.push(ev.reason.trim().to_string());
+    } else if let Some(r) = ev.primary_rule() {
         let mut value = match r.value {
             Some(v) => format!("{} {}{}", r.aggregate.as_str(), fmt_value(v), unit(r.unit)),
             None => "not measured".to_string(),
@@ -44,28 +55,94 @@ pub fn line(ev: &Evaluation) -> String {
             ));
         }
         parts.push(format!(
-            "{} {value}, needs {} {}{}",
+            "{} {value}, needs {}{}",
             r.metric,
-            r.op,
-            fmt_value(r.threshold),
+            r.threshold_text(fmt_value),
             unit(r.unit)
         ));
     }
-    if !ev.reason.trim().is_empty() {
-        parts.push(ev.reason.trim().to_string());
+    let mut line = one_line(&parts.join("; "));
+    let all = caveats(ev);
+    if let Some(first) = all.first() {
+        let more = if all.len() > 1 {
+            format!(" (+{} more)", all.len() - 1)
+        } else {
+            String::new()
+        };
+        let room =
+            MAX_CHARS.saturating_sub(line.chars().count() + "; ".len() + more.chars().count());
+        let text = shorten(&one_line(first), room);
+        if !text.is_empty() {
+            line.push_str(&format!("; {text}{more}"));
+        }
     }
-    if let Some(first) = ev.warnings.first() {
-        let more = ev.warnings.len() - 1;
-        parts.push(format!(
-            "caveat: {first}{}",
-            if more > 0 {
-                format!(" (+{more} more)")
-            } else {
-                String::new()
-            }
-        ));
+    shorten(&line, MAX_CHARS)
+}
+
+/// What qualifies the verdict, the most important first: how the test differs from the
+/// policy's (what flatters first), what decided an inconclusive verdict beyond the evidence,
+/// for a pass what the output does not state ("end fsync not stated"), the runs not counted,
+/// then what the output does not state, then every other note (parsing notes last).
+pub fn caveats(ev: &Evaluation) -> Vec<String> {
+    use crate::deviation::Effect;
+    use crate::evaluate::Verdict;
+    let mut out: Vec<String> = Vec::new();
+    for effect in [Effect::Flatters, Effect::EitherWay] {
+        for d in ev.deviations.iter().filter(|d| d.effect == effect) {
+            out.push(format!("not the policy's test: {d}"));
+        }
     }
-    one_line(&parts.join("; "))
+    for d in &ev.differences {
+        if !ev.deviations.iter().any(|x| x.field == d.field) {
+            out.push(format!("not the policy's test: {d}"));
+        }
+    }
+    let explained = !ev.deviations.is_empty() || !ev.differences.is_empty() || !ev.evidence.enough;
+    if ev.verdict == Verdict::Inconclusive && !explained && !ev.reason.trim().is_empty() {
+        out.push(ev.reason.trim().to_string());
+    }
+    let not_counted = ev.not_counted.iter().map(|n| match n.runs {
+        1 => format!("not counted: {}", n.reason),
+        k => format!("{k} runs not counted: {}", n.reason),
+    });
+    // of what the output does not state, the end fsync first: it decides what a write is
+    let mut stated = ev.caveats.clone();
+    stated.sort_by_key(|c| !c.starts_with("end fsync"));
+    if ev.verdict == Verdict::Pass {
+        out.extend(stated);
+        out.extend(not_counted);
+    } else {
+        out.extend(not_counted);
+        out.extend(stated);
+    }
+    for w in &ev.warnings {
+        let w = w.to_string();
+        // the deviations and differences again, as warnings
+        if w.starts_with("not the policy's test") || out.contains(&w) {
+            continue;
+        }
+        out.push(w);
+    }
+    out
+}
+
+/// Whether a host is one a record names (not the placeholder of an import without one).
+pub fn stated_host(host: &str) -> bool {
+    !host.is_empty() && host != crate::commands::import::HOST_NOT_STATED
+}
+
+/// At most `max` characters, an ellipsis ending what was cut.
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut t: String = s.chars().take(max - 1).collect();
+    t = t.trim_end().to_string();
+    t.push('…');
+    t
 }
 
 /// The fleet in one line: its verdict, the nodes by verdict, and why.

@@ -11,6 +11,7 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 
 use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
 use crate::policy::Level;
+use crate::runs::Records;
 
 use super::view_node::Role;
 
@@ -44,7 +45,12 @@ pub fn wrap(first: &str, text: &str) -> String {
     crate::terminal::wrap(first, text, crate::terminal::stdout_width())
 }
 
-pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io::Result<()> {
+pub fn render(
+    ev: &Evaluation,
+    records: &Records,
+    style: &super::Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let paint = |text: &str, code: &str| {
         if style.color {
             format!("\x1b[{code}m{text}\x1b[0m")
@@ -175,7 +181,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
                 Some(&v) => format!(
                     "{}{}",
                     fmt_value(v),
-                    super::view::judge_on(r, v, super::view::run_standing(ev, i)).mark()
+                    super::view::judge_run(ev, r, i, v).mark()
                 ),
                 None => "—".into(),
             };
@@ -244,9 +250,8 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     }
     t.add_row(figures_row("threshold", &|r| {
         format!(
-            "{} {}{}",
-            r.op,
-            fmt_value(r.threshold),
+            "{}{}",
+            r.threshold_text(fmt_value),
             match r.level {
                 Level::Fail => "",
                 Level::Warn => " (warn)",
@@ -341,6 +346,9 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
             "  {head} {:<width$}  {}, needs {}{marginal}{judged}",
             l.metric, l.value, l.needs
         )?;
+        if let Some(why) = &l.fails_on {
+            writeln!(out, "{}", wrap("      fails: ", why))?;
+        }
         if let Some(note) = l.note.as_ref().filter(|_| style.verbose) {
             writeln!(out, "{}", wrap("      ", note))?;
         }
@@ -361,7 +369,7 @@ pub fn render(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io:
     // Inside each run: fio's sample figures, slat, the final fsync's share, the disks (with
     // --verbose; by default the output fits one screen, and says where they are).
     let mut behind: Vec<&str> = Vec::new();
-    let inside = super::details::lines(&ev.runs, &ev.records)?;
+    let inside = super::details::lines(&ev.runs, records)?;
     if !inside.is_empty() && style.verbose {
         writeln!(out, "inside the runs:")?;
         for l in inside {
@@ -523,6 +531,7 @@ fn not_counted(ev: &Evaluation, width: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use crate::policy::Level;
+    use crate::runs::Records;
 
     #[test]
     fn a_missed_deciding_rule_is_red_and_a_missed_soft_limit_yellow_and_the_columns_still_line_up()
@@ -531,7 +540,8 @@ mod tests {
         let runs = ["2026-11-01T10:00:00Z", "2026-11-01T11:00:00Z"]
             .map(|ts| crate::evaluate::tests::rec(ts, 8.0))
             .to_vec();
-        let mut ev = crate::evaluate::tests::swimlane_report(runs, "2026-11-03T00:00:00Z");
+        let (mut ev, records) =
+            crate::evaluate::tests::swimlane_report_held(runs, "2026-11-03T00:00:00Z");
         // the second rule as a soft limit that is missed
         ev.rules[1].level = Level::Warn;
         ev.rules[1].passed = Some(false);
@@ -539,6 +549,7 @@ mod tests {
             let mut out = Vec::new();
             super::render(
                 &ev,
+                &records,
                 &crate::report::Style {
                     color,
                     verbose: true,
@@ -567,7 +578,7 @@ mod tests {
 
     /// Two runs of Swimlane's test, a quick look (64 MiB for 10 s) and a run dated two days
     /// ahead of the report: the last two are left out of the verdict.
-    fn mixed() -> crate::evaluate::Evaluation {
+    fn mixed() -> (crate::evaluate::Evaluation, Records) {
         use crate::evaluate::tests::rec;
         let mut quick = rec("2026-12-01T11:00:00Z", 90.0);
         quick.job.size = Some(64 << 20);
@@ -578,7 +589,7 @@ mod tests {
             rec("2026-12-01T12:00:00Z", 16.0),
             rec("2026-12-04T09:00:00Z", 16.0),
         ];
-        crate::evaluate::tests::swimlane_report(runs, "2026-12-02T12:00:00Z")
+        crate::evaluate::tests::swimlane_report_held(runs, "2026-12-02T12:00:00Z")
     }
 
     /// Whitespace runs as one space, the table's rules as none: what a cell's text reads as
@@ -592,7 +603,7 @@ mod tests {
 
     #[test]
     fn the_runs_not_counted_are_listed_each_with_its_time_and_reason_within_the_width() {
-        let ev = mixed();
+        let (ev, _) = mixed();
         assert_eq!((ev.runs.len(), ev.excluded.len()), (2, 2));
         let view = crate::report::view_node::not_counted_table(&ev).unwrap();
         for width in [80, 120, 200] {
@@ -625,9 +636,9 @@ mod tests {
 
     #[test]
     fn the_table_lists_the_runs_left_out_under_the_runs_and_says_why_when_none_counted() {
-        let text = |ev: &crate::evaluate::Evaluation| {
+        let text = |(ev, records): &(crate::evaluate::Evaluation, Records)| {
             let mut out = Vec::new();
-            super::render(ev, &crate::report::Style::default(), &mut out).unwrap();
+            super::render(ev, records, &crate::report::Style::default(), &mut out).unwrap();
             String::from_utf8(out).unwrap()
         };
         let mixed = text(&mixed());
@@ -655,12 +666,12 @@ mod tests {
     }
 
     /// [`mixed`] without the runs of the policy's test.
-    fn mixed_left_out() -> crate::evaluate::Evaluation {
+    fn mixed_left_out() -> (crate::evaluate::Evaluation, Records) {
         use crate::evaluate::tests::rec;
         let mut quick = rec("2026-12-01T11:00:00Z", 90.0);
         quick.job.size = Some(64 << 20);
         quick.job.runtime_s = Some(10.0);
         let runs = vec![quick, rec("2026-12-04T09:00:00Z", 16.0)];
-        crate::evaluate::tests::swimlane_report(runs, "2026-12-02T12:00:00Z")
+        crate::evaluate::tests::swimlane_report_held(runs, "2026-12-02T12:00:00Z")
     }
 }

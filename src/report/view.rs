@@ -104,7 +104,11 @@ impl Cell {
 
     /// The figure with the mark its rule gives it on a test of `standing` ([`judge_on`]).
     pub fn judged(r: &RuleResult, v: f64, standing: Option<Effect>) -> Cell {
-        let emphasis = judge_on(r, v, standing);
+        Cell::marked(v, judge_on(r, v, standing))
+    }
+
+    /// The figure with `emphasis`'s mark.
+    pub fn marked(v: f64, emphasis: Emphasis) -> Cell {
         Cell {
             emphasis,
             ..Cell::right(format!("{}{}", fmt_value(v), emphasis.mark()))
@@ -189,6 +193,16 @@ pub fn judge_on(r: &RuleResult, v: f64, standing: Option<Effect>) -> Emphasis {
         (e, None) => e,
         (Emphasis::Fail, Some(Effect::Flatters)) => Emphasis::Fail,
         _ => Emphasis::None,
+    }
+}
+
+/// How run `i`'s figure `v` fares against rule `r` ([`judge_on`]), where a figure that meets
+/// the threshold is still a miss when the rule judged the run failed on more than its figure
+/// (`per_run`: the level its disk sustained after its burst credits ran out).
+pub fn judge_run(ev: &Evaluation, r: &RuleResult, i: usize, v: f64) -> Emphasis {
+    match judge_on(r, v, run_standing(ev, i)) {
+        Emphasis::Pass if r.per_run.get(i) == Some(&Some(false)) => Emphasis::Fail,
+        e => e,
     }
 }
 
@@ -304,6 +318,8 @@ impl Outcome {
     pub fn of(r: &RuleResult, strict: bool) -> Outcome {
         let deciding = deciding(r, strict);
         match (r.passed, r.level) {
+            // measured, but against a threshold the host facts cannot resolve
+            (None, _) if r.value.is_some() && !r.resolved() => Outcome::NotJudged,
             (None, _) => Outcome::NotMeasured,
             (Some(true), _) => Outcome::Meets,
             (Some(false), _) if deciding => Outcome::Fails,
@@ -450,7 +466,7 @@ pub fn runs_table(ev: &Evaluation) -> Option<Table> {
                 source,
             ];
             cells.extend(cols.iter().map(|r| match run.metrics.get(&r.metric) {
-                Some(&v) => Cell::judged(r, v, run_standing(ev, i)),
+                Some(&v) => Cell::marked(v, judge_run(ev, r, i, v)),
                 None => Cell::right("—"),
             }));
             Row {

@@ -54,10 +54,17 @@ pub fn rules_table(ev: &Evaluation) -> Option<Table> {
                     Cell::right(r.value.map(fmt_value).unwrap_or("—".into())),
                     Cell::right(ci),
                     Cell::right(range),
-                    Cell::right(format!("{} {} {}", r.op, fmt_precise(r.threshold), r.unit)),
+                    Cell::right(format!("{} {}", r.threshold_text(fmt_precise), r.unit)),
                     Cell {
                         emphasis: Emphasis::Outcome(outcome),
-                        ..Cell::left(format!("{}{marginal}", outcome.words()))
+                        ..Cell::left(format!(
+                            "{}{marginal}{}",
+                            outcome.words(),
+                            r.fails_on
+                                .as_deref()
+                                .map(|w| format!(": {w}"))
+                                .unwrap_or_default()
+                        ))
                     },
                     Cell::left(r.note.as_deref().unwrap_or("")),
                 ],
@@ -211,6 +218,8 @@ pub struct RuleLine {
     pub misses: Vec<(usize, String)>,
     /// How many more runs miss it than are listed.
     pub more_misses: usize,
+    /// Why it fails although its aggregate meets the threshold ([`RuleResult::fails_on`]).
+    pub fails_on: Option<String>,
 }
 
 /// The rules, one [`RuleLine`] each, in the policy's order.
@@ -233,10 +242,7 @@ pub fn rule_lines(ev: &Evaluation) -> Vec<RuleLine> {
                     .iter()
                     .enumerate()
                     .filter_map(|(i, run)| run.metrics.get(&r.metric).map(|&v| (i + 1, v)))
-                    .filter(|&(n, v)| {
-                        super::view::judge_on(r, v, super::view::run_standing(ev, n - 1))
-                            == Emphasis::Fail
-                    })
+                    .filter(|&(n, v)| super::view::judge_run(ev, r, n - 1, v) == Emphasis::Fail)
                 {
                     if misses.len() < RUNS_LISTED {
                         misses.push((n, format!("{}{unit}", fmt_value(v))));
@@ -260,11 +266,12 @@ pub fn rule_lines(ev: &Evaluation) -> Vec<RuleLine> {
                     Some(v) => format!("{} {}{unit}", r.aggregate.as_str(), fmt_value(v)),
                     None => "not measured".into(),
                 },
-                needs: format!("{} {}", r.op, fmt_value(r.threshold)),
+                needs: r.threshold_text(fmt_value),
                 marginal: r.marginal,
                 note: r.note.clone(),
                 misses,
                 more_misses,
+                fails_on: r.fails_on.clone(),
             }
         })
         .collect()
@@ -315,7 +322,7 @@ pub fn rule_stats_table(ev: &Evaluation) -> Option<Table> {
                     } else {
                         TOO_FEW.into()
                     }),
-                    Cell::right(format!("{} {}", r.op, fmt_value(r.threshold))),
+                    Cell::right(r.threshold_text(fmt_value)),
                 ],
             })
         })
@@ -432,7 +439,8 @@ mod tests {
 
     /// The rules table's header and rows as Markdown and as HTML show them, cell by cell.
     fn both(runs: Vec<crate::history::Record>) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
-        let ev = crate::evaluate::tests::swimlane_report(runs, "2026-11-03T00:00:00Z");
+        let (ev, records) =
+            crate::evaluate::tests::swimlane_report_held(runs, "2026-11-03T00:00:00Z");
         let mut md = Vec::new();
         super::super::markdown::render(&ev, &mut md).unwrap();
         let md = String::from_utf8(md).unwrap();
@@ -453,7 +461,7 @@ mod tests {
             })
             .collect();
         let mut html = Vec::new();
-        super::super::html::render(&ev, &mut html).unwrap();
+        super::super::html::render(&ev, &records, &mut html).unwrap();
         let html = String::from_utf8(html).unwrap();
         let table = html.split("<table class=\"rules\">").nth(1).unwrap();
         let table = table.split("</table>").next().unwrap();

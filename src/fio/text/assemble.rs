@@ -248,6 +248,7 @@ impl State {
             timestamp,
             jobs,
             notes,
+            command: None,
         })
     }
 }

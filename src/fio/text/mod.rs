@@ -86,7 +86,7 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
             if k == 0 {
                 if let Some((no, text)) = st.orphan_unreadable.first() {
                     return Err(ParseError::Unreadable(format!(
-                        "line {no}: a result line that could not be read, and no job block: '{}'",
+                        "line {no}: a result line without its job block ('NAME: (groupid=…)'): '{}'",
                         shorten(text)
                     )));
                 }
@@ -197,6 +197,33 @@ fn last_print_of_each_process(out: &mut FioOutput) {
         "{dropped} job block{} printed again later by the same fio process (status reports, --status-interval?): the last print of each was used",
         if dropped == 1 { " was" } else { "s were" }
     ));
+}
+
+/// fio's result lines alone (what `grep write` leaves of an output): the text with a job
+/// header put before each run's lines, so that each is read as one job named
+/// [`RESULT_LINES_ONLY`](crate::fio::RESULT_LINES_ONLY), with no error stated. A run
+/// begins where a direction comes again (`read:` then `write:` of a mixed job are one run).
+/// Returns the text and the number of runs.
+pub(in crate::fio) fn with_headers_for_result_lines(text: &str) -> (String, usize) {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut runs = 0;
+    let mut seen: Vec<markers::Ddir> = Vec::new();
+    for l in text.split_inclusive('\n') {
+        let t = l.trim();
+        if let Some(d) = markers::direction_marker(t) {
+            if seen.is_empty() || seen.contains(&d) {
+                runs += 1;
+                seen.clear();
+                out.push_str(&format!(
+                    "{}: (groupid=0, jobs=1): err= 0\n",
+                    crate::fio::RESULT_LINES_ONLY
+                ));
+            }
+            seen.push(d);
+        }
+        out.push_str(l);
+    }
+    (out, runs)
 }
 
 /// A line of the input shown in a message: at most 120 characters.

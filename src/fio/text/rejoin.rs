@@ -25,23 +25,53 @@ pub(super) fn rejoin(text: &str) -> (Vec<(String, usize)>, bool) {
     // Which lines continue the one before.
     let mut cont = vec![false; physical.len()];
     let mut in_output = false;
+    // The line being joined so far: a line wrapped more than once (a job's header at 40
+    // columns takes four) is incomplete until its last piece.
+    let mut logical = String::new();
+    // Text reflowed at a narrow width (a chat, a mail at 40–100 columns): its longest line is
+    // the width, and a line was broken there when the next line's first word would not have
+    // fitted after it (as `fold -s` and every word-wrapping tool decide).
+    // The space a wrap breaks at stays at the end of the line (`fold -s`) or is dropped (most
+    // chat tools): either way the line and the word do not fit together.
+    let width = physical
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let narrow = (NARROWEST..=NARROW).contains(&width);
+    let broken_before = |prev: &str, next: &str| {
+        let used = prev
+            .chars()
+            .count()
+            .max(prev.trim_end().chars().count() + 1);
+        let word = next.split_whitespace().next().unwrap_or("").chars().count();
+        narrow && used + word >= width
+    };
     for i in 0..physical.len() {
         let t = physical[i].0.trim();
         if t.is_empty() {
+            logical.clear();
             continue;
         }
         if begins_line(t) {
             in_output = true;
+            logical = t.to_string();
             continue;
         }
         if in_output && i > 0 {
             let prev = physical[i - 1].0;
             if !prev.trim().is_empty()
-                && (prev.trim_end().chars().count() >= MIN_WRAPPED || incomplete(prev.trim()))
+                && (prev.trim_end().chars().count() >= MIN_WRAPPED
+                    || incomplete(logical.trim())
+                    || broken_before(prev, t))
             {
                 cont[i] = true;
+                logical.push(' ');
+                logical.push_str(t);
+                continue;
             }
         }
+        logical = t.to_string();
     }
     if !cont.iter().any(|&c| c) {
         return (
@@ -120,8 +150,14 @@ pub(super) fn rejoin(text: &str) -> (Vec<(String, usize)>, bool) {
     (out, true)
 }
 
-/// Lines shorter than this are never taken as wrapped: wraps happen at 60 columns or more.
+/// Lines shorter than this are never taken as wrapped by length alone: wraps happen at 60
+/// columns or more, narrower ones are found by the width of the whole text.
 pub(super) const MIN_WRAPPED: usize = 40;
+
+/// The narrowest and widest reflow read by the text's width: fio's own lines (a job's
+/// header, `(g=0): rw=…, bs=(R) …`) are wider than [`NARROW`].
+const NARROWEST: usize = 30;
+const NARROW: usize = 100;
 
 /// A line of fio's that cannot be whole: a direction line whose figures do not read, a job's
 /// header line without its `iodepth=`.
@@ -129,4 +165,12 @@ fn incomplete(t: &str) -> bool {
     let t = host_tag(t).map_or(t, |(_, r)| r);
     (direction_marker(t).is_some() && direction_line(t).is_none())
         || (t.contains(": (g=") && !t.contains("iodepth="))
+        // a job's results header cut before its date's year (`err= 0: pid=…: Mon Nov 30 …`)
+        || (t.contains(": (groupid=")
+            && (!t.contains("err=")
+                || (t.contains("pid=")
+                    && !t
+                        .rsplit(' ')
+                        .next()
+                        .is_some_and(|y| y.len() == 4 && y.bytes().all(|b| b.is_ascii_digit())))))
 }

@@ -261,11 +261,15 @@ pub fn runs(ev: &Evaluation, rule: &RuleResult, points: &[Point]) -> String {
         );
     }
     for p in points.iter().filter(|_| days.is_none()) {
-        let class = mark_class(
+        let class = match mark_class(
             rule,
             p.value,
             crate::report::view::run_standing(ev, p.index),
-        );
+        ) {
+            // A run that failed the rule on more than its figure (its sustained level).
+            "pass" if rule.per_run.get(p.index) == Some(&Some(false)) => "fail",
+            c => c,
+        };
         let tip = format!(
             "run {}, {}, {}, {}: {} {}{unit} ({}{} {})",
             p.index + 1,

@@ -32,6 +32,7 @@ pub fn render(format: Format, fleet: &Fleet, style: &Style, out: &mut dyn Write)
         Format::Junit => junit::render(fleet, out),
         Format::Html => html::render(fleet, out),
         Format::Summary => super::summary::render_fleet(fleet, out),
+        Format::Reply => super::reply::render_fleet(fleet, out),
     }
 }
 

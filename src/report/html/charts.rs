@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use crate::evaluate::Evaluation;
 use crate::report::chart;
 use crate::report::xml::text;
+use crate::runs::Records;
 
 /// Each run's figure of the primary metric (or the first rule's) over time.
 pub fn runs_section(h: &mut String, ev: &Evaluation) {
@@ -46,12 +47,12 @@ pub fn runs_section(h: &mut String, ev: &Evaluation) {
 /// marked as its own phase; nothing when no run carries a series.
 /// The series drawn are read from each shown run's whole record, again from the
 /// evaluation's records.
-pub fn series_section(h: &mut String, ev: &Evaluation) -> std::io::Result<()> {
-    h.push_str(&series(ev)?);
+pub fn series_section(h: &mut String, ev: &Evaluation, records: &Records) -> std::io::Result<()> {
+    h.push_str(&series(ev, records)?);
     Ok(())
 }
 
-fn series(ev: &Evaluation) -> std::io::Result<String> {
+fn series(ev: &Evaluation, records: &Records) -> std::io::Result<String> {
     let runs: Vec<(usize, &crate::runs::Run)> = ev
         .runs
         .iter()
@@ -61,7 +62,7 @@ fn series(ev: &Evaluation) -> std::io::Result<String> {
     if runs.is_empty() {
         return Ok(String::new());
     }
-    let mut reader = ev.records.reader();
+    let mut reader = records.reader();
     let threshold = chart::series_threshold(ev);
     let mut h = String::from(
         "<section id=\"inside\">\n<h2>IOPS inside each run</h2>\n<p class=\"muted\">I/Os completed in each 500 ms, as fio's samples (the last, partial interval left out, as fio does); the shaded band is the final fsync, inside the measured time.</p>\n",
@@ -128,11 +129,9 @@ mod tests {
                 r
             })
             .collect();
-        series(&crate::evaluate::tests::swimlane_report(
-            runs,
-            "2026-12-02T00:00:00Z",
-        ))
-        .unwrap()
+        let (ev, records) =
+            crate::evaluate::tests::swimlane_report_held(runs, "2026-12-02T00:00:00Z");
+        series(&ev, &records).unwrap()
     }
 
     #[test]

@@ -19,6 +19,7 @@
 use std::io::{self, Write};
 
 use crate::evaluate::Evaluation;
+use crate::runs::Records;
 
 use super::view_node;
 
@@ -34,7 +35,7 @@ pub(super) use page::{banner, page_end, page_start, source_link};
 /// in each page at build time (the pages load nothing).
 pub(super) const CSS: &str = include_str!("../report.css");
 
-pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
+pub fn render(ev: &Evaluation, records: &Records, out: &mut dyn Write) -> io::Result<()> {
     let mut h = String::new();
     let id = super::identity(ev);
     let p = &ev.policy;
@@ -66,7 +67,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     policy::section(&mut h, ev, &id);
     charts::runs_section(&mut h, ev);
     flush(&mut h)?;
-    charts::series_section(&mut h, ev)?;
+    charts::series_section(&mut h, ev, records)?;
     flush(&mut h)?;
     tables::runs_section(&mut h, ev);
     flush(&mut h)?;

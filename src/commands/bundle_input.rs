@@ -1,0 +1,132 @@
+//! An iopscheck bundle (`iopscheck bundle`'s .tar.gz) read as an input: `report --history`,
+//! `import` and `fleet` open it directly, as its own report did: its history, its policy, its
+//! host, at the time it was made. Nothing is extracted to disk by the names inside the
+//! archive: the history goes to an unnamed temporary file, the small members to memory.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+/// What a bundle holds that judging needs.
+pub struct Opened {
+    /// Its history.jsonl, in an unnamed temporary file, at its start.
+    pub history: std::fs::File,
+    /// Its policy.yaml.
+    pub policy_yaml: Option<String>,
+    /// Its report.json (the report it was made with).
+    pub report: Option<Value>,
+    /// Its context.json.
+    pub context: Option<Value>,
+}
+
+impl Opened {
+    /// The host its records are of.
+    pub fn host(&self) -> Option<String> {
+        [&self.report, &self.context]
+            .into_iter()
+            .flatten()
+            .find_map(|v| {
+                v.get("group")
+                    .and_then(|g| g.get("host"))
+                    .or_else(|| v.get("host"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+    }
+
+    /// When its report was made: the moment its verdict is reproduced at.
+    pub fn generated(&self) -> Option<DateTime<Utc>> {
+        [&self.report, &self.context]
+            .into_iter()
+            .flatten()
+            .find_map(|v| v.get("generated").and_then(Value::as_str))
+            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+            .map(|t| t.with_timezone(&Utc))
+    }
+
+    /// Its policy, parsed (named after the bundle in messages).
+    pub fn policy(&self, bundle: &Path) -> anyhow::Result<Option<crate::policy::Policy>> {
+        match &self.policy_yaml {
+            Some(y) => Ok(Some(crate::policy::parse(
+                y,
+                &format!("{}:policy.yaml", bundle.display()),
+            )?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Whether the file is gzip (a bundle, or nothing iopscheck reads as a history).
+pub fn is_gzip(path: &Path) -> bool {
+    let mut magic = [0u8; 2];
+    // a FIFO or a device is never opened here: the history's own checks refuse them
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+        && std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut magic))
+            .is_ok()
+        && magic == [0x1f, 0x8b]
+}
+
+/// The largest small member (policy, report, context) read into memory.
+const SMALL_MEMBER: u64 = 16 << 20;
+
+/// Opens a bundle. Errors name the file and what is wrong with it.
+pub fn open(path: &Path) -> anyhow::Result<Opened> {
+    let shown = path.display();
+    let not_bundle = |why: String| anyhow::anyhow!("{shown}: not an iopscheck bundle: {why}");
+    let f = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+    let gz = flate2::read::GzDecoder::new(std::io::BufReader::new(f));
+    let mut archive = tar::Archive::new(gz);
+    let mut history: Option<std::fs::File> = None;
+    let (mut policy_yaml, mut report, mut context) = (None, None, None);
+    let entries = archive
+        .entries()
+        .map_err(|e| not_bundle(format!("not a tar.gz ({e})")))?;
+    for entry in entries {
+        let mut e = entry.map_err(|e| not_bundle(format!("a damaged archive ({e})")))?;
+        if !e.header().entry_type().is_file() {
+            continue;
+        }
+        let name = e
+            .path()
+            .map(|p| {
+                // members are under the bundle's own directory
+                let mut c = p.components();
+                c.next();
+                c.as_path().to_string_lossy().into_owned()
+            })
+            .unwrap_or_default();
+        match name.as_str() {
+            "history.jsonl" => {
+                let mut t = tempfile::tempfile()
+                    .map_err(|e| anyhow::anyhow!("{shown}: temporary file: {e}"))?;
+                std::io::copy(&mut e, &mut t)
+                    .map_err(|e| not_bundle(format!("its history.jsonl cannot be read ({e})")))?;
+                t.seek(SeekFrom::Start(0))?;
+                history = Some(t);
+            }
+            "policy.yaml" | "report.json" | "context.json" => {
+                let mut text = String::new();
+                (&mut e)
+                    .take(SMALL_MEMBER)
+                    .read_to_string(&mut text)
+                    .map_err(|e| not_bundle(format!("its {name} cannot be read ({e})")))?;
+                match name.as_str() {
+                    "policy.yaml" => policy_yaml = Some(text),
+                    "report.json" => report = serde_json::from_str(&text).ok(),
+                    _ => context = serde_json::from_str(&text).ok(),
+                }
+            }
+            _ => {}
+        }
+    }
+    let history = history.ok_or_else(|| not_bundle("it has no history.jsonl".into()))?;
+    Ok(Opened {
+        history,
+        policy_yaml,
+        report,
+        context,
+    })
+}

@@ -1,0 +1,366 @@
+//! `--format reply`: the few sentences a support engineer sends the customer. The verdict in
+//! plain words; what was measured and what it means; when the verdict is inconclusive, the
+//! exact fio command of the policy's test and how many runs over how many days to attach, as
+//! JSON. Nothing in it is meant for us (no option of iopscheck, no "use --host"): it is the
+//! same [`Evaluation`] every other format renders, told to the person who ran the test.
+
+use std::io::{self, Write};
+
+use super::fleet::Fleet;
+use super::fmt_value;
+use super::summary::stated_host;
+use crate::deviation::Effect;
+use crate::evaluate::{Evaluation, Verdict};
+
+pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
+    write!(out, "{}", text(ev))
+}
+
+/// The reply, paragraphs separated by blank lines, ending with a newline.
+pub fn text(ev: &Evaluation) -> String {
+    let who = vendor(ev);
+    let storage = storage(&super::identity(ev).host);
+    let mut paras: Vec<String> = Vec::new();
+    let requirement = requirement(ev);
+    let e = &ev.evidence;
+    let counted = format!(
+        "{} run{} over {} day{}",
+        e.runs,
+        plural(e.runs),
+        e.days,
+        plural(e.days)
+    );
+    let measured = measured(ev);
+
+    match ev.verdict {
+        Verdict::Pass => {
+            paras.push(format!(
+                "Good news: {storage} meets {who}'s requirement{requirement}."
+            ));
+            if let Some(m) = &measured {
+                paras.push(format!(
+                    "Across {counted}, run as {who} prescribes, {m}. That is the evidence {who} asks for: at least {} runs over at least {} days, averaged, because a single run varies with caching.",
+                    e.min_runs, e.min_days
+                ));
+            }
+        }
+        Verdict::Fail => {
+            paras.push(format!(
+                "{} does not meet {who}'s requirement{requirement}.",
+                capital(&storage)
+            ));
+            if let Some(m) = &measured {
+                paras.push(format!(
+                    "Across {counted}, {m}. The storage needs to be faster for this requirement: a faster disk or volume class, or one that is not shared with other busy workloads."
+                ));
+            }
+        }
+        Verdict::Inconclusive => {
+            paras.push(format!(
+                "The result is inconclusive: we cannot tell yet whether {storage} meets {who}'s requirement{requirement}."
+            ));
+            let mut why: Vec<String> = Vec::new();
+            let flattering: Vec<String> = ev
+                .deviations
+                .iter()
+                .filter(|d| d.effect == Effect::Flatters)
+                .map(|d| customer(&d.to_string()))
+                .collect();
+            let either: Vec<String> = ev
+                .deviations
+                .iter()
+                .filter(|d| d.effect == Effect::EitherWay)
+                .map(|d| customer(&d.to_string()))
+                .collect();
+            if !flattering.is_empty() {
+                why.push(format!(
+                    "The test that was run is not the one {who} prescribes ({}), and the difference can make the storage look faster than it is, so its figures cannot show that the requirement is met.",
+                    flattering.join("; ")
+                ));
+            }
+            if !either.is_empty() {
+                why.push(format!(
+                    "The test that was run differs from the one {who} prescribes ({}), which changes its figures either way.",
+                    either.join("; ")
+                ));
+            }
+            let other: Vec<String> = ev
+                .differences
+                .iter()
+                .filter(|d| !ev.deviations.iter().any(|x| x.field == d.field))
+                .map(|d| {
+                    customer(&format!(
+                        "{} {} instead of {}",
+                        d.field, d.found, d.expected
+                    ))
+                })
+                .collect();
+            if !other.is_empty() {
+                why.push(format!(
+                    "The output shows another test than the prescribed one: {}.",
+                    other.join("; ")
+                ));
+            }
+            let unstated: Vec<String> = ev.caveats.iter().map(|c| unstated(c)).collect();
+            if !unstated.is_empty() {
+                why.push(format!(
+                    "The output does not show {}; fio's JSON output states {}.",
+                    unstated.join(", nor "),
+                    if unstated.len() == 1 { "it" } else { "them" }
+                ));
+            }
+            if !e.enough {
+                why.push(format!(
+                    "{who} asks for at least {} runs over at least {} different days, averaged, because a single run varies with caching; we have {counted}.",
+                    e.min_runs, e.min_days
+                ));
+            }
+            if let Some(m) = &measured {
+                why.push(format!(
+                    "What you sent shows that {m}; on its own that figure does not decide."
+                ));
+            }
+            if !why.is_empty() {
+                paras.push(why.join(" "));
+            }
+        }
+    }
+    if !ev.not_counted.is_empty() {
+        let items: Vec<String> = ev.not_counted.iter().map(|n| customer(&n.reason)).collect();
+        paras.push(format!(
+            "Not counted from what you sent: {}.",
+            items.join("; ")
+        ));
+    }
+    if ev.verdict == Verdict::Inconclusive {
+        paras.push(ask(ev, &who));
+    }
+    let mut s = paras.join("\n\n");
+    s.push('\n');
+    s
+}
+
+/// What to run and attach: the policy's fio command, how many runs over how many days.
+fn ask(ev: &Evaluation, who: &str) -> String {
+    let e = &ev.evidence;
+    let runs = (e.min_runs as usize).max(1);
+    let days = (e.min_days as usize).max(1);
+    let when = if days > 1 {
+        format!(
+            "{runs} times spread over {days} different days (a few runs a day, at different times)"
+        )
+    } else if runs > 1 {
+        format!("{runs} times, at different times")
+    } else {
+        "once".to_string()
+    };
+    let mut s = format!(
+        "Please run this exact command on the node, from a directory on the storage to be checked (it writes a test file there and leaves it; delete it afterwards), {when}, and attach every JSON file it writes:"
+    );
+    if ev.policy.fio_command.is_empty() {
+        s.push_str(&format!(
+            "\n\n    the fio command of {who}'s published test, with --output-format=json"
+        ));
+    } else {
+        s.push_str(&format!("\n\n    {}", ev.policy.fio_command));
+    }
+    s.push_str(
+        "\n\nPlease send the files as they are (attached, not pasted), so that nothing in them is lost.",
+    );
+    s
+}
+
+/// "the storage on node7", "the storage".
+fn storage(host: &str) -> String {
+    if stated_host(host) && !host.contains(',') {
+        format!("the storage on {host}")
+    } else {
+        "the storage".into()
+    }
+}
+
+fn vendor(ev: &Evaluation) -> String {
+    if ev.policy.vendor.trim().is_empty() {
+        format!("the {} policy", ev.policy.name)
+    } else {
+        ev.policy.vendor.trim().to_string()
+    }
+}
+
+/// " (3000 IOPS per node: …)": the deciding rule's threshold, in words.
+fn requirement(ev: &Evaluation) -> String {
+    match ev.primary_rule() {
+        Some(r) => format!(
+            " ({} {} {}{})",
+            metric_words(&r.metric),
+            op_words(r.op),
+            fmt_value(r.threshold),
+            unit(r.unit)
+        ),
+        None => String::new(),
+    }
+}
+
+/// "the average of write IOPS (by the vendor's formula) was 4198 IOPS, where at least 3000 IOPS
+/// are required". None when nothing was measured.
+fn measured(ev: &Evaluation) -> Option<String> {
+    let r = ev.primary_rule()?;
+    let v = r.value?;
+    let how = match r.aggregate.as_str() {
+        "mean" => "the average",
+        "median" => "the median",
+        "min" => "the lowest",
+        "max" => "the highest",
+        other => other,
+    };
+    let note = r
+        .note
+        .as_deref()
+        .map(|n| format!(" ({})", customer(n)))
+        .unwrap_or_default();
+    Some(format!(
+        "{how} {}{note} was {}{}, where {} {}{} is required",
+        metric_words(&r.metric),
+        fmt_value(v),
+        unit(r.unit),
+        op_words(r.op),
+        fmt_value(r.threshold),
+        unit(r.unit)
+    ))
+}
+
+fn metric_words(m: &str) -> String {
+    let (dir, rest) = match m.split_once('_') {
+        Some((d @ ("write" | "read" | "total" | "sync"), r)) => (d, r),
+        _ => ("", m),
+    };
+    let what = match rest {
+        "iops_formula" => "IOPS by the vendor's formula".to_string(),
+        "iops" => "IOPS as fio reports them".to_string(),
+        "bw_mb_s" => "bandwidth in MB/s".to_string(),
+        "bw_mib_s" => "bandwidth in MiB/s".to_string(),
+        "bw_bytes" => "bandwidth".to_string(),
+        other => other.replace('_', " "),
+    };
+    if dir.is_empty() {
+        what
+    } else {
+        format!("{dir} {what}")
+    }
+}
+
+fn op_words(op: crate::policy::Op) -> &'static str {
+    use crate::policy::Op;
+    match op {
+        Op::Ge => "at least",
+        Op::Gt => "more than",
+        Op::Le => "at most",
+        Op::Lt => "less than",
+    }
+}
+
+/// What an output does not state, told to the one who can send it: what it does not show.
+fn unstated(caveat: &str) -> String {
+    let c = customer(caveat);
+    if c.starts_with("end fsync not stated") {
+        "whether fio ended the test with an fsync (end_fsync=1), as the prescribed test does".into()
+    } else if c.starts_with("job options not stated") {
+        "the test's options, so a limit on its own speed (such as rate_iops) cannot be ruled out"
+            .into()
+    } else {
+        match c.split_once(": ") {
+            Some((_, why)) => why.trim_end_matches('.').to_string(),
+            None => c,
+        }
+    }
+}
+
+/// Text meant for us made fit for the customer: our options and hints taken out, "the policy's
+/// test" said as what it is.
+fn customer(s: &str) -> String {
+    let mut t = s.to_string();
+    // "(use --host)", "(--assume-job swimlane)": hints and flags of ours in parentheses
+    while let Some(at) = t.find("(use --").or_else(|| t.find("(--")) {
+        match t[at..].find(')') {
+            Some(end) => {
+                t.replace_range(at..at + end + 1, "");
+            }
+            None => break,
+        }
+    }
+    t = t
+        .replace("the policy's test", "the prescribed test")
+        .replace("the policy's job", "the prescribed test")
+        .replace("the policy", "the requirement");
+    t.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+fn unit(u: &str) -> String {
+    if u.is_empty() {
+        String::new()
+    } else {
+        format!(" {u}")
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// A fleet's reply: how many nodes meet the requirement, which do not, which cannot be judged.
+pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
+    let who = if fleet.policy.vendor.trim().is_empty() {
+        format!("the {} policy", fleet.policy.name)
+    } else {
+        fleet.policy.vendor.trim().to_string()
+    };
+    let names = |v: Verdict| -> Vec<String> {
+        fleet
+            .rows
+            .iter()
+            .filter(|r| r.verdict == v)
+            .map(|r| r.host.clone())
+            .collect()
+    };
+    let (pass, fail, inc) = (
+        names(Verdict::Pass),
+        names(Verdict::Fail),
+        names(Verdict::Inconclusive),
+    );
+    let mut paras = vec![match fleet.verdict {
+        Verdict::Pass => format!(
+            "Good news: every node ({}) meets {who}'s requirement.",
+            fleet.rows.len()
+        ),
+        Verdict::Fail => format!(
+            "Not every node meets {who}'s requirement: {} do{} not ({}).",
+            fail.len(),
+            if fail.len() == 1 { "es" } else { "" },
+            fail.join(", ")
+        ),
+        Verdict::Inconclusive => format!(
+            "We cannot tell yet whether every node meets {who}'s requirement: {} of {} cannot be judged yet ({}).",
+            inc.len(),
+            fleet.rows.len(),
+            inc.join(", ")
+        ),
+    }];
+    if fleet.verdict != Verdict::Pass && !pass.is_empty() {
+        paras.push(format!("These nodes meet it: {}.", pass.join(", ")));
+    }
+    if !inc.is_empty() && !fleet.policy.fio_command.is_empty() {
+        paras.push(format!(
+            "For each node that cannot be judged yet, please run this exact command from a directory on the storage to be checked, several times over several days, and attach every JSON file it writes:\n\n    {}",
+            fleet.policy.fio_command
+        ));
+    }
+    writeln!(out, "{}", paras.join("\n\n"))
+}
