@@ -203,6 +203,10 @@ pub struct RunArgs {
     pub host: Option<String>,
     #[command(flatten)]
     pub decide: DecideArgs,
+    /// With --until-decided: once this node's sequence has ended, test again only when its
+    /// newest run is this old (7d); until then print the standing decision without testing.
+    #[arg(long, value_name = "DURATION", requires = "until_decided", value_parser = recheck_value)]
+    pub recheck_every: Option<Duration>,
     #[command(flatten)]
     pub history: HistoryArgs,
     #[command(flatten)]
@@ -340,6 +344,8 @@ pub struct FleetArgs {
     #[arg(long)]
     pub require_evidence: bool,
     #[command(flatten)]
+    pub decide: DecideArgs,
+    #[command(flatten)]
     pub out: OutputArgs,
 }
 
@@ -427,9 +433,16 @@ pub struct CompareArgs {
     pub since: Option<Since>,
     #[command(flatten)]
     pub history: HistoryArgs,
-    /// Output format on stdout.
+    /// Output format on stdout (or in --output).
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    /// Write the output to FILE instead of stdout (atomically, by rename; never over a link
+    /// or an input); `-` is stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write FORMAT to FILE; repeatable, e.g. --export json=c.json --export html=c.html.
+    #[arg(long, value_name = "FORMAT=FILE", value_parser = export_value)]
+    pub export: Vec<Export>,
 }
 
 /// `--at`: a date or a time, not a duration.
@@ -548,6 +561,17 @@ fn runtime_value(s: &str) -> Result<Duration, String> {
 /// A duration (`60`, `60s`, `10m`, `2h`).
 fn duration_value(s: &str) -> Result<Duration, String> {
     crate::units::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// `--recheck-every`: a duration of at least a minute.
+fn recheck_value(s: &str) -> Result<Duration, String> {
+    let d = crate::units::parse_duration(s).map_err(|e| e.to_string())?;
+    if d < Duration::from_secs(60) {
+        return Err(format!(
+            "'{s}' is under a minute: give the re-check period, e.g. 7d"
+        ));
+    }
+    Ok(d)
 }
 
 /// `--runs`: a whole number within the policy's limits on runs.

@@ -53,6 +53,9 @@ pub struct RunConfig {
     /// `--until-decided`: run until the sequential decision over the group's history ends
     /// (at most `runs` runs in this invocation).
     pub until: Option<crate::evaluate::sequential::Settings>,
+    /// `--recheck-every`: once the sequence has ended, no test before its newest run is this
+    /// old (with `until` only).
+    pub recheck: Option<Duration>,
 }
 
 /// `--sustained-budget`'s default: longer than the common buckets last at their burst rate
@@ -143,6 +146,7 @@ impl TryFrom<RunArgs> for RunConfig {
         let runs = if sustained.is_some() { 1 } else { runs };
         Ok(RunConfig {
             until,
+            recheck: args.recheck_every,
             runs,
             interval: args.interval.unwrap_or(Duration::ZERO),
             declared,

@@ -187,3 +187,70 @@ fn the_same_node_before_and_after_a_date_and_a_side_too_thin() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--vs-host"));
 }
+
+#[test]
+fn compare_writes_its_outputs_to_files_as_report_does_and_never_over_an_input() {
+    let env = Env::new();
+    write(&env, &[("node7", &NODE7), ("node3", &NODE3)]);
+    let history = std::fs::read_to_string(&env.history).unwrap();
+    let base = ["compare", "--host", "node7", "--vs-host", "node3"];
+    let stdout = |format: &str| {
+        let out = env
+            .cmd()
+            .args(base)
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        out.stdout
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("c.json"), dir.path().join("c.csv"));
+    let out = env
+        .cmd()
+        .args(base)
+        .args(["--format", "json", "-o"])
+        .arg(&json)
+        .arg("--export")
+        .arg(format!("csv={}", csv.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty(), "-o takes stdout's place");
+    // What the files hold is what stdout says in those formats, less any time stamp.
+    let strip = |b: &[u8]| -> serde_json::Value {
+        let mut v: serde_json::Value = serde_json::from_slice(b).unwrap();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("generated");
+        }
+        v
+    };
+    assert_eq!(
+        strip(&std::fs::read(&json).unwrap()),
+        strip(&stdout("json"))
+    );
+    assert_eq!(std::fs::read(&csv).unwrap(), stdout("csv"));
+
+    // The history as an output: refused before anything is read, naming both.
+    for flag in [vec!["-o".to_string()], vec!["--export".to_string()]] {
+        let target = if flag[0] == "-o" {
+            env.history.display().to_string()
+        } else {
+            format!("json={}", env.history.display())
+        };
+        let out = env
+            .cmd()
+            .args(base)
+            .args(&flag)
+            .arg(&target)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&flag[0]) && err.contains("the history"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&env.history).unwrap(), history);
+    }
+}

@@ -1169,6 +1169,123 @@ fn fleet_holds_neither_its_stdin_nor_a_history_whole() {
     assert_eq!(v["hosts"][0]["runs"], 6);
 }
 
+/// `runs` with the figures spread ±`spread` in a fixed pattern, run by run.
+fn spread_runs(host: &str, days: i64, mb_s: f64, spread: f64) -> Vec<Record> {
+    let mut v = runs(host, "/data", days, mb_s);
+    for (i, r) in v.iter_mut().enumerate() {
+        let x = mb_s * (1.0 + spread * [0.0, 1.0, -1.0, 0.5, -0.5, 0.25][i % 6]);
+        *r = common::swimlane_record(host, "/data", r.timestamp, x);
+    }
+    v
+}
+
+#[test]
+fn until_decided_judges_each_node_at_alpha_over_n_and_says_so() {
+    let n = Nodes::new();
+    // A node 20% above Swimlane's threshold, its runs ±10%: decided pass at α 0.05 on its
+    // own, not at 0.05/5 (shown below through `report`, not assumed).
+    let edge_runs = spread_runs("edge", 2, 14.0, 0.1);
+    let edge = n.history("edge.jsonl", &edge_runs);
+    let alone = |alpha: &str| {
+        let out = iopscheck()
+            .args([
+                "report",
+                "--until-decided",
+                "--alpha",
+                alpha,
+                "--beta",
+                alpha,
+            ])
+            .args(["--host", "edge", "--format", "json", "--history"])
+            .arg(&edge)
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(alone("0.05")["verdict"], "pass");
+    let strict = alone("0.01");
+    assert_ne!(strict["verdict"], "pass", "{strict}");
+
+    // Alone in a fleet: N = 1, judged at α.
+    let (code, v) = fleet_json(&[&edge], &["--until-decided"]);
+    assert_eq!((code, v["verdict"].as_str()), (0, Some("pass")), "{v}");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("error rate controlled across 1 node (Bonferroni: α/N per node"),
+        "{reason}"
+    );
+
+    // With four clear nodes: N = 5, each judged at 0.01, and the edge node no longer passes.
+    let mut files = vec![edge.clone()];
+    for h in ["node1", "node2", "node3", "node4"] {
+        files.push(n.history(&format!("{h}.jsonl"), &spread_runs(h, 2, 20.0, 0.05)));
+    }
+    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let (code, v) = fleet_json(&refs, &["--until-decided"]);
+    assert_eq!(code, 3, "{v}");
+    assert_eq!(
+        verdicts(&v),
+        pairs(&[
+            ("edge", strict["verdict"].as_str().unwrap()),
+            ("node1", "pass"),
+            ("node2", "pass"),
+            ("node3", "pass"),
+            ("node4", "pass"),
+        ])
+    );
+    // The edge node's row is its own judgement at α/N, word for word.
+    assert_eq!(v["hosts"][0]["reason"], strict["reason"], "{v}");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("error rate controlled across 5 nodes (Bonferroni: α/N per node"),
+        "{reason}"
+    );
+    let s = &v["sequential"];
+    assert_eq!(s["nodes"], 5, "{v}");
+    assert!(
+        (s["alpha_per_node"].as_f64().unwrap() - 0.05 / 5.0).abs() < 1e-12,
+        "{s}"
+    );
+    // The table says it too.
+    let out = iopscheck()
+        .arg("fleet")
+        .args(&refs)
+        .arg("--until-decided")
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout).replace('\n', " ");
+    assert!(table.contains("Bonferroni"), "{table}");
+
+    // The edge node's own result, decided pass at α by `report --until-decided`, is judged
+    // again at α/N from the runs it carries.
+    let h = n.history("edge.src.jsonl", &edge_runs);
+    let out = iopscheck()
+        .args([
+            "report",
+            "--until-decided",
+            "--host",
+            "edge",
+            "--format",
+            "json",
+            "--history",
+        ])
+        .arg(&h)
+        .output()
+        .unwrap();
+    let result = n.path("edge.json");
+    std::fs::write(&result, &out.stdout).unwrap();
+    let mut refs = refs.clone();
+    refs[0] = &result;
+    let (_, v) = fleet_json(&refs, &["--until-decided"]);
+    assert_eq!(v["hosts"][0]["source"], "result", "{v}");
+    assert_eq!(v["hosts"][0]["verdict"], strict["verdict"], "{v}");
+
+    // Without --until-decided: no such claim.
+    let (_, v) = fleet_json(&refs, &[]);
+    assert!(!v["reason"].as_str().unwrap().contains("Bonferroni"), "{v}");
+    assert!(v.get("sequential").is_none(), "{v}");
+}
+
 // ---- which evidence each node's verdict is of ---------------------------------------------
 
 /// A directory of run results and histories: two nodes judged on their history (a history

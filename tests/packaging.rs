@@ -473,9 +473,16 @@ fn the_playbook_names_hosts_as_the_inventory_does_and_the_example_runs_the_polic
 }
 
 fn write_history(path: &Path, host: &str, dir: &str, mb_s: f64) {
+    write_history_of(path, host, dir, &[mb_s; 6]);
+}
+
+/// Six Swimlane runs, three yesterday and three today, the last half an hour ago, of
+/// `figures` MB/s (the first six, newest first).
+fn write_history_of(path: &Path, host: &str, dir: &str, figures: &[f64]) {
     let mut text = String::new();
     for d in 0..2 {
         for i in 0..3 {
+            let mb_s = figures[(d * 3 + i) as usize];
             let ts = chrono::Local::now()
                 - chrono::Duration::days(d)
                 - chrono::Duration::minutes(30 + 10 * i);
@@ -799,5 +806,81 @@ fn the_env_file_sets_the_documented_settings_and_never_the_script_itself() {
         assert_eq!(r["host"], "node-a", "{shell:?}");
         assert_eq!(r["overrides"]["size"], "8m", "{shell:?}");
         std::fs::remove_file(&history).unwrap();
+    }
+}
+
+#[test]
+fn the_recheck_setting_tests_until_decided_then_only_when_due() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let data = data.canonicalize().unwrap();
+    let history = tmp.path().join("history.jsonl");
+    let state = tmp.path().join("state");
+    // Swimlane's job at a test's scale (a policy file, as --size is not the policy's test).
+    let shown = iopscheck()
+        .args(["policy", "show", "swimlane"])
+        .output()
+        .unwrap();
+    let small = tmp.path().join("small.yaml");
+    std::fs::write(
+        &small,
+        String::from_utf8(shown.stdout)
+            .unwrap()
+            .replace("size: 4g", "size: 8m")
+            .replace("runtime: 60s", "runtime: 1s"),
+    )
+    .unwrap();
+    let settings = |policy: &Path| {
+        format!(
+            "IOPSCHECK_DIR={}\nIOPSCHECK_BIN={}\nIOPSCHECK_HISTORY={}\nIOPSCHECK_STATE_DIR={}\nIOPSCHECK_LOCK_FILE={}\nIOPSCHECK_TEXTFILE=\nIOPSCHECK_HOST=node-a\nIOPSCHECK_POLICY={}\nIOPSCHECK_RUN_ARGS=--engine posixaio\nIOPSCHECK_RECHECK_EVERY=2d\n",
+            data.display(),
+            assert_cmd::cargo::cargo_bin!("iopscheck").display(),
+            history.display(),
+            state.display(),
+            tmp.path().join("run.lock").display(),
+            policy.display(),
+        )
+    };
+    let file = tmp.path().join("iopscheck.env");
+    for shell in shells() {
+        // No runs yet: undecided, so the check tests -- once, not the sequence's budget.
+        let _ = std::fs::remove_file(&history);
+        std::fs::write(&file, settings(&small)).unwrap();
+        let (code, err) = scheduled(&shell, &["--env".as_ref(), file.as_os_str()]);
+        assert_eq!(code, Some(3), "{shell:?}: {err}");
+        let lines = std::fs::read_to_string(&history).unwrap();
+        assert_eq!(lines.lines().count(), 1, "{shell:?}: {err}");
+        assert!(!err.contains("no test run"), "{shell:?}: {err}");
+        assert!(
+            !data.read_dir().unwrap().any(|_| true),
+            "the test file is gone"
+        );
+
+        // Decided pass over two days (about 4,200 IOPS against Swimlane's 3000, ±2%):
+        // nothing is tested, the verdict stands in report.json and the log says when the
+        // next re-check is due.
+        let figures: Vec<f64> = (0..6)
+            .map(|i| 16.4 * (1.0 + 0.02 * (i % 3) as f64))
+            .collect();
+        write_history_of(&history, "node-a", data.to_str().unwrap(), &figures);
+        let before = std::fs::read_to_string(&history).unwrap();
+        std::fs::write(&file, settings(Path::new("swimlane"))).unwrap();
+        let (code, err) = scheduled(&shell, &["--env".as_ref(), file.as_os_str()]);
+        assert_eq!(code, Some(0), "{shell:?}: {err}");
+        assert!(
+            err.contains("no test run") && err.contains("next re-check due"),
+            "{shell:?}: {err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&history).unwrap(),
+            before,
+            "{shell:?}"
+        );
+        let report: Value =
+            serde_json::from_str(&std::fs::read_to_string(state.join("report.json")).unwrap())
+                .unwrap();
+        assert_eq!(report["verdict"], "pass", "{shell:?}");
+        assert_eq!(report["sequential"][0]["outcome"], "pass", "{report}");
     }
 }

@@ -9,6 +9,11 @@ use common::Env;
 
 /// Three runs a day, the first `days` days ago at 08:00 UTC, the figures in MB/s in order.
 fn history(env: &Env, figures: &[f64]) -> Vec<DateTime<FixedOffset>> {
+    history_in(env, "/data", figures)
+}
+
+/// [`history`] for the directory `dir`.
+fn history_in(env: &Env, dir: &str, figures: &[f64]) -> Vec<DateTime<FixedOffset>> {
     let days = figures.len().div_ceil(3) as i64;
     let midnight = Utc::now()
         .date_naive()
@@ -21,7 +26,7 @@ fn history(env: &Env, figures: &[f64]) -> Vec<DateTime<FixedOffset>> {
     for (i, &mb_s) in figures.iter().enumerate() {
         let t = midnight - Duration::days(days - (i / 3) as i64)
             + Duration::hours(8 + 6 * (i % 3) as i64);
-        let r = common::swimlane_record("node1", "/data", t, mb_s);
+        let r = common::swimlane_record("node1", dir, t, mb_s);
         lines.push_str(&serde_json::to_string(&r).unwrap());
         lines.push('\n');
         times.push(t);
@@ -370,4 +375,142 @@ fn a_straddling_interval_is_undecided_with_the_runs_a_decision_would_take() {
         text.contains("(undecided)") && !text.contains("marginal"),
         "{text}"
     );
+}
+
+/// `run --until-decided --recheck-every EVERY` of Swimlane's own test on node1 in `env.dir`.
+fn recheck_run(env: &Env, every: &str) -> std::process::Output {
+    env.cmd()
+        .args(["run", "--until-decided", "--recheck-every", every])
+        .args([
+            "--host", "node1", "--engine", "posixaio", "--format", "json",
+        ])
+        .arg("--dir")
+        .arg(&env.dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_standing_decision_is_reported_without_a_test_until_its_recheck_is_due() {
+    // Clear pass and clear fail, decided at Swimlane's floor: with the newest run less than
+    // two days old, `run` tests nothing, exits with the decision's verdict and says when the
+    // next re-check is due (two days after the newest run).
+    for (mb_s, code, verdict) in [(24.0, 0, "pass"), (6.0, 1, "fail")] {
+        let env = Env::new();
+        let dir = std::fs::canonicalize(&env.dir).unwrap();
+        let times = history_in(&env, &dir.display().to_string(), &around(mb_s, 0.03, 6));
+        let before = env.history_lines();
+        let out = recheck_run(&env, "2d");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let j: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {err}"));
+        assert_eq!(out.status.code(), Some(code), "{j}\n{err}");
+        assert_eq!(j["verdict"], verdict);
+        assert_eq!(j["sequential"][0]["outcome"], verdict, "{j}");
+        assert_eq!(env.history_lines(), before, "no run, no record");
+        assert_eq!(env.dir_listing(), Vec::<String>::new(), "no test file");
+        let due = (times.last().unwrap().with_timezone(&Utc) + Duration::days(2))
+            .format("%Y-%m-%d %H:%M UTC")
+            .to_string();
+        assert!(
+            err.contains("no test run") && err.contains(&format!("next re-check due {due}")),
+            "{err}"
+        );
+        // Every format says it: the JSON carries the same line.
+        assert!(j.to_string().contains(&due), "{j}");
+    }
+}
+
+#[test]
+fn run_until_decided_then_rechecks_once_per_period() {
+    let env = Env::new();
+    let policy = env.swimlane_policy("small.yaml", |y| {
+        y.replace("size: 4g", "size: 8m")
+            .replace("runtime: 60s", "runtime: 1s")
+            .replace("threshold: 3000\n", "threshold: 1\n")
+            .replace("min_runs: 6", "min_runs: 3")
+            .replace("min_days: 2", "min_days: 1")
+    });
+    let run = |every: &str| {
+        let out = env
+            .cmd()
+            .args(["run", "--until-decided", "--recheck-every", every])
+            .args(["--engine", "posixaio", "--format", "json"])
+            .arg("--policy")
+            .arg(&policy)
+            .arg("--dir")
+            .arg(&env.dir)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let j: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {err}"));
+        (out.status.code(), j, err)
+    };
+    // Undecided at first (no runs): tests until decided, at the floor.
+    let (code, j, err) = run("1d");
+    assert_eq!(code, Some(0), "{j}\n{err}");
+    assert_eq!(env.history_lines().len(), 3, "{err}");
+    assert!(!err.contains("no test run"), "{err}");
+    // Decided seconds ago: nothing is tested.
+    let (code, j, err) = run("1d");
+    assert_eq!(
+        (code, j["verdict"].as_str()),
+        (Some(0), Some("pass")),
+        "{err}"
+    );
+    assert_eq!(env.history_lines().len(), 3, "{err}");
+    assert!(err.contains("next re-check due"), "{err}");
+    // The same runs two days older: the re-check is due, and it is one run.
+    let older: Vec<String> = env
+        .history_lines()
+        .iter()
+        .map(|l| {
+            let mut v = l.clone();
+            let t = DateTime::parse_from_rfc3339(v["timestamp"].as_str().unwrap()).unwrap()
+                - Duration::days(2);
+            v["timestamp"] = serde_json::Value::String(t.to_rfc3339());
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(&env.history, older.join("\n") + "\n").unwrap();
+    let (code, j, err) = run("1d");
+    assert_eq!(code, Some(0), "{j}\n{err}");
+    assert!(!err.contains("no test run"), "{err}");
+    assert_eq!(env.history_lines().len(), 4, "one re-check run: {err}");
+    let s = &j["sequential"][0];
+    assert_eq!(
+        (s["outcome"].as_str(), s["after"].as_u64()),
+        (Some("pass"), Some(1)),
+        "{s}"
+    );
+    assert_eq!(env.dir_listing(), Vec::<String>::new(), "no test file left");
+}
+
+#[test]
+fn recheck_every_needs_until_decided_and_a_period() {
+    let env = Env::new();
+    for (args, says) in [
+        (vec!["--recheck-every", "7d"], "--until-decided"),
+        (
+            vec!["--until-decided", "--recheck-every", "10s"],
+            "--recheck-every",
+        ),
+        (
+            vec!["--until-decided", "--recheck-every", "soon"],
+            "--recheck-every",
+        ),
+    ] {
+        let out = env
+            .cmd()
+            .args(["run", "--dir"])
+            .arg(&env.dir)
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(env.history_lines().is_empty() && env.dir_listing().is_empty());
+    }
 }

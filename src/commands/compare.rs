@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 
-use crate::app::{Ctx, usage};
+use crate::app::{Ctx, Input, Outputs, usage};
 use crate::cli::CompareArgs;
 use crate::evaluate::{self, compare::compare};
 use crate::history::{self, Record};
@@ -13,8 +13,22 @@ use crate::policy;
 use crate::select::{self, Filter};
 
 pub fn run(args: CompareArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let policy = policy::resolve(&args.policy)?.policy;
+    let loaded = policy::resolve(&args.policy)?;
     let path = crate::app::history_path(&args.history.history);
+    // Where the comparison goes, checked before anything is read: never over an input.
+    let outputs = Outputs::from_args(&crate::cli::OutputArgs {
+        format: args.format,
+        output: args.output.clone(),
+        export: args.export.clone(),
+        strict: false,
+        verbose: false,
+    })?;
+    let mut inputs: Vec<Input> = crate::app::policy_input(&loaded, "-p/--policy")
+        .into_iter()
+        .collect();
+    inputs.push(Input::new("the history", &path));
+    outputs.refuse_inputs(&inputs)?;
+    let policy = loaded.policy;
     let now = Utc::now();
     let since = match (&args.since, args.at) {
         (Some(s), _) => s.start(now),
@@ -133,10 +147,20 @@ pub fn run(args: CompareArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let (vb, db) = figures(rb, &b, &b_label)?;
     match compare(&rule.metric, (&a_label, &va, da), (&b_label, &vb, db)) {
         Ok(c) => {
-            let mut out = crate::out::stdout();
-            crate::report::compare::render(args.format, &c, &policy.name, &mut out)?;
-            std::io::Write::flush(&mut out)?;
-            crate::out::finish_stdout();
+            if let Some(f) = outputs.stdout {
+                let mut out = crate::out::stdout();
+                crate::report::compare::render(f, &c, &policy.name, &mut out)?;
+                std::io::Write::flush(&mut out)?;
+                crate::out::finish_stdout();
+            }
+            for (i, (f, file)) in outputs.files.iter().enumerate() {
+                outputs
+                    .opened(i)
+                    .publish_with(|w| crate::report::compare::render(*f, &c, &policy.name, w))
+                    .map_err(|e| {
+                        anyhow::anyhow!("cannot write {} to {}: {e}", f.as_str(), file.display())
+                    })?;
+            }
             Ok(0)
         }
         Err(why) => {

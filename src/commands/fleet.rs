@@ -37,6 +37,7 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         since,
         now,
         strict: args.out.strict,
+        until: args.decide.until_decided,
     };
 
     let mut rows = Vec::new();
@@ -83,12 +84,17 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         &policy,
         judge.head.as_ref(),
     ));
+    // --until-decided: a second pass over the rows, once N (the nodes judged) is known.
+    let family = args
+        .decide
+        .settings()
+        .map(|s| crate::fleet::decide_family(&mut rows, &s));
 
     let (min_runs, min_days) = (policy.evidence.min_runs, policy.evidence.min_days);
     if args.require_evidence {
         crate::fleet::require_evidence(&mut rows, min_runs, min_days);
     }
-    let mut fleet = Fleet::new(
+    let fleet = Fleet::new(
         evaluate::evaluate(&[], &policy, &Options::new(Scope::Report, now)).policy,
         judge.head.clone(),
         since,
@@ -98,6 +104,10 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         now,
     )
     .with_evidence(min_runs, min_days, args.require_evidence);
+    let mut fleet = match family {
+        Some(f) => fleet.with_family(f),
+        None => fleet,
+    };
     // The policy's rules over the fleet (Confluent's identical brokers), after the nodes'.
     fleet.judge_rules(&policy.fleet);
     emit(&outputs, &fleet, ctx)?;

@@ -79,6 +79,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         strict,
         sustained,
         until,
+        recheck,
     } = cfg;
     let declared = &declared_policy.job;
 
@@ -94,6 +95,32 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // smaller or shorter test flatters, is judged from each record (crate::deviation).
     if engine != EngineRequest::Auto && engine.name() != declared.ioengine.as_str() {
         overrides.insert("engine".into(), engine.name().to_string());
+    }
+
+    // --recheck-every: a decision that stands, with its newest run younger than the period,
+    // is reported as it stands, and nothing is tested.
+    if let (Some(settings), Some(every), Some(p)) = (until, recheck, &history_path)
+        && let Ok(canonical) = std::fs::canonicalize(&dir)
+    {
+        let group = Group {
+            host: host.clone(),
+            policy: policy.name.clone(),
+            dir: canonical.display().to_string(),
+            engine: runner.used(&policy.job).to_string(),
+        };
+        let now = Utc::now();
+        let (mut ev, held) = group_sequence(p, &group, &declared_policy, &settings, strict, now)?;
+        if let Some(due) = recheck_due(&ev, every)
+            && now < due
+        {
+            let line = standing_line(&ev, due, every);
+            crate::out::err_line(format_args!("iopscheck: {line}"));
+            ev.warnings.splice(0..0, notes.iter().cloned());
+            ev.warnings.push(Warning::Note(line));
+            outputs.emit(&ev, &held, ctx)?;
+            crate::out::finish_stdout();
+            return Ok(ev.verdict.exit_code());
+        }
     }
 
     if let Some(p) = &history_path {
@@ -335,6 +362,51 @@ fn group_sequence(
     ev.group = Some(group.clone());
     evaluate::sequential::apply(&mut ev, policy, settings);
     Ok((ev, records))
+}
+
+/// When the group's next re-check is due, where its sequence has ended (every deciding rule's,
+/// by a decision, at the threshold or at the budget): `every` after its newest run, the
+/// decision or the latest re-check. None while the sequence goes on, or where a figure was
+/// not positive (nothing was decided: test again).
+fn recheck_due(ev: &evaluate::Evaluation, every: Duration) -> Option<DateTime<Utc>> {
+    use evaluate::sequential::Outcome;
+    let ended = !ev.sequential.is_empty()
+        && ev
+            .sequential
+            .iter()
+            .all(|d| d.sequence.outcome.ended() && d.sequence.outcome != Outcome::NotPositive);
+    if !ended {
+        return None;
+    }
+    let newest = ev.runs.iter().map(|r| r.timestamp).max()?;
+    Some(newest.with_timezone(&Utc) + chrono::Duration::from_std(every).ok()?)
+}
+
+/// "no test run: the sequence ended pass at the run of …; next re-check due …".
+fn standing_line(ev: &evaluate::Evaluation, due: DateTime<Utc>, every: Duration) -> String {
+    let outcomes: Vec<&str> = ev
+        .sequential
+        .iter()
+        .map(|d| d.sequence.outcome.as_str())
+        .collect();
+    let at = ev
+        .sequential
+        .iter()
+        .filter_map(|d| d.sequence.decided_at)
+        .max()
+        .map(|t| {
+            format!(
+                " at the run of {}",
+                t.with_timezone(&Utc).format("%Y-%m-%d %H:%M UTC")
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "no test run: this node's sequence ended {}{at} and stands; next re-check due {} (--recheck-every {})",
+        outcomes.join(", "),
+        due.format("%Y-%m-%d %H:%M UTC"),
+        units::format_duration(every)
+    )
 }
 
 /// Everything decided before the first byte is written.

@@ -263,6 +263,9 @@ pub struct Sequence {
     pub after: usize,
     /// Runs still needed for a decision, estimated from the spread seen so far (undecided).
     pub more_runs: Option<usize>,
+    /// The time of the run the sequence ended at (a decision or the budget).
+    #[serde(skip)]
+    pub decided_at: Option<DateTime<FixedOffset>>,
 }
 
 fn day(t: &DateTime<FixedOffset>) -> NaiveDate {
@@ -427,6 +430,9 @@ fn walk(
             end - last
         },
         more_runs,
+        decided_at: (outcome != Outcome::Undecided)
+            .then(|| points.get(last).map(|p| p.0))
+            .flatten(),
     }
 }
 
@@ -565,63 +571,107 @@ impl Decision {
     }
 }
 
+/// A rule's figures, run by run, in time order.
+type Points = Vec<(DateTime<FixedOffset>, f64)>;
+
+/// What the sequential decision needs of an evaluation: each deciding rule's figures in time
+/// order, the policy's floor, and what the evaluation left out. Kept where the settings are
+/// known only later (the fleet's error rates, divided by its number of nodes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    rules: Vec<(String, Op, f64, Points)>,
+    floor: Floor,
+    not_counted: String,
+}
+
+impl Pending {
+    /// Where `ev`'s runs can be judged by the sequence: the policy's own test, every deciding
+    /// rule measured. None otherwise (the evaluation's own, inconclusive, verdict stands).
+    pub fn of(ev: &super::Evaluation, policy: &crate::policy::Policy) -> Option<Pending> {
+        use crate::policy::Level;
+        if ev.runs.is_empty() || !ev.deviations.is_empty() || !ev.differences.is_empty() {
+            return None;
+        }
+        let strict = ev.strict;
+        let deciding: Vec<&super::RuleResult> = ev
+            .rules
+            .iter()
+            .filter(|r| r.level == Level::Fail || (strict && r.level == Level::Warn))
+            .collect();
+        // A threshold the host facts cannot resolve judges nothing, sequentially or not.
+        if deciding.is_empty() || deciding.iter().any(|r| r.value.is_none() || !r.resolved()) {
+            return None;
+        }
+        let rules = deciding
+            .iter()
+            .map(|r| {
+                let points: Vec<_> = ev
+                    .runs
+                    .iter()
+                    .filter_map(|run| run.metrics.get(&r.metric).map(|&v| (run.timestamp, v)))
+                    .collect();
+                (r.metric.clone(), r.op, r.threshold, points)
+            })
+            .collect();
+        let not_counted = if ev.not_counted.is_empty() {
+            String::new()
+        } else {
+            let l: Vec<String> = ev.not_counted.iter().map(|n| n.to_string()).collect();
+            format!(" ({})", l.join("; "))
+        };
+        Some(Pending {
+            rules,
+            floor: Floor {
+                min_runs: policy.evidence.min_runs as usize,
+                min_days: policy.evidence.min_days as usize,
+            },
+            not_counted,
+        })
+    }
+
+    /// The decision under `s`: pass only if every rule's sequence passed, fail if any failed,
+    /// else inconclusive; with the reason every format prints and one decision per rule.
+    pub fn decide(&self, s: &Settings) -> (super::Verdict, String, Vec<Decision>) {
+        use super::Verdict;
+        let decisions: Vec<Decision> = self
+            .rules
+            .iter()
+            .map(|(metric, op, threshold, points)| Decision {
+                metric: metric.clone(),
+                op: *op,
+                threshold: *threshold,
+                sequence: sequence(points, *op, *threshold, self.floor, s),
+            })
+            .collect();
+        let outcomes: Vec<Outcome> = decisions.iter().map(|d| d.sequence.outcome).collect();
+        let verdict = if outcomes.contains(&Outcome::Fail) {
+            Verdict::Fail
+        } else if outcomes.iter().all(|o| *o == Outcome::Pass) {
+            Verdict::Pass
+        } else {
+            Verdict::Inconclusive
+        };
+        let parts: Vec<String> = decisions.iter().map(Decision::reason).collect();
+        (
+            verdict,
+            format!("{}{}", parts.join("; "), self.not_counted),
+            decisions,
+        )
+    }
+}
+
 /// Judges `ev`'s runs by the sequential rule (after `evaluate`): one sequence per deciding
 /// rule, the verdict pass only if every one passed, fail if any failed, else inconclusive.
 /// Where the runs are not the policy's test, do not measure a deciding rule, or a deciding
 /// rule's threshold scales with a machine they do not state, the evaluation's own verdict
 /// (inconclusive) stands and no sequence is kept.
 pub fn apply(ev: &mut super::Evaluation, policy: &crate::policy::Policy, s: &Settings) {
-    use super::Verdict;
-    use crate::policy::Level;
-    if ev.runs.is_empty() || !ev.deviations.is_empty() || !ev.differences.is_empty() {
+    let Some(p) = Pending::of(ev, policy) else {
         return;
-    }
-    let strict = ev.strict;
-    let deciding: Vec<&super::RuleResult> = ev
-        .rules
-        .iter()
-        .filter(|r| r.level == Level::Fail || (strict && r.level == Level::Warn))
-        .collect();
-    // A threshold the host facts cannot resolve judges nothing, sequentially or not.
-    if deciding.is_empty() || deciding.iter().any(|r| r.value.is_none() || !r.resolved()) {
-        return;
-    }
-    let floor = Floor {
-        min_runs: policy.evidence.min_runs as usize,
-        min_days: policy.evidence.min_days as usize,
     };
-    let decisions: Vec<Decision> = deciding
-        .iter()
-        .map(|r| {
-            let points: Vec<_> = ev
-                .runs
-                .iter()
-                .filter_map(|run| run.metrics.get(&r.metric).map(|&v| (run.timestamp, v)))
-                .collect();
-            Decision {
-                metric: r.metric.clone(),
-                op: r.op,
-                threshold: r.threshold,
-                sequence: sequence(&points, r.op, r.threshold, floor, s),
-            }
-        })
-        .collect();
-    let outcomes: Vec<Outcome> = decisions.iter().map(|d| d.sequence.outcome).collect();
-    ev.verdict = if outcomes.contains(&Outcome::Fail) {
-        Verdict::Fail
-    } else if outcomes.iter().all(|o| *o == Outcome::Pass) {
-        Verdict::Pass
-    } else {
-        Verdict::Inconclusive
-    };
-    let parts: Vec<String> = decisions.iter().map(Decision::reason).collect();
-    let not_counted = if ev.not_counted.is_empty() {
-        String::new()
-    } else {
-        let l: Vec<String> = ev.not_counted.iter().map(|n| n.to_string()).collect();
-        format!(" ({})", l.join("; "))
-    };
-    ev.reason = format!("{}{not_counted}", parts.join("; "));
+    let (verdict, reason, decisions) = p.decide(s);
+    ev.verdict = verdict;
+    ev.reason = reason;
     ev.sequential = decisions;
 }
 

@@ -14,6 +14,7 @@ use serde::de::IgnoredAny;
 
 use super::stream::{self, MAX_OBJECT, Unit};
 use super::{DecidingRule, NodeRow, RowSource};
+use crate::evaluate::sequential::Pending;
 use crate::evaluate::{Evaluation, Verdict};
 use crate::history::{self, Line, RunScanner, SKIPPED_SHOWN};
 use crate::policy::Policy;
@@ -63,6 +64,8 @@ pub struct Judge<'a> {
     pub since: DateTime<Utc>,
     pub now: DateTime<Utc>,
     pub strict: bool,
+    /// `--until-decided`: keep each node's runs for the sequential decision.
+    pub until: bool,
 }
 
 /// What reading an input took, for a test to hold it to the input's size.
@@ -378,6 +381,11 @@ impl Judge<'_> {
             reason: ev.reason.clone(),
             warnings: ev.warnings.iter().map(|w| w.to_string()).collect(),
             last_run: ev.runs.iter().map(|r| r.timestamp).max(),
+            pending: self
+                .until
+                .then(|| Pending::of(&ev, self.policy))
+                .flatten()
+                .map(|p| (p, Verdict::Pass)),
             standing: crate::deviation::effect_of(&ev.deviations),
             figures: super::fleet_figures(&ev, self.policy),
         }
@@ -446,6 +454,7 @@ impl Judge<'_> {
             reason,
             warnings: vec![],
             last_run: None,
+            pending: None,
             standing: None,
             figures: Default::default(),
         }
@@ -536,6 +545,7 @@ pub fn cross_check(
                     ),
                     warnings: vec![],
                     last_run: None,
+                    pending: None,
                     standing: None,
                     figures: Default::default(),
                 });
@@ -580,6 +590,7 @@ mod tests {
         Judge {
             policy,
             head: DecidingRule::of(policy),
+            until: false,
             since: now - chrono::Duration::days(7),
             now,
             strict: false,

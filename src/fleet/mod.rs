@@ -86,6 +86,10 @@ pub struct NodeRow {
     pub reason: String,
     pub warnings: Vec<String>,
     pub last_run: Option<DateTime<FixedOffset>>,
+    /// With `fleet --until-decided`: the node's runs for the sequential decision, made once
+    /// the number of nodes is known, and the verdict the row may not be better than (the
+    /// node's own, for a result).
+    pub pending: Option<(crate::evaluate::sequential::Pending, Verdict)>,
     /// Which way the node's judged runs deviate from the policy's test (None: its test):
     /// what its figure may say (a ✓ only on the policy's test).
     pub standing: Option<crate::deviation::Effect>,
@@ -300,6 +304,8 @@ pub struct Fleet {
     pub warnings: Vec<String>,
     pub strict: bool,
     pub generated: DateTime<Utc>,
+    /// With `--until-decided`: the error rates the verdict holds across the nodes.
+    pub family: Option<Family>,
     /// The policy's evidence rule (runs, days), which a node's history is judged under.
     pub min_runs: u32,
     pub min_days: u32,
@@ -323,6 +329,82 @@ pub fn require_evidence(rows: &mut [NodeRow], min_runs: u32, min_days: u32) {
         );
         r.verdict = Verdict::Inconclusive;
     }
+}
+
+/// `fleet --until-decided`: the fleet's error rates and the nodes they are shared over. Each
+/// node's sequence is judged at α/N and β/N (Bonferroni), N the nodes judged by a sequence,
+/// so a false pass (or a false fail) anywhere in the fleet has probability at most α (β).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Family {
+    pub nodes: usize,
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+impl Family {
+    /// The error rates each node is judged at: α/N, β/N.
+    pub fn per_node(&self) -> (f64, f64) {
+        let n = self.nodes.max(1) as f64;
+        (self.alpha / n, self.beta / n)
+    }
+
+    /// "error rate controlled across 3 nodes (Bonferroni: α/N per node, α 0.05 → 0.0167 …)".
+    pub fn sentence(&self) -> String {
+        if self.nodes == 0 {
+            return "no node judged by a sequence (--until-decided): no error rate to state".into();
+        }
+        let (a, b) = self.per_node();
+        format!(
+            "error rate controlled across {} node{} (Bonferroni: α/N per node: α {} → {}, β {} → {})",
+            self.nodes,
+            if self.nodes == 1 { "" } else { "s" },
+            short_p(self.alpha),
+            short_p(a),
+            short_p(self.beta),
+            short_p(b)
+        )
+    }
+}
+
+fn short_p(p: f64) -> String {
+    let s = format!("{p:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// `fleet --until-decided`, once every input is read and each node counted once: judges every
+/// row kept for it by its sequence at α/N and β/N, N the number of such rows, never better
+/// than the node's own verdict. A pass that no sequence gave (a result of one `run` or
+/// `import`) is inconclusive: the fleet's error rate says nothing of it.
+pub fn decide_family(rows: &mut [NodeRow], s: &crate::evaluate::sequential::Settings) -> Family {
+    let family = Family {
+        nodes: rows.iter().filter(|r| r.pending.is_some()).count(),
+        alpha: s.alpha,
+        beta: s.beta,
+    };
+    let (alpha, beta) = family.per_node();
+    let per = crate::evaluate::sequential::Settings { alpha, beta, ..*s };
+    for r in rows.iter_mut() {
+        match r.pending.take() {
+            Some((p, cap)) => {
+                let (v, reason, _) = p.decide(&per);
+                r.verdict = Verdict::worst([cap, v]);
+                r.reason = if r.verdict == v {
+                    reason
+                } else {
+                    format!("the node says {cap}; its sequence here: {v} ({reason})")
+                };
+            }
+            None if r.verdict == Verdict::Pass => {
+                r.verdict = Verdict::Inconclusive;
+                r.reason = format!(
+                    "not judged by a sequence, so outside the fleet's error rate ({}): with --until-decided only a decided sequence passes",
+                    r.reason
+                );
+            }
+            None => {}
+        }
+    }
+    family
 }
 
 impl Fleet {
@@ -396,6 +478,7 @@ impl Fleet {
             warnings,
             strict,
             generated,
+            family: None,
             min_runs: 0,
             min_days: 0,
             require_evidence: false,
@@ -403,6 +486,14 @@ impl Fleet {
         };
         fleet.reason = fleet.explain();
         fleet
+    }
+
+    /// The fleet judged with `--until-decided`: its reason says across how many nodes its
+    /// error rates hold.
+    pub fn with_family(mut self, family: Family) -> Fleet {
+        self.family = Some(family);
+        self.reason = format!("{}; {}", self.reason, family.sentence());
+        self
     }
 
     /// The policy's evidence rule the nodes' histories were judged under, and whether
@@ -572,6 +663,7 @@ pub(crate) mod tests {
             reason: format!("mean write_iops_formula is {value}"),
             warnings: vec![],
             last_run: None,
+            pending: None,
             standing: None,
             figures: BTreeMap::new(),
         }
@@ -627,6 +719,25 @@ pub(crate) mod tests {
         let f = fleet(vec![row("c", Pass, 1.0), b2, row("b", Pass, 1.0)]);
         let labels: Vec<String> = f.rows.iter().map(|r| r.label(&f)).collect();
         assert_eq!(labels, ["b /data posixaio", "b /other posixaio", "c"]);
+    }
+
+    #[test]
+    fn with_until_decided_a_pass_no_sequence_gave_is_inconclusive_and_n_counts_sequences() {
+        use Verdict::*;
+        let settings = crate::evaluate::sequential::Settings {
+            alpha: 0.05,
+            beta: 0.05,
+            delta: 0.1,
+            max_runs: 30,
+            max_days: 7,
+        };
+        let mut rows = vec![row("a", Pass, 4000.0), row("b", Fail, 2000.0)];
+        let f = decide_family(&mut rows, &settings);
+        assert_eq!(f.nodes, 0);
+        assert_eq!((rows[0].verdict, rows[1].verdict), (Inconclusive, Fail));
+        assert!(rows[0].reason.contains("not judged by a sequence"));
+        let fleet = fleet(rows).with_family(f);
+        assert!(fleet.reason.contains("no node judged by a sequence"));
     }
 
     #[test]

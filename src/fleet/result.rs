@@ -495,6 +495,10 @@ impl Judge<'_> {
                 reason,
                 warnings,
                 last_run,
+                pending: (self.until && ev.scope == Scope::Report)
+                    .then(|| crate::evaluate::sequential::Pending::of(&ev, self.policy))
+                    .flatten()
+                    .map(|p| (p, claim.verdict)),
                 standing: crate::deviation::effect_of(&ev.deviations),
                 figures: super::fleet_figures(&ev, self.policy),
             });

@@ -30,8 +30,11 @@ pub fn line(ev: &Evaluation) -> String {
         head.push_str(&format!(" ({}, {})", id.dir, id.engine));
     }
     // Which evidence the verdict is of, with its runs and days against the policy's rule.
-    head.push(' ');
-    head.push_str(&ev.judged_on_short());
+    // (With --until-decided the decision states its own runs and days.)
+    if ev.sequential.is_empty() {
+        head.push(' ');
+        head.push_str(&ev.judged_on_short());
+    }
     let mut parts: Vec<String> = vec![head];
     // --until-decided: the sequence decides, and its bounds are the deciding figures.
     if let Some(d) = ev.sequential.first() {

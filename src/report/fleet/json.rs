@@ -18,6 +18,8 @@
 //!                    reason, last_run, warnings[] }
 //! warnings[]       strings about the set of files
 //! strict, generated
+//! sequential       with --until-decided only: { nodes (N, the nodes judged by a sequence),
+//!                    alpha, beta (the fleet's), alpha_per_node, beta_per_node (α/N, β/N) }
 //! ```
 
 use std::io::{self, Write};
@@ -56,7 +58,7 @@ pub fn to_json(fleet: &Fleet) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut v = json!({
         "schema_version": 1,
         "tool": { "name": "iopscheck", "version": env!("CARGO_PKG_VERSION") },
         "kind": "fleet",
@@ -82,7 +84,21 @@ pub fn to_json(fleet: &Fleet) -> Value {
         "warnings": fleet.warnings,
         "strict": fleet.strict,
         "generated": fleet.generated,
-    })
+    });
+    if let (Some(f), Some(o)) = (fleet.family, v.as_object_mut()) {
+        let (a, b) = f.per_node();
+        o.insert(
+            "sequential".into(),
+            json!({
+                "nodes": f.nodes,
+                "alpha": f.alpha,
+                "beta": f.beta,
+                "alpha_per_node": a,
+                "beta_per_node": b,
+            }),
+        );
+    }
+    v
 }
 
 pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
