@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use super::fleet::Fleet;
 use super::fmt_value;
-use super::summary::stated_host;
+use super::summary::{plural, stated_host, unit};
 use crate::deviation::Effect;
 use crate::evaluate::{Evaluation, Verdict};
 
@@ -301,18 +301,6 @@ fn capital(s: &str) -> String {
         Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
         None => String::new(),
     }
-}
-
-fn unit(u: &str) -> String {
-    if u.is_empty() {
-        String::new()
-    } else {
-        format!(" {u}")
-    }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// A fleet's reply: how many nodes meet the requirement, which do not, which cannot be judged.

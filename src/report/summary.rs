@@ -184,7 +184,8 @@ pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", one_line(&line))
 }
 
-fn unit(u: &str) -> String {
+/// " IOPS" for a unit, nothing for none: a figure's unit as the one-line formats print it.
+pub(super) fn unit(u: &str) -> String {
     if u.is_empty() {
         String::new()
     } else {
@@ -192,7 +193,7 @@ fn unit(u: &str) -> String {
     }
 }
 
-fn plural(n: usize) -> &'static str {
+pub(super) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
