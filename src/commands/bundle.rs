@@ -698,6 +698,14 @@ fn context(
     loaded: &policy::Loaded,
     now: DateTime<Utc>,
 ) -> Value {
+    let history = json!({
+        "path": history_path.display().to_string(),
+        "lines_kept": kept.kept,
+        "lines_of_other_hosts_left_out": kept.other_hosts,
+        "unreadable_lines_left_out": kept.unreadable,
+        "skipped": skipped.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+    });
+    let policy = json!({ "name": loaded.policy.name, "origin": loaded.origin.to_string() });
     // The records are of another machine than this one: nothing of this machine is written
     // beside its name (its CPU, kernel or mounts would read as the records' own).
     if !is_this_machine(host) {
@@ -709,14 +717,8 @@ fn context(
             "system": format!(
                 "not described: the records are of {host}, and this bundle was made on another machine; what each record states of its target is in history.jsonl"
             ),
-            "history": {
-                "path": history_path.display().to_string(),
-                "lines_kept": kept.kept,
-                "lines_of_other_hosts_left_out": kept.other_hosts,
-                "unreadable_lines_left_out": kept.unreadable,
-                "skipped": skipped.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-            },
-            "policy": { "name": loaded.policy.name, "origin": loaded.origin.to_string() },
+            "history": history,
+            "policy": policy,
         });
     }
     json!({
@@ -730,14 +732,8 @@ fn context(
         "cpu": cpu(),
         "memory_bytes": system::memory_bytes(),
         "targets": targets.iter().map(|d| target_context(d)).collect::<Vec<_>>(),
-        "history": {
-            "path": history_path.display().to_string(),
-            "lines_kept": kept.kept,
-            "lines_of_other_hosts_left_out": kept.other_hosts,
-            "unreadable_lines_left_out": kept.unreadable,
-            "skipped": skipped.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-        },
-        "policy": { "name": loaded.policy.name, "origin": loaded.origin.to_string() },
+        "history": history,
+        "policy": policy,
         "fio": fio_version(),
     })
 }
