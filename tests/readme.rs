@@ -185,3 +185,28 @@ fn every_command_in_the_readme_runs_as_shown() {
         "no run in the README gave a result to pipe into fleet"
     );
 }
+
+/// The README is for users: what it is, install, the first five minutes, commands, exit codes,
+/// policies, schedules and fleets, one agreement table. Method, rounds and explanations live in
+/// bench/README.md and docs/guide.md, so a README that grows past about 15 k characters has
+/// taken in what belongs there.
+#[test]
+fn the_readme_stays_a_users_page() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let chars = readme.chars().count();
+    assert!(
+        chars <= 15_000,
+        "README.md is {chars} characters: move method and detail to bench/README.md or docs/guide.md"
+    );
+    for link in readme.split("](").skip(1) {
+        let target = link.split([')', '#']).next().unwrap();
+        if target.starts_with("http") || target.is_empty() {
+            continue;
+        }
+        assert!(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(target).exists(),
+            "README links to {target}, which does not exist"
+        );
+    }
+}
