@@ -614,6 +614,20 @@ fn a_fleet_rule_judges_the_spread_across_nodes() {
         for node in j["hosts"].as_array().unwrap() {
             assert_eq!(node["verdict"], "pass", "{policy}: {node}");
         }
+        // a fleet of one node: alike with itself is no evidence about the others
+        let (code, j) = fleet_json(&env, policy, &close[..1]);
+        assert_eq!(
+            (code, j["verdict"].as_str()),
+            (3, Some("inconclusive")),
+            "{policy}: {j}"
+        );
+        assert!(
+            j["reason"]
+                .as_str()
+                .unwrap()
+                .contains("cannot be judged on one node"),
+            "{policy}: {j}"
+        );
         // a single node alone is measured, never judged by a rule over the fleet
         let out = env
             .cmd()

@@ -213,9 +213,12 @@ pub fn judge_fleet_rule(rule: &crate::policy::FleetRule, rows: &[NodeRow]) -> Fl
             None,
             format!("{head}: cannot be judged over every node: {spread} so far{missing}"),
         ),
+        // One node is alike only with itself: that says nothing of the brokers not given.
         None if rows.len() == 1 && unmeasured.is_empty() => (
-            Some(true),
-            format!("{head}: one node, nothing to differ from"),
+            None,
+            format!(
+                "{head}: cannot be judged on one node; give every node's results to compare them"
+            ),
         ),
         None => (
             None,
@@ -787,7 +790,8 @@ pub(crate) mod tests {
             "{}",
             r.text
         );
-        assert_eq!(judged(&[node("a", "/d", Some(5.0))]).passed, Some(true));
+        // one node is alike only with itself: no evidence about the nodes not given
+        assert_eq!(judged(&[node("a", "/d", Some(5.0))]).passed, None);
         assert_eq!(judged(&[node("a", "/d", None)]).passed, None);
     }
 }
