@@ -215,20 +215,38 @@ impl Outputs {
     pub fn from_args(a: &OutputArgs) -> anyhow::Result<Outputs> {
         let mut files = Vec::new();
         let mut flags = Vec::new();
+        // `-o -` and `--export FORMAT=-` are stdout, never a file named "-" (nor
+        // /dev/stdout, a link: see below); one output at most goes there, named by `by`.
+        let (mut stdout, mut by) = match &a.output {
+            Some(path) if path.as_os_str() == "-" => (
+                Some(a.format),
+                format!("-o - (--format {})", a.format.as_str()),
+            ),
+            Some(path) => {
+                files.push((a.format, path.clone()));
+                flags.push(format!("-o/--output {}", path.display()));
+                (None, String::new())
+            }
+            None => (
+                Some(a.format),
+                format!("--format {} (stdout, as no -o is given)", a.format.as_str()),
+            ),
+        };
         for e in &a.export {
+            if e.file.as_os_str() == "-" {
+                if stdout.is_some() {
+                    return Err(usage(format!(
+                        "--export {} and {by} both write to stdout; give one of them a file (-o FILE or --export FORMAT=FILE)",
+                        e.given
+                    )));
+                }
+                stdout = Some(e.format);
+                by = format!("--export {}", e.given);
+                continue;
+            }
             files.push((e.format, e.file.clone()));
             flags.push(format!("--export {}", e.given));
         }
-        let stdout = match &a.output {
-            // `-o -` is stdout, never a file named "-" (nor /dev/stdout, a link: see below).
-            Some(path) if path.as_os_str() == "-" => Some(a.format),
-            Some(path) => {
-                files.insert(0, (a.format, path.clone()));
-                flags.insert(0, format!("-o/--output {}", path.display()));
-                None
-            }
-            None => Some(a.format),
-        };
         for ((_, p), flag) in files.iter().zip(&flags) {
             check_output_path(p, flag)?;
         }

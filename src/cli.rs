@@ -82,7 +82,8 @@ pub struct OutputArgs {
     /// or an input); `-` is stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Also write FORMAT to FILE; repeatable, e.g. --export json=r.json --export html=r.html.
+    /// Also write FORMAT to FILE; repeatable, e.g. --export json=r.json --export html=r.html;
+    /// FILE `-` is stdout (with -o FILE, as only one output may go there).
     #[arg(long, value_name = "FORMAT=FILE", value_parser = export_value)]
     pub export: Vec<Export>,
     /// Warn-level rules decide the verdict too.
@@ -440,7 +441,8 @@ pub struct CompareArgs {
     /// or an input); `-` is stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Also write FORMAT to FILE; repeatable, e.g. --export json=c.json --export html=c.html.
+    /// Also write FORMAT to FILE; repeatable, e.g. --export json=c.json --export html=c.html;
+    /// FILE `-` is stdout (with -o FILE, as only one output may go there).
     #[arg(long, value_name = "FORMAT=FILE", value_parser = export_value)]
     pub export: Vec<Export>,
 }

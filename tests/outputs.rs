@@ -491,3 +491,69 @@ fn a_signal_in_the_middle_of_writing_a_report_leaves_no_file_behind() {
         common::listing(&out_dir)
     );
 }
+
+/// `--export FORMAT=-` is stdout, as `-o -` is, never a file named "-"; two outputs both on
+/// stdout are refused (exit 2) naming both flags, before anything runs.
+#[test]
+fn export_to_dash_is_stdout_and_two_outputs_on_stdout_are_refused() {
+    let env = Env::new();
+    seed_history(&env, 20.0, 6);
+    let h = env.history.to_str().unwrap().to_string();
+    let csv = env.tmp.path().join("r.csv");
+    let out = env
+        .cmd()
+        .current_dir(env.tmp.path())
+        .args(["report", "--history", &h, "--format", "csv", "-o"])
+        .arg(&csv)
+        .args(["--export", "json=-"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is the JSON report ({e}): {err}"));
+    let csv_text = std::fs::read_to_string(&csv).expect("-o wrote the CSV");
+    // Both say the same verdict: the export on stdout is the report, not something else.
+    let verdict = j["verdict"].as_str().expect("a verdict");
+    assert!(
+        csv_text.to_lowercase().contains(verdict),
+        "{verdict} in {csv_text}"
+    );
+    assert_eq!(out.status.code(), Some(verdict_code(verdict)), "{err}");
+    assert!(!env.tmp.path().join("-").exists(), "no file named -");
+
+    // Without -o the --format output is on stdout already; -o - says so; two exports too.
+    for (args, first, second) in [
+        (
+            vec!["--export", "json=-"],
+            "--export json=-",
+            "--format table",
+        ),
+        (
+            vec!["--format", "csv", "-o", "-", "--export", "html=-"],
+            "--export html=-",
+            "-o -",
+        ),
+        (
+            vec!["-o", "r.txt", "--export", "json=-", "--export", "csv=-"],
+            "--export csv=-",
+            "--export json=-",
+        ),
+    ] {
+        let mut c = env.cmd();
+        c.current_dir(env.tmp.path())
+            .args(["report", "--history", &h])
+            .args(&args);
+        let err = refused(c, first, second);
+        assert!(err.contains("stdout"), "{err}");
+        assert!(!env.tmp.path().join("-").exists(), "no file named -");
+        assert!(!env.tmp.path().join("r.txt").exists(), "nothing written");
+    }
+}
+
+fn verdict_code(v: &str) -> i32 {
+    match v {
+        "pass" => 0,
+        "fail" => 1,
+        _ => 3,
+    }
+}
