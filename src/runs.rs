@@ -27,6 +27,11 @@ use crate::record::RecordRef;
 
 pub use crate::record::RunInfo;
 
+fn step_of(series: Option<&Series>) -> Option<Box<(f64, f64, f64)>> {
+    let s = series?;
+    crate::measure::series::step_down(s, s.main_dir()).map(Box::new)
+}
+
 /// Where a run's whole record is found again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum At {
@@ -42,13 +47,16 @@ pub enum At {
 pub struct Run {
     pub timestamp: DateTime<FixedOffset>,
     pub metrics: Metrics,
-    pub invocation: Option<Box<str>>,
+    /// Shared with the runs of the same invocation read just before (they come together).
+    pub invocation: Option<Arc<str>>,
     /// The record carries an IOPS series (the HTML draws it).
     pub has_series: bool,
-    /// The series' step down, as `measure::series::step_down` finds it (at s, before, after).
-    pub series_step: Option<(f64, f64, f64)>,
-    /// Where the disk's burst credits ran out inside the run, and what it kept up after.
-    pub burst: Option<crate::measure::changepoint::Sustained>,
+    /// The series' step down, as `measure::series::step_down` finds it (at s, before, after):
+    /// boxed, as few runs have one (8 bytes a run, not 32).
+    pub series_step: Option<Box<(f64, f64, f64)>>,
+    /// Where the disk's burst credits ran out inside the run, and what it kept up after:
+    /// boxed, as few runs have one and a year of runs is held (8 bytes a run, not 64).
+    pub burst: Option<Box<crate::measure::changepoint::Sustained>>,
     /// A `run --sustained`: whether the disk's rate held steady.
     pub sustained: Option<bool>,
     pub at: At,
@@ -60,11 +68,6 @@ impl Deref for Run {
     fn deref(&self) -> &RunInfo {
         &self.info
     }
-}
-
-fn step_of(series: Option<&Series>) -> Option<(f64, f64, f64)> {
-    let s = series?;
-    crate::measure::series::step_down(s, s.main_dir())
 }
 
 impl Run {
@@ -79,10 +82,10 @@ impl Run {
         Run {
             timestamp: r.timestamp,
             metrics: r.metrics.clone(),
-            invocation: r.invocation.as_deref().map(Box::from),
+            invocation: r.invocation.as_deref().map(Arc::from),
             has_series: r.iops_series.is_some(),
             series_step: step_of(r.iops_series.as_ref()),
-            burst: r.burst,
+            burst: r.burst.map(Box::new),
             sustained: r.sustained.as_ref().map(|s| s.reached),
             at: At::Index(index),
             info: Arc::new(RunInfo::of(r)),
@@ -138,7 +141,12 @@ run_fields!(Record);
 /// The contexts met so far while reading, newest first, so that runs sharing one share its
 /// memory. A history holds few: one per host, directory, engine and tool version.
 #[derive(Default)]
-pub struct Contexts(Vec<Arc<RunInfo>>);
+pub struct Contexts {
+    kept: Vec<Arc<RunInfo>>,
+    /// The invocation of the last run read: the runs of one invocation are written together,
+    /// so they share one copy of its id.
+    invocation: Option<Arc<str>>,
+}
 
 /// How many distinct contexts are remembered; past that, the least recently met is dropped
 /// (its runs keep it), so a history of ever-changing contexts costs time, not memory.
@@ -151,21 +159,29 @@ impl Contexts {
         let series_step = step_of(line.iops_series.as_ref());
         let has_series = line.iops_series.take().is_some();
         let metrics = std::mem::take(&mut line.metrics);
-        let invocation = line.invocation.as_deref().map(Box::from);
+        let invocation = match (line.invocation.as_deref(), &self.invocation) {
+            (Some(i), Some(last)) if **last == *i => Some(last.clone()),
+            (Some(i), _) => {
+                let i: Arc<str> = Arc::from(i);
+                self.invocation = Some(i.clone());
+                Some(i)
+            }
+            (None, _) => None,
+        };
         let timestamp = line.timestamp;
-        let burst = line.burst.take();
+        let burst = line.burst.take().map(Box::new);
         let sustained = line.sustained.take().map(|s| s.reached);
-        let info = match self.0.iter().position(|i| i.matches(&line)) {
-            Some(0) => self.0[0].clone(),
+        let info = match self.kept.iter().position(|i| i.matches(&line)) {
+            Some(0) => self.kept[0].clone(),
             Some(k) => {
-                let i = self.0.remove(k);
-                self.0.insert(0, i.clone());
+                let i = self.kept.remove(k);
+                self.kept.insert(0, i.clone());
                 i
             }
             None => {
                 let i = Arc::new(RunInfo::of_line(line));
-                self.0.insert(0, i.clone());
-                self.0.truncate(CONTEXTS_KEPT);
+                self.kept.insert(0, i.clone());
+                self.kept.truncate(CONTEXTS_KEPT);
                 i
             }
         };

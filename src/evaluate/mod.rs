@@ -9,6 +9,7 @@
 pub mod compare;
 mod decide;
 pub mod over_time;
+mod run_lines;
 pub mod sequential;
 mod stats;
 mod warnings;
@@ -27,6 +28,7 @@ use crate::policy::{Aggregate, Level, Op, Policy, TestOrigin};
 use crate::runs::{Records, Run, RunFields};
 
 use decide::{Judged, decide, straddles};
+pub use run_lines::RunLines;
 pub use stats::{CI_MAX_SPAN, CI_MIN_RUNS, Stats, ci95_of_mean, modified_z_scores, t_975};
 pub use warnings::{FIRST_RUN_FACTOR, OUTLIER_Z, Warning};
 use warnings::{dedup, find_warnings};
@@ -462,7 +464,7 @@ pub struct Evaluation {
     pub excluded: Vec<(Run, String)>,
     /// Each judged run's deviations in one line ("" for the policy's test), in run order.
     #[serde(skip)]
-    pub run_deviations: Vec<String>,
+    pub run_deviations: RunLines,
     /// Which way each judged run's deviations can move its figures (the strongest: either way
     /// over flatters; None for the policy's test), in run order: what ✓ and ✗ a figure may
     /// carry (`report::view::judge_on`).
@@ -727,7 +729,7 @@ fn judge(
     // In the order found, each once.
     let mut deviations: Vec<Deviation> = Vec::new();
     let mut caveats: Vec<String> = Vec::new();
-    let mut run_deviations: Vec<String> = Vec::new();
+    let mut run_deviations = RunLines::default();
     let mut run_effects: Vec<Option<deviation::Effect>> = Vec::new();
     // The runs left out are taken out in place (None: dated in the future), so that a year
     // of runs is never held twice.
@@ -745,7 +747,7 @@ fn judge(
                 left_out.push(Some(c.list.clone()));
                 return true;
             }
-            run_deviations.push(c.list.clone());
+            run_deviations.push(&c.list);
             run_effects.push(c.check.effect());
             for d in &c.check.deviations {
                 if !deviations.contains(d) {
@@ -1076,7 +1078,7 @@ pub fn throughput(metric: &str) -> Option<crate::measure::Direction> {
 /// `fails_on` saying so.
 fn judge_sustained(runs: &[Run], rules: &mut [RuleResult]) -> Vec<Burst> {
     fn of(run: &Run) -> Option<&Sustained> {
-        run.burst.as_ref()
+        run.burst.as_deref()
     }
     let bursts: Vec<Burst> = runs
         .iter()

@@ -207,7 +207,7 @@ pub fn warnings(runs: &[crate::runs::Run]) -> Vec<String> {
     // Each run's step down was found as its record was read (`runs::Run::series_step`).
     let steps: Vec<_> = runs
         .iter()
-        .filter_map(|r| r.series_step.map(|x| (r, x)))
+        .filter_map(|r| r.series_step.as_deref().map(|&x| (r, x)))
         .collect();
     if let Some((r, (at, before, after))) = steps
         .iter()

@@ -57,7 +57,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     let warnings = warnings.join("\n");
     let judged_on = ev.judged_on();
     let judged = ev.runs.iter().enumerate().map(|(i, r)| {
-        let d = ev.run_deviations.get(i).map(String::as_str).unwrap_or("");
+        let d = ev.run_deviations.get(i).unwrap_or("");
         (r, super::view::run_result(ev, i), d)
     });
     let excluded = ev

@@ -367,7 +367,7 @@ pub fn run_result(ev: &Evaluation, i: usize) -> std::borrow::Cow<'static, str> {
     if judged {
         raw.into()
     } else {
-        let why = ev.run_deviations.get(i).map(String::as_str).unwrap_or("");
+        let why = ev.run_deviations.get(i).unwrap_or("");
         format!("not judged: {why}").into()
     }
 }
