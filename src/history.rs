@@ -309,6 +309,8 @@ fn open_for_append(path: &Path) -> Result<File, HistoryError> {
 
 /// Appends records under an exclusive lock, each as one line, then fsyncs. A torn last line
 /// left by a crash is closed with a newline first, so the new records start on their own line.
+/// Each record's `chain` is set here, whatever it held: the hash of the line before it, read
+/// from the file's last line alone (`crate::chain::next`), under the lock.
 /// Not a write-and-rename (tempfile's `persist`): the history is appended to in place, never
 /// replaced, so that a concurrent writer's records are never lost and the file keeps its owner.
 pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {
@@ -322,14 +324,25 @@ pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {
             msg,
         })?;
     }
-    let mut buf = Vec::new();
-    for r in records {
-        serde_json::to_writer(&mut buf, r).expect("records serialise");
-        buf.push(b'\n');
-    }
     let mut f = open_for_append(path)?;
     f.lock().map_err(io_err(path))?;
     let len = f.metadata().map_err(io_err(path))?.len();
+    // Each record chained to the line before it, read from the file's end under the lock.
+    let mut link = crate::chain::next(&f, len).map_err(io_err(path))?;
+    let mut buf = Vec::new();
+    for r in records {
+        let start = buf.len();
+        let chained = Record {
+            chain: Some(link.clone()),
+            ..r.clone()
+        };
+        serde_json::to_writer(&mut buf, &chained).expect("records serialise");
+        link = crate::chain::Chain {
+            seq: link.seq + 1,
+            prev: crate::chain::line_hash(&buf[start..]),
+        };
+        buf.push(b'\n');
+    }
     if len > 0 {
         let mut last = [0u8; 1];
         f.seek(SeekFrom::Start(len - 1)).map_err(io_err(path))?;

@@ -3,6 +3,7 @@
 //! policy → job → engine → measurement → record → history → evaluation → report.
 
 pub mod app;
+pub mod chain;
 pub mod cli;
 pub mod commands;
 pub mod completions;

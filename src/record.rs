@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, FixedOffset};
 use serde::{Deserialize, Serialize};
 
+use crate::chain::Chain;
 use crate::job::JobShape;
 use crate::measure::changepoint::Sustained;
 use crate::measure::device::DeviceSummary;
@@ -115,6 +116,7 @@ plain_fields!(
     Option<Sustained>,
     Option<SustainedRun>,
     Option<DeviceSummary>,
+    Option<Chain>,
 );
 
 impl<T: Field> Field for Vec<T> {
@@ -408,6 +410,8 @@ record! {
     run [default, skip_serializing_if = "Option::is_none"] burst: Option<Sustained> => Option<Sustained>,
     /// How a `run --sustained` ended.
     run [default, skip_serializing_if = "Option::is_none"] sustained: Option<SustainedRun> => Option<SustainedRun>,
+    /// The link to the line before (`crate::chain`), set by `history::append` alone, last.
+    run [default, skip_serializing_if = "Option::is_none"] chain: Option<Chain> => Option<Chain>,
 }
 
 impl RunInfo {
@@ -454,6 +458,7 @@ impl Record {
             device: m.device.as_ref().map(|d| d.summary()),
             burst: crate::measure::changepoint::sustained(m, buffered),
             sustained: None,
+            chain: None,
         })
     }
 }
