@@ -292,6 +292,27 @@ assert f['kind']=='fleet' and [h['host'] for h in f['hosts']]==['$node'], f"
         check "the runs were recorded under the inventory's name" \
             "$python" -c "import json; hs={json.loads(l)['host'] for l in open('$a/history.jsonl')}; \
 assert hs=={'$node'}, hs"
+        # iopscheck_recheck_every, as a scheduled playbook would set it: one run of the
+        # sequence a play, decided at the --alpha in iopscheck_run_args. The policy's job at a
+        # test's scale (a policy file: --size and --runtime are refused with the sequence).
+        "$bin" policy show swimlane | sed 's/size: 4g/size: 8m/; s/runtime: 60s/runtime: 1s/' \
+            > "$a/small.yaml"
+        "$python" -c "import json; v=json.load(open('$a/vars.json')); \
+v.update(iopscheck_run_args=['--alpha', '0.01'], iopscheck_recheck_every='2d', \
+iopscheck_policy='$a/small.yaml', iopscheck_results='$a/results-recheck'); \
+json.dump(v, open('$a/vars-recheck.json', 'w'))"
+        before=$(wc -l < "$a/history.jsonl")
+        if "$venv/bin/ansible-playbook" -i "$a/inventory.ini" packaging/ansible/iopscheck.yml \
+            -e "@$a/vars-recheck.json" > "$a/play-recheck.log" 2>&1; then
+            pass "the playbook ran with iopscheck_recheck_every"
+        else
+            fail "the playbook ran with iopscheck_recheck_every"
+            tail -40 "$a/play-recheck.log"
+        fi
+        check "with iopscheck_recheck_every, one run a play, judged by the sequence at the run_args' --alpha" \
+            "$python" -c "import json; r=json.load(open('$a/results-recheck/$node.json')); \
+n=sum(1 for _ in open('$a/history.jsonl')); q=r['sequential'][0]; \
+assert n==$before+1 and q['alpha']==0.01 and q['n']>=1, (n, q)"
     fi
 fi
 
@@ -370,6 +391,15 @@ ds = yaml.safe_load((k8s / "node/daemonset.yaml").read_text())["spec"]["template
 env = {e["name"]: e.get("value") for e in ds["containers"][0]["env"]}
 textfile_dir = str(pathlib.PurePosixPath(env["IOPSCHECK_TEXTFILE"]).parent)
 assert textfile_dir in {m["mountPath"] for m in ds["containers"][0]["volumeMounts"]}, "textfile dir"
+# Every setting the DaemonSet gives is one the scheduled script takes; the re-check rate is
+# exposed, at the env file's default (empty: off).
+import re
+script = pathlib.Path("packaging/libexec/iopscheck-scheduled").read_text()
+taken = set(re.findall(r"IOPSCHECK_[A-Z_]+", script))
+assert set(env) <= taken, f"DaemonSet settings the script does not take: {set(env) - taken}"
+env_file = dict(l.split("=", 1) for l in pathlib.Path("packaging/etc/iopscheck.env").read_text().splitlines()
+                if l and not l.startswith("#"))
+assert env.get("IOPSCHECK_RECHECK_EVERY") == env_file["IOPSCHECK_RECHECK_EVERY"] == "", "IOPSCHECK_RECHECK_EVERY"
 for line in (k8s / "Containerfile").read_text().splitlines():
     w = line.split()
     if w[:1] == ["COPY"] and not w[1].startswith("--from"):

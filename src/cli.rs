@@ -396,7 +396,7 @@ Side a is what --host, --dir and --engine select (default: this host, any direct
 engine); side b is the same with --vs-host, --vs-dir or --vs-engine in their place, or, with
 --at DATE, side a is the runs from DATE on and side b those before it. Only runs of the
 policy's test count. The ratio is a's mean over b's, of the policy's first deciding rule;
-the difference is real at alpha 0.05 when its 95% interval leaves out 1.
+the difference is real at alpha (--alpha, 0.05) when its 1 - alpha interval (95%) leaves out 1.
 Exit 0 when compared (real difference or not), 3 when a side has fewer than 2 runs, 2 on an
 error (a side holding runs of several directories or engines: choose with --dir, --engine).
 
@@ -432,6 +432,10 @@ pub struct CompareArgs {
     /// Only runs newer than this (default: the policy's window; with --at, every run).
     #[arg(long, value_name = "DURATION|DATE", value_parser = Since::parse)]
     pub since: Option<Since>,
+    /// The level at which a difference is called real: the interval is the 1 − P one (0.05:
+    /// 95%); above 0 and at most 0.5, as run's --alpha.
+    #[arg(long, value_name = "P", default_value = "0.05", value_parser = probability_value)]
+    pub alpha: f64,
     #[command(flatten)]
     pub history: HistoryArgs,
     /// Output format on stdout (or in --output).

@@ -254,3 +254,163 @@ fn compare_writes_its_outputs_to_files_as_report_does_and_never_over_an_input() 
         assert_eq!(std::fs::read_to_string(&env.history).unwrap(), history);
     }
 }
+
+/// Student's t(1 − α/2, df), computed here without the binary's closed form: with
+/// x = √df·tan θ the density's kernel becomes cos^(df−1) θ on [0, π/2), so
+/// P(|T| ≤ √df·tan θ*) is the share of ∫cos^(df−1) over [0, π/2) that lies below θ*
+/// (Simpson's rule), and θ* is found by bisection.
+fn t_quantile(alpha: f64, df: usize) -> f64 {
+    let integral = |to: f64| {
+        let steps = 4000;
+        let h = to / steps as f64;
+        let f = |x: f64| x.cos().powi(df as i32 - 1);
+        let mut sum = f(0.0) + f(to);
+        for i in 1..steps {
+            sum += f(i as f64 * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
+        }
+        sum * h / 3.0
+    };
+    let whole = integral(std::f64::consts::FRAC_PI_2);
+    let (mut low, mut high) = (0.0, std::f64::consts::FRAC_PI_2);
+    for _ in 0..100 {
+        let mid = (low + high) / 2.0;
+        if integral(mid) / whole < 1.0 - alpha {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    (df as f64).sqrt() * ((low + high) / 2.0).tan()
+}
+
+/// `expected` at the level `alpha`, with `t_quantile` for Student's t.
+fn expected_at(a: &[f64], b: &[f64], alpha: f64) -> (f64, f64, usize) {
+    let iops = |v: &[f64]| -> Vec<f64> { v.iter().map(|m| m / 4.0 * 1024.0).collect() };
+    let (a, b) = (iops(a), iops(b));
+    let cox = |v: &[f64]| {
+        let n = v.len() as f64;
+        let l: Vec<f64> = v.iter().map(|x| x.ln()).collect();
+        let m = l.iter().sum::<f64>() / n;
+        let s2 = l.iter().map(|y| (y - m) * (y - m)).sum::<f64>() / (n - 1.0);
+        (m + s2 / 2.0, s2 / n + s2 * s2 / (2.0 * (n - 1.0)), n - 1.0)
+    };
+    let ((la, va, fa), (lb, vb, fb)) = (cox(&a), cox(&b));
+    let df = ((va + vb).powi(2) / (va * va / fa + vb * vb / fb)).floor() as usize;
+    let half = t_quantile(alpha, df) * (va + vb).sqrt();
+    ((la - lb - half).exp(), (la - lb + half).exp(), df)
+}
+
+#[test]
+fn alpha_sets_the_intervals_level_in_every_format_and_bad_values_are_refused() {
+    let env = Env::new();
+    write(&env, &[("node7", &NODE7), ("node3", &NODE3)]);
+    let cmd = |extra: &[&str]| {
+        env.cmd()
+            .args(["compare", "--host", "node7", "--vs-host", "node3"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let (_, low95, high95) = expected(&NODE7, &NODE3);
+    // The independent quantile reproduces the printed table's at 95% (to its 3 decimals):
+    // the two computations here agree before either is held against the binary.
+    let (l, h, _) = expected_at(&NODE7, &NODE3, 0.05);
+    assert!((l / low95 - 1.0).abs() < 1e-3 && (h / high95 - 1.0).abs() < 1e-3);
+
+    for (alpha, level) in [(0.1, "90"), (0.01, "99"), (0.001, "99.9")] {
+        let a = alpha.to_string();
+        let (low, high, df) = expected_at(&NODE7, &NODE3, alpha);
+        let out = cmd(&["--alpha", &a, "--format", "json"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(j["df"].as_u64(), Some(df as u64), "{j}");
+        assert_eq!(j["alpha"].as_f64(), Some(alpha), "{j}");
+        assert!((j["confidence"].as_f64().unwrap() - (1.0 - alpha)).abs() < 1e-12);
+        assert!(
+            (j["ci_low"].as_f64().unwrap() / low - 1.0).abs() < 1e-6,
+            "{j} {low}"
+        );
+        assert!(
+            (j["ci_high"].as_f64().unwrap() / high - 1.0).abs() < 1e-6,
+            "{j} {high}"
+        );
+        // Not the 95% interval: the 95% names are not used for it.
+        assert!(
+            j.get("ci95_low").is_none() && j.get("ci95_high").is_none(),
+            "{j}"
+        );
+        // A lower α, a wider interval than the 95% one, and a higher, a narrower.
+        if alpha < 0.05 {
+            assert!(low < low95 && high > high95);
+        } else {
+            assert!(low > low95 && high < high95);
+        }
+        let words = format!("({level}% CI {low:.2}–{high:.2})");
+        let verdict = format!("at α {a}");
+        assert!(
+            j["sentence"].as_str().unwrap().contains(&words)
+                && j["sentence"].as_str().unwrap().contains(&verdict),
+            "{j}"
+        );
+        for format in [
+            "table",
+            "summary",
+            "reply",
+            "jsonl",
+            "markdown",
+            "html",
+            "junit",
+            "prometheus",
+            "csv",
+        ] {
+            let out = cmd(&["--alpha", &a, "--format", format]);
+            assert_eq!(out.status.code(), Some(0), "{format}");
+            let text = String::from_utf8(out.stdout).unwrap().replace('\\', "");
+            assert!(
+                text.contains(&words) && text.contains(&verdict),
+                "{format} at α {a}:\n{text}"
+            );
+        }
+        // The machine formats carry the level and the bounds as figures.
+        let out = cmd(&["--alpha", &a, "--format", "csv"]);
+        let mut rd = csv::Reader::from_reader(out.stdout.as_slice());
+        let headers = rd.headers().unwrap().clone();
+        let row = rd.records().next().unwrap().unwrap();
+        let col = |name: &str| row[headers.iter().position(|h| h == name).unwrap()].to_string();
+        assert_eq!(col("alpha").parse::<f64>().unwrap(), alpha);
+        assert!((col("ci_low").parse::<f64>().unwrap() / low - 1.0).abs() < 1e-6);
+        assert!(col("ci95_low").is_empty(), "not the 95% interval");
+        let out = cmd(&["--alpha", &a, "--format", "prometheus"]);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let gauge = |name: &str| -> Option<f64> {
+            text.lines()
+                .find(|l| l.starts_with(&format!("{name}{{")))
+                .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        };
+        assert_eq!(gauge("iopscheck_compare_alpha"), Some(alpha));
+        assert!((gauge("iopscheck_compare_ratio_ci_high").unwrap() / high - 1.0).abs() < 1e-6);
+        assert_eq!(gauge("iopscheck_compare_ratio_ci95_high"), None, "{text}");
+    }
+
+    // The default is α 0.05, under both names.
+    let j: serde_json::Value = serde_json::from_slice(&cmd(&["--format", "json"]).stdout).unwrap();
+    assert_eq!(j["ci_low"], j["ci95_low"]);
+    assert_eq!(
+        (j["alpha"].as_f64(), j["confidence"].as_f64()),
+        (Some(0.05), Some(0.95))
+    );
+
+    // Out of run's --alpha range, or not a number: exit 2 naming the flag, nothing printed.
+    for bad in ["0", "0.6", "-0.1", "x", "nan"] {
+        let out = cmd(&[&format!("--alpha={bad}")]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains("--alpha") && err.contains(bad), "{bad}: {err}");
+        assert!(out.stdout.is_empty(), "{bad}");
+    }
+}

@@ -433,6 +433,7 @@ fn the_playbook_parses_and_every_setting_it_reads_has_a_default() {
         "iopscheck_node_name",
         "iopscheck_remote_bin",
         "iopscheck_history_args",
+        "iopscheck_decide_args",
         "iopscheck_tmp",
         "iopscheck_check",
         "iopscheck_expect",
@@ -882,5 +883,81 @@ fn the_recheck_setting_tests_until_decided_then_only_when_due() {
                 .unwrap();
         assert_eq!(report["verdict"], "pass", "{shell:?}");
         assert_eq!(report["sequential"][0]["outcome"], "pass", "{report}");
+    }
+}
+
+/// With `IOPSCHECK_RECHECK_EVERY`, the decision's settings given in `IOPSCHECK_RUN_ARGS` are
+/// the report's too: the verdict the check writes is the one its run decided by. Near the
+/// threshold, six runs end the sequence at a budget of 6 runs (inconclusive, nothing tested)
+/// where the default budget of 30 would leave it undecided.
+#[test]
+fn the_decisions_settings_in_run_args_are_the_reports_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let data = data.canonicalize().unwrap();
+    let history = tmp.path().join("history.jsonl");
+    let state = tmp.path().join("state");
+    // About Swimlane's 3000 IOPS (11.72 MB/s), ±8%.
+    let figures = [11.0, 12.6, 11.9, 12.4, 11.2, 11.8];
+    write_history_of(&history, "node-a", data.to_str().unwrap(), &figures);
+    let before = std::fs::read_to_string(&history).unwrap();
+    // The case is not vacuous: at the default settings the sequence goes on.
+    let out = iopscheck()
+        .args([
+            "report",
+            "--until-decided",
+            "--format",
+            "json",
+            "--host",
+            "node-a",
+        ])
+        .arg("--history")
+        .arg(&history)
+        .output()
+        .unwrap();
+    let at_defaults: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        at_defaults["sequential"][0]["outcome"], "undecided",
+        "{at_defaults}"
+    );
+
+    let file = tmp.path().join("iopscheck.env");
+    std::fs::write(
+        &file,
+        format!(
+            "IOPSCHECK_DIR={}\nIOPSCHECK_BIN={}\nIOPSCHECK_HISTORY={}\nIOPSCHECK_STATE_DIR={}\nIOPSCHECK_LOCK_FILE={}\nIOPSCHECK_TEXTFILE=\nIOPSCHECK_HOST=node-a\nIOPSCHECK_RUN_ARGS=--engine posixaio --alpha 0.01 --beta=0.02 --max-runs 6 --max-days=5\nIOPSCHECK_RECHECK_EVERY=2d\n",
+            data.display(),
+            assert_cmd::cargo::cargo_bin!("iopscheck").display(),
+            history.display(),
+            state.display(),
+            tmp.path().join("run.lock").display(),
+        ),
+    )
+    .unwrap();
+    for shell in shells() {
+        let _ = std::fs::remove_file(state.join("report.json"));
+        let (code, err) = scheduled(&shell, &["--env".as_ref(), file.as_os_str()]);
+        // The run judged the sequence ended at its budget of 6 and tested nothing ...
+        assert_eq!(code, Some(3), "{shell:?}: {err}");
+        assert!(err.contains("no test run"), "{shell:?}: {err}");
+        assert_eq!(std::fs::read_to_string(&history).unwrap(), before);
+        // ... and the report says the same, at the same settings.
+        let report: Value =
+            serde_json::from_str(&std::fs::read_to_string(state.join("report.json")).unwrap())
+                .unwrap();
+        let q = &report["sequential"][0];
+        assert_eq!(q["outcome"], "budget", "{shell:?}: {report}");
+        assert_eq!(
+            (
+                q["alpha"].as_f64(),
+                q["beta"].as_f64(),
+                q["max_runs"].as_u64(),
+                q["max_days"].as_u64()
+            ),
+            (Some(0.01), Some(0.02), Some(6), Some(5)),
+            "{shell:?}: {q}"
+        );
+        assert_eq!(report["verdict"], "inconclusive", "{shell:?}");
     }
 }

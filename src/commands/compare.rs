@@ -145,7 +145,12 @@ pub fn run(args: CompareArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     };
     let (va, da) = figures(ra, &a, &a_label)?;
     let (vb, db) = figures(rb, &b, &b_label)?;
-    match compare(&rule.metric, (&a_label, &va, da), (&b_label, &vb, db)) {
+    match compare(
+        &rule.metric,
+        (&a_label, &va, da),
+        (&b_label, &vb, db),
+        args.alpha,
+    ) {
         Ok(c) => {
             if let Some(f) = outputs.stdout {
                 let mut out = crate::out::stdout();

@@ -56,7 +56,9 @@ pub fn render(format: Format, c: &Comparison, policy: &str, out: &mut dyn Write)
                 writeln!(out, "  {}", side(&c.b))?;
                 writeln!(
                     out,
-                    "  policy {policy}; the interval is the modified Cox interval of each side's mean, combined on the log scale ({} degrees of freedom)",
+                    "  policy {policy}; the {}% interval (α {}) is the modified Cox interval of each side's mean, combined on the log scale ({} degrees of freedom)",
+                    c.level(),
+                    c.alpha,
                     c.df
                 )?;
             }
@@ -84,7 +86,7 @@ pub fn render(format: Format, c: &Comparison, policy: &str, out: &mut dyn Write)
             use super::csv::field;
             writeln!(
                 out,
-                "policy,metric,a,a_runs,a_days,a_mean,b,b_runs,b_days,b_mean,ratio,ci95_low,ci95_high,alpha,real,sentence"
+                "policy,metric,a,a_runs,a_days,a_mean,b,b_runs,b_days,b_mean,ratio,ci95_low,ci95_high,alpha,real,sentence,confidence,ci_low,ci_high"
             )?;
             let row = [
                 policy.to_string(),
@@ -98,11 +100,15 @@ pub fn render(format: Format, c: &Comparison, policy: &str, out: &mut dyn Write)
                 c.b.days.to_string(),
                 c.b.mean.to_string(),
                 c.ratio.to_string(),
-                c.ci95_low.to_string(),
-                c.ci95_high.to_string(),
+                // Empty where the interval is not the 95% one: see ci_low, ci_high.
+                c.ci95_low.map(|v| v.to_string()).unwrap_or_default(),
+                c.ci95_high.map(|v| v.to_string()).unwrap_or_default(),
                 c.alpha.to_string(),
                 c.real.to_string(),
                 sentence.clone(),
+                c.confidence.to_string(),
+                c.ci_low.to_string(),
+                c.ci_high.to_string(),
             ];
             let row: Vec<String> = row.iter().map(|f| field(f)).collect();
             writeln!(out, "{}", row.join(","))?;
@@ -134,21 +140,39 @@ pub fn render(format: Format, c: &Comparison, policy: &str, out: &mut dyn Write)
                 label_value(&c.b.label)
             );
             writeln!(out, "# {}", sentence.replace('\n', " "))?;
-            for (name, help, v) in [
-                (
-                    "iopscheck_compare_ratio",
-                    "Ratio of side a's mean to side b's.",
-                    c.ratio,
-                ),
-                (
+            let mut gauges = vec![(
+                "iopscheck_compare_ratio",
+                "Ratio of side a's mean to side b's.",
+                c.ratio,
+            )];
+            // The 95% names only where the interval is the 95% one.
+            if let (Some(low), Some(high)) = (c.ci95_low, c.ci95_high) {
+                gauges.push((
                     "iopscheck_compare_ratio_ci95_low",
                     "Bottom of the ratio's 95% interval.",
-                    c.ci95_low,
-                ),
-                (
+                    low,
+                ));
+                gauges.push((
                     "iopscheck_compare_ratio_ci95_high",
                     "Top of the ratio's 95% interval.",
-                    c.ci95_high,
+                    high,
+                ));
+            }
+            for (name, help, v) in gauges.into_iter().chain([
+                (
+                    "iopscheck_compare_ratio_ci_low",
+                    "Bottom of the ratio's interval at the confidence level.",
+                    c.ci_low,
+                ),
+                (
+                    "iopscheck_compare_ratio_ci_high",
+                    "Top of the ratio's interval at the confidence level.",
+                    c.ci_high,
+                ),
+                (
+                    "iopscheck_compare_confidence",
+                    "The interval's level, 1 - alpha.",
+                    c.confidence,
                 ),
                 (
                     "iopscheck_compare_alpha",
@@ -160,7 +184,7 @@ pub fn render(format: Format, c: &Comparison, policy: &str, out: &mut dyn Write)
                     "1 when the interval leaves out 1: a real difference at alpha.",
                     if c.real { 1.0 } else { 0.0 },
                 ),
-            ] {
+            ]) {
                 writeln!(
                     out,
                     "# HELP {name} {help}\n# TYPE {name} gauge\n{name}{{{l}}} {v}"
@@ -180,14 +204,19 @@ pub fn render(format: Format, c: &Comparison, policy: &str, out: &mut dyn Write)
                 attr(&format!("compare {policy}"))
             )?;
             writeln!(out, "    <properties>")?;
-            for (k, v) in [
-                ("ratio", c.ratio.to_string()),
-                ("ci95_low", c.ci95_low.to_string()),
-                ("ci95_high", c.ci95_high.to_string()),
+            let mut props = vec![("ratio", c.ratio.to_string())];
+            if let (Some(low), Some(high)) = (c.ci95_low, c.ci95_high) {
+                props.push(("ci95_low", low.to_string()));
+                props.push(("ci95_high", high.to_string()));
+            }
+            for (k, v) in props.into_iter().chain([
+                ("ci_low", c.ci_low.to_string()),
+                ("ci_high", c.ci_high.to_string()),
+                ("confidence", c.confidence.to_string()),
                 ("alpha", c.alpha.to_string()),
                 ("real", c.real.to_string()),
                 ("sentence", sentence.clone()),
-            ] {
+            ]) {
                 writeln!(
                     out,
                     "      <property name=\"{}\" value=\"{}\"/>",
