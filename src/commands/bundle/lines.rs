@@ -1,0 +1,199 @@
+//! This host's lines of the history, copied verbatim, and the directories they tested.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use chrono::{DateTime, FixedOffset};
+use serde::Deserialize;
+
+use crate::history;
+
+/// Directories whose mounts and devices the context describes, at most.
+const MAX_TARGETS: usize = 8;
+
+/// This host's lines of the history, byte for byte; the others are left out and counted.
+#[derive(Debug, Default)]
+pub struct Kept {
+    /// Bytes of the kept lines, newlines included.
+    pub bytes: u64,
+    pub kept: usize,
+    /// Records of other hosts (imported for them with `import --record --host`).
+    pub other_hosts: usize,
+    /// Lines that are not JSON with a host, so whose they are cannot be told.
+    pub unreadable: usize,
+    /// Each directory this host's lines tested, with its latest run.
+    pub dirs: BTreeMap<String, DateTime<FixedOffset>>,
+}
+
+/// The part of a line that says whose it is and where it tested.
+#[derive(Deserialize)]
+struct Owner<'a> {
+    #[serde(borrow)]
+    host: std::borrow::Cow<'a, str>,
+    #[serde(default)]
+    timestamp: Loose,
+    #[serde(default)]
+    target: Loose,
+}
+
+/// Any JSON value, of which only a string's text or an object's `dir` string is kept: what
+/// `serde_json::Value` would give through `as_str` and `get("dir")`, without building the
+/// value (a history of a million lines is read through this).
+#[derive(Default)]
+struct Loose {
+    text: Option<String>,
+    dir: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Loose {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Loose, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Loose;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Loose, E> {
+                Ok(Loose {
+                    text: Some(v.to_string()),
+                    dir: None,
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Loose, A::Error> {
+                let mut dir = None;
+                while let Some(k) = m.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if k == "dir" {
+                        dir = m.next_value::<Loose>()?.text;
+                    } else {
+                        m.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(Loose { text: None, dir })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Loose, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Loose::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Loose, E> {
+                Ok(Loose::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Loose, E> {
+                Ok(Loose::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Loose, E> {
+                Ok(Loose::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Loose, E> {
+                Ok(Loose::default())
+            }
+            fn visit_unit<E>(self) -> Result<Loose, E> {
+                Ok(Loose::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Copies this host's lines from `history` to `out`, one line at a time (a line longer than
+/// the history's limit is left out as unreadable), and counts the rest. Each kept line is
+/// also given to `each` with its number and byte offset in `out`.
+pub fn keep_host_lines(
+    history: impl std::io::BufRead,
+    host: &str,
+    out: &mut impl Write,
+    mut each: impl FnMut(usize, u64, &[u8]),
+) -> std::io::Result<Kept> {
+    let mut k = Kept::default();
+    let mut failed = None;
+    history::for_each_line(history, history::MAX_LINE, |_, line| {
+        let history::Line::Text(line) = line else {
+            k.unreadable += 1;
+            return;
+        };
+        if line.iter().all(|b| b.is_ascii_whitespace()) || failed.is_some() {
+            return;
+        }
+        match serde_json::from_slice::<Owner>(line) {
+            Ok(o) if o.host == host => {
+                if let Err(e) = out.write_all(line).and_then(|()| out.write_all(b"\n")) {
+                    failed = Some(e);
+                    return;
+                }
+                each(k.kept + 1, k.bytes, line);
+                k.bytes += line.len() as u64 + 1;
+                k.kept += 1;
+                if let (Some(dir), Some(t)) = (
+                    o.target.dir,
+                    o.timestamp
+                        .text
+                        .and_then(|t| DateTime::parse_from_rfc3339(&t).ok()),
+                ) {
+                    match k.dirs.get_mut(&dir) {
+                        Some(latest) => *latest = (*latest).max(t),
+                        None => {
+                            k.dirs.insert(dir, t);
+                        }
+                    }
+                }
+            }
+            Ok(_) => k.other_hosts += 1,
+            Err(_) => k.unreadable += 1,
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    out.flush()?;
+    Ok(k)
+}
+
+/// The directories this host's runs tested, latest first.
+pub(super) fn target_dirs(dirs: &BTreeMap<String, DateTime<FixedOffset>>) -> Vec<String> {
+    let mut by_time: Vec<(&String, &DateTime<FixedOffset>)> = dirs.iter().collect();
+    by_time.sort_by_key(|(_, t)| std::cmp::Reverse(**t));
+    let mut dirs: Vec<String> = by_time
+        .into_iter()
+        .take(MAX_TARGETS)
+        .map(|(d, _)| d.clone())
+        .collect();
+    if dirs.is_empty() {
+        dirs.push(
+            std::fs::canonicalize(".")
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| ".".into()),
+        );
+    }
+    dirs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_this_hosts_lines_are_kept_verbatim() {
+        let raw =
+            b"{\"host\":\"a\",\"x\":1}\n{\"host\":\"b\"}\n\n{torn\n{\"host\":\"a\", \"y\" : 2}";
+        let mut out = Vec::new();
+        let mut seen = Vec::new();
+        let k = keep_host_lines(&raw[..], "a", &mut out, |n, offset, line| {
+            seen.push((n, offset, String::from_utf8(line.to_vec()).unwrap()))
+        })
+        .unwrap();
+        // each kept line with its number and offset in what was written
+        assert_eq!(
+            seen,
+            [
+                (1, 0, "{\"host\":\"a\",\"x\":1}".to_string()),
+                (2, 19, "{\"host\":\"a\", \"y\" : 2}".to_string())
+            ]
+        );
+        assert_eq!(k.bytes, out.len() as u64);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"host\":\"a\",\"x\":1}\n{\"host\":\"a\", \"y\" : 2}\n"
+        );
+        assert_eq!((k.kept, k.other_hosts, k.unreadable), (2, 1, 1));
+    }
+}
