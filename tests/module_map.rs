@@ -19,8 +19,8 @@ const ALLOWED_CYCLES: &[(&str, &str)] = &[
     ("evaluate", "policy"),
     ("evaluate", "report"),
     ("fleet", "report"),
-    ("history", "runs"),
-    ("measure", "runs"),
+    ("history", "run_index"),
+    ("measure", "run_index"),
     ("policy", "report"),
     ("policy", "suggest"),
 ];

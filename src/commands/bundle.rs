@@ -16,11 +16,11 @@ use crate::app::{Ctx, VERSION, exit, usage};
 use crate::cli::BundleArgs;
 use crate::evaluate::{self, Evaluation, Options, Scope};
 use crate::history;
+use crate::machine;
 use crate::policy;
 use crate::report::{self, Format, Style};
-use crate::runs::Records;
+use crate::run_index::Records;
 use crate::select::{self, Filter, Grouping};
-use crate::system;
 
 /// Directories whose mounts and devices the context describes, at most.
 const MAX_TARGETS: usize = 8;
@@ -29,12 +29,12 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy)?;
     let now = Utc::now();
     let host = match &args.host {
-        Some(h) => system::check_name(h)
+        Some(h) => machine::check_name(h)
             .map_err(|e| usage(format!("--host: {e}")))?
             .to_string(),
-        None => system::host_from(None)
+        None => machine::host_from(None)
             .map_err(usage)?
-            .unwrap_or_else(system::hostname),
+            .unwrap_or_else(machine::hostname),
     };
     let since = match &args.since {
         Some(s) => s.start(now),
@@ -652,12 +652,12 @@ fn cpu() -> Value {
 /// The mount, options and device under a directory: what decides its numbers.
 fn target_context(dir: &str) -> Value {
     let path = Path::new(dir);
-    let mount = system::mount_of(path);
+    let mount = machine::mount_of(path);
     let device = mount
         .as_ref()
-        .map(|m| system::device_of(m.dev))
+        .map(|m| machine::device_of(m.dev))
         .unwrap_or_default();
-    let space = system::fs_space(path).ok();
+    let space = machine::fs_space(path).ok();
     json!({
         "dir": dir,
         "exists": path.is_dir(),
@@ -727,10 +727,10 @@ fn context(
         "generated": now,
         "host": host,
         "os": os_release(),
-        "kernel": system::kernel(),
+        "kernel": machine::kernel(),
         "arch": std::env::consts::ARCH,
         "cpu": cpu(),
-        "memory_bytes": system::memory_bytes(),
+        "memory_bytes": machine::memory_bytes(),
         "targets": targets.iter().map(|d| target_context(d)).collect::<Vec<_>>(),
         "history": history,
         "policy": policy,
@@ -741,8 +741,8 @@ fn context(
 /// Whether `host` names the machine this runs on (its host name, or the node
 /// `IOPSCHECK_HOST` names).
 fn is_this_machine(host: &str) -> bool {
-    let named = system::host_from(None).ok().flatten();
-    named.as_deref() == Some(host) || system::hostname() == host
+    let named = machine::host_from(None).ok().flatten();
+    named.as_deref() == Some(host) || machine::hostname() == host
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -951,7 +951,7 @@ fn publish(
             .expect("no NUL in a number");
         let to = std::ffi::CString::new(path.as_os_str().as_bytes())
             .map_err(|e| Published::Io(std::io::Error::other(e)))?;
-        // Stays unsafe here rather than in crate::sys: one call, part of this atomic publish.
+        // Stays unsafe here rather than in crate::syscalls: one call, part of this atomic publish.
         // SAFETY: both paths are NUL-terminated C strings that outlive the call.
         let rc = unsafe {
             libc::linkat(

@@ -24,7 +24,7 @@ use crate::history::Record;
 use crate::job::ShapeDifference;
 pub use crate::measure::changepoint::Sustained;
 use crate::policy::{Aggregate, Level, Op, Policy, TestOrigin};
-use crate::runs::{Records, Run, RunFields};
+use crate::run_index::{Records, Run, RunFields};
 
 use decide::{Judged, decide, straddles};
 pub use stats::{CI_MAX_SPAN, CI_MIN_RUNS, Stats, ci95_of_mean, modified_z_scores, t_975};
@@ -436,7 +436,7 @@ pub struct Evaluation {
     /// One line saying why: the deciding rule, marginality, missing evidence, differences.
     pub reason: String,
     /// The judged runs, in time order (what each format reads of a run; a format that prints
-    /// whole records reads them again from the source it is given, `runs::Records`, by each
+    /// whole records reads them again from the source it is given, `run_index::Records`, by each
     /// run's place).
     #[serde(skip)]
     pub runs: Vec<Run>,
