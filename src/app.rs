@@ -12,7 +12,7 @@ use crate::cli::{Cli, Command, OutputArgs};
 use crate::commands;
 use crate::evaluate::Evaluation;
 use crate::report::{self, Format, Style};
-use crate::runs::Records;
+use crate::run_index::Records;
 
 /// The version with the commit it was built from (build.rs).
 pub const VERSION: &str = env!("IOPSCHECK_VERSION");
@@ -299,7 +299,7 @@ impl Outputs {
     /// The index of the file output that is `input`, if one is.
     pub fn replaces(&self, input: &Input) -> Option<usize> {
         if input.path.as_os_str() == "-" {
-            let (dev, ino) = crate::sys::stdin_file()?;
+            let (dev, ino) = crate::syscalls::stdin_file()?;
             return self.files.iter().position(|(_, p)| {
                 use std::os::unix::fs::MetadataExt;
                 std::fs::metadata(p).is_ok_and(|m| m.dev() == dev && m.ino() == ino)

@@ -106,9 +106,9 @@ impl TryFrom<RunArgs> for RunConfig {
             });
         }
         let outputs = Outputs::from_args(&args.out)?;
-        let host = crate::system::host_from(args.host.as_deref())
+        let host = crate::machine::host_from(args.host.as_deref())
             .map_err(usage)?
-            .unwrap_or_else(crate::system::hostname);
+            .unwrap_or_else(crate::machine::hostname);
         let history = (!args.no_history).then(|| crate::app::history_path(&args.history.history));
         let mut inputs: Vec<Input> = policy_input.into_iter().collect();
         inputs.extend(history.iter().map(|h| Input::new("the history", h)));

@@ -22,7 +22,7 @@ use crate::engine::EngineUsed;
 use crate::history::Source;
 use crate::job::JobShape;
 use crate::policy::Policy;
-use crate::runs::{Run, RunFields, RunInfo};
+use crate::run_index::{Run, RunFields, RunInfo};
 use crate::units;
 
 /// Which way a deviation can move the result.

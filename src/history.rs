@@ -13,10 +13,12 @@ use crate::record::{Heads, decode, tool_timestamp};
 pub use crate::record::{
     Metrics, NO_FIGURES, Record, RecordHead, SCHEMA_VERSION, Source, Target, check_metrics,
 };
-use crate::runs::{At, Contexts, Run};
+use crate::run_index::{At, Contexts, Run};
 
 /// A line longer than this is not a record (records are a few KiB).
 pub const MAX_LINE: usize = 1 << 20;
+// The chain reads the lines the history reads, and hashes longer ones whole.
+const _: () = assert!(crate::chain::MAX_READ == MAX_LINE);
 
 /// A history line that was skipped, and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,7 +121,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> HistoryError + '_ {
 /// The default history path (contract.md): `/var/lib/iopscheck/history.jsonl` for root, else
 /// `$XDG_STATE_HOME/iopscheck/history.jsonl` (`~/.local/state/...` when unset).
 pub fn default_path() -> PathBuf {
-    if crate::sys::is_root() {
+    if crate::syscalls::is_root() {
         return PathBuf::from("/var/lib/iopscheck/history.jsonl");
     }
     let state = std::env::var_os("XDG_STATE_HOME")
@@ -183,7 +185,7 @@ fn open_err(path: &Path, doing: &str, e: std::io::Error) -> HistoryError {
     match e.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) => HistoryError::Denied {
             path: path.display().to_string(),
-            who: crate::trust::user(crate::sys::euid()),
+            who: crate::trust::user(crate::syscalls::euid()),
             doing: doing.to_string(),
             advice: if doing == "read it" {
                 "pass --history with a history you can read"
@@ -219,7 +221,7 @@ fn open_regular(
     if !m.is_file() {
         return Err(not_regular(path, &m));
     }
-    crate::sys::set_blocking(&f).map_err(io_err(path))?;
+    crate::syscalls::set_blocking(&f).map_err(io_err(path))?;
     Ok(Some(f))
 }
 
@@ -251,7 +253,7 @@ pub fn prepare(path: &Path, need: u64) -> Result<(), HistoryError> {
                 None => Path::new("."),
             };
         }
-        if let Err(e) = crate::sys::can_create_in(dir) {
+        if let Err(e) = crate::syscalls::can_create_in(dir) {
             let doing = format!("create it in {}", dir.display());
             return Err(match open_err(path, &doing, e) {
                 HistoryError::Io { path, source } => HistoryError::Io {
@@ -263,8 +265,8 @@ pub fn prepare(path: &Path, need: u64) -> Result<(), HistoryError> {
         }
     }
     // Root may write into the blocks a filesystem keeps for it.
-    if let Ok(s) = crate::sys::statvfs(dir) {
-        let blocks = if crate::sys::is_root() {
+    if let Ok(s) = crate::syscalls::statvfs(dir) {
+        let blocks = if crate::syscalls::is_root() {
             s.f_bfree
         } else {
             s.f_bavail
@@ -592,7 +594,7 @@ pub fn for_each_line_at(
 }
 
 /// Streams a history's records as [`Run`]s (what an evaluation keeps of a record; see
-/// `crate::runs`), each with its line's place in the file so that the whole record can be read
+/// `crate::run_index`), each with its line's place in the file so that the whole record can be read
 /// again, holding one line at a time. Lines are read by the one line codec
 /// (`record::decode`), so they are accepted or skipped exactly as [`scan_from`] accepts or
 /// skips them, and `since` passes over lines before the window in the same way; `keep` decides
@@ -1012,7 +1014,7 @@ pub(crate) mod tests {
                 assert_eq!(runs.len(), records.len());
                 assert_eq!(runs.len(), if since.is_some() { 3 } else { 4 });
                 let file = File::open(&p).unwrap();
-                let again = crate::runs::Records::file(file, &p);
+                let again = crate::run_index::Records::file(file, &p);
                 let mut reader = again.reader();
                 for (run, rec) in runs.iter().zip(&records) {
                     assert_eq!(run.timestamp, rec.timestamp);
@@ -1053,17 +1055,17 @@ pub(crate) mod tests {
             |r| runs.push(r),
         )
         .unwrap();
-        let shared = |a: &Run, b: &Run| std::ptr::eq::<crate::runs::RunInfo>(&**a, &**b);
+        let shared = |a: &Run, b: &Run| std::ptr::eq::<crate::run_index::RunInfo>(&**a, &**b);
         assert!(shared(&runs[0], &runs[1]));
         assert!(!shared(&runs[1], &runs[2]));
         assert_eq!(runs[2].target.dir, "/other");
         // The file replaced by another of other records: the first run's place now holds
         // another record, which is refused rather than shown as that run's.
-        let records = crate::runs::Records::file(f, &p);
+        let records = crate::run_index::Records::file(f, &p);
         let other = line("2026-11-29T00:00:00Z", 9.0);
         std::fs::remove_file(&p).unwrap();
         std::fs::write(&p, format!("{other}\n")).unwrap();
-        let fresh = crate::runs::Records::file(File::open(&p).unwrap(), &p);
+        let fresh = crate::run_index::Records::file(File::open(&p).unwrap(), &p);
         assert!(
             records.reader().with(&runs[0], |_| ()).is_ok(),
             "the open file is kept"

@@ -39,7 +39,7 @@ pub fn stdout() -> Sink<io::StdoutLock<'static>> {
 /// although the command goes on (freeing a test file's blocks can take minutes).
 pub fn finish_stdout() {
     let _ = stdout().flush();
-    crate::sys::stdout_to_null();
+    crate::syscalls::stdout_to_null();
 }
 
 /// One line on stderr; never fails and never panics.

@@ -6,7 +6,7 @@
 //! knows its value).
 //!
 //! The line codec is [`decode`]: a history line read once into a [`RecordRef`], from which a
-//! reader takes its head ([`RecordRef::head`]), the compact run (`runs::Contexts`) or the
+//! reader takes its head ([`RecordRef::head`]), the compact run (`run_index::Contexts`) or the
 //! whole record ([`RecordRef::into_owned`]); a line that is no record is told why by the same
 //! function, so every reader accepts and skips exactly the same lines.
 
@@ -30,7 +30,7 @@ pub struct SustainedRun {
     /// How, or why not, in words.
     pub how: String,
 }
-pub use crate::metric_values::Metrics;
+pub use crate::metrics::Metrics;
 
 /// Version of the record layout. Readers skip records from a newer version with a warning.
 pub const SCHEMA_VERSION: u32 = 1;

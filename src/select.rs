@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration as ChronoDuration, Local, NaiveDate, TimeZone, U
 use crate::evaluate::{self, Evaluation, Group, Options, Scope};
 use crate::history::{self, Record};
 use crate::policy::Policy;
-use crate::runs::{Records, Run, RunFields};
+use crate::run_index::{Records, Run, RunFields};
 
 /// Where a window starts (`--since`): a duration back from now (7d, 36h), or a moment (a date,
 /// at local midnight, or an RFC 3339 timestamp).

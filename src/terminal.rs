@@ -12,7 +12,7 @@ pub const MAX_WIDTH: usize = 200;
 
 /// The width of the terminal on `fd`, if it is one and says.
 fn tty_width(fd: &impl AsFd) -> Option<usize> {
-    crate::sys::terminal_columns(fd.as_fd()).map(usize::from)
+    crate::syscalls::terminal_columns(fd.as_fd()).map(usize::from)
 }
 
 /// `COLUMNS` when set to a number.

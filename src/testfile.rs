@@ -92,14 +92,14 @@ pub fn preflight(dir: &Path, bytes: u64) -> Result<PathBuf, PreflightError> {
         dir: shown.clone(),
         source,
     })?;
-    let space = crate::system::fs_space(&canonical).map_err(|source| PreflightError::Io {
+    let space = crate::machine::fs_space(&canonical).map_err(|source| PreflightError::Io {
         dir: shown.clone(),
         source,
     })?;
     if space.read_only {
         return Err(PreflightError::ReadOnly(shown));
     }
-    if let Err(e) = crate::sys::can_create_in(&canonical) {
+    if let Err(e) = crate::syscalls::can_create_in(&canonical) {
         return Err(match e.raw_os_error() {
             Some(libc::EROFS) => PreflightError::ReadOnly(shown),
             _ => PreflightError::Permission {
@@ -124,7 +124,7 @@ pub fn preflight(dir: &Path, bytes: u64) -> Result<PathBuf, PreflightError> {
 }
 
 fn current_user() -> String {
-    let uid = crate::sys::euid();
+    let uid = crate::syscalls::euid();
     std::env::var("USER")
         .ok()
         .filter(|u| !u.is_empty())
@@ -357,10 +357,10 @@ enum Made {
 /// link (no /proc and no privilege), under its name as before: a kill between the creation
 /// and the marker then leaves a file that `stale_files` does not recognise.
 fn create_one(dir: &Dir, name: &CStr) -> io::Result<(File, Made)> {
-    if let Ok(file) = crate::sys::create_unnamed_in(dir.fd.as_fd(), 0o600) {
+    if let Ok(file) = crate::syscalls::create_unnamed_in(dir.fd.as_fd(), 0o600) {
         file.try_lock().map_err(io::Error::from)?;
         mark(&file);
-        match crate::sys::link_unnamed_at(&file, dir.fd.as_fd(), name) {
+        match crate::syscalls::link_unnamed_at(&file, dir.fd.as_fd(), name) {
             Ok(()) => return Ok((file, Made::Unnamed)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(e),
             // Named below; an error that is the directory's (no space, read-only) comes
@@ -368,14 +368,14 @@ fn create_one(dir: &Dir, name: &CStr) -> io::Result<(File, Made)> {
             Err(_) => {}
         }
     }
-    let file = crate::sys::create_new_at(dir.fd.as_fd(), name, 0o600)?;
+    let file = crate::syscalls::create_new_at(dir.fd.as_fd(), name, 0o600)?;
     Ok((file, Made::Named))
 }
 
 /// Sets the ownership marker. Best effort: tmpfs before 6.6 and some filesystems have no user
 /// xattrs (then the name, owner, mode and lock decide what is stale).
 fn mark(file: &File) {
-    let _ = crate::sys::set_xattr(file, MARKER, MARKER_VALUE);
+    let _ = crate::syscalls::set_xattr(file, MARKER, MARKER_VALUE);
 }
 
 fn unique_tag() -> String {
@@ -419,11 +419,11 @@ pub fn remove_registered() {
 /// The child closes the files first and the run lock last (its exit): the next run waits for
 /// that writeback instead of measuring beside it.
 pub fn detach_descriptors() {
-    // Stays unsafe here rather than in crate::sys: after a fork in a threaded process the child
+    // Stays unsafe here rather than in crate::syscalls: after a fork in a threaded process the child
     // may call only async-signal-safe functions, which this code keeps to and a wrapper could
     // not promise for its callers.
     let parent = std::process::id() as libc::pid_t;
-    let lock = crate::sys::run_lock_fd();
+    let lock = crate::syscalls::run_lock_fd();
     // SAFETY: the child calls only async-signal-safe functions (close, close_range, getppid,
     // nanosleep, _exit).
     let pid = unsafe { libc::fork() };
@@ -455,7 +455,7 @@ pub fn detach_descriptors() {
 /// Unlinks `name` in `dir` only if it is still the file we hold.
 fn unlink_if_same(dir: BorrowedFd<'_>, name: &CStr, file: &File) -> io::Result<()> {
     let ours = file.metadata()?;
-    let (dev, ino) = match crate::sys::id_at(dir, name) {
+    let (dev, ino) = match crate::syscalls::id_at(dir, name) {
         Ok(id) => id,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e),
@@ -463,7 +463,7 @@ fn unlink_if_same(dir: BorrowedFd<'_>, name: &CStr, file: &File) -> io::Result<(
     if dev != ours.dev() || ino != ours.ino() {
         return Ok(()); // someone replaced it: not ours to delete
     }
-    crate::sys::unlink_at(dir, name)
+    crate::syscalls::unlink_at(dir, name)
 }
 
 /// A test file left behind by a run that was killed.
@@ -479,7 +479,7 @@ pub fn stale_files(dir: &Path) -> Vec<Stale> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return vec![];
     };
-    let uid = crate::sys::euid();
+    let uid = crate::syscalls::euid();
     let mut out = Vec::new();
     for e in entries.flatten() {
         let name = e.file_name();
@@ -519,7 +519,7 @@ pub fn stale_files(dir: &Path) -> Vec<Stale> {
 /// name, owner, mode and lock decide).
 fn has_marker(f: &File) -> bool {
     let mut buf = [0u8; 64];
-    match crate::sys::get_xattr(f, MARKER, &mut buf) {
+    match crate::syscalls::get_xattr(f, MARKER, &mut buf) {
         Ok(_) => true,
         Err(e) => e.raw_os_error() != Some(libc::ENODATA),
     }
@@ -616,7 +616,7 @@ mod tests {
             dirs.push(tempfile::tempdir_in("/dev/shm").unwrap());
         }
         for d in &dirs {
-            let fs = crate::system::target_of(d.path()).filesystem;
+            let fs = crate::machine::target_of(d.path()).filesystem;
             let dir = Dir::open(d.path()).unwrap();
             let name = CString::new(format!("{PREFIX}1.y.0")).unwrap();
             let (file, made) = create_one(&dir, &name).unwrap();

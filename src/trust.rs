@@ -34,7 +34,7 @@ const MAX_LINKS: usize = 40;
 /// Checks `path` (a file that may not exist yet) by the rule above, when running as root.
 /// A directory that cannot be looked at is left for the open that follows to report.
 pub fn check(path: &Path) -> Result<(), Untrusted> {
-    if !crate::sys::is_root() {
+    if !crate::syscalls::is_root() {
         return Ok(());
     }
     check_as(path, 0, None)
@@ -200,7 +200,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     fn me() -> u32 {
-        crate::sys::euid()
+        crate::syscalls::euid()
     }
 
     /// The temporary directory's parent and above are taken as given.

@@ -34,7 +34,7 @@ fn setup(mb_s: f64) -> Setup {
     let data = tmp.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let data = data.canonicalize().unwrap();
-    let host = iopscheck::system::hostname();
+    let host = iopscheck::machine::hostname();
     let mut text = String::new();
     let mut own_lines = Vec::new();
     for d in 0..2 {

@@ -19,18 +19,14 @@ const ALLOWED_CYCLES: &[(&str, &str)] = &[
     ("evaluate", "policy"),
     ("evaluate", "report"),
     ("fleet", "report"),
-    ("history", "runs"),
-    ("measure", "runs"),
+    ("history", "run_index"),
+    ("measure", "run_index"),
     ("policy", "report"),
     ("policy", "suggest"),
 ];
 
 /// Files over the size limit, each owned by work under way (issue #28 items 1, 3, 4).
 const ALLOWED_BIG_FILES: &[(&str, &str)] = &[
-    (
-        "commands/bundle.rs",
-        "being split by its parts (#28 item 4)",
-    ),
     (
         "commands/import.rs",
         "being split as its data goes one way (#28 item 3)",
@@ -48,12 +44,12 @@ const ALLOWED_BIG_FILES: &[(&str, &str)] = &[
 /// Functions over the length limit, by `path::name`, with the reason they stay long.
 const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
     (
-        "engine/timed.rs::run",
-        "the engine's hot loop: one body the compiler sees whole",
+        "chain.rs::explain",
+        "the hash chain's second pass, under way (#31 item 3)",
     ),
     (
-        "commands/bundle.rs::run",
-        "being split with its file (#28 item 4)",
+        "engine/timed.rs::run",
+        "the engine's hot loop: one body the compiler sees whole",
     ),
     (
         "commands/compare.rs::run",

@@ -574,7 +574,7 @@ fn the_scheduled_check_runs_then_exports_the_windows_verdict() {
     let history = tmp.path().join("history.jsonl");
     write_history(
         &history,
-        &iopscheck::system::hostname(),
+        &iopscheck::machine::hostname(),
         data.to_str().unwrap(),
         16.4,
     );

@@ -15,7 +15,7 @@ use iopscheck::evaluate::{Evaluation, Group, Options, Scope, Verdict, Warning};
 use iopscheck::history::Record;
 use iopscheck::policy::{Level, Op, Policy, Rule};
 use iopscheck::report::{Format, Style, render};
-use iopscheck::runs::Records;
+use iopscheck::run_index::Records;
 
 /// An evaluation (a plain value) with where its runs' whole records are read again, as `run`
 /// and `import` hold them: what a format that prints whole records is given.

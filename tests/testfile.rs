@@ -88,7 +88,7 @@ fn marked(path: &Path) -> bool {
 }
 
 fn filesystem(dir: &Path) -> String {
-    iopscheck::system::target_of(dir)
+    iopscheck::machine::target_of(dir)
         .filesystem
         .unwrap_or_default()
 }

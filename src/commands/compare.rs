@@ -37,9 +37,9 @@ pub fn run(args: CompareArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     };
     let host = match args.host.clone() {
         Some(h) => h,
-        None => crate::system::host_from(None)
+        None => crate::machine::host_from(None)
             .map_err(usage)?
-            .unwrap_or_else(crate::system::hostname),
+            .unwrap_or_else(crate::machine::hostname),
     };
     let canonical = |d: &String| {
         std::fs::canonicalize(d)
@@ -132,7 +132,7 @@ pub fn run(args: CompareArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         let Some(ev) = evs.into_iter().next() else {
             return Ok((Vec::new(), 0));
         };
-        let runs: Vec<&crate::runs::Run> = ev
+        let runs: Vec<&crate::run_index::Run> = ev
             .runs
             .iter()
             .filter(|r| r.metrics.contains_key(&rule.metric))

@@ -62,8 +62,8 @@ pub async fn run_fio(
     // jobs, which call setsid and outlive fio itself), the next run finds the lock held by
     // them and waits, and never takes a test file they still write for a stale one.
     let mut inherit: Vec<i32> = files.files().iter().map(|f| f.as_raw_fd()).collect();
-    inherit.extend(crate::sys::run_lock_fd());
-    // Stays unsafe here rather than in crate::sys: the hook runs between fork and exec, where
+    inherit.extend(crate::syscalls::run_lock_fd());
+    // Stays unsafe here rather than in crate::syscalls: the hook runs between fork and exec, where
     // only async-signal-safe calls are allowed, and pre_exec is unsafe for that reason.
     // SAFETY: prctl and fcntl are async-signal-safe; nothing else runs between fork and exec.
     unsafe {
@@ -171,12 +171,12 @@ async fn end_fio(child: &mut tokio::process::Child, pid: Option<i32>) {
     let mut procs = Vec::new();
     if let Some(p) = pid {
         // Our own child, not yet reaped (we hold its status): the id is still fio's.
-        let _ = crate::sys::send_signal(p, libc::SIGSTOP);
+        let _ = crate::syscalls::send_signal(p, libc::SIGSTOP);
         procs.push(p);
         procs.extend(descendants(p));
         for &q in procs.iter().rev() {
             // fio and the processes it forked, found just now.
-            let _ = crate::sys::send_signal(q, libc::SIGKILL);
+            let _ = crate::syscalls::send_signal(q, libc::SIGKILL);
         }
     }
     let _ = child.start_kill();

@@ -43,7 +43,7 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let mut rows = Vec::new();
     let mut warnings = Vec::new();
     for h in args.expect.iter().filter(|h| !h.trim().is_empty()) {
-        crate::system::check_name(h).map_err(|e| usage(format!("--expect: {e}")))?;
+        crate::machine::check_name(h).map_err(|e| usage(format!("--expect: {e}")))?;
     }
     let inputs = fleet_input::gather(&args.files)?;
     // A file found in a directory may be where this command writes: the fleet's own result

@@ -136,7 +136,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let policy = loaded.policy;
     // A customer's output is not this machine's: without --host the node is unknown.
     let host = match &args.host {
-        Some(h) => crate::system::check_host(h)
+        Some(h) => crate::machine::check_host(h)
             .map_err(|e| usage(format!("--host: {e}")))?
             .to_string(),
         None if args.record => {

@@ -42,7 +42,7 @@ pub fn lock_path() -> anyhow::Result<PathBuf> {
     if let Some(p) = std::env::var_os("IOPSCHECK_LOCK_FILE").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(p));
     }
-    if crate::sys::is_root() {
+    if crate::syscalls::is_root() {
         for dir in ["/run/lock", "/run"] {
             if Path::new(dir).is_dir() {
                 return Ok(PathBuf::from(dir).join("iopscheck.lock"));
@@ -366,7 +366,7 @@ impl HostLock {
         let _ = file.set_len(0);
         let _ = file.seek(SeekFrom::Start(0));
         let _ = writeln!(file, "{}", std::process::id());
-        crate::sys::set_run_lock_fd(file.as_raw_fd());
+        crate::syscalls::set_run_lock_fd(file.as_raw_fd());
         Ok(HostLock { _file: file })
     }
 }
@@ -379,7 +379,7 @@ fn block(file: &File, shown: &std::path::Display<'_>) -> anyhow::Result<()> {
 
 impl Drop for HostLock {
     fn drop(&mut self) {
-        crate::sys::set_run_lock_fd(-1);
+        crate::syscalls::set_run_lock_fd(-1);
     }
 }
 

@@ -12,7 +12,7 @@ use crate::evaluate::{self, Group, Options, Scope, Verdict};
 use crate::history;
 use crate::policy::{self, Policy};
 use crate::report::Format;
-use crate::runs::{Records, Run};
+use crate::run_index::{Records, Run};
 use crate::select::{self, Filter, Grouping};
 
 pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
@@ -79,16 +79,16 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let host = match args.host.as_deref() {
         Some("all") => None,
         Some(h) => Some(
-            crate::system::check_name(h)
+            crate::machine::check_name(h)
                 .map_err(|e| usage(format!("--host: {e}")))?
                 .to_string(),
         ),
         None if bundle.is_some() => bundle.as_ref().and_then(|b| b.host()),
         // $IOPSCHECK_HOST names this node where the host name is not its own (a pod).
         None => Some(
-            crate::system::host_from(None)
+            crate::machine::host_from(None)
                 .map_err(usage)?
-                .unwrap_or_else(crate::system::hostname),
+                .unwrap_or_else(crate::machine::hostname),
         ),
     };
     let dir = args.dir.as_ref().map(|d| {

@@ -25,7 +25,7 @@ use crate::job::Job;
 use crate::measure::Measurement;
 use crate::policy::Policy;
 use crate::record::RunInfo;
-use crate::runs::Records;
+use crate::run_index::Records;
 use crate::testfile::{self, TestFiles};
 use crate::units;
 
@@ -133,7 +133,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let _lock = HostLock::acquire(wait, ctx)?;
 
     // Said before anything is written: the end of the run will be slow, not stuck.
-    let discard = crate::system::discards(&dir);
+    let discard = crate::machine::discards(&dir);
     // Only where the removal is slow enough to say at once after the verdict (a quick look's
     // few MiB are freed in a moment).
     if let Some(mount) = discard.as_ref().filter(|_| total_bytes >= DISCARD_SLOW) {
@@ -179,7 +179,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             )));
         }
     }
-    let target = crate::system::target_of(&dir);
+    let target = crate::machine::target_of(&dir);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

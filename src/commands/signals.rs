@@ -94,7 +94,7 @@ impl Signals {
 pub fn restore_defaults() {
     for sig in terminating() {
         // No handler of ours runs any more.
-        crate::sys::default_signal_action(sig);
+        crate::syscalls::default_signal_action(sig);
     }
 }
 

@@ -149,11 +149,11 @@ pub unsafe fn close_all_but(keep: &[RawFd]) {
 /// the flush in a child, SIGINT during the final fsync ends iopscheck at once; the orphaned
 /// child finishes the flush of the already unlinked file and exits.
 ///
-/// The child keeps the run lock (crate::sys::run_lock_fd) until the file is closed: the next
+/// The child keeps the run lock (crate::syscalls::run_lock_fd) until the file is closed: the next
 /// run waits for a flush left running by an interrupted one rather than measure beside it.
 pub fn fsync_in_child(fd: RawFd) -> io::Result<()> {
     // Read before the fork: the child only uses the number.
-    let lock = crate::sys::run_lock_fd().unwrap_or(fd);
+    let lock = crate::syscalls::run_lock_fd().unwrap_or(fd);
     // SAFETY: the child calls only async-signal-safe functions (fsync, _exit) before exiting.
     let pid = unsafe { libc::fork() };
     if pid < 0 {

@@ -459,7 +459,7 @@ struct SmallTmpfs(tempfile::TempDir);
 
 impl SmallTmpfs {
     fn mount(size: &str) -> Result<SmallTmpfs, String> {
-        if !crate::sys::is_root() {
+        if !crate::syscalls::is_root() {
             return Err("not root".into());
         }
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -805,7 +805,7 @@ const BLKIO: &str = "/sys/fs/cgroup/blkio";
 
 impl Throttled {
     fn new(image_dir: &Path) -> Result<Throttled, String> {
-        if !crate::sys::is_root() {
+        if !crate::syscalls::is_root() {
             return Err("needs root (a loop device and a blkio group)".into());
         }
         if !Path::new(BLKIO)

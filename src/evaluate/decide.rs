@@ -8,7 +8,7 @@ use super::warnings::short;
 use super::{EvidenceStatus, NotCounted, Options, RuleResult, Scope, Stats, Verdict};
 use crate::deviation::{self, Deviation, Effect};
 use crate::policy::{Level, Op};
-use crate::runs::Run;
+use crate::run_index::Run;
 
 /// Everything the verdict is decided from.
 pub(super) struct Judged<'a> {

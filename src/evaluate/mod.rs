@@ -25,7 +25,7 @@ use crate::history::Record;
 use crate::job::ShapeDifference;
 pub use crate::measure::changepoint::Sustained;
 use crate::policy::{Aggregate, Level, Op, Policy, TestOrigin};
-use crate::runs::{Records, Run, RunFields};
+use crate::run_index::{Records, Run, RunFields};
 
 use decide::{Judged, decide, straddles};
 pub use run_lines::RunLines;
@@ -438,7 +438,7 @@ pub struct Evaluation {
     /// One line saying why: the deciding rule, marginality, missing evidence, differences.
     pub reason: String,
     /// The judged runs, in time order (what each format reads of a run; a format that prints
-    /// whole records reads them again from the source it is given, `runs::Records`, by each
+    /// whole records reads them again from the source it is given, `run_index::Records`, by each
     /// run's place).
     #[serde(skip)]
     pub runs: Vec<Run>,

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::Options;
 use super::stats::{Stats, modified_z_scores, t_975};
 use crate::policy::{Op, Policy};
-use crate::runs::Run;
+use crate::run_index::Run;
 
 /// Something a careful reader should know; shown once, carried in every format.
 #[derive(Debug, Clone, PartialEq)]

@@ -21,7 +21,7 @@ use crate::evaluate::{
 use crate::history::{self, Line, RunScanner};
 use crate::policy::Level;
 use crate::report::fmt_precise;
-use crate::runs::Run;
+use crate::run_index::Run;
 use crate::select::{Filter, Grouping, in_window};
 
 /// The keys every iopscheck result has (contract.md, "JSON output" and its extensions): an

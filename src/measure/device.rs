@@ -153,7 +153,7 @@ fn read(name: &str) -> Option<Reading> {
 /// cannot be read.
 pub fn sample(name: &str, stop: &Receiver<()>) -> Option<DeviceSeries> {
     let first = read(name)?;
-    let page_kib = crate::sys::page_size() / 1024;
+    let page_kib = crate::syscalls::page_size() / 1024;
     let (bg, hard) = std::fs::read_to_string("/proc/vmstat")
         .map(|t| thresholds(&t))
         .unwrap_or_default();

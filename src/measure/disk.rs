@@ -14,7 +14,7 @@ use super::DiskStat;
 pub fn disks_under(dir: &Path) -> Vec<String> {
     let Some(mount) = std::fs::canonicalize(dir)
         .ok()
-        .and_then(|d| crate::system::mount_of(&d))
+        .and_then(|d| crate::machine::mount_of(&d))
     else {
         return Vec::new();
     };

@@ -201,10 +201,10 @@ pub fn step_down(s: &Series, dir: &str) -> Option<(f64, f64, f64)> {
 
 /// What the series of the runs show, as warnings: a step-wise fall inside a run, and a final
 /// fsync that took most of a run's time. One sentence each, naming the worst run.
-pub fn warnings(runs: &[crate::runs::Run]) -> Vec<String> {
+pub fn warnings(runs: &[crate::run_index::Run]) -> Vec<String> {
     let mut out = Vec::new();
-    let when = |r: &crate::runs::Run| r.timestamp.format("%Y-%m-%d %H:%M:%S").to_string();
-    // Each run's step down was found as its record was read (`runs::Run::series_step`).
+    let when = |r: &crate::run_index::Run| r.timestamp.format("%Y-%m-%d %H:%M:%S").to_string();
+    // Each run's step down was found as its record was read (`run_index::Run::series_step`).
     let steps: Vec<_> = runs
         .iter()
         .filter_map(|r| r.series_step.as_deref().map(|&x| (r, x)))

@@ -113,7 +113,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let root = crate::sys::is_root();
+        let root = crate::syscalls::is_root();
         if root && meta.mode() & 0o002 != 0 {
             return Err(PolicyError::Unsafe {
                 path: shown,
@@ -186,7 +186,7 @@ fn without_content(e: PolicyError, path: &Path, yaml: &str) -> PolicyError {
             other => other,
         };
     }
-    let euid = crate::sys::euid();
+    let euid = crate::syscalls::euid();
     let readable_anyway = std::fs::symlink_metadata(path)
         .is_ok_and(|m| m.file_type().is_file() && (m.uid() == euid || m.mode() & 0o004 != 0));
     if readable_anyway {

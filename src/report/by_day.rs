@@ -12,7 +12,7 @@ use super::view::Align;
 use crate::evaluate::RuleResult;
 #[cfg(test)]
 use crate::history::Record;
-use crate::runs::RunFields;
+use crate::run_index::RunFields;
 
 /// More runs than this are summarised by day.
 pub const MAX_RUN_ROWS: usize = 200;

@@ -2,7 +2,7 @@
 //! per-interval IOPS samples, submission latency, the final fsync's share of the run, and the
 //! disks' own account.
 
-use crate::runs::{Records, Run};
+use crate::run_index::{Records, Run};
 
 /// Past [`super::by_day::MAX_RUN_ROWS`] runs (when the table summarises them by day), the
 /// details of this many runs, the latest, are shown: four lines a run for a year of runs is

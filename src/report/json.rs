@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::evaluate::Evaluation;
-use crate::runs::Records;
+use crate::run_index::Records;
 
 #[derive(Serialize)]
 struct Tool {

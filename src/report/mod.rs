@@ -33,7 +33,7 @@ use std::collections::BTreeSet;
 use std::io::{self, Write};
 
 use crate::evaluate::Evaluation;
-use crate::runs::Records;
+use crate::run_index::Records;
 
 pub use lists::{GroupRow, groups_table, list_table};
 pub use output_file::{OutputFile, write_atomic};
@@ -179,7 +179,7 @@ pub fn identity(ev: &Evaluation) -> Identity {
             engine: g.engine.clone(),
         };
     }
-    let join = |f: &dyn Fn(&crate::runs::Run) -> &str| {
+    let join = |f: &dyn Fn(&crate::run_index::Run) -> &str| {
         let set: BTreeSet<&str> = ev.runs.iter().map(f).collect();
         set.into_iter().collect::<Vec<_>>().join(",")
     };
@@ -203,8 +203,8 @@ pub fn test_shape(ev: &Evaluation) -> String {
         }
     }
     // What is shown here is each run's context: a run of the context before it adds nothing.
-    let mut last: Option<&std::sync::Arc<crate::runs::RunInfo>> = None;
-    let runs: Vec<&crate::runs::Run> = ev
+    let mut last: Option<&std::sync::Arc<crate::run_index::RunInfo>> = None;
+    let runs: Vec<&crate::run_index::Run> = ev
         .runs
         .iter()
         .filter(|r| {

@@ -39,7 +39,7 @@ impl OutputFile {
             .unwrap_or(Path::new("."))
             .to_path_buf();
         let d = File::open(&dir)?;
-        let unnamed = match crate::sys::create_unnamed_in(d.as_fd(), MODE) {
+        let unnamed = match crate::syscalls::create_unnamed_in(d.as_fd(), MODE) {
             Ok(f) => Some((d, f)),
             Err(e)
                 if matches!(
@@ -83,11 +83,11 @@ impl OutputFile {
         };
         write_shown(&file, write)?;
         file.sync_all()?;
-        let _held = crate::sys::hold_signals();
+        let _held = crate::syscalls::hold_signals();
         for n in 0u32.. {
             let hidden = format!(".{}.{}.{n}.tmp", name.to_string_lossy(), std::process::id());
             let c = CString::new(hidden.as_bytes()).map_err(io::Error::other)?;
-            match crate::sys::link_unnamed_at(&file, dir.as_fd(), &c) {
+            match crate::syscalls::link_unnamed_at(&file, dir.as_fd(), &c) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 100 => continue,
                 Err(e) => return Err(e),
@@ -104,7 +104,7 @@ impl OutputFile {
     /// created, written and renamed with the signals held, so none can leave it behind.
     fn publish_named(&self, name: &std::ffi::OsStr, content: &mut File) -> io::Result<()> {
         use std::os::unix::fs::PermissionsExt;
-        let _held = crate::sys::hold_signals();
+        let _held = crate::syscalls::hold_signals();
         // Removed when dropped, so on any error before the rename nothing is left behind.
         let mut tmp = tempfile::Builder::new()
             .prefix(&format!(".{}.", name.to_string_lossy()))

@@ -11,7 +11,7 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 
 use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
 use crate::policy::Level;
-use crate::runs::Records;
+use crate::run_index::Records;
 
 use super::view_node::Role;
 
@@ -531,7 +531,7 @@ fn not_counted(ev: &Evaluation, width: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use crate::policy::Level;
-    use crate::runs::Records;
+    use crate::run_index::Records;
 
     #[test]
     fn a_missed_deciding_rule_is_red_and_a_missed_soft_limit_yellow_and_the_columns_still_line_up()

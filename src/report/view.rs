@@ -21,7 +21,7 @@
 use crate::deviation::Effect;
 use crate::evaluate::{Evaluation, RuleResult};
 use crate::policy::Level;
-use crate::runs::RunFields;
+use crate::run_index::RunFields;
 
 use super::fmt_value;
 

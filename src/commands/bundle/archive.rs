@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::app::VERSION;
 use crate::evaluate::Evaluation;
 use crate::report::{self, Format, Style};
-use crate::runs::Records;
+use crate::run_index::Records;
 
 /// A member of the bundle: bytes made here, or a spooled file (the history, a report) copied
 /// in as it is read.

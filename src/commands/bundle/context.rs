@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use super::lines::Kept;
 use crate::app::VERSION;
 use crate::history;
+use crate::machine;
 use crate::policy;
-use crate::system;
 
 /// Keys of /etc/os-release worth a support engineer's time; the rest (URLs, codenames for
 /// other tools) is left out.
@@ -58,12 +58,12 @@ fn cpu() -> Value {
 /// The mount, options and device under a directory: what decides its numbers.
 fn target_context(dir: &str) -> Value {
     let path = Path::new(dir);
-    let mount = system::mount_of(path);
+    let mount = machine::mount_of(path);
     let device = mount
         .as_ref()
-        .map(|m| system::device_of(m.dev))
+        .map(|m| machine::device_of(m.dev))
         .unwrap_or_default();
-    let space = system::fs_space(path).ok();
+    let space = machine::fs_space(path).ok();
     json!({
         "dir": dir,
         "exists": path.is_dir(),
@@ -133,10 +133,10 @@ pub(super) fn context(
         "generated": now,
         "host": host,
         "os": os_release(),
-        "kernel": system::kernel(),
+        "kernel": machine::kernel(),
         "arch": std::env::consts::ARCH,
         "cpu": cpu(),
-        "memory_bytes": system::memory_bytes(),
+        "memory_bytes": machine::memory_bytes(),
         "targets": targets.iter().map(|d| target_context(d)).collect::<Vec<_>>(),
         "history": history,
         "policy": policy,
@@ -147,6 +147,6 @@ pub(super) fn context(
 /// Whether `host` names the machine this runs on (its host name, or the node
 /// `IOPSCHECK_HOST` names).
 fn is_this_machine(host: &str) -> bool {
-    let named = system::host_from(None).ok().flatten();
-    named.as_deref() == Some(host) || system::hostname() == host
+    let named = machine::host_from(None).ok().flatten();
+    named.as_deref() == Some(host) || machine::hostname() == host
 }

@@ -23,10 +23,10 @@ use crate::app::{Ctx, VERSION, exit, usage};
 use crate::cli::BundleArgs;
 use crate::evaluate::{self, Evaluation, Options, Scope};
 use crate::history;
+use crate::machine;
 use crate::policy;
-use crate::runs::Records;
+use crate::run_index::Records;
 use crate::select::{self, Filter, Grouping};
-use crate::system;
 
 use crate::report::Format;
 use archive::{Counted, Member, archive, manifest, rendered};
@@ -38,12 +38,12 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy)?;
     let now = Utc::now();
     let host = match &args.host {
-        Some(h) => system::check_name(h)
+        Some(h) => machine::check_name(h)
             .map_err(|e| usage(format!("--host: {e}")))?
             .to_string(),
-        None => system::host_from(None)
+        None => machine::host_from(None)
             .map_err(usage)?
-            .unwrap_or_else(system::hostname),
+            .unwrap_or_else(machine::hostname),
     };
     let since = match &args.since {
         Some(s) => s.start(now),

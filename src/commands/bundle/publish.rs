@@ -58,7 +58,7 @@ pub(super) fn publish(
             .expect("no NUL in a number");
         let to = std::ffi::CString::new(path.as_os_str().as_bytes())
             .map_err(|e| Published::Io(std::io::Error::other(e)))?;
-        // Stays unsafe here rather than in crate::sys: one call, part of this atomic publish.
+        // Stays unsafe here rather than in crate::syscalls: one call, part of this atomic publish.
         // SAFETY: both paths are NUL-terminated C strings that outlive the call.
         let rc = unsafe {
             libc::linkat(

@@ -12,7 +12,7 @@ pub struct Point<'a> {
     pub index: usize,
     pub time: DateTime<FixedOffset>,
     pub value: f64,
-    pub run: &'a crate::runs::Run,
+    pub run: &'a crate::run_index::Run,
 }
 
 /// The points of the runs chart: each run that measures `rule`'s metric (a finite figure),

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use crate::evaluate::Evaluation;
 use crate::report::chart;
 use crate::report::xml::text;
-use crate::runs::Records;
+use crate::run_index::Records;
 
 /// Each run's figure of the primary metric (or the first rule's) over time.
 pub fn runs_section(h: &mut String, ev: &Evaluation) {
@@ -53,7 +53,7 @@ pub fn series_section(h: &mut String, ev: &Evaluation, records: &Records) -> std
 }
 
 fn series(ev: &Evaluation, records: &Records) -> std::io::Result<String> {
-    let runs: Vec<(usize, &crate::runs::Run)> = ev
+    let runs: Vec<(usize, &crate::run_index::Run)> = ev
         .runs
         .iter()
         .enumerate()

@@ -19,7 +19,7 @@
 use std::io::{self, Write};
 
 use crate::evaluate::Evaluation;
-use crate::runs::Records;
+use crate::run_index::Records;
 
 use super::view_node;
 

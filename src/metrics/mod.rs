@@ -1,7 +1,8 @@
 //! Metric names (contract.md): one namespace `<direction>_<measure>` shared by policies,
 //! records, summaries and rules; and the derivation of a record's metrics from a measurement.
 
-use crate::metric_values::Metrics;
+mod values;
+pub use values::Metrics;
 
 use crate::measure::{Direction, DirectionStats, Latency, Measurement};
 

@@ -22,7 +22,7 @@ use serde::Serialize;
 use crate::history::{Record, Source, Target};
 use crate::job::JobShape;
 use crate::measure::Series;
-use crate::metric_values::Metrics;
+use crate::metrics::Metrics;
 use crate::record::RecordRef;
 
 pub use crate::record::RunInfo;

@@ -9,7 +9,7 @@ use crate::history::Target;
 
 /// This machine's host name.
 pub fn hostname() -> String {
-    crate::sys::hostname()
+    crate::syscalls::hostname()
         .map(|h| h.trim().to_string())
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "localhost".to_string())
@@ -96,7 +96,7 @@ pub fn os() -> Option<String> {
 
 /// Size of the filesystem holding `dir`, in bytes: the target's capacity.
 pub fn capacity_bytes(dir: &Path) -> Option<u64> {
-    let s = crate::sys::statvfs(dir).ok()?;
+    let s = crate::syscalls::statvfs(dir).ok()?;
     Some(s.f_blocks as u64 * s.f_frsize as u64).filter(|&b| b > 0)
 }
 
@@ -267,7 +267,7 @@ pub struct FsSpace {
 }
 
 pub fn fs_space(dir: &Path) -> std::io::Result<FsSpace> {
-    let s = crate::sys::statvfs(dir)?;
+    let s = crate::syscalls::statvfs(dir)?;
     Ok(FsSpace {
         available: s.f_bavail as u64 * s.f_frsize as u64,
         read_only: s.f_flag & libc::ST_RDONLY != 0,
