@@ -1,0 +1,82 @@
+//! Notes an import adds to the verdict's warnings.
+
+use crate::evaluate::{self, Warning};
+use crate::history::Record;
+
+/// Notes from several files: one that several files share is said once, with the count and
+/// names of the files.
+pub(super) fn said_once(file_notes: Vec<(String, String)>) -> Vec<Warning> {
+    let mut order: Vec<String> = Vec::new();
+    let mut files: std::collections::HashMap<String, Vec<String>> = Default::default();
+    for (file, note) in file_notes {
+        let entry = files.entry(note.clone()).or_default();
+        if entry.is_empty() {
+            order.push(note);
+        }
+        if !entry.contains(&file) {
+            entry.push(file);
+        }
+    }
+    order
+        .into_iter()
+        .map(|note| {
+            let f = &files[&note];
+            Warning::Note(if f.len() == 1 {
+                format!("{}: {note}", f[0])
+            } else {
+                let shown: Vec<&str> = f.iter().take(3).map(String::as_str).collect();
+                format!(
+                    "{} files ({}{}): {note}",
+                    f.len(),
+                    shown.join(", "),
+                    if f.len() > 3 { ", …" } else { "" }
+                )
+            })
+        })
+        .collect()
+}
+
+/// What an import cannot tell of burst credits: fio's output summarises a run's per-interval
+/// IOPS (min, mean, max over its samples) but gives no series, so the step a disk's credits
+/// running out makes inside a run cannot be found as a native run finds it
+/// (`measure::changepoint`). Said when a deciding rule judges a throughput figure, with the
+/// runs whose lowest interval lies under the step's 0.8 × their mean, which a step would
+/// make so (and which a noisy disk can make so too).
+pub(super) fn no_series_note(
+    records: &[Record],
+    policy: &crate::policy::Policy,
+) -> Option<Warning> {
+    let dir = policy
+        .deciding_rules()
+        .find_map(|r| evaluate::throughput(&r.metric))?;
+    if records.is_empty() || records.iter().any(|r| r.iops_series.is_some()) {
+        return None;
+    }
+    let d = dir.as_str();
+    let low: Vec<String> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let m = |k: &str| r.metrics.get(&format!("{d}_iops_{k}")).copied();
+            let (min, mean) = (m("min")?, m("mean")?);
+            (m("samples")? >= 8.0 && min < crate::measure::changepoint::FALL * mean).then(|| {
+                format!(
+                    "run {}: lowest {} IOPS, mean {}",
+                    i + 1,
+                    crate::report::fmt_value(min),
+                    crate::report::fmt_value(mean)
+                )
+            })
+        })
+        .collect();
+    let mut text = "fio's output gives each run's IOPS per interval only as a summary, not a series: whether a disk's burst credits ran out inside a run cannot be told from it (a native `iopscheck run` samples the disk every 500 ms and judges the level it sustained)".to_string();
+    if !low.is_empty() {
+        text.push_str(&format!(
+            "; in {} of {} runs the lowest interval is under 0.8 × the mean, as a step down would make it ({})",
+            low.len(),
+            records.len(),
+            low.join("; ")
+        ));
+    }
+    Some(Warning::Note(text))
+}
