@@ -145,15 +145,15 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // The group of the latest run first: that is the one the node's schedule feeds.
     evs.sort_by_key(|e| std::cmp::Reverse(e.runs.iter().map(|r| r.timestamp).max()));
     if evs.is_empty() {
-        let mut ev = evaluate::evaluate(&[], &loaded.policy, &Options::new(Scope::Report, now));
-        ev.reason = format!(
+        let mut opts = Options::new(Scope::Report, now);
+        opts.no_runs = Some(format!(
             "no runs of policy {} on host {host}{} in {} since {}",
             loaded.policy.name,
             dir.as_ref().map(|d| format!(" in {d}")).unwrap_or_default(),
             history_path.display(),
             since.with_timezone(&Local).format("%Y-%m-%d %H:%M")
-        );
-        evs.push(ev);
+        ));
+        evs.push(evaluate::evaluate(&[], &loaded.policy, &opts));
     }
 
     let targets: Vec<String> = match &dir {

@@ -302,6 +302,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             })?;
             candidates.push(Candidate {
                 record,
+                measurement: m,
                 label,
                 differences,
                 contradicts,
@@ -317,7 +318,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // scale, by evaluate (crate::deviation): one rule for run, import, report and fleet.
     // What the figures contradict of an assumed job is named as the figures show it.
     let chosen = select(candidates);
-    notes.extend(no_series_note(&chosen.records, &policy));
+    notes.extend(no_series_note(&chosen.measurements, &policy));
 
     if args.record {
         record::record(&args.history.history, &chosen.records, ctx)?;

@@ -1,7 +1,7 @@
 //! Notes an import adds to the verdict's warnings.
 
 use crate::evaluate::{self, Warning};
-use crate::history::Record;
+use crate::measure::{Direction, Measurement};
 
 /// Notes from several files: one that several files share is said once, with the count and
 /// names of the files.
@@ -43,28 +43,30 @@ pub(super) fn said_once(file_notes: Vec<(String, String)>) -> Vec<Warning> {
 /// runs whose lowest interval lies under the step's 0.8 × their mean, which a step would
 /// make so (and which a noisy disk can make so too).
 pub(super) fn no_series_note(
-    records: &[Record],
+    measurements: &[Measurement],
     policy: &crate::policy::Policy,
 ) -> Option<Warning> {
     let dir = policy
         .deciding_rules()
         .find_map(|r| evaluate::throughput(&r.metric))?;
-    if records.is_empty() || records.iter().any(|r| r.iops_series.is_some()) {
+    if measurements.is_empty() || measurements.iter().any(|m| m.series.is_some()) {
         return None;
     }
-    let d = dir.as_str();
-    let low: Vec<String> = records
+    let low: Vec<String> = measurements
         .iter()
         .enumerate()
-        .filter_map(|(i, r)| {
-            let m = |k: &str| r.metrics.get(&format!("{d}_iops_{k}")).copied();
-            let (min, mean) = (m("min")?, m("mean")?);
-            (m("samples")? >= 8.0 && min < crate::measure::changepoint::FALL * mean).then(|| {
+        .filter_map(|(i, m)| {
+            let d = match dir {
+                Direction::Read => m.read.as_ref(),
+                Direction::Write => m.write.as_ref(),
+            };
+            let s = d?.samples.as_ref()?;
+            (s.samples >= 8 && s.min < crate::measure::changepoint::FALL * s.mean).then(|| {
                 format!(
                     "run {}: lowest {} IOPS, mean {}",
                     i + 1,
-                    crate::report::fmt_value(min),
-                    crate::report::fmt_value(mean)
+                    crate::report::fmt_value(s.min),
+                    crate::report::fmt_value(s.mean)
                 )
             })
         })
@@ -74,7 +76,7 @@ pub(super) fn no_series_note(
         text.push_str(&format!(
             "; in {} of {} runs the lowest interval is under 0.8 × the mean, as a step down would make it ({})",
             low.len(),
-            records.len(),
+            measurements.len(),
             low.join("; ")
         ));
     }

@@ -2,6 +2,7 @@
 
 use crate::history::Record;
 use crate::job::ShapeDifference;
+use crate::measure::Measurement;
 
 /// How [`crate::job::JobShape::shape_differences`] names a field the output does not state.
 pub(super) const NOT_STATED: &str = "not stated in the output";
@@ -9,6 +10,8 @@ pub(super) const NOT_STATED: &str = "not stated in the output";
 /// One job block of an imported output, before it is known whether it counts.
 pub(super) struct Candidate {
     pub(super) record: Record,
+    /// What the record was made from, as fio's output states it.
+    pub(super) measurement: Measurement,
     pub(super) label: String,
     pub(super) differences: Vec<ShapeDifference>,
     /// A field the output states (or its figures show) differs from the policy's job.
@@ -24,6 +27,8 @@ pub(super) struct Candidate {
 pub(super) struct Chosen {
     /// The runs to judge.
     pub(super) records: Vec<Record>,
+    /// Their measurements, in the same order.
+    pub(super) measurements: Vec<Measurement>,
     /// The blocks left out, each with its reason ("file: why"), listed as not counted.
     pub(super) left_out: Vec<(Record, String)>,
     /// What the figures of the judged runs contradict of an assumed job.
@@ -40,6 +45,7 @@ pub(super) fn select(candidates: Vec<Candidate>) -> Chosen {
         .any(|c| c.excluded.is_none() && !c.contradicts);
     let mut chosen = Chosen {
         records: Vec::new(),
+        measurements: Vec::new(),
         left_out: Vec::new(),
         contradicted: Vec::new(),
     };
@@ -72,6 +78,7 @@ pub(super) fn select(candidates: Vec<Candidate>) -> Chosen {
                     chosen.contradicted.push(d);
                 }
                 chosen.records.push(c.record);
+                chosen.measurements.push(c.measurement);
             }
         }
     }

@@ -196,7 +196,13 @@ pub(super) async fn lay_out_and_run(
             history::append(p, std::slice::from_ref(&record))
                 .with_context(|| "the run completed but could not be recorded")?;
         }
-        if let Some(line) = run_line(i + 1, plan.runs, &record, plan.deciding.as_deref()) {
+        if let Some(line) = run_line(
+            i + 1,
+            plan.runs,
+            &measurement,
+            &record,
+            plan.deciding.as_deref(),
+        ) {
             ctx.note(crate::terminal::wrap(
                 "",
                 &line,
@@ -217,7 +223,7 @@ pub(super) async fn lay_out_and_run(
         let group = Group::of(&record);
         records.push(record);
         if let (Some((policy, settings)), Some(p)) = (&plan.until, &plan.history) {
-            let (ev, _) = group_sequence(p, &group, policy, settings, false, Utc::now())?;
+            let (ev, _) = group_sequence(p, &group, policy, settings, false, Utc::now(), &[])?;
             let ended = ev.sequential.iter().all(|d| d.sequence.outcome.ended())
                 && !ev.sequential.is_empty();
             let line = ev

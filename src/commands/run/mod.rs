@@ -14,22 +14,26 @@ mod sequence;
 
 pub use progress::Progress;
 
+use std::path::Path;
+
 use anyhow::Context as _;
 use chrono::Utc;
 
 use crate::app::{Ctx, usage};
 use crate::cli::{EngineRequest, RunArgs};
 use crate::config::RunConfig;
-use crate::evaluate::{self, Group, Options, Scope, Warning};
+use crate::evaluate::{self, EvidenceCount, Group, Options, Scope, SustainedCheck, Warning};
 use crate::history::{self, Record};
 use crate::job::Job;
+use crate::policy::Policy;
+use crate::runs::{Records, Run};
 use crate::testfile::{self};
 use crate::units;
 
 use self::execute::Ended;
 use self::files::{DISCARD_SLOW, REMOVAL_SILENT, release_files};
 use self::plan::{Plan, Runner, choose_runner, invocation_id};
-use self::sequence::{group_sequence, recheck_due, standing_line};
+use self::sequence::{group_sequence, history_evidence, recheck_due, standing_line};
 use crate::commands::lock::HostLock;
 use crate::commands::signals::{self};
 
@@ -82,13 +86,13 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
             engine: runner.used(&policy.job).to_string(),
         };
         let now = Utc::now();
-        let (mut ev, held) = group_sequence(p, &group, &declared_policy, &settings, strict, now)?;
+        let (mut ev, held) =
+            group_sequence(p, &group, &declared_policy, &settings, strict, now, &notes)?;
         if let Some(due) = recheck_due(&ev, every)
             && now < due
         {
             let line = standing_line(&ev, due, every);
             crate::out::err_line(format_args!("iopscheck: {line}"));
-            ev.warnings.splice(0..0, notes.iter().cloned());
             ev.warnings.push(Warning::Note(line));
             outputs.emit(&ev, &held, ctx)?;
             crate::out::finish_stdout();
@@ -99,45 +103,10 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     if let Some(p) = &history_path {
         history::prepare(p, records_bytes(&policy.job, runs))?;
     }
-
     let total_bytes = policy.job.size.0 * u64::from(policy.job.numjobs);
     let dir = testfile::preflight(&dir, total_bytes)?;
-
     let _lock = HostLock::acquire(wait, ctx)?;
-
-    // Said before anything is written: the end of the run will be slow, not stuck.
-    let discard = crate::system::discards(&dir);
-    // Only where the removal is slow enough to say at once after the verdict (a quick look's
-    // few MiB are freed in a moment).
-    if let Some(mount) = discard.as_ref().filter(|_| total_bytes >= DISCARD_SLOW) {
-        ctx.note(crate::terminal::wrap(
-            "",
-            &format!(
-                "{} is mounted with discard: removing the test file at the end trims its blocks, which takes minutes for gigabytes; the verdict is printed first",
-                mount.display()
-            ),
-            crate::terminal::stderr_width(),
-        ));
-    }
-    let discard = discard.is_some();
-
-    let stale = {
-        let dir = dir.clone();
-        testfile::when_slow(
-            REMOVAL_SILENT,
-            || {
-                ctx.note("removing test files left by an interrupted run: the filesystem is freeing their blocks, which can take minutes on a disk mounted with discard")
-            },
-            move || testfile::remove_stale(&dir),
-        )
-    };
-    for s in stale {
-        ctx.warn(format!(
-            "removed a test file left by an interrupted run: {} ({})",
-            s.path.display(),
-            units::format_size(s.bytes)
-        ));
-    }
+    let discard = ready_dir(&dir, total_bytes, ctx);
 
     if sustained.is_some() {
         if matches!(runner, Runner::Fio(_)) {
@@ -180,8 +149,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // the default way (a report stuck on a stalled pipe must still yield to ^C or a hangup).
     drop(rt);
     signals::restore_defaults();
-    let outcome = outcome?;
-    let (records, check, unlinked) = match outcome {
+    let (records, check, unlinked) = match outcome? {
         Ended::Done(r, c, u) => (r, c, u),
         Ended::Stopped(stop, done) => {
             crate::out::err_line(format_args!(
@@ -194,88 +162,111 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         }
     };
 
-    let now = Utc::now();
-    let mut opts = Options::new(Scope::Run, now);
-    opts.strict = strict;
-    opts.notes = notes;
-    // Without a history, the policy's evidence over days is this sitting's runs of its test.
-    let sitting = history_path.is_none().then(|| {
-        evaluate::evaluate(
-            records.clone(),
-            &declared_policy,
-            &Options::new(Scope::Report, now),
-        )
-        .evidence
-    });
-    opts.sustained_check = check;
-    let (mut ev, mut records) =
-        evaluate::evaluate_left_out(records, Vec::new(), &declared_policy, &opts);
-    ev.group = ev.runs.first().map(Group::of);
-    if let Some(e) = sitting {
-        ev.evidence = e;
-    }
-    // --until-decided: the verdict is the sequence's, over the group's runs in the history.
-    if let (Some(settings), Some(p), Some(g)) = (until, &history_path, ev.group.clone()) {
-        match group_sequence(p, &g, &declared_policy, &settings, strict, now) {
-            Ok((mut h, held)) => {
-                h.warnings.splice(0..0, opts.notes.iter().cloned());
-                ev = h;
-                records = held;
-            }
-            Err(e) => ctx.warn(e),
-        }
-        outputs.emit(&ev, &records, ctx)?;
-        crate::out::finish_stdout();
-        release_files(unlinked, discard, ctx);
-        return Ok(ev.verdict.exit_code());
-    }
-
-    // Where the history stands against the evidence rule, for this node and test.
-    if let Some(p) = &history_path {
-        let since = crate::select::window_start(now, policy.evidence.window.0);
-        // This group's runs only: its host, policy, directory and engine.
-        let filter = ev
-            .group
-            .as_ref()
-            .map(|g| crate::select::Filter::group(g, since));
-        let mut in_group: Vec<Record> = Vec::new();
-        let read = history::scan(
-            p,
-            Some(since),
-            |h| {
-                filter
-                    .as_ref()
-                    .is_some_and(|f| f.keeps_head(h) && f.engine.as_ref() == Some(&h.engine))
-            },
-            |r| {
-                if filter.as_ref().is_some_and(|f| f.keeps(&r)) {
-                    in_group.push(r)
-                }
-            },
-        );
-        match read {
-            Ok(skipped) => {
-                // Lines of the window that are no run of this group's are named, as every
-                // reader of a history names them.
-                for w in history::skipped_warnings(&skipped) {
-                    ctx.warn(w);
-                }
-                let h = evaluate::evaluate(
-                    in_group,
-                    &declared_policy,
-                    &Options::new(Scope::Report, now),
-                );
-                ev.evidence = h.evidence;
-            }
-            Err(e) => ctx.warn(e),
-        }
-    }
+    let sitting = Sitting {
+        policy: &declared_policy,
+        history: history_path.as_deref(),
+        until,
+        strict,
+        notes,
+        check,
+    };
+    let (ev, records) = sitting.judge(records, ctx);
     outputs.emit(&ev, &records, ctx)?;
     // The verdict is out before the test file's blocks are freed, which can take minutes: a
     // reader of stdout has all of it now (EOF), and the removal goes on after it.
     crate::out::finish_stdout();
     release_files(unlinked, discard, ctx);
     Ok(ev.verdict.exit_code())
+}
+
+/// Readies the test directory (under the host lock): says at once when the test files'
+/// removal will be slow (a large file on a disk mounted with `discard`: the end of the run
+/// will be slow, not stuck), and removes the test files an interrupted run left. Whether the
+/// disk is mounted with `discard`.
+fn ready_dir(dir: &Path, total_bytes: u64, ctx: &Ctx) -> bool {
+    let discard = crate::system::discards(dir);
+    // Only where the removal is slow enough to say at once after the verdict (a quick look's
+    // few MiB are freed in a moment).
+    if let Some(mount) = discard.as_ref().filter(|_| total_bytes >= DISCARD_SLOW) {
+        ctx.note(crate::terminal::wrap(
+            "",
+            &format!(
+                "{} is mounted with discard: removing the test file at the end trims its blocks, which takes minutes for gigabytes; the verdict is printed first",
+                mount.display()
+            ),
+            crate::terminal::stderr_width(),
+        ));
+    }
+    let stale = {
+        let dir = dir.to_path_buf();
+        testfile::when_slow(
+            REMOVAL_SILENT,
+            || {
+                ctx.note("removing test files left by an interrupted run: the filesystem is freeing their blocks, which can take minutes on a disk mounted with discard")
+            },
+            move || testfile::remove_stale(&dir),
+        )
+    };
+    for s in stale {
+        ctx.warn(format!(
+            "removed a test file left by an interrupted run: {} ({})",
+            s.path.display(),
+            units::format_size(s.bytes)
+        ));
+    }
+    discard.is_some()
+}
+
+/// What judges a sitting's runs once they are recorded.
+struct Sitting<'a> {
+    /// The policy as written.
+    policy: &'a Policy,
+    history: Option<&'a Path>,
+    until: Option<evaluate::sequential::Settings>,
+    strict: bool,
+    /// What the invocation said before the runs (the engine it fell back to).
+    notes: Vec<Warning>,
+    /// What `--sustained` found of the level the disk sustains.
+    check: Option<SustainedCheck>,
+}
+
+impl Sitting<'_> {
+    /// The verdict, in one evaluation: with `--until-decided` and a history, the sequence's
+    /// over the group's runs in the history; else this sitting's runs', with where the node
+    /// stands against the evidence rule beside it (the group's runs of the policy's test in
+    /// the history, or without one, this sitting's), counted as they are read.
+    fn judge(self, records: Vec<Record>, ctx: &Ctx) -> (evaluate::Evaluation, Records) {
+        let now = Utc::now();
+        // The runs of one sitting are one group: one host, policy, directory and engine.
+        let group = records.first().map(Group::of);
+        if let (Some(settings), Some(p), Some(g)) = (&self.until, self.history, &group) {
+            match group_sequence(p, g, self.policy, settings, self.strict, now, &self.notes) {
+                Ok(judged) => return judged,
+                Err(e) => ctx.warn(e),
+            }
+        }
+        let evidence = match self.history {
+            // --until-decided judges its runs alone where the history cannot be read.
+            Some(_) if self.until.is_some() => None,
+            Some(p) => history_evidence(p, group.as_ref(), self.policy, now, ctx),
+            None => {
+                let mut count = EvidenceCount::new(self.policy, now);
+                for (i, r) in records.iter().enumerate() {
+                    count.add(&Run::of(r, i));
+                }
+                Some(count.status())
+            }
+        };
+        let mut opts = Options::new(Scope::Run, now);
+        opts.strict = self.strict;
+        opts.notes = self.notes;
+        opts.sustained_check = self.check;
+        opts.evidence = evidence;
+        let (mut ev, records) =
+            evaluate::evaluate_left_out(records, Vec::new(), self.policy, &opts);
+        ev.group = group;
+        (ev, records)
+    }
 }
 
 /// Room the history needs for `runs` records of `job`, generously: a record is under 2 KiB

@@ -9,21 +9,28 @@ use crate::record::RunInfo;
 use super::plan::{Plan, Runner};
 
 /// "run 1/3: write_iops_formula 19001 IOPS (fio's IOPS=18121), 77.8 MB/s, 60.0 s" (the
-/// engine is in the group line under the runs): the policy's deciding figure first, named and rounded as the runs table shows
-/// it, then fio's own IOPS figure labelled as such, so the two never look like one figure that
-/// changed.
-pub(super) fn run_line(i: u32, n: u32, r: &Record, deciding: Option<&str>) -> Option<String> {
-    let m = &r.metrics;
-    let (dir, iops) = if let Some(v) = m.get("write_iops") {
-        ("write", *v)
-    } else {
-        ("read", *m.get("read_iops")?)
+/// engine is in the group line under the runs): the policy's deciding figure first, named and
+/// rounded as the runs table shows it, then fio's own IOPS figure labelled as such, so the two
+/// never look like one figure that changed. fio's figures are read from the run's measurement.
+pub(super) fn run_line(
+    i: u32,
+    n: u32,
+    m: &Measurement,
+    r: &Record,
+    deciding: Option<&str>,
+) -> Option<String> {
+    let (dir, d) = match (&m.write, &m.read) {
+        (Some(w), _) => ("write", w),
+        (None, Some(r)) => ("read", r),
+        (None, None) => return None,
     };
-    let mbs = m.get(&format!("{dir}_bw_mb_s")).copied().unwrap_or(0.0);
-    let rt = m.get(&format!("{dir}_runtime_ms")).copied().unwrap_or(0.0);
+    let iops = d.iops;
+    let mbs = d.bw_mb_s_printed.unwrap_or(d.bw_bytes / 1e6);
+    let rt = d.runtime_ms as f64;
     let fio = crate::report::fmt_value(iops);
-    let head = match deciding.and_then(|d| m.get(d).map(|v| (d, *v))) {
-        Some((d, v)) if d != format!("{dir}_iops") => {
+    // The policy's deciding figure, by the name its rule gives.
+    let head = match deciding.and_then(|d| r.metrics.get(d).map(|v| (d, *v))) {
+        Some((d, v)) if d.strip_suffix("_iops") != Some(dir) => {
             let unit = crate::metrics::unit(d);
             let unit = if unit.is_empty() {
                 String::new()
