@@ -26,20 +26,10 @@ const ALLOWED_CYCLES: &[(&str, &str)] = &[
 ];
 
 /// Files over the size limit, each owned by work under way (issue #28 items 1, 3, 4).
-const ALLOWED_BIG_FILES: &[(&str, &str)] = &[
-    (
-        "commands/import.rs",
-        "being split as its data goes one way (#28 item 3)",
-    ),
-    (
-        "commands/run.rs",
-        "being split as its data goes one way (#28 item 3)",
-    ),
-    (
-        "evaluate/mod.rs",
-        "being restructured for bounded memory (#27 item 7)",
-    ),
-];
+const ALLOWED_BIG_FILES: &[(&str, &str)] = &[(
+    "evaluate/mod.rs",
+    "being restructured for bounded memory (#27 item 7)",
+)];
 
 /// Functions over the length limit, by `path::name`, with the reason they stay long.
 const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
@@ -56,11 +46,11 @@ const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
         "to be given a typed config (#28 item 5)",
     ),
     (
-        "commands/import.rs::run",
+        "commands/import/mod.rs::run",
         "being split as its data goes one way (#28 item 3)",
     ),
     (
-        "commands/import.rs::assume",
+        "commands/import/assume.rs::assume",
         "being split as its data goes one way (#28 item 3)",
     ),
     (
@@ -68,11 +58,7 @@ const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
         "to be given a typed config (#28 item 5)",
     ),
     (
-        "commands/run.rs::run",
-        "being split as its data goes one way (#28 item 3)",
-    ),
-    (
-        "commands/run.rs::lay_out_and_run",
+        "commands/run/execute.rs::lay_out_and_run",
         "being split as its data goes one way (#28 item 3)",
     ),
     (

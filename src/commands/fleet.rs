@@ -9,8 +9,8 @@ use chrono::Utc;
 
 use crate::app::{Ctx, Input, Outputs, usage};
 use crate::cli::FleetArgs;
-use crate::evaluate::{self, Options, Scope};
-use crate::fleet::{DecidingRule, FLEET_RESULT, Fleet, Judge, cross_check, stream};
+use crate::evaluate::PolicyInfo;
+use crate::fleet::{DecidingRule, Fleet, InputError, Judge, cross_check, stream};
 use crate::policy;
 use crate::report::{self, Format, Style};
 use crate::select;
@@ -52,7 +52,7 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     for input in inputs {
         let name = &input.name;
         let node = match judge.input(name, input.open()?, input.is_stdin()) {
-            Err(e) if input.in_dir && e.starts_with(FLEET_RESULT) => {
+            Err(InputError::FleetResult) if input.in_dir => {
                 warnings.push(format!("{name}: a fleet's result, left out"));
                 continue;
             }
@@ -95,7 +95,7 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         crate::fleet::require_evidence(&mut rows, min_runs, min_days);
     }
     let fleet = Fleet::new(
-        evaluate::evaluate(&[], &policy, &Options::new(Scope::Report, now)).policy,
+        PolicyInfo::of(&policy),
         judge.head.clone(),
         since,
         rows,

@@ -137,8 +137,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         // Say so in the chosen format: an evaluation of nothing is inconclusive.
         let mut opts = Options::new(Scope::Report, now);
         opts.strict = args.out.strict;
-        let mut ev = evaluate::evaluate(&[], &policy, &opts);
-        ev.reason = format!(
+        opts.no_runs = Some(format!(
             "no runs of policy {} {}in {} since {}: run `iopscheck run`, or see `iopscheck report --list`",
             policy.name,
             filter
@@ -148,8 +147,8 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                 .unwrap_or_default(),
             path.display(),
             since.with_timezone(&Local).format("%Y-%m-%d %H:%M")
-        );
-        evs.push(ev);
+        ));
+        evs.push(evaluate::evaluate(&[], &policy, &opts));
     }
     let sectioned = |f: Option<Format>| {
         matches!(

@@ -80,10 +80,10 @@ fn verdict(j: &Judged) -> (Verdict, String) {
                 format!("no runs of the policy's test to judge{not_counted}: {advice}"),
             );
         }
-        return (
-            Verdict::Inconclusive,
-            "no runs to judge: run `iopscheck run`, or widen the window with --since".into(),
-        );
+        let reason = opts.no_runs.clone().unwrap_or_else(|| {
+            "no runs to judge: run `iopscheck run`, or widen the window with --since".into()
+        });
+        return (Verdict::Inconclusive, reason);
     }
     if !opts.shape_differences.is_empty() {
         let d: Vec<String> = opts

@@ -120,6 +120,14 @@ pub struct Options {
     /// What `run --sustained` found of the level the disk sustains; None for runs of the job
     /// as written (a policy with `sustained: required` cannot pass on those).
     pub sustained_check: Option<SustainedCheck>,
+    /// The reason where there are no runs at all, none left out either (a report names the
+    /// history and window that held none); None: the general advice.
+    pub no_runs: Option<String>,
+    /// Where the node stands against the evidence rule, counted by the caller
+    /// ([`EvidenceCount`]: a `run`'s group in the history, or the sitting's runs of the
+    /// policy's test), reported as the evaluation's `evidence` beside a verdict over the runs
+    /// given; None: the runs given.
+    pub evidence: Option<EvidenceStatus>,
 }
 
 /// Whether a `run --sustained` measured the level the disk sustains (`measure::steady`).
@@ -142,6 +150,8 @@ impl Options {
             notes: vec![],
             other_engines: BTreeMap::new(),
             sustained_check: None,
+            no_runs: None,
+            evidence: None,
         }
     }
 }
@@ -320,6 +330,23 @@ pub struct EvidenceStatus {
 }
 
 impl EvidenceStatus {
+    /// The policy's evidence rule against `runs` runs over `days` days.
+    pub fn of(policy: &Policy, runs: usize, days: usize) -> EvidenceStatus {
+        let e = &policy.evidence;
+        let more_runs = (e.min_runs as usize).saturating_sub(runs);
+        let more_days = (e.min_days as usize).saturating_sub(days);
+        EvidenceStatus {
+            runs,
+            days,
+            min_runs: e.min_runs,
+            min_days: e.min_days,
+            enough: more_runs == 0 && more_days == 0,
+            more_runs,
+            more_days,
+            window: crate::units::format_duration(e.window.0),
+        }
+    }
+
     /// "3 of 6 runs, 1 of 2 days"; past the rule, "8 runs (6 needed), 3 days (2 needed)".
     pub fn tally(&self) -> String {
         format!(
@@ -406,6 +433,60 @@ pub struct PolicyInfo {
     /// format asks for it); empty where the evaluation was read back from JSON.
     #[serde(skip)]
     pub fio_command: String,
+}
+
+impl PolicyInfo {
+    /// What every format says of the policy judged by.
+    pub fn of(policy: &Policy) -> PolicyInfo {
+        PolicyInfo {
+            name: policy.name.clone(),
+            description: policy.description.clone(),
+            vendor: policy.vendor.clone(),
+            source: policy.source.title.clone(),
+            url: policy.source.url.clone(),
+            seen: policy.source.seen.to_string(),
+            test: match policy.source.test {
+                TestOrigin::Prescribed => "prescribed".into(),
+                TestOrigin::Assumed => "assumed".into(),
+            },
+            aggregate: policy.evidence.aggregate,
+            fio_command: crate::fio::customer_command(&policy.job),
+        }
+    }
+}
+
+/// The policy's evidence over days counted as a report counts it, run by run as they are
+/// read: the runs of the policy's test not dated in the future, and their days. Where a
+/// verdict is over other runs (a `run`'s over its own), what the history holds towards the
+/// evidence rule, without judging the history again.
+pub struct EvidenceCount<'p> {
+    checker: deviation::Checker<'p>,
+    now: DateTime<Utc>,
+    runs: usize,
+    days: BTreeSet<NaiveDate>,
+}
+
+impl<'p> EvidenceCount<'p> {
+    pub fn new(policy: &'p Policy, now: DateTime<Utc>) -> EvidenceCount<'p> {
+        EvidenceCount {
+            checker: deviation::Checker::new(policy),
+            now,
+            runs: 0,
+            days: BTreeSet::new(),
+        }
+    }
+
+    pub fn add(&mut self, r: &Run) {
+        if is_future(r, self.now) || !self.checker.check(r).check.is_policy_test() {
+            return;
+        }
+        self.runs += 1;
+        self.days.insert(day_of(r));
+    }
+
+    pub fn status(&self) -> EvidenceStatus {
+        EvidenceStatus::of(self.checker.policy(), self.runs, self.days.len())
+    }
 }
 
 /// The group a report judges: one host, policy, directory and engine.
@@ -882,19 +963,7 @@ fn judge(
         })
         .collect();
 
-    let e = &policy.evidence;
-    let more_runs = (e.min_runs as usize).saturating_sub(runs.len());
-    let more_days = (e.min_days as usize).saturating_sub(day_set.len());
-    let evidence = EvidenceStatus {
-        runs: runs.len(),
-        days: day_set.len(),
-        min_runs: e.min_runs,
-        min_days: e.min_days,
-        enough: more_runs == 0 && more_days == 0,
-        more_runs,
-        more_days,
-        window: crate::units::format_duration(e.window.0),
-    };
+    let evidence = EvidenceStatus::of(policy, runs.len(), day_set.len());
 
     let primary = policy
         .deciding_rules()
@@ -981,20 +1050,7 @@ fn judge(
 
     Evaluation {
         scope: opts.scope,
-        policy: PolicyInfo {
-            name: policy.name.clone(),
-            description: policy.description.clone(),
-            vendor: policy.vendor.clone(),
-            source: policy.source.title.clone(),
-            url: policy.source.url.clone(),
-            seen: policy.source.seen.to_string(),
-            test: match policy.source.test {
-                TestOrigin::Prescribed => "prescribed".into(),
-                TestOrigin::Assumed => "assumed".into(),
-            },
-            aggregate: agg,
-            fio_command: crate::fio::customer_command(&policy.job),
-        },
+        policy: PolicyInfo::of(policy),
         verdict,
         reason,
         summary: Summary {
@@ -1005,7 +1061,7 @@ fn judge(
         group: None,
         rules,
         warnings,
-        evidence,
+        evidence: opts.evidence.clone().unwrap_or(evidence),
         days,
         differences,
         deviations,

@@ -21,7 +21,35 @@ use crate::policy::Policy;
 use crate::select::{Filter, Grouping};
 
 /// How the error for a fleet's own result begins.
-pub const FLEET_RESULT: &str = "a fleet's result, not a node's";
+const FLEET_RESULT: &str = "a fleet's result, not a node's";
+
+/// Why an input gives no node's rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputError {
+    /// It is a fleet's own result (`fleet --format json`), not a node's: left out where it
+    /// was found in a directory given, refused where it was named.
+    FleetResult,
+    /// What the input is not, or which result was refused and why.
+    Refused(String),
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputError::FleetResult => write!(
+                f,
+                "{FLEET_RESULT}: give the nodes' own results or histories"
+            ),
+            InputError::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+impl From<String> for InputError {
+    fn from(why: String) -> InputError {
+        InputError::Refused(why)
+    }
+}
 
 /// What a node's history holds beyond the window's records, from each line's head: enough to
 /// say why it has no evidence without keeping its records.
@@ -149,7 +177,12 @@ impl Judge<'_> {
     /// (named, the first few). `stdin` names the input `stdin` and its results `stdin:LINE`;
     /// an empty stdin is an error where an empty file is a history without runs yet. Errors
     /// say what the input is not, or which result was refused and why.
-    pub fn input(&self, name: &str, reader: impl BufRead, stdin: bool) -> Result<NodeFile, String> {
+    pub fn input(
+        &self,
+        name: &str,
+        reader: impl BufRead,
+        stdin: bool,
+    ) -> Result<NodeFile, InputError> {
         let seen = RefCell::new(Seen::default());
         let filter = Filter {
             host: None,
@@ -273,9 +306,9 @@ impl Judge<'_> {
                 }),
             }
         })
-        .map_err(|e| format!("cannot read ({e})"))?;
+        .map_err(|e| InputError::Refused(format!("cannot read ({e})")))?;
         if let Some(e) = refused {
-            return Err(e);
+            return Err(e.into());
         }
         work.gathered = split.gathered;
         work.lines = split.lines;
@@ -295,15 +328,13 @@ impl Judge<'_> {
 
         if results == 0 && seen.heads == 0 {
             if fleets.total() > 0 {
-                return Err(format!(
-                    "{FLEET_RESULT}: give the nodes' own results or histories"
-                ));
+                return Err(InputError::FleetResult);
             }
             if units == 0 && stdin {
-                return Err(
+                return Err(InputError::Refused(
                     "empty: no results or history records came in (did the command before the pipe print anything?)"
                         .into(),
-                );
+                ));
             }
             if units == 0 {
                 // An empty history: a node that has not run yet.
@@ -315,19 +346,19 @@ impl Judge<'_> {
                 .map(|(n, t)| format!(": line {n}: {t}"))
                 .unwrap_or_default();
             if units == 1 && lone_objects == 1 {
-                return Err(
+                return Err(InputError::Refused(
                     "a JSON object that is neither an iopscheck result (`--format json`) nor a history record"
                         .into(),
-                );
-            }
-            if stdin || split.prefixed {
-                return Err(format!(
-                    "no iopscheck result or history record in it (the pods print theirs with `iopscheck run --format jsonl`){first}"
                 ));
             }
-            return Err(format!(
+            if stdin || split.prefixed {
+                return Err(InputError::Refused(format!(
+                    "no iopscheck result or history record in it (the pods print theirs with `iopscheck run --format jsonl`){first}"
+                )));
+            }
+            return Err(InputError::Refused(format!(
                 "neither an iopscheck JSON result (`--format json`) nor a history (JSON Lines){first}"
-            ));
+            )));
         }
         if seen.heads > 0 {
             let evs = grouping.evaluate(self.policy, self.now, self.strict);
@@ -601,11 +632,15 @@ mod tests {
     fn files_that_are_neither_are_refused_with_what_they_are_not() {
         let p = policy::resolve("swimlane").unwrap().policy;
         let j = judge(&p);
-        let e = j.input("x.json", &b"{\"a\": 1}"[..], false).unwrap_err();
+        let e = j
+            .input("x.json", &b"{\"a\": 1}"[..], false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("neither an iopscheck result"), "{e}");
         let e = j
             .input("x.txt", &b"fio-3.33\nWRITE: bw=1MiB/s\n"[..], false)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("nor a history"), "{e}");
         let e = j
             .input(
@@ -614,7 +649,8 @@ mod tests {
                 false,
             )
             .unwrap_err();
-        assert!(e.contains("a fleet's result"), "{e}");
+        assert_eq!(e, InputError::FleetResult);
+        assert!(e.to_string().starts_with("a fleet's result"), "{e}");
     }
 
     /// A node's `report --format json` over six runs of two days before `now`, for `host`.

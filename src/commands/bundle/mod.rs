@@ -82,15 +82,15 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         window_runs,
     } = scan(&history_path, &host, &filter, &loaded, now)?;
     if evs.is_empty() {
-        let mut ev = evaluate::evaluate(&[], &loaded.policy, &Options::new(Scope::Report, now));
-        ev.reason = format!(
+        let mut opts = Options::new(Scope::Report, now);
+        opts.no_runs = Some(format!(
             "no runs of policy {} on host {host}{} in {} since {}",
             loaded.policy.name,
             dir.as_ref().map(|d| format!(" in {d}")).unwrap_or_default(),
             history_path.display(),
             since.with_timezone(&Local).format("%Y-%m-%d %H:%M")
-        );
-        evs.push(ev);
+        ));
+        evs.push(evaluate::evaluate(&[], &loaded.policy, &opts));
     }
 
     let targets: Vec<String> = match &dir {

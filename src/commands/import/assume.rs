@@ -1,0 +1,269 @@
+//! A job shape stated beside the output (`--assume-job`, a pasted command line), completed
+//! from what the output states and read against its figures.
+
+use crate::job::ShapeDifference;
+
+/// A job shape given with `--assume-job`, completed from what the output states.
+pub(super) struct Assumption {
+    /// What the output states, completed by the assumed job where the output is silent and
+    /// its figures do not contradict it.
+    pub(super) shape: crate::job::JobShape,
+    /// Each stated field that differs from the assumption, and each assumed field the
+    /// output's figures contradict, in words.
+    pub(super) notes: Vec<String>,
+    /// The assumed fields the figures contradict (left unknown in `shape`), named as the
+    /// figures show them.
+    pub(super) contradicted: Vec<ShapeDifference>,
+}
+
+/// Fewer I/Os than this in a direction, and its bytes ÷ I/Os says too little of the block
+/// size to contradict an assumed one (terse IOPS are truncated integers).
+pub(super) const MIN_IOS_FOR_BS: u64 = 100;
+
+/// How far short of an assumed size-based job's size its bytes may fall (a job stopped by
+/// its own runtime cap, truncated KiB in terse) before they state a smaller job.
+pub(super) const SIZE_TOLERANCE: f64 = 0.10;
+
+/// How many standard deviations of the binomial share of reads a mixed job's I/O counts may
+/// be from the assumed rwmixread before they state another mix.
+pub(super) const MIX_SIGMAS: f64 = 4.0;
+
+/// The least distance (as a share of the I/Os) from an assumed rwmixread that is another mix:
+/// terse I/O counts are estimated from truncated IOPS.
+pub(super) const MIX_TOLERANCE: f64 = 0.02;
+
+/// How far the bytes ÷ I/Os of a direction may be from an assumed block size: printed figures
+/// carry 3–4 significant digits, terse counts are estimated from a truncated IOPS.
+pub(super) const BS_TOLERANCE: f64 = 0.10;
+
+/// The shape a job had, as far as the output states it, completed by the assumed one; an
+/// assumption only fills what the output leaves unstated. What the output states wins, and
+/// its figures are read against the assumed job: reads in a write-only job (or writes in a
+/// read-only one), bytes per I/O that give another block size, a time-based job that ran
+/// shorter than its runtime. Such an assumed field is not taken: it stays unknown, and the
+/// figures' contradiction is named.
+///
+/// `who` names the statement ("--assume-job swimlane", "the fio command line at line 1").
+/// `named`: the statement is the customer's own (a command line), so a field the output
+/// states otherwise is a contradiction, named as a difference, not only a note.
+pub(super) fn assume(
+    stated: &crate::job::JobShape,
+    assumed: &crate::job::JobShape,
+    m: &crate::measure::Measurement,
+    who: &str,
+    named: bool,
+) -> Assumption {
+    let as_map = |s: &crate::job::JobShape| match serde_json::to_value(s) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    let stated_map = as_map(stated);
+    let mut merged = as_map(assumed);
+    let mut notes = Vec::new();
+    let mut contradicted = Vec::new();
+    let holder = if named { who } else { "the assumed job" };
+    let against = if named {
+        "the command line"
+    } else {
+        "the assumed job"
+    };
+    for (k, v) in stated_map {
+        if let Some(a) = merged.get(&k)
+            && *a != v
+        {
+            notes.push(format!(
+                "the output states {k}={} where {holder} has {k}={}; the output's is used",
+                plain(&v),
+                plain(a)
+            ));
+            if named && let Some(field) = SHAPE_FIELDS.iter().find(|f| **f == k) {
+                contradicted.push(ShapeDifference {
+                    field,
+                    expected: format!("{} ({who})", shown(&k, a)),
+                    found: format!("{} (the output)", shown(&k, &v)),
+                });
+            }
+        }
+        merged.insert(k, v);
+    }
+    let mut shape: crate::job::JobShape = serde_json::from_value(serde_json::Value::Object(merged))
+        .unwrap_or_else(|_| stated.clone());
+    let moved = |d: &Option<crate::measure::DirectionStats>| {
+        d.as_ref().is_some_and(|d| d.ios > 0 || d.bytes > 0)
+    };
+    let (reads, writes) = (moved(&m.read), moved(&m.write));
+
+    // The directions: what the output did against what the assumed job does.
+    if stated.rw.is_none()
+        && let Some(rw) = assumed.rw
+        && (reads || writes)
+        && (reads != rw.reads() || writes != rw.writes())
+    {
+        let did = match (reads, writes) {
+            (true, true) => "reads and writes",
+            (true, false) => "reads only",
+            _ => "writes only",
+        };
+        notes.push(format!(
+            "the output's figures contradict {against}: it {did} where {who} has rw={rw}; rw is not taken from it"
+        ));
+        contradicted.push(ShapeDifference {
+            field: "rw",
+            expected: rw.to_string(),
+            found: format!("{did} (the output's figures)"),
+        });
+        shape.rw = None;
+    }
+
+    // The mix: fio picks each I/O's direction at random with rwmixread's odds, so the reads'
+    // share of the I/Os is binomial around it; a share further off than chance allows is
+    // another mix.
+    if stated.rwmixread.is_none()
+        && let Some(want) = assumed.rwmixread
+        && let (Some(r), Some(w)) = (&m.read, &m.write)
+        && r.ios + w.ios >= MIN_IOS_FOR_BS
+        && shape.rw.is_some()
+    {
+        let n = (r.ios + w.ios) as f64;
+        let share = r.ios as f64 / n;
+        let p = f64::from(want) / 100.0;
+        let allowed = (MIX_SIGMAS * (p * (1.0 - p) / n).sqrt()).max(MIX_TOLERANCE);
+        if (share - p).abs() > allowed {
+            let found = format!("about {:.0}% reads", share * 100.0);
+            notes.push(format!(
+                "the output's figures contradict {against}: {found} of its I/Os where {who} has rwmixread={want}; the figures' mix is used"
+            ));
+            contradicted.push(ShapeDifference {
+                field: "rwmixread",
+                expected: format!("{want}% reads"),
+                found: format!("{found} (the output's I/O counts)"),
+            });
+            // the figures state the mix, to the percent: the record carries what they say
+            shape.rwmixread = Some((share * 100.0).round() as u8);
+        }
+    }
+
+    // The block size: every I/O of a fixed-size job moves bs bytes.
+    if stated.bs.is_none()
+        && let Some(bs) = assumed.bs.filter(|&b| b > 0)
+    {
+        let per_io = [&m.read, &m.write]
+            .into_iter()
+            .flatten()
+            .filter(|d| d.ios >= MIN_IOS_FOR_BS && d.bytes > 0)
+            .map(|d| d.bytes as f64 / d.ios as f64)
+            .find(|&b| (b / bs as f64 - 1.0).abs() > BS_TOLERANCE);
+        if let Some(per_io) = per_io {
+            // whole KiB: the figures are no finer
+            let size = if per_io >= 1024.0 {
+                format!("{:.0} KiB", per_io / 1024.0)
+            } else {
+                format!("{per_io:.0} B")
+            };
+            notes.push(format!(
+                "the output's figures contradict {against}: its bytes ÷ I/Os give about {size} per I/O where {who} has bs={}; bs is not taken from it",
+                crate::units::format_size_fio(bs)
+            ));
+            contradicted.push(ShapeDifference {
+                field: "bs",
+                expected: crate::units::format_size_fio(bs),
+                found: format!("about {size} per I/O (the output's bytes ÷ I/Os)"),
+            });
+            shape.bs = None;
+        }
+    }
+
+    // The runtime: a time-based job runs its runtime, and fio's runtime includes the drain
+    // and the end fsync, so it is never shorter. A shorter run is left to the deviation
+    // rule, which reads the measured runtime where none is stated.
+    if stated.runtime_s.is_none()
+        && assumed.time_based == Some(true)
+        && stated.time_based != Some(false)
+        && let Some(want) = assumed.runtime_s
+    {
+        let ran_ms = [&m.read, &m.write]
+            .into_iter()
+            .flatten()
+            .map(|d| d.runtime_ms)
+            .max();
+        if let Some(ms) = ran_ms
+            && ms as f64 / 1000.0 + RUNTIME_SLACK_S < want
+        {
+            notes.push(format!(
+                "the output's figures contradict {against}: it ran {:.1} s where {who} runs {} (time_based); runtime is not taken from it",
+                ms as f64 / 1000.0,
+                crate::units::format_duration(std::time::Duration::from_secs_f64(want))
+            ));
+            shape.runtime_s = None;
+        }
+    }
+    // The size: a job that is not time-based ends when each of its jobs has moved `size`
+    // bytes, so far fewer bytes moved is a smaller job (which flatters), whatever is assumed.
+    if stated.size.is_none()
+        && assumed.time_based != Some(true)
+        && stated.time_based != Some(true)
+        && let Some(want) = assumed.size.filter(|&s| s > 0)
+    {
+        let moved: u64 = [&m.read, &m.write]
+            .into_iter()
+            .flatten()
+            .map(|d| d.bytes)
+            .sum();
+        let jobs = u64::from(stated.numjobs.or(assumed.numjobs).unwrap_or(1).max(1));
+        if moved > 0 && (moved as f64) < want as f64 * (1.0 - SIZE_TOLERANCE) * jobs as f64 {
+            let per_job = moved / jobs;
+            notes.push(format!(
+                "the output's figures contradict {against}: it moved {} per job where {who} moves its size, {} (not time-based); the size the figures show is used",
+                crate::units::format_size(per_job),
+                crate::units::format_size(want)
+            ));
+            shape.size = Some(per_job);
+        }
+    }
+    Assumption {
+        shape,
+        notes,
+        contradicted,
+    }
+}
+
+/// A record's job fields, as named in its JSON.
+pub(super) const SHAPE_FIELDS: [&str; 18] = [
+    "rw",
+    "bs",
+    "size",
+    "iodepth",
+    "numjobs",
+    "ioengine",
+    "runtime",
+    "direct",
+    "time_based",
+    "end_fsync",
+    "fsync",
+    "fdatasync",
+    "sync",
+    "rwmixread",
+    "ramp_time",
+    "directory",
+    "filename",
+    "limits",
+];
+
+/// How much shorter than a time-based job's runtime a run may measure (fio's clock and its
+/// millisecond rounding) before it is another runtime: the deviation rule's own slack.
+pub(super) const RUNTIME_SLACK_S: f64 = 0.5;
+
+/// A job field's value in words: sizes as fio writes them.
+pub(super) fn shown(field: &str, v: &serde_json::Value) -> String {
+    match (field, v.as_u64()) {
+        ("bs" | "size", Some(n)) => crate::units::format_size_fio(n),
+        _ => plain(v),
+    }
+}
+
+pub(super) fn plain(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,84 @@
+//! Notes an import adds to the verdict's warnings.
+
+use crate::evaluate::{self, Warning};
+use crate::measure::{Direction, Measurement};
+
+/// Notes from several files: one that several files share is said once, with the count and
+/// names of the files.
+pub(super) fn said_once(file_notes: Vec<(String, String)>) -> Vec<Warning> {
+    let mut order: Vec<String> = Vec::new();
+    let mut files: std::collections::HashMap<String, Vec<String>> = Default::default();
+    for (file, note) in file_notes {
+        let entry = files.entry(note.clone()).or_default();
+        if entry.is_empty() {
+            order.push(note);
+        }
+        if !entry.contains(&file) {
+            entry.push(file);
+        }
+    }
+    order
+        .into_iter()
+        .map(|note| {
+            let f = &files[&note];
+            Warning::Note(if f.len() == 1 {
+                format!("{}: {note}", f[0])
+            } else {
+                let shown: Vec<&str> = f.iter().take(3).map(String::as_str).collect();
+                format!(
+                    "{} files ({}{}): {note}",
+                    f.len(),
+                    shown.join(", "),
+                    if f.len() > 3 { ", …" } else { "" }
+                )
+            })
+        })
+        .collect()
+}
+
+/// What an import cannot tell of burst credits: fio's output summarises a run's per-interval
+/// IOPS (min, mean, max over its samples) but gives no series, so the step a disk's credits
+/// running out makes inside a run cannot be found as a native run finds it
+/// (`measure::changepoint`). Said when a deciding rule judges a throughput figure, with the
+/// runs whose lowest interval lies under the step's 0.8 × their mean, which a step would
+/// make so (and which a noisy disk can make so too).
+pub(super) fn no_series_note(
+    measurements: &[Measurement],
+    policy: &crate::policy::Policy,
+) -> Option<Warning> {
+    let dir = policy
+        .deciding_rules()
+        .find_map(|r| evaluate::throughput(&r.metric))?;
+    if measurements.is_empty() || measurements.iter().any(|m| m.series.is_some()) {
+        return None;
+    }
+    let low: Vec<String> = measurements
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let d = match dir {
+                Direction::Read => m.read.as_ref(),
+                Direction::Write => m.write.as_ref(),
+            };
+            let s = d?.samples.as_ref()?;
+            (s.samples >= 8 && s.min < crate::measure::changepoint::FALL * s.mean).then(|| {
+                format!(
+                    "run {}: lowest {} IOPS, mean {}",
+                    i + 1,
+                    crate::report::fmt_value(s.min),
+                    crate::report::fmt_value(s.mean)
+                )
+            })
+        })
+        .collect();
+    let mut text = "fio's output gives each run's IOPS per interval only as a summary, not a series: whether a disk's burst credits ran out inside a run cannot be told from it (a native `iopscheck run` samples the disk every 500 ms and judges the level it sustained)".to_string();
+    if !low.is_empty() {
+        text.push_str(&format!(
+            "; in {} of {} runs the lowest interval is under 0.8 × the mean, as a step down would make it ({})",
+            low.len(),
+            measurements.len(),
+            low.join("; ")
+        ));
+    }
+    Some(Warning::Note(text))
+}

@@ -1,0 +1,47 @@
+//! `--record`: the imported runs appended to the history, all or none.
+
+use std::path::PathBuf;
+
+use crate::app::{Ctx, usage};
+use crate::history::{self, Record};
+
+/// Appends the imported runs, refusing all of them if any is already in the history for the
+/// same host: nothing half-recorded.
+pub(super) fn record(
+    history: &Option<PathBuf>,
+    records: &[Record],
+    ctx: &Ctx,
+) -> anyhow::Result<()> {
+    let path = crate::app::history_path(history);
+    let (existing, skipped) = history::read(&path)?;
+    for w in history::skipped_warnings(&skipped) {
+        ctx.warn(w);
+    }
+    let dups: Vec<String> = records
+        .iter()
+        .filter(|r| {
+            existing.iter().any(|e| {
+                e.host == r.host && e.source_digest.is_some() && e.source_digest == r.source_digest
+            })
+        })
+        .map(|r| r.source_file.clone().unwrap_or_default())
+        .collect();
+    if !dups.is_empty() {
+        let mut names = dups;
+        names.dedup();
+        return Err(usage(format!(
+            "--record: {} already recorded for host {} in {}; nothing was recorded (remove the duplicate from the command, or use --host for another node)",
+            names.join(", "),
+            records[0].host,
+            path.display()
+        )));
+    }
+    history::append(&path, records)?;
+    ctx.note(format!(
+        "recorded {} run{} in {}",
+        records.len(),
+        if records.len() == 1 { "" } else { "s" },
+        path.display()
+    ));
+    Ok(())
+}
