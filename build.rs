@@ -1,5 +1,6 @@
 //! Puts the commit the binary was built from into `iopscheck --version`, and tells the tests
-//! which of their prerequisites this machine has (root, fio, io_uring, chromium, FUSE): a test that
+//! which of their prerequisites this machine has (root, fio, io_uring, chromium, FUSE,
+//! ssh-keygen): a test that
 //! needs one that is missing is marked ignored with the reason (`#[cfg_attr(not(have_fio),
 //! ignore = "needs fio")]`), so the test runner shows it as not run instead of a silent pass.
 
@@ -36,6 +37,7 @@ fn main() {
         ("have_io_uring", has_io_uring()),
         ("have_chromium", has_chromium()),
         ("have_fuse", has_fuse()),
+        ("have_ssh_keygen", has_ssh_keygen()),
     ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
         if present {
@@ -81,6 +83,19 @@ fn has_fio() -> bool {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+/// OpenSSH's ssh-keygen (Debian: openssh-client), for the tests that check a bundle's signature
+/// with `ssh-keygen -Y verify` and sign one with `ssh-keygen -Y sign`. It has no `--version`:
+/// looked for on PATH.
+fn has_ssh_keygen() -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|d| {
+            std::fs::metadata(d.join("ssh-keygen"))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
 }
 
 /// Whether this kernel lets this process set up an io_uring (it may be absent, disabled by

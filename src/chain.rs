@@ -359,7 +359,6 @@ fn explain<R: BufRead>(
             altered.push((n, format!("line {n} inserted (a copy of line {m})")));
             continue;
         }
-        let out_of_order = b.before.as_ref().is_some_and(|p| b.chain.seq <= p.seq);
         let target = if b.chain.prev == GENESIS {
             Some(0)
         } else {
@@ -367,106 +366,119 @@ fn explain<R: BufRead>(
                 .get(&b.chain.prev)
                 .and_then(|v| v.iter().copied().find(|&j| j != n))
         };
-        let moved = |kind: &mut BTreeMap<usize, &'static str>, what: String| {
-            kind.insert(n, "reordered");
-            Some((n, what))
-        };
-        let item = match target {
-            Some(0) if b.before.is_some() => moved(
-                &mut kind,
-                format!("line {n} out of order: it was the history's first line"),
-            ),
-            Some(0) => {
-                let first = (1..n).find(|m| !kind.contains_key(m));
-                for m in 1..n {
-                    kind.entry(m).or_insert("inserted");
-                }
-                first.map(|f| {
-                    (
-                        f,
-                        format!(
-                            "line(s) {} inserted before the history's first line (now line {n})",
-                            range(f, n - 1)
-                        ),
-                    )
-                })
-            }
-            Some(j) if j > n || out_of_order => moved(
-                &mut kind,
-                format!("line {n} out of order: it was after line {j}"),
-            ),
-            Some(j) if j + 1 < n => {
-                if (j + 1..n).any(|m| kind.get(&m) == Some(&"reordered")) {
-                    moved(
-                        &mut kind,
-                        format!("line {n} out of order: it was after line {j}"),
-                    )
-                } else if (j + 1..n).all(|m| kind.get(&m) == Some(&"inserted")) {
-                    // said already, line by line
-                    None
-                } else {
-                    for m in j + 1..n {
-                        kind.entry(m).or_insert("inserted");
-                    }
-                    Some((
-                        j + 1,
-                        format!(
-                            "line(s) {} inserted between line {j} and line {n}",
-                            range(j + 1, n - 1)
-                        ),
-                    ))
-                }
-            }
-            Some(j) => Some((n, format!("line {n} altered: its link names line {j}"))),
-            None if n == 1 => Some((
-                1,
-                "line(s) deleted before line 1 (it was chained to a line that is not in the file)"
-                    .to_string(),
-            )),
-            None if gaps.contains_key(&n) => Some((
-                n,
-                format!(
-                    "line {n}: the lines left out of the bundle before it are not those it was chained to (deleted or edited before the bundle was made)"
-                ),
-            )),
-            None => match &b.before {
-                Some(p) if b.chain.seq == p.seq + 1 => Some((
-                    n - 1,
-                    format!(
-                        "line {} edited (line {n} was chained to other content)",
-                        n - 1
-                    ),
-                )),
-                Some(p) if b.chain.seq > p.seq + 1 => {
-                    let k = b.chain.seq - p.seq - 1;
-                    Some((
-                        n,
-                        format!(
-                            "{k} line{} deleted between line {} and line {n}",
-                            if k == 1 { "" } else { "s" },
-                            n - 1
-                        ),
-                    ))
-                }
-                Some(p) => moved(
-                    &mut kind,
-                    format!(
-                        "line {n} out of order: record {} after record {}",
-                        b.chain.seq, p.seq
-                    ),
-                ),
-                None => Some((
-                    n - 1,
-                    format!(
-                        "line {} edited, or lines deleted after it (line {n} was chained to other content)",
-                        n - 1
-                    ),
-                )),
-            },
-        };
-        altered.extend(item);
+        altered.extend(classify(b, target, &mut kind, gaps.contains_key(&n)));
     }
     Ok(())
+}
+
+/// What a broken link at `b` means, given the line its link names (`target`: 0 for the
+/// history's start) and what the lines before it were found to be (`kind`, which this adds
+/// to): the finding, by the line it is about.
+fn classify(
+    b: &Break,
+    target: Option<usize>,
+    kind: &mut BTreeMap<usize, &'static str>,
+    after_gap: bool,
+) -> Option<(usize, String)> {
+    let n = b.line;
+    let out_of_order = b.before.as_ref().is_some_and(|p| b.chain.seq <= p.seq);
+    let moved = |kind: &mut BTreeMap<usize, &'static str>, what: String| {
+        kind.insert(n, "reordered");
+        Some((n, what))
+    };
+    match target {
+        Some(0) if b.before.is_some() => moved(
+            kind,
+            format!("line {n} out of order: it was the history's first line"),
+        ),
+        Some(0) => {
+            let first = (1..n).find(|m| !kind.contains_key(m));
+            for m in 1..n {
+                kind.entry(m).or_insert("inserted");
+            }
+            first.map(|f| {
+                (
+                    f,
+                    format!(
+                        "line(s) {} inserted before the history's first line (now line {n})",
+                        range(f, n - 1)
+                    ),
+                )
+            })
+        }
+        Some(j) if j > n || out_of_order => moved(
+            kind,
+            format!("line {n} out of order: it was after line {j}"),
+        ),
+        Some(j) if j + 1 < n => {
+            if (j + 1..n).any(|m| kind.get(&m) == Some(&"reordered")) {
+                moved(
+                    kind,
+                    format!("line {n} out of order: it was after line {j}"),
+                )
+            } else if (j + 1..n).all(|m| kind.get(&m) == Some(&"inserted")) {
+                // said already, line by line
+                None
+            } else {
+                for m in j + 1..n {
+                    kind.entry(m).or_insert("inserted");
+                }
+                Some((
+                    j + 1,
+                    format!(
+                        "line(s) {} inserted between line {j} and line {n}",
+                        range(j + 1, n - 1)
+                    ),
+                ))
+            }
+        }
+        Some(j) => Some((n, format!("line {n} altered: its link names line {j}"))),
+        None if n == 1 => Some((
+            1,
+            "line(s) deleted before line 1 (it was chained to a line that is not in the file)"
+                .to_string(),
+        )),
+        None if after_gap => Some((
+            n,
+            format!(
+                "line {n}: the lines left out of the bundle before it are not those it was chained to (deleted or edited before the bundle was made)"
+            ),
+        )),
+        None => match &b.before {
+            Some(p) if b.chain.seq == p.seq + 1 => Some((
+                n - 1,
+                format!(
+                    "line {} edited (line {n} was chained to other content)",
+                    n - 1
+                ),
+            )),
+            Some(p) if b.chain.seq > p.seq + 1 => {
+                let k = b.chain.seq - p.seq - 1;
+                Some((
+                    n,
+                    format!(
+                        "{k} line{} deleted between line {} and line {n}",
+                        if k == 1 { "" } else { "s" },
+                        n - 1
+                    ),
+                ))
+            }
+            Some(p) => moved(
+                kind,
+                format!(
+                    "line {n} out of order: record {} after record {}",
+                    b.chain.seq, p.seq
+                ),
+            ),
+            None => Some((
+                n - 1,
+                format!(
+                    "line {} edited, or lines deleted after it (line {n} was chained to other content)",
+                    n - 1
+                ),
+            )),
+        },
+    }
 }
 
 fn range(a: usize, b: usize) -> String {

@@ -54,7 +54,8 @@ pub enum Command {
     /// Compare two nodes, directories or engines, or a node before and after a date, from the
     /// history: the ratio of the policy's mean with its 95% interval.
     Compare(CompareArgs),
-    /// Check a bundle against its manifest and say what was altered (exit 0 verified, 1 not).
+    /// Check a bundle (its manifest, its history's chain, its signature) or a history's chain,
+    /// and say what was altered, by line (exit 0 verified, 1 altered or unverifiable).
     Verify(VerifyArgs),
     /// Print shell completions.
     Completions {
@@ -380,6 +381,12 @@ pub struct BundleArgs {
     /// policy's window.
     #[arg(long, value_name = "DURATION|DATE", value_parser = Since::parse)]
     pub since: Option<Since>,
+    /// Sign the manifest (which covers every file by its hash) with this unencrypted Ed25519
+    /// OpenSSH private key: an SSH signature, manifest.json.sig, that `verify --key` and
+    /// `ssh-keygen -Y verify -n iopscheck-bundle` check.
+    #[arg(long, value_name = "KEY", value_hint = clap::ValueHint::FilePath)]
+    pub sign: Option<PathBuf>,
+
     #[command(flatten)]
     pub history: HistoryArgs,
 }
@@ -534,6 +541,10 @@ pub struct VerifyArgs {
     /// The bundle (.tar.gz made by `iopscheck bundle`) or history to check.
     #[arg(value_name = "BUNDLE|HISTORY", value_hint = clap::ValueHint::FilePath)]
     pub file: PathBuf,
+    /// The Ed25519 OpenSSH public key (.pub) the bundle must be signed by (`bundle --sign`):
+    /// a bundle not signed, or signed by another key, is altered.
+    #[arg(long, value_name = "PUB", value_hint = clap::ValueHint::FilePath)]
+    pub key: Option<PathBuf>,
 }
 
 /// One `--export FORMAT=FILE`.

@@ -1,21 +1,31 @@
 //! Evidence a vendor can verify: a bundle's manifest (every member's SHA-256, the tool's version
-//! and commit, each history line's SHA-256 and the chain over them) and its check, which says
-//! exactly what was altered, with line numbers.
+//! and commit, each history line's SHA-256, the chain's head and the lines left out of it), its
+//! optional signature, and its check, which says exactly what was altered, with line numbers.
+//! The history's own chain, record to record, is `crate::chain`.
 //!
-//! The chain links each history line to the one before: `link(0)` is 64 zeros, `link(n)` is
-//! the SHA-256 of `link(n-1)` (as hex) followed by line n (without its newline). Its head, the
-//! last link, changes with any line edited, dropped, added or moved.
+//! The signature is OpenSSH's (SSHSIG, `ssh-keygen -Y sign`), of `manifest.json`'s bytes, with
+//! an Ed25519 key, in the namespace [`NAMESPACE`]: a vendor can check it with `ssh-keygen -Y
+//! verify` without iopscheck, and the manifest covers every other file by its hash.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+use crate::chain::{GENESIS, LeftOut};
 
 /// The manifest's name in a bundle.
 pub const MANIFEST: &str = "manifest.json";
 
 /// The history member whose lines the manifest lists.
 pub const HISTORY: &str = "history.jsonl";
+
+/// The signature of the manifest in a signed bundle (`bundle --sign`).
+pub const SIGNATURE: &str = "manifest.json.sig";
+
+/// The SSHSIG namespace of a bundle's signature (`ssh-keygen -Y verify -n`).
+pub const NAMESPACE: &str = "iopscheck-bundle";
 
 /// Past this many lines the manifest keeps the chain's head only (a million lines would make
 /// a 70 MB manifest): an alteration is still caught, its line no longer named.
@@ -49,17 +59,6 @@ impl std::io::Write for Sha256Writer {
     }
 }
 
-/// The link after `prev` for `line` (without its newline).
-pub fn link(prev: &str, line: &[u8]) -> String {
-    let mut h = Sha256::new();
-    h.update(prev.as_bytes());
-    h.update(line);
-    hex(&h.finalize())
-}
-
-/// The chain's start.
-pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
-
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FileEntry {
     pub sha256: String,
@@ -73,7 +72,16 @@ pub struct HistoryEntry {
     /// [`MAX_LISTED_LINES`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line_sha256: Option<Vec<String>>,
+    /// The SHA-256 of the last line (`crate::chain::GENESIS` for none): the link the history's
+    /// next record would carry.
     pub chain_head: String,
+    /// The source history's lines left out before a line (other hosts', lines that are no
+    /// record), so that the line's link can be checked: at most [`MAX_LISTED_LINES`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
+    /// Past this line, the lines left out are no longer listed (their links are not checked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out_listed_to: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -87,7 +95,8 @@ pub struct Manifest {
     pub history: HistoryEntry,
 }
 
-/// What the manifest says of a history: its lines' hashes and the chain, read line by line.
+/// What the manifest says of a history: its lines' hashes and the chain's head, read line by
+/// line.
 #[derive(Default)]
 pub struct HistoryDigest {
     lines: usize,
@@ -111,13 +120,18 @@ impl HistoryDigest {
         self.bytes += raw.len() as u64;
         let line = raw.strip_suffix(b"\n").unwrap_or(raw);
         self.lines += 1;
-        self.head = link(&self.head, line);
+        self.head = sha256_hex(line);
         if self.hashes.len() < MAX_LISTED_LINES {
-            self.hashes.push(sha256_hex(line));
+            self.hashes.push(self.head.clone());
         }
     }
 
-    pub fn finish(self) -> (FileEntry, HistoryEntry) {
+    /// The file's entry and the history's, with the lines left out before its lines.
+    pub fn finish(
+        self,
+        left_out: Vec<LeftOut>,
+        left_out_listed_to: Option<usize>,
+    ) -> (FileEntry, HistoryEntry) {
         let listed = self.lines <= MAX_LISTED_LINES;
         (
             FileEntry {
@@ -128,6 +142,8 @@ impl HistoryDigest {
                 lines: self.lines,
                 line_sha256: listed.then_some(self.hashes),
                 chain_head: self.head,
+                left_out,
+                left_out_listed_to,
             },
         )
     }
@@ -139,7 +155,17 @@ pub fn digest_history(bytes: &[u8]) -> (FileEntry, HistoryEntry) {
     for l in bytes.split_inclusive(|&b| b == b'\n') {
         d.line(l);
     }
-    d.finish()
+    d.finish(Vec::new(), None)
+}
+
+/// The manifest's `tool`: name, version and the commit it was built from.
+pub fn tool() -> serde_json::Value {
+    let full = crate::app::VERSION;
+    let (version, commit) = match full.split_once(" (commit ") {
+        Some((v, c)) => (v, Some(c.trim_end_matches(')'))),
+        None => (full, None),
+    };
+    serde_json::json!({ "name": "iopscheck", "version": version, "commit": commit })
 }
 
 /// What a check found: each alteration in words, the first most important.
@@ -147,25 +173,68 @@ pub fn digest_history(bytes: &[u8]) -> (FileEntry, HistoryEntry) {
 pub struct Findings {
     pub altered: Vec<String>,
     pub notes: Vec<String>,
+    /// The bundle's history's chain, when it has a history.
+    pub chain: Option<crate::chain::Report>,
+    /// The key that signed the manifest, when it is signed and the signature holds.
+    pub signed_by: Option<String>,
 }
 
 /// Checks a bundle's members (name inside the bundle's directory → bytes) against its
-/// manifest.
-pub fn check_bundle(members: &BTreeMap<String, Vec<u8>>) -> Findings {
+/// manifest, its history's chain, and its signature: with `key`, the bundle must be signed by
+/// that key.
+pub fn check_bundle(
+    members: &BTreeMap<String, Vec<u8>>,
+    key: Option<&ssh_key::PublicKey>,
+) -> Findings {
     let mut f = Findings::default();
-    let Some(raw) = members.get(MANIFEST) else {
-        f.altered.push(format!(
-            "no {MANIFEST}: the bundle cannot be verified (made by an iopscheck without manifests, or its manifest was removed)"
-        ));
-        return f;
-    };
-    let manifest: Manifest = match serde_json::from_slice(raw) {
-        Ok(m) => m,
-        Err(e) => {
-            f.altered.push(format!("{MANIFEST} is not a manifest: {e}"));
-            return f;
+    let manifest = match members.get(MANIFEST) {
+        None => {
+            f.altered.push(format!(
+                "no {MANIFEST}: the bundle cannot be verified (made by an iopscheck without manifests, or its manifest was removed)"
+            ));
+            None
         }
+        Some(raw) => match serde_json::from_slice::<Manifest>(raw) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                f.altered.push(format!("{MANIFEST} is not a manifest: {e}"));
+                None
+            }
+        },
     };
+    if let Some(raw) = members.get(MANIFEST) {
+        check_signature(raw, members.get(SIGNATURE), key, &mut f);
+    } else if key.is_some() {
+        f.altered.push(format!(
+            "--key: the bundle has no {MANIFEST}, so nothing a signature could cover"
+        ));
+    }
+    if let Some(manifest) = &manifest {
+        check_files(members, manifest, &mut f);
+    }
+    // the history's own chain, record to record, across the lines the manifest says were
+    // left out
+    if let Some(h) = members.get(HISTORY) {
+        let (left_out, listed_to) = manifest
+            .as_ref()
+            .map(|m| (m.history.left_out.as_slice(), m.history.left_out_listed_to))
+            .unwrap_or_default();
+        match crate::chain::check(crate::chain::bytes(h), left_out, listed_to) {
+            Ok(r) => {
+                f.altered
+                    .extend(r.altered.iter().map(|a| format!("{HISTORY}: {a}")));
+                f.notes
+                    .extend(r.notes.iter().map(|a| format!("{HISTORY}: {a}")));
+                f.chain = Some(r);
+            }
+            Err(e) => f.altered.push(format!("{HISTORY}: cannot be read ({e})")),
+        }
+    }
+    f
+}
+
+/// Every member against the manifest's list, and the history's head.
+fn check_files(members: &BTreeMap<String, Vec<u8>>, manifest: &Manifest, f: &mut Findings) {
     f.notes.push(format!(
         "made {} for host {} by {}",
         manifest.generated,
@@ -174,7 +243,13 @@ pub fn check_bundle(members: &BTreeMap<String, Vec<u8>>) -> Findings {
             .tool
             .get("version")
             .and_then(|v| v.as_str())
-            .map(|v| format!("iopscheck {v}"))
+            .map(|v| {
+                let commit = manifest.tool.get("commit").and_then(|c| c.as_str());
+                format!(
+                    "iopscheck {v}{}",
+                    commit.map(|c| format!(" (commit {c})")).unwrap_or_default()
+                )
+            })
             .unwrap_or_else(|| "an unnamed tool".into())
     ));
     for (name, want) in &manifest.files {
@@ -186,7 +261,7 @@ pub fn check_bundle(members: &BTreeMap<String, Vec<u8>>) -> Findings {
                 let got = sha256_hex(b);
                 if got != want.sha256 {
                     if name == HISTORY {
-                        history_findings(b, &manifest.history, &mut f);
+                        history_findings(b, &manifest.history, f);
                     } else {
                         f.altered.push(format!(
                             "{name}: altered (SHA-256 {got}, the manifest says {})",
@@ -198,24 +273,150 @@ pub fn check_bundle(members: &BTreeMap<String, Vec<u8>>) -> Findings {
         }
     }
     for name in members.keys() {
-        if name != MANIFEST && !manifest.files.contains_key(name) {
+        if name != MANIFEST && name != SIGNATURE && !manifest.files.contains_key(name) {
             f.altered
                 .push(format!("{name}: added (the manifest does not list it)"));
         }
     }
-    // the history's chain, whatever the file's hash said
     if let Some(h) = members.get(HISTORY) {
         let (_, got) = digest_history(h);
         if got.chain_head != manifest.history.chain_head
             && !f.altered.iter().any(|a| a.starts_with(HISTORY))
         {
             f.altered.push(format!(
-                "{HISTORY}: its chain head is {}, the manifest says {}",
+                "{HISTORY}: its chain head (the last line's SHA-256) is {}, the manifest says {}",
                 got.chain_head, manifest.history.chain_head
             ));
         }
     }
-    f
+}
+
+/// The signature of the manifest: present when `key` asks for one, of these bytes, in the
+/// bundle's namespace, and by `key`.
+fn check_signature(
+    manifest: &[u8],
+    sig: Option<&Vec<u8>>,
+    key: Option<&ssh_key::PublicKey>,
+    f: &mut Findings,
+) {
+    let Some(sig) = sig else {
+        if let Some(k) = key {
+            f.altered.push(format!(
+                "not signed: no {SIGNATURE}, and --key asks for a signature by {}",
+                fingerprint(k.key_data())
+            ));
+        }
+        return;
+    };
+    let parsed = std::str::from_utf8(sig)
+        .map_err(|e| e.to_string())
+        .and_then(|t| ssh_key::SshSig::from_pem(t.trim()).map_err(|e| e.to_string()));
+    let sig = match parsed {
+        Ok(s) => s,
+        Err(e) => {
+            f.altered
+                .push(format!("{SIGNATURE}: not an SSH signature ({e})"));
+            return;
+        }
+    };
+    let by = fingerprint(sig.public_key());
+    if sig.namespace() != NAMESPACE {
+        f.altered.push(format!(
+            "{SIGNATURE}: made for namespace {:?}, not {NAMESPACE:?}",
+            sig.namespace()
+        ));
+        return;
+    }
+    if let Some(k) = key
+        && k.key_data() != sig.public_key()
+    {
+        f.altered.push(format!(
+            "{SIGNATURE}: signed by another key ({by}), not --key's ({})",
+            fingerprint(k.key_data())
+        ));
+        return;
+    }
+    let public = ssh_key::PublicKey::new(sig.public_key().clone(), "");
+    match public.verify(NAMESPACE, manifest, &sig) {
+        Ok(()) => {
+            f.signed_by = Some(by.clone());
+            if key.is_none() {
+                f.notes.push(format!(
+                    "signed by {by}, a key not checked: pass --key with the key you expect"
+                ));
+            }
+        }
+        Err(_) => f.altered.push(format!(
+            "{SIGNATURE}: not a signature of this {MANIFEST} (the manifest was replaced or edited after it was signed)"
+        )),
+    }
+}
+
+/// A key's SHA-256 fingerprint, as `ssh-keygen -l` prints it.
+pub fn fingerprint(k: &ssh_key::public::KeyData) -> String {
+    k.fingerprint(ssh_key::HashAlg::Sha256).to_string()
+}
+
+/// The Ed25519 private key of `--sign PATH`, or why not.
+pub fn signing_key(path: &Path) -> Result<ssh_key::PrivateKey, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it ({e})"))?;
+    let key = ssh_key::PrivateKey::from_openssh(text.trim()).map_err(|e| {
+        if text.trim_start().starts_with("ssh-") || text.trim_start().starts_with("ecdsa-") {
+            "a public key: --sign takes the private key (the file without .pub)".to_string()
+        } else if matches!(e, ssh_key::Error::AlgorithmUnknown | ssh_key::Error::AlgorithmUnsupported { .. }) {
+            ONLY_ED25519.to_string()
+        } else if text.contains("BEGIN OPENSSH PRIVATE KEY") {
+            format!("not a readable OpenSSH private key ({e})")
+        } else {
+            format!(
+                "not an OpenSSH private key ({e}); make one with ssh-keygen -t ed25519 -N '' -f FILE"
+            )
+        }
+    })?;
+    if key.is_encrypted() {
+        return Err(format!(
+            "the key is encrypted (it has a passphrase); iopscheck signs with unencrypted Ed25519 keys only: use one made with ssh-keygen -t ed25519 -N '', or sign {MANIFEST} yourself with ssh-keygen -Y sign -n {NAMESPACE}"
+        ));
+    }
+    if key.algorithm() != ssh_key::Algorithm::Ed25519 {
+        return Err(format!("an {} key: {ONLY_ED25519}", key.algorithm()));
+    }
+    Ok(key)
+}
+
+const ONLY_ED25519: &str =
+    "not an Ed25519 key; iopscheck signs with Ed25519 keys only (ssh-keygen -t ed25519)";
+
+/// The Ed25519 public key of `--key PATH` (an OpenSSH `.pub` line), or why not.
+pub fn public_key(path: &Path) -> Result<ssh_key::PublicKey, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it ({e})"))?;
+    if text.contains("PRIVATE KEY") {
+        return Err("a private key: --key takes the public key (the .pub file)".into());
+    }
+    let kind = text.split_whitespace().next().unwrap_or_default();
+    let key = ssh_key::PublicKey::from_openssh(text.trim()).map_err(|e| match e {
+        ssh_key::Error::AlgorithmUnknown | ssh_key::Error::AlgorithmUnsupported { .. } => {
+            format!("an {kind} key; iopscheck checks Ed25519 signatures only")
+        }
+        e => format!(
+            "not an OpenSSH public key ({e}); give the .pub file, one line: ssh-ed25519 AAAA…"
+        ),
+    })?;
+    if key.algorithm() != ssh_key::Algorithm::Ed25519 {
+        return Err(format!(
+            "an {} key; iopscheck checks Ed25519 signatures only",
+            key.algorithm()
+        ));
+    }
+    Ok(key)
+}
+
+/// The signature of a manifest's bytes, armored as `ssh-keygen -Y sign` writes it.
+pub fn sign(key: &ssh_key::PrivateKey, manifest: &[u8]) -> Result<Vec<u8>, String> {
+    key.sign(NAMESPACE, ssh_key::HashAlg::Sha512, manifest)
+        .and_then(|s| s.to_pem(ssh_key::LineEnding::LF))
+        .map(String::into_bytes)
+        .map_err(|e| e.to_string())
 }
 
 /// Which lines of a history differ from the manifest's list, by line number.
@@ -314,12 +515,10 @@ mod tests {
     }
 
     #[test]
-    fn the_chain_changes_with_any_line_and_its_place() {
+    fn the_head_is_the_last_lines_hash() {
         let (_, a) = digest_history(b"one\ntwo\n");
-        let (_, b) = digest_history(b"two\none\n");
-        let (_, c) = digest_history(b"one\n");
-        assert_ne!(a.chain_head, b.chain_head);
-        assert_ne!(a.chain_head, c.chain_head);
+        assert_eq!(a.chain_head, sha256_hex(b"two"));
         assert_eq!(a.lines, 2);
+        assert_eq!(digest_history(b"").1.chain_head, GENESIS);
     }
 }

@@ -69,8 +69,14 @@ const FILES: &[(&str, &str)] = &[
 ];
 
 const EXIT_STATUS: &[(&str, &str)] = &[
-    ("0", "Pass: the evidence meets the policy."),
-    ("1", "Fail: the evidence says the policy is not met."),
+    (
+        "0",
+        "Pass: the evidence meets the policy (verify: verified).",
+    ),
+    (
+        "1",
+        "Fail: the evidence says the policy is not met (verify: altered, or unverifiable).",
+    ),
     (
         "2",
         "Error: bad usage, invalid input (policy, fio output, history), or the test could not run.",

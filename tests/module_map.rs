@@ -34,10 +34,6 @@ const ALLOWED_BIG_FILES: &[(&str, &str)] = &[(
 /// Functions over the length limit, by `path::name`, with the reason they stay long.
 const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
     (
-        "chain.rs::explain",
-        "the hash chain's second pass, under way (#31 item 3)",
-    ),
-    (
         "engine/timed.rs::run",
         "the engine's hot loop: one body the compiler sees whole",
     ),

@@ -1,7 +1,9 @@
-//! `iopscheck verify`: an untouched bundle is verified (exit 0); a bundle tampered with in any
-//! way (a figure edited, a line dropped, lines reordered, the manifest replaced or removed, a
-//! report edited, a file added) is caught, saying what was altered with line numbers (exit 1);
-//! a history without a hash chain is said unverifiable.
+//! `iopscheck verify`: an untouched bundle or history is verified (exit 0); one tampered with in
+//! any way (a figure edited, a line dropped, lines reordered, a line inserted, the manifest
+//! replaced or removed, a report edited, a file added, the signature stripped or another key's)
+//! is caught, saying what was altered with line numbers (exit 1); a history without a hash
+//! chain is said unverifiable, from the line its chain starts. The signature is OpenSSH's:
+//! `ssh-keygen -Y verify` accepts iopscheck's, and iopscheck accepts `ssh-keygen -Y sign`'s.
 
 mod common;
 
@@ -13,11 +15,31 @@ use chrono::{Duration, Local};
 /// (path inside the archive, bytes), in the archive's order.
 type Members = Vec<(String, Vec<u8>)>;
 
+fn records(host: &str, mb_s: &[f64]) -> Vec<iopscheck::history::Record> {
+    mb_s.iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let t = Local::now() - Duration::hours(1 + 9 * i as i64);
+            common::swimlane_record(host, "/data", t.fixed_offset(), *m)
+        })
+        .collect()
+}
+
+/// A history as iopscheck appends it: chained, some records one append at a time, the last
+/// two in one append.
 fn history(env: &common::Env, host: &str, mb_s: &[f64]) {
+    let rs = records(host, mb_s);
+    let (one_by_one, together) = rs.split_at(rs.len().saturating_sub(2));
+    for r in one_by_one {
+        iopscheck::history::append(&env.history, std::slice::from_ref(r)).unwrap();
+    }
+    iopscheck::history::append(&env.history, together).unwrap();
+}
+
+/// A history written before records carried a chain.
+fn legacy_history(env: &common::Env, host: &str, mb_s: &[f64]) {
     let mut text = String::new();
-    for (i, m) in mb_s.iter().enumerate() {
-        let t = Local::now() - Duration::hours(1 + 9 * i as i64);
-        let r = common::swimlane_record(host, "/data", t.fixed_offset(), *m);
+    for r in records(host, mb_s) {
         text.push_str(&serde_json::to_string(&r).unwrap());
         text.push('\n');
     }
@@ -84,7 +106,17 @@ fn lines(b: &[u8]) -> Vec<Vec<u8>> {
 }
 
 fn verify(env: &common::Env, path: &Path) -> (Option<i32>, String) {
-    let out = env.cmd().arg("verify").arg(path).output().unwrap();
+    verify_with(env, path, &[])
+}
+
+fn verify_with(env: &common::Env, path: &Path, extra: &[&Path]) -> (Option<i32>, String) {
+    let out = env
+        .cmd()
+        .arg("verify")
+        .arg(path)
+        .args(extra)
+        .output()
+        .unwrap();
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
@@ -131,7 +163,11 @@ fn an_untouched_bundle_is_verified_and_every_tampering_is_caught_with_its_lines(
                 ls[2] = l.replacen("16.6", "61.6", 1).into_bytes();
                 *h = ls.concat();
             }),
-            vec!["history.jsonl", "line 3 altered"],
+            vec![
+                "history.jsonl",
+                "line 3 altered",
+                "history.jsonl: line 3 edited (line 4 was chained to other content)",
+            ],
         ),
         (
             "a line dropped",
@@ -141,7 +177,11 @@ fn an_untouched_bundle_is_verified_and_every_tampering_is_caught_with_its_lines(
                 ls.remove(1);
                 *h = ls.concat();
             }),
-            vec!["original line 2 missing", "5 lines, the manifest says 6"],
+            vec![
+                "original line 2 missing",
+                "5 lines, the manifest says 6",
+                "history.jsonl: 1 line deleted between line 1 and line 2",
+            ],
         ),
         (
             "lines reordered",
@@ -151,7 +191,12 @@ fn an_untouched_bundle_is_verified_and_every_tampering_is_caught_with_its_lines(
                 ls.swap(0, 4);
                 *h = ls.concat();
             }),
-            vec!["line 1 was line 5", "line 5 was line 1"],
+            vec![
+                "line 1 was line 5",
+                "line 5 was line 1",
+                "history.jsonl: line 1 out of order",
+                "history.jsonl: line 5 out of order",
+            ],
         ),
         (
             "a line added",
@@ -162,7 +207,10 @@ fn an_untouched_bundle_is_verified_and_every_tampering_is_caught_with_its_lines(
                 ls.push(copy);
                 *h = ls.concat();
             }),
-            vec!["history.jsonl", "7 lines, the manifest says 6"],
+            vec![
+                "7 lines, the manifest says 6",
+                "history.jsonl: line 7 inserted (a copy of line 1)",
+            ],
         ),
         (
             "the manifest replaced",
@@ -220,12 +268,13 @@ fn an_untouched_bundle_is_verified_and_every_tampering_is_caught_with_its_lines(
 }
 
 #[test]
-fn a_history_without_hashes_is_readable_and_said_unverifiable() {
+fn a_history_without_hashes_is_readable_and_said_unverifiable_up_to_where_its_chain_starts() {
     let env = common::Env::new();
-    history(&env, "node7", &[16.4, 16.5]);
+    legacy_history(&env, "node7", &[16.4, 16.5]);
     let (code, text) = verify(&env, &env.history);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.starts_with("UNVERIFIABLE"), "{text}");
+    assert!(text.contains("its 2 lines carry no hash chain"), "{text}");
     // and still reads
     let out = env
         .cmd()
@@ -233,7 +282,410 @@ fn a_history_without_hashes_is_readable_and_said_unverifiable() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("2 of 6 runs"));
+    // a run imported by the binary is chained to the last of them
+    let fio = common::fixture("fio-3.33-posixaio-randwrite.txt");
+    let out = env
+        .cmd()
+        .args(["import", "--record", "--host", "node7"])
+        .arg(&fio)
+        .output()
+        .unwrap();
+    // (the verdict's exit code: inconclusive on one run)
+    assert_ne!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = env.history_lines();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[2]["chain"]["seq"], 1);
+    let (code, text) = verify(&env, &env.history);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("lines 1–2 carry no hash chain")
+            && text.contains("line 3 is chained and intact"),
+        "{text}"
+    );
+    // and a bundle of it says the same
+    let b = bundle(&env, "b.tar.gz", &[]);
+    let (code, text) = verify(&env, &b);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.starts_with("UNVERIFIABLE") && text.contains("lines 1–2 carry no hash chain"),
+        "{text}"
+    );
     // no such file: bad usage, exit 2
     let (code, text) = verify(&env, &env.tmp.path().join("none.tar.gz"));
     assert_eq!(code, Some(2), "{text}");
+}
+
+#[test]
+fn a_history_verifies_and_each_tampering_is_named_by_its_line() {
+    let env = common::Env::new();
+    history(&env, "node7", &[16.4, 16.5, 16.6, 16.7, 16.8, 16.9]);
+    let (code, text) = verify(&env, &env.history);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.starts_with("VERIFIED") && text.contains("6 lines"),
+        "{text}"
+    );
+    let original = lines(&std::fs::read(&env.history).unwrap());
+    // every line's link is the previous line's SHA-256, computed here independently
+    let sha = |b: &[u8]| {
+        use sha2::Digest;
+        let d = sha2::Sha256::digest(b.strip_suffix(b"\n").unwrap_or(b));
+        d.iter().map(|x| format!("{x:02x}")).collect::<String>()
+    };
+    for (i, l) in original.iter().enumerate() {
+        let v: serde_json::Value = serde_json::from_slice(l).unwrap();
+        assert_eq!(v["chain"]["seq"], i as u64 + 1);
+        let want = if i == 0 {
+            "0".repeat(64)
+        } else {
+            sha(&original[i - 1])
+        };
+        assert_eq!(v["chain"]["prev"], want.as_str(), "line {}", i + 1);
+    }
+    assert!(text.contains(&sha(&original[5])), "the head: {text}");
+
+    type Tamper = Box<dyn Fn(&mut Vec<Vec<u8>>)>;
+    let forged = {
+        let mut v: serde_json::Value = serde_json::from_slice(&original[1]).unwrap();
+        v.as_object_mut().unwrap().remove("chain");
+        v["metrics"]["write_iops_formula"] = 9999.0.into();
+        format!("{v}\n").into_bytes()
+    };
+    let cases: Vec<(&str, Tamper, Vec<&str>)> = vec![
+        (
+            "a figure edited",
+            Box::new(|ls| {
+                let l = String::from_utf8(ls[2].clone()).unwrap();
+                assert!(l.contains("16.6"));
+                ls[2] = l.replacen("16.6", "61.6", 1).into_bytes();
+            }),
+            vec!["line 3 edited"],
+        ),
+        (
+            "a line dropped",
+            Box::new(|ls| {
+                ls.remove(1);
+            }),
+            vec!["1 line deleted between line 1 and line 2"],
+        ),
+        (
+            "two lines reordered",
+            Box::new(|ls| ls.swap(1, 3)),
+            vec!["line 2 out of order", "line 4 out of order"],
+        ),
+        (
+            "a line copied in",
+            Box::new(|ls| {
+                let copy = ls[1].clone();
+                ls.insert(3, copy);
+            }),
+            vec!["line 4 inserted (a copy of line 2)"],
+        ),
+        (
+            "a forged record inserted",
+            Box::new(move |ls| ls.insert(2, forged.clone())),
+            vec!["line 3 inserted: a record without a chain hash"],
+        ),
+    ];
+    for (how, tamper, says) in cases {
+        let mut ls = original.clone();
+        tamper(&mut ls);
+        let p = env.tmp.path().join("tampered.jsonl");
+        std::fs::write(&p, ls.concat()).unwrap();
+        let (code, text) = verify(&env, &p);
+        assert_eq!(code, Some(1), "{how}: {text}");
+        assert!(text.starts_with("ALTERED"), "{how}: {text}");
+        for s in says {
+            assert!(text.contains(s), "{how}: `{s}` in {text}");
+        }
+    }
+}
+
+/// An Ed25519 key pair made by the crate from `seed`, written as OpenSSH writes it: (private,
+/// public).
+fn key(env: &common::Env, name: &str, seed: u8) -> (PathBuf, PathBuf) {
+    let k = ssh_key::PrivateKey::from(ssh_key::private::Ed25519Keypair::from_seed(&[seed; 32]));
+    let private = env.tmp.path().join(name);
+    std::fs::write(
+        &private,
+        k.to_openssh(ssh_key::LineEnding::LF).unwrap().as_bytes(),
+    )
+    .unwrap();
+    let public = env.tmp.path().join(format!("{name}.pub"));
+    std::fs::write(&public, k.public_key().to_openssh().unwrap() + "\n").unwrap();
+    (private, public)
+}
+
+fn member_of<'a>(m: &'a Members, suffix: &str) -> Option<&'a Vec<u8>> {
+    m.iter().find(|(n, _)| n.ends_with(suffix)).map(|(_, b)| b)
+}
+
+#[test]
+fn a_signed_bundle_is_checked_against_the_key_and_each_forgery_is_caught() {
+    let env = common::Env::new();
+    history(&env, "node7", &[16.4, 16.5, 16.6, 16.7]);
+    let (a, a_pub) = key(&env, "a", 1);
+    let (b, b_pub) = key(&env, "b", 2);
+    let signed = bundle(&env, "signed.tar.gz", &[Path::new("--sign"), &a]);
+    let (code, text) = verify_with(&env, &signed, &[Path::new("--key"), &a_pub]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.starts_with("VERIFIED") && text.contains("signed by SHA256:"),
+        "{text}"
+    );
+    // without --key: verified, the signer named and said unchecked
+    let (code, text) = verify(&env, &signed);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("a key not checked"), "{text}");
+    // the wrong key
+    let (code, text) = verify_with(&env, &signed, &[Path::new("--key"), &b_pub]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("signed by another key"), "{text}");
+
+    let original = read(&signed);
+    let manifest = member_of(&original, "/manifest.json").unwrap().clone();
+    let other_key = ssh_key::PrivateKey::read_openssh_file(&b).unwrap();
+    let resigned = other_key
+        .sign("iopscheck-bundle", ssh_key::HashAlg::Sha512, &manifest)
+        .unwrap()
+        .to_pem(ssh_key::LineEnding::LF)
+        .unwrap();
+    type Tamper = Box<dyn Fn(&mut Members)>;
+    let cases: Vec<(&str, Tamper, Vec<&str>)> = vec![
+        (
+            "the signature stripped",
+            Box::new(|m| m.retain(|(n, _)| !n.ends_with("/manifest.json.sig"))),
+            vec!["not signed: no manifest.json.sig"],
+        ),
+        (
+            "re-signed with another key",
+            Box::new(move |m| *member(m, "/manifest.json.sig") = resigned.clone().into_bytes()),
+            vec!["signed by another key"],
+        ),
+        (
+            // a figure edited, and the manifest made again to match it
+            "the history edited and its manifest replaced",
+            Box::new(|m| {
+                let h = member(m, "/history.jsonl");
+                let mut ls = lines(h);
+                let l = String::from_utf8(ls[1].clone()).unwrap();
+                ls[1] = l.replacen("16.5", "61.5", 1).into_bytes();
+                let edited = ls.concat();
+                *h = edited.clone();
+                let (file, entry) = iopscheck::evidence::digest_history(&edited);
+                let mf = member(m, "/manifest.json");
+                let mut v: serde_json::Value = serde_json::from_slice(mf).unwrap();
+                v["files"]["history.jsonl"] = serde_json::to_value(file).unwrap();
+                v["history"] = serde_json::to_value(entry).unwrap();
+                *mf = serde_json::to_vec_pretty(&v).unwrap();
+            }),
+            vec![
+                "manifest.json.sig: not a signature of this manifest.json",
+                "history.jsonl: line 2 edited",
+            ],
+        ),
+    ];
+    for (how, tamper, says) in cases {
+        let mut m = original.clone();
+        tamper(&mut m);
+        assert_ne!(m, original, "{how}: the tampering changed something");
+        let p = env.tmp.path().join("tampered.tar.gz");
+        write(&p, &m);
+        let (code, text) = verify_with(&env, &p, &[Path::new("--key"), &a_pub]);
+        assert_eq!(code, Some(1), "{how}: {text}");
+        assert!(text.starts_with("ALTERED"), "{how}: {text}");
+        for s in says {
+            assert!(text.contains(s), "{how}: `{s}` in {text}");
+        }
+    }
+
+    // keys given the wrong way round: exit 2, naming the flag, and no bundle written
+    let out = env
+        .cmd()
+        .args(["bundle", "--host", "node7", "-o"])
+        .arg(env.tmp.path().join("x.tar.gz"))
+        .arg("--sign")
+        .arg(&a_pub)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--sign") && err.contains("a public key"),
+        "{err}"
+    );
+    assert!(!env.tmp.path().join("x.tar.gz").exists());
+    let (code, text) = verify_with(&env, &signed, &[Path::new("--key"), &a]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("--key") && text.contains("a private key"),
+        "{text}"
+    );
+    // a history carries no signature
+    let (code, text) = verify_with(&env, &env.history, &[Path::new("--key"), &a_pub]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("--key"), "{text}");
+}
+
+fn ssh_keygen(args: &[&str], stdin: Option<&[u8]>) -> std::process::Output {
+    use std::io::Write;
+    let mut c = std::process::Command::new("ssh-keygen")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("ssh-keygen runs");
+    let mut input = c.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or_default()).unwrap();
+    drop(input);
+    c.wait_with_output().unwrap()
+}
+
+#[test]
+#[cfg_attr(not(have_ssh_keygen), ignore = "needs ssh-keygen (openssh-client)")]
+fn openssh_checks_iopschecks_signature_and_iopscheck_checks_openssh_s() {
+    let env = common::Env::new();
+    history(&env, "node7", &[16.4, 16.5]);
+    let dir = env.tmp.path();
+    let k = dir.join("k");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let out = ssh_keygen(
+        &[
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            "vendor",
+            "-f",
+            &s(&k),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let k_pub = dir.join("k.pub");
+
+    // iopscheck signs; ssh-keygen -Y verify accepts it, and refuses another manifest
+    let signed = bundle(&env, "signed.tar.gz", &[Path::new("--sign"), &k]);
+    let m = read(&signed);
+    let sig = dir.join("manifest.json.sig");
+    std::fs::write(&sig, member_of(&m, "/manifest.json.sig").unwrap()).unwrap();
+    let allowed = dir.join("allowed_signers");
+    std::fs::write(
+        &allowed,
+        format!("vendor {}", std::fs::read_to_string(&k_pub).unwrap()),
+    )
+    .unwrap();
+    let check = |manifest: &[u8]| {
+        ssh_keygen(
+            &[
+                "-Y",
+                "verify",
+                "-f",
+                &s(&allowed),
+                "-I",
+                "vendor",
+                "-n",
+                "iopscheck-bundle",
+                "-s",
+                &s(&sig),
+            ],
+            Some(manifest),
+        )
+    };
+    let manifest = member_of(&m, "/manifest.json").unwrap().clone();
+    let out = check(&manifest);
+    assert!(out.status.success(), "ssh-keygen -Y verify: {out:?}");
+    let mut edited = manifest.clone();
+    edited.extend_from_slice(b" ");
+    assert!(
+        !check(&edited).status.success(),
+        "an edited manifest is refused"
+    );
+
+    // ssh-keygen -Y sign signs an unsigned bundle's manifest; iopscheck verify --key accepts it
+    let plain = bundle(&env, "plain.tar.gz", &[]);
+    let mut m = read(&plain);
+    let dir = dir.join("openssh");
+    std::fs::create_dir(&dir).unwrap();
+    let mf = dir.join("manifest.json");
+    std::fs::write(&mf, member_of(&m, "/manifest.json").unwrap()).unwrap();
+    let out = ssh_keygen(
+        &[
+            "-Y",
+            "sign",
+            "-f",
+            &s(&k),
+            "-n",
+            "iopscheck-bundle",
+            &s(&mf),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "ssh-keygen -Y sign: {out:?}");
+    let dirname = m[0].0.split('/').next().unwrap().to_string();
+    m.push((
+        format!("{dirname}/manifest.json.sig"),
+        std::fs::read(dir.join("manifest.json.sig")).unwrap(),
+    ));
+    let p = dir.join("openssh-signed.tar.gz");
+    write(&p, &m);
+    let (code, text) = verify_with(&env, &p, &[Path::new("--key"), &k_pub]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("signed by SHA256:"), "{text}");
+}
+
+#[test]
+#[cfg_attr(not(have_ssh_keygen), ignore = "needs ssh-keygen (openssh-client)")]
+fn an_encrypted_or_non_ed25519_key_is_refused_naming_the_flag() {
+    let env = common::Env::new();
+    history(&env, "node7", &[16.4]);
+    let dir = env.tmp.path();
+    for (name, args, says) in [
+        (
+            "enc",
+            vec!["-t", "ed25519", "-N", "a passphrase"],
+            "encrypted",
+        ),
+        ("ec", vec!["-t", "ecdsa", "-N", ""], "Ed25519 keys only"),
+    ] {
+        let k = dir.join(name);
+        let mut a = vec!["-q"];
+        a.extend(args);
+        a.extend(["-f", k.to_str().unwrap()]);
+        let out = ssh_keygen(&a, None);
+        assert!(out.status.success(), "{out:?}");
+        let dest = dir.join(format!("{name}.tar.gz"));
+        let out = env
+            .cmd()
+            .args(["bundle", "--host", "node7", "--sign"])
+            .arg(&k)
+            .arg("-o")
+            .arg(&dest)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains("--sign") && err.contains(says),
+            "{name}: {err}"
+        );
+        assert!(!dest.exists(), "{name}: nothing written");
+        if name == "ec" {
+            let (code, text) = verify_with(
+                &env,
+                &env.history,
+                &[Path::new("--key"), &dir.join("ec.pub")],
+            );
+            assert_eq!(code, Some(2), "{text}");
+            assert!(text.contains("--key") && text.contains("Ed25519"), "{text}");
+        }
+    }
 }

@@ -1,11 +1,14 @@
 //! `iopscheck verify BUNDLE|HISTORY`: whether a bundle is as it was made (every member against
-//! its manifest, the history line by line and its chain), saying exactly what was altered,
-//! with line numbers. Exit 0: verified; 1: altered, or cannot be verified; 2: bad usage.
+//! its manifest, the history line by line, its chain record to record, its signature) or a
+//! history's chain holds, saying exactly what was altered, with line numbers. Exit 0: verified;
+//! 1: altered, or (in part) unverifiable; 2: bad usage.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
+use std::path::Path;
 
 use crate::app::{Ctx, exit, usage};
+use crate::chain;
 use crate::cli::VerifyArgs;
 use crate::evidence;
 
@@ -19,14 +22,20 @@ pub fn run(args: VerifyArgs, _ctx: &Ctx) -> anyhow::Result<u8> {
     if !meta.is_file() {
         return Err(usage(format!("verify: {shown}: not a regular file")));
     }
+    let key = match &args.key {
+        Some(k) => Some(
+            evidence::public_key(k).map_err(|e| usage(format!("--key {}: {e}", k.display())))?,
+        ),
+        None => None,
+    };
     let mut out = crate::out::stdout();
     if !super::bundle_input::is_gzip(p) {
-        // A history: its records carry no hash chain yet.
-        writeln!(
-            out,
-            "UNVERIFIABLE {shown}: a history whose records carry no hash chain; its records stay readable, but whether a line was edited, dropped or moved cannot be told. A bundle of it (iopscheck bundle) can be verified."
-        )?;
-        return Ok(exit::FAIL);
+        if args.key.is_some() {
+            return Err(usage(format!(
+                "--key: {shown} is a history, which carries no signature; a bundle of it can be signed (bundle --sign KEY) and checked with --key"
+            )));
+        }
+        return history(p, &mut out);
     }
     let members = match read_members(p) {
         Ok(m) => m,
@@ -38,39 +47,122 @@ pub fn run(args: VerifyArgs, _ctx: &Ctx) -> anyhow::Result<u8> {
             return Ok(exit::FAIL);
         }
     };
-    let f = evidence::check_bundle(&members);
-    if f.altered.is_empty() {
-        let lines = members
-            .get(evidence::HISTORY)
-            .map(|h| h.split_inclusive(|&b| b == b'\n').count())
-            .unwrap_or(0);
-        let (_, h) = evidence::digest_history(
-            members
-                .get(evidence::HISTORY)
-                .map(Vec::as_slice)
-                .unwrap_or_default(),
-        );
-        writeln!(
+    let f = evidence::check_bundle(&members, key.as_ref());
+    if !f.altered.is_empty() {
+        writeln!(out, "ALTERED {shown}:")?;
+        for a in &f.altered {
+            writeln!(out, "  - {a}")?;
+        }
+        for n in &f.notes {
+            writeln!(out, "  ({n})")?;
+        }
+        return Ok(exit::FAIL);
+    }
+    let r = f.chain.unwrap_or_default();
+    // (without --key, a note names the signer, as a key not checked)
+    let signed = f
+        .signed_by
+        .as_ref()
+        .filter(|_| key.is_some())
+        .map(|k| format!(", signed by {k} (--key's)"))
+        .unwrap_or_default();
+    let what = format!(
+        "{} files and {} history lines as its manifest lists them{signed}",
+        members.len() - 1 - usize::from(f.signed_by.is_some()),
+        r.lines
+    );
+    let verified = unverifiable(&r).is_none();
+    match unverifiable(&r) {
+        None => writeln!(
             out,
-            "VERIFIED {shown}: {} files and {lines} history lines as its manifest lists them (chain head {}); {}",
-            members.len() - 1,
-            h.chain_head,
+            "VERIFIED {shown}: {what}; each history line chained to the one before (chain head {}); {}",
+            r.head,
             f.notes.join("; ")
-        )?;
-        return Ok(exit::PASS);
+        )?,
+        Some(why) => writeln!(
+            out,
+            "UNVERIFIABLE {shown}: {what}, but {why}; {}",
+            f.notes.join("; ")
+        )?,
     }
-    writeln!(out, "ALTERED {shown}:")?;
-    for a in &f.altered {
-        writeln!(out, "  - {a}")?;
+    Ok(if verified { exit::PASS } else { exit::FAIL })
+}
+
+/// What of a history whose links all hold cannot be vouched for: the records before its chain
+/// began.
+fn unverifiable(r: &chain::Report) -> Option<String> {
+    match (&r.chained_from, r.unchained) {
+        (None, Some(_)) | (None, None) if r.lines > 0 => Some(format!(
+            "its {} line{} carry no hash chain (written before iopscheck chained its records): they stay readable, but whether a line was edited, dropped or moved cannot be told",
+            r.lines,
+            if r.lines == 1 { "" } else { "s" }
+        )),
+        (Some((from, since)), Some((a, b))) => Some(format!(
+            "{} {} no hash chain (written before iopscheck chained its records) and cannot be vouched for; {} {} chained and intact{}",
+            lines(a, b),
+            if a == b { "carries" } else { "carry" },
+            lines(*from, r.lines),
+            if *from == r.lines { "is" } else { "are" },
+            if since.is_empty() {
+                String::new()
+            } else {
+                format!(" (since {since})")
+            }
+        )),
+        _ => None,
     }
-    for n in &f.notes {
-        writeln!(out, "  ({n})")?;
+}
+
+/// "line 3" or "lines 1–2".
+fn lines(a: usize, b: usize) -> String {
+    if a == b {
+        format!("line {a}")
+    } else {
+        format!("lines {a}–{b}")
     }
-    Ok(exit::FAIL)
+}
+
+/// `verify HISTORY`: its chain, read through (twice when a link is broken).
+fn history(p: &Path, out: &mut impl Write) -> anyhow::Result<u8> {
+    let shown = p.display();
+    let open = || {
+        crate::history::open_for_reading(p)
+            .map_err(std::io::Error::other)?
+            .map(|f| std::io::BufReader::with_capacity(1 << 16, f))
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
+    };
+    let r = chain::check(open, &[], None).map_err(|e| usage(format!("verify: {shown}: {e}")))?;
+    if !r.altered.is_empty() {
+        writeln!(out, "ALTERED {shown}:")?;
+        for a in &r.altered {
+            writeln!(out, "  - {a}")?;
+        }
+        for n in &r.notes {
+            writeln!(out, "  ({n})")?;
+        }
+        return Ok(exit::FAIL);
+    }
+    let notes: String = r.notes.iter().map(|n| format!("; {n}")).collect();
+    match unverifiable(&r) {
+        Some(why) => {
+            writeln!(out, "UNVERIFIABLE {shown}: {why}{notes}")?;
+            Ok(exit::FAIL)
+        }
+        None => {
+            writeln!(
+                out,
+                "VERIFIED {shown}: {} line{}, each chained to the one before; chain head {} (the last line's SHA-256: the last line is vouched for by it alone, so compare it with a head you hold, such as a bundle's manifest){notes}",
+                r.lines,
+                if r.lines == 1 { "" } else { "s" },
+                r.head
+            )?;
+            Ok(exit::PASS)
+        }
+    }
 }
 
 /// Every regular member, by its name inside the bundle's directory.
-fn read_members(p: &std::path::Path) -> std::io::Result<BTreeMap<String, Vec<u8>>> {
+fn read_members(p: &Path) -> std::io::Result<BTreeMap<String, Vec<u8>>> {
     let f = std::fs::File::open(p)?;
     let gz = flate2::read::GzDecoder::new(std::io::BufReader::new(f));
     let mut archive = tar::Archive::new(gz);

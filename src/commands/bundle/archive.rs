@@ -4,9 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Seek, SeekFrom, Write};
 
 use chrono::{DateTime, Utc};
-use serde_json::json;
 
-use crate::app::VERSION;
 use crate::evaluate::Evaluation;
 use crate::report::{self, Format, Style};
 use crate::run_index::Records;
@@ -62,6 +60,7 @@ pub(super) fn manifest(
     host: &str,
     now: DateTime<Utc>,
     members: &[(String, Member<'_>)],
+    kept: &super::Kept,
 ) -> std::io::Result<crate::evidence::Manifest> {
     use crate::evidence::{FileEntry, HistoryDigest, Manifest, sha256_hex};
     use std::io::{BufRead, Read};
@@ -103,7 +102,7 @@ pub(super) fn manifest(
                     d.line(&line);
                     line.clear();
                 }
-                let (file, h) = d.finish();
+                let (file, h) = d.finish(kept.left_out.clone(), kept.left_out_listed_to);
                 files.insert(name.clone(), file);
                 history = Some(h);
             }
@@ -111,11 +110,11 @@ pub(super) fn manifest(
     }
     Ok(Manifest {
         schema_version: 1,
-        tool: json!({ "name": "iopscheck", "version": VERSION }),
+        tool: crate::evidence::tool(),
         generated: now.to_rfc3339(),
         host: host.to_string(),
         files,
-        history: history.unwrap_or_else(|| HistoryDigest::new().finish().1),
+        history: history.unwrap_or_else(|| HistoryDigest::new().finish(Vec::new(), None).1),
     })
 }
 

@@ -23,6 +23,29 @@ pub struct Kept {
     pub unreadable: usize,
     /// Each directory this host's lines tested, with its latest run.
     pub dirs: BTreeMap<String, DateTime<FixedOffset>>,
+    /// The lines left out before a kept line, for its link to be checked (`crate::chain`).
+    pub left_out: Vec<crate::chain::LeftOut>,
+    /// Past this kept line, the lines left out are no longer listed.
+    pub left_out_listed_to: Option<usize>,
+}
+
+impl Kept {
+    /// A kept line comes after `skipped` lines left out, the last of them `last` (none when
+    /// too long to be read): listed, for its link.
+    fn after_left_out(&mut self, skipped: usize, last: Option<&[u8]>) {
+        if skipped == 0 || self.left_out_listed_to.is_some() {
+            return;
+        }
+        if self.left_out.len() < crate::evidence::MAX_LISTED_LINES {
+            self.left_out.push(crate::chain::LeftOut {
+                before_line: self.kept + 1,
+                lines: skipped,
+                last_sha256: last.map(crate::chain::line_hash),
+            });
+        } else {
+            self.left_out_listed_to = Some(self.kept);
+        }
+    }
 }
 
 /// The part of a line that says whose it is and where it tested.
@@ -106,12 +129,27 @@ pub fn keep_host_lines(
 ) -> std::io::Result<Kept> {
     let mut k = Kept::default();
     let mut failed = None;
+    // The lines left out since the last kept one: how many, and the last (none when too long).
+    let mut skipped = 0usize;
+    let mut last_skipped: Option<Vec<u8>> = None;
     history::for_each_line(history, history::MAX_LINE, |_, line| {
         let history::Line::Text(line) = line else {
             k.unreadable += 1;
+            skipped += 1;
+            last_skipped = None;
             return;
         };
-        if line.iter().all(|b| b.is_ascii_whitespace()) || failed.is_some() {
+        if failed.is_some() {
+            return;
+        }
+        let mut leave_out = |line: &[u8]| {
+            skipped += 1;
+            let last = last_skipped.get_or_insert_with(Vec::new);
+            last.clear();
+            last.extend_from_slice(line);
+        };
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            leave_out(line);
             return;
         }
         match serde_json::from_slice::<Owner>(line) {
@@ -120,6 +158,8 @@ pub fn keep_host_lines(
                     failed = Some(e);
                     return;
                 }
+                k.after_left_out(skipped, last_skipped.as_deref());
+                skipped = 0;
                 each(k.kept + 1, k.bytes, line);
                 k.bytes += line.len() as u64 + 1;
                 k.kept += 1;
@@ -137,8 +177,14 @@ pub fn keep_host_lines(
                     }
                 }
             }
-            Ok(_) => k.other_hosts += 1,
-            Err(_) => k.unreadable += 1,
+            Ok(_) => {
+                k.other_hosts += 1;
+                leave_out(line);
+            }
+            Err(_) => {
+                k.unreadable += 1;
+                leave_out(line);
+            }
         }
     })?;
     if let Some(e) = failed {
@@ -195,5 +241,14 @@ mod tests {
             "{\"host\":\"a\",\"x\":1}\n{\"host\":\"a\", \"y\" : 2}\n"
         );
         assert_eq!((k.kept, k.other_hosts, k.unreadable), (2, 1, 1));
+        // the three lines left out before the second kept one, the last of them named
+        assert_eq!(
+            k.left_out,
+            [crate::chain::LeftOut {
+                before_line: 2,
+                lines: 3,
+                last_sha256: Some(crate::chain::line_hash(b"{torn")),
+            }]
+        );
     }
 }

@@ -55,6 +55,8 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         .to_string();
     let base = format!("iopscheck-bundle-{}-{stamp}", safe_name(&host));
     let dest = destination(args.output.as_deref(), &base)?;
+    // The signing key, read before anything is written: one that cannot sign is an error.
+    let signer = signer(args.sign.as_deref())?;
     // The raw fio outputs, read before anything is written: one that cannot be read is an
     // error naming it.
     let raw = read_outputs(&args.outputs)?;
@@ -144,10 +146,10 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         .into(),
     ));
 
-    // The manifest, last: every member's SHA-256, the history's lines and their chain.
-    let manifest = manifest(&host, now, &members)
-        .map_err(|e| anyhow::Error::new(e).context("bundle: reading the history back"))?;
-    members.push((crate::evidence::MANIFEST.into(), json_member(&manifest)?));
+    // The manifest, last: every member's SHA-256, the history's lines and their chain; then
+    // its signature, which so covers every file.
+    let signed = signed_manifest(&host, now, &members, &kept, signer.as_ref())?;
+    members.extend(signed);
 
     let size = write_out(dest.as_deref(), &base, &mut members, now)?;
     ctx.note(format!(
@@ -189,6 +191,38 @@ fn json_member(v: &impl serde::Serialize) -> anyhow::Result<Member<'static>> {
     let mut b = serde_json::to_vec_pretty(v)?;
     b.push(b'\n');
     Ok(b.into())
+}
+
+/// The private key of `--sign KEY`, read and checked (unencrypted Ed25519), or none.
+fn signer(sign: Option<&Path>) -> anyhow::Result<Option<(PathBuf, ssh_key::PrivateKey)>> {
+    sign.map(|p| {
+        crate::evidence::signing_key(p)
+            .map(|k| (p.to_path_buf(), k))
+            .map_err(|e| usage(format!("--sign {}: {e}", p.display())))
+    })
+    .transpose()
+}
+
+/// The manifest of `members` as a member, and with a signer, its signature beside it.
+fn signed_manifest(
+    host: &str,
+    now: DateTime<Utc>,
+    members: &[(String, Member<'_>)],
+    kept: &Kept,
+    signer: Option<&(PathBuf, ssh_key::PrivateKey)>,
+) -> anyhow::Result<Vec<(String, Member<'static>)>> {
+    let manifest = manifest(host, now, members, kept)
+        .map_err(|e| anyhow::Error::new(e).context("bundle: reading the history back"))?;
+    let mut bytes = serde_json::to_vec_pretty(&manifest)?;
+    bytes.push(b'\n');
+    let mut out = Vec::new();
+    if let Some((path, key)) = signer {
+        let sig = crate::evidence::sign(key, &bytes)
+            .map_err(|e| usage(format!("--sign {}: {e}", path.display())))?;
+        out.push((crate::evidence::SIGNATURE.into(), sig.into()));
+    }
+    out.insert(0, (crate::evidence::MANIFEST.into(), bytes.into()));
+    Ok(out)
 }
 
 /// Where the bundle goes: `None` for standard output (`-o -`, never a terminal), else the
