@@ -272,9 +272,28 @@ fn the_kubernetes_manifests_have_the_expected_kinds() {
     let ds = yaml("packaging/kubernetes/node/daemonset.yaml");
     let c = &ds["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(c["command"][0], "/usr/lib/iopscheck/iopscheck-scheduled");
-    assert!(read("packaging/kubernetes/Containerfile").contains(
-        "COPY packaging/libexec/iopscheck-scheduled /usr/lib/iopscheck/iopscheck-scheduled"
+    // The image (staged by image.sh, FROM scratch) holds the script where the DaemonSet runs it,
+    // and every manifest names the image this version builds.
+    assert!(read("packaging/kubernetes/Containerfile").contains("FROM scratch"));
+    assert!(read("packaging/kubernetes/image.sh").contains(
+        "put packaging/libexec/iopscheck-scheduled /usr/lib/iopscheck/iopscheck-scheduled"
     ));
+    let image = format!(
+        "registry.example.com/iopscheck:{}",
+        env!("CARGO_PKG_VERSION")
+    );
+    for file in [
+        "node/daemonset.yaml",
+        "node/job.yaml",
+        "storageclass/job.yaml",
+    ] {
+        let v = yaml(&format!("packaging/kubernetes/{file}"));
+        assert_eq!(
+            v["spec"]["template"]["spec"]["containers"][0]["image"],
+            image.as_str(),
+            "{file}"
+        );
+    }
     let rules = yaml("packaging/kubernetes/monitoring/prometheus-rule.yaml");
     // The rules read series that `--format prometheus` writes.
     let prom_doc = read("src/report/prometheus.rs");
