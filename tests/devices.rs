@@ -395,3 +395,186 @@ fn a_device_the_job_would_write_or_that_is_not_a_device_is_refused_naming_the_fl
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--device"), "{err}");
 }
+
+/// A run of IBM's ECE test on an NVMe drive as the native engine records it: the policy's own
+/// job over the whole drive, with the figures the policy judges.
+fn ece_record(
+    policy: &iopscheck::policy::Policy,
+    dev: &str,
+    t: chrono::DateTime<chrono::FixedOffset>,
+    iops_mean: f64,
+    clat_mean_us: f64,
+) -> String {
+    use iopscheck::history::{Record, Source, Target};
+    use iopscheck::record::RunInfo;
+    let capacity: u64 = 3_200_631_791_616;
+    let mut job = policy.job.shape();
+    job.size = Some(capacity / policy.job.bs.0 * policy.job.bs.0);
+    let mut info = RunInfo::new(
+        "node1".into(),
+        Source::Native,
+        "libaio".into(),
+        job,
+        Target {
+            dir: format!("/dev/{dev}"),
+            device: Some(dev.into()),
+            rotational: Some(false),
+            capacity_bytes: Some(capacity),
+            ..Target::default()
+        },
+        policy.name.clone(),
+    );
+    info.tool_version = "0.1.0".into();
+    let mut r = Record::measured(info, t, &Default::default());
+    r.metrics = [
+        ("read_iops", iops_mean),
+        ("read_iops_mean", iops_mean),
+        ("read_iops_min", iops_mean * 0.95),
+        ("read_clat_mean_us", clat_mean_us),
+        ("read_clat_max_us", clat_mean_us * 4.0),
+        ("read_runtime_ms", 300_000.0),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    serde_json::to_string(&r).unwrap()
+}
+
+#[test]
+fn ibm_ece_judges_each_nvme_drive_and_fails_drives_more_than_ten_percent_apart() {
+    let env = Env::new();
+    let name = "ibm-storage-scale-ece-nvme";
+    let policy = iopscheck::policy::resolve(name).unwrap().policy;
+    let threshold = |m: &str| {
+        policy
+            .rules
+            .iter()
+            .find(|r| r.metric == m)
+            .map(|r| r.threshold)
+            .unwrap()
+    };
+    // Both drives well inside every per-drive KPI: mean IOPS 40% over IBM's, mean latency
+    // half of it.
+    let iops = threshold("read_iops_mean") * 1.4;
+    let lat = threshold("read_clat_mean_us") * 0.5;
+    let t = chrono::Local::now().fixed_offset() - chrono::Duration::minutes(10);
+    let report = |lines: &[String]| {
+        std::fs::write(&env.history, lines.join("\n") + "\n").unwrap();
+        let out = env
+            .cmd()
+            .args(["report", "--host", "node1", "-p", name, "--format", "json"])
+            .output()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code(), json)
+    };
+    // 5% apart by IBM's measure (100 × (max − min) / max): within its 10%.
+    let (code, json) = report(&[
+        ece_record(&policy, "nvme0n1", t, iops, lat),
+        ece_record(&policy, "nvme1n1", t, iops * 0.95, lat / 0.95),
+    ]);
+    assert_eq!(code, Some(0), "{json:#}");
+    assert_eq!(json["kind"], "devices");
+    assert_eq!(json["hosts"].as_array().unwrap().len(), 2);
+    // 20% apart: each drive still meets every KPI alone, the pair does not.
+    let slower = iops * 0.8;
+    assert!(slower > threshold("read_iops_mean"));
+    let (code, json) = report(&[
+        ece_record(&policy, "nvme0n1", t, iops, lat),
+        ece_record(&policy, "nvme1n1", t, slower, lat / 0.8),
+    ]);
+    assert_eq!(code, Some(1), "{json:#}");
+    for h in json["hosts"].as_array().unwrap() {
+        assert_eq!(h["verdict"], "pass", "{h:#}");
+    }
+    let reason = json["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("spread of read_iops_mean across devices: 100 × (max − min) / max ≤ 10%: fails, difference 20.00%"),
+        "{reason}"
+    );
+    assert!(reason.contains("spread of read_clat_mean_us"), "{reason}");
+}
+
+#[test]
+fn an_ece_policy_refuses_a_drive_of_another_type() {
+    if !libc_is_root() {
+        return common::skip("needs root for a loop device");
+    }
+    let env = Env::new();
+    let ram = tempfile::tempdir_in("/dev/shm").unwrap();
+    let l = match Loop::new(&ram.path().join("n.img"), 8 << 20) {
+        Ok(l) => l,
+        Err(why) => return common::skip(&why),
+    };
+    // A loop device is not rotational and not NVMe: an SSD to IBM's tool.
+    let out = env
+        .cmd()
+        .args([
+            "run",
+            "--no-history",
+            "-p",
+            "ibm-storage-scale-ece-nvme",
+            "--device",
+        ])
+        .arg(&l.dev)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("--device {}: is an SSD", l.dev.display()))
+            && err.contains("for an NVMe drive"),
+        "{err}"
+    );
+}
+
+/// A filesystem mounted from a device; unmounted on drop.
+struct Mounted {
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn a_mounted_device_is_refused_naming_the_flag() {
+    if !libc_is_root() {
+        return common::skip("needs root (a loop device, mounting it)");
+    }
+    let env = Env::new();
+    let ram = tempfile::tempdir_in("/dev/shm").unwrap();
+    let l = match Loop::new(&ram.path().join("m.img"), 16 << 20) {
+        Ok(l) => l,
+        Err(why) => return common::skip(&why),
+    };
+    let ok = |c: &mut Command| c.status().is_ok_and(|s| s.success());
+    if !ok(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&l.dev)) {
+        return common::skip("mkfs.ext4 (e2fsprogs) failed or is not installed");
+    }
+    let m = Mounted {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    if !ok(Command::new("mount").arg(&l.dev).arg(m.dir.path())) {
+        return common::skip("cannot mount the loop device here");
+    }
+    std::fs::write(env.tmp.path().join("p.yaml"), POLICY).unwrap();
+    let out = env
+        .cmd()
+        .args(["run", "--no-history", "-p"])
+        .arg(env.tmp.path().join("p.yaml"))
+        .arg("--device")
+        .arg(&l.dev)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("--device {}: is mounted", l.dev.display())),
+        "{err}"
+    );
+    drop(m);
+}

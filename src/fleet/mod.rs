@@ -655,6 +655,16 @@ impl Fleet {
         s
     }
 
+    /// What the set is and what a row is, as every format names them: ("fleet", "node"), or
+    /// ("devices", "device") for one host's raw devices.
+    pub fn nouns(&self) -> (&'static str, &'static str) {
+        if self.of_devices {
+            ("devices", "device")
+        } else {
+            ("fleet", "node")
+        }
+    }
+
     /// "mean write_iops_formula" for column titles.
     pub fn value_title(&self) -> String {
         match &self.head {

@@ -227,6 +227,21 @@ pub fn judge(rule: &SpreadRule, rows: &[crate::fleet::NodeRow]) -> crate::fleet:
         )
         .replace("over every node", "over every device")
         .replace("fewer than two nodes", "fewer than two devices");
+    // A spread measured by another test than the policy's says nothing of the policy's: it
+    // could be wider or narrower. Never a verdict, either way.
+    let off: Vec<&str> = rows
+        .iter()
+        .filter(|row| row.standing.is_some())
+        .map(|row| row.dir.as_str())
+        .collect();
+    if !off.is_empty() && r.passed.is_some() {
+        r.passed = None;
+        let measured = r.text.strip_prefix(&format!("{head}: ")).unwrap_or(&r.text);
+        r.text = format!(
+            "{head}: not judged, the runs of {} are not the policy's test (on them it {measured})",
+            off.join(", ")
+        );
+    }
     r
 }
 
