@@ -138,7 +138,7 @@ job:
   name: rr
   rw: randread
   bs: 4k
-  size: 1g
+  size: 4k
   ioengine: libaio
   direct: true
   iodepth: 16

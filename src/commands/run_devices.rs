@@ -151,11 +151,13 @@ fn open_device(given: &Path, policy: &Policy) -> anyhow::Result<Device> {
         .and_then(|s| s.parse::<u64>().ok())
         .map(|sectors| sectors * 512)
         .unwrap_or(0);
-    if size < policy.job.bs.0 {
+    let least = policy.job.size.0.max(policy.job.bs.0);
+    if size < least {
         return Err(usage(format!(
-            "--device {shown}: holds {} bytes, less than one block of the job (bs={})",
-            size,
-            crate::units::format_size(policy.job.bs.0)
+            "--device {shown}: holds {}, less than the {} policy {}'s job.size asks of a device",
+            crate::units::format_size(size),
+            crate::units::format_size(least),
+            policy.name
         )));
     }
     let d = crate::system::device_of((maj, min));

@@ -266,6 +266,55 @@ pub fn reads_whole_device(
     policy.devices.is_some() && is_raw_device(t) && size == cap / bs * bs
 }
 
+/// `policy diff`'s lines for the `devices` key: its drive type, and its spread rules paired
+/// by metric.
+pub fn diff(a: Option<&Devices>, b: Option<&Devices>) -> Vec<String> {
+    let mut lines = Vec::new();
+    let kind = |d: Option<&Devices>| match d {
+        None => "none (a directory)".to_string(),
+        Some(d) => d.kind.map_or("any", DriveType::as_str).to_string(),
+    };
+    if a.is_none() != b.is_none() || a.map(|d| d.kind) != b.map(|d| d.kind) {
+        lines.push(format!("type: {} → {}", kind(a), kind(b)));
+    }
+    let show = |r: &SpreadRule| {
+        format!(
+            "spread of {}: {} (level {})",
+            r.metric,
+            r.describe(),
+            r.level.as_str()
+        )
+    };
+    let (ra, rb) = (
+        a.map(|d| d.spread.as_slice()).unwrap_or_default(),
+        b.map(|d| d.spread.as_slice()).unwrap_or_default(),
+    );
+    for x in ra {
+        match rb.iter().find(|y| y.metric == x.metric) {
+            None => lines.push(format!("removed: {}", show(x))),
+            Some(y) if y != x => {
+                let wider = y.bound.max_over_min() > x.bound.max_over_min();
+                let narrower = y.bound.max_over_min() < x.bound.max_over_min();
+                let how = if wider {
+                    " (easier to pass)"
+                } else if narrower {
+                    " (harder to pass)"
+                } else {
+                    ""
+                };
+                lines.push(format!("{} → {}{how}", show(x), show(y)))
+            }
+            Some(_) => {}
+        }
+    }
+    for y in rb {
+        if !ra.iter().any(|x| x.metric == y.metric) {
+            lines.push(format!("added: {}", show(y)));
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,5 +334,29 @@ mod tests {
         assert_eq!(DriveType::classify("nvme0n1", false), DriveType::Nvme);
         assert_eq!(DriveType::classify("sda", true), DriveType::Hdd);
         assert_eq!(DriveType::classify("sdb", false), DriveType::Ssd);
+    }
+
+    #[test]
+    fn a_wider_spread_bound_is_easier_to_pass() {
+        let d = |p: f64| Devices {
+            kind: Some(DriveType::Nvme),
+            spread: vec![SpreadRule {
+                metric: "read_iops_mean".into(),
+                bound: Bound::MaxDiffPct(p),
+                level: Level::Fail,
+                note: None,
+            }],
+        };
+        assert_eq!(
+            diff(Some(&d(10.0)), Some(&d(20.0))),
+            [
+                "spread of read_iops_mean: 100 × (max − min) / max ≤ 10% (level fail) → spread of read_iops_mean: 100 × (max − min) / max ≤ 20% (level fail) (easier to pass)"
+            ]
+        );
+        assert!(diff(Some(&d(10.0)), Some(&d(10.0))).is_empty());
+        assert_eq!(
+            diff(None, Some(&d(10.0)))[0],
+            "type: none (a directory) → nvme"
+        );
     }
 }
