@@ -222,8 +222,8 @@ pub fn judge(rule: &SpreadRule, rows: &[crate::fleet::NodeRow]) -> crate::fleet:
     }
     r.text = text
         .replace(
-            "one node, nothing to differ from",
-            "one device, nothing to differ from",
+            "cannot be judged on one node; give every node's results to compare them",
+            "cannot be judged on one device; name every drive of the type with --device to compare them",
         )
         .replace("over every node", "over every device")
         .replace("fewer than two nodes", "fewer than two devices");
