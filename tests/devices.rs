@@ -316,6 +316,7 @@ fn a_slower_drive_fails_its_rules_and_the_spread_and_alike_drives_pass() {
         ("prometheus", "iopscheck_fleet_verdict"),
         ("junit", "spread of read_iops_mean"),
         ("markdown", "FAIL"),
+        ("reply", "Together they differ more than"),
     ] {
         let out = rig
             .env
