@@ -169,6 +169,10 @@ pub struct RunArgs {
     /// Directory to test (on the disk the vendor's software will use).
     #[arg(short, long, default_value = ".", value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub dir: PathBuf,
+    /// A raw block device to test read-only instead of a directory (repeat it, or give several:
+    /// `--device /dev/nvme*n1`); each is judged alone, the policy's spread rules across them.
+    #[arg(long, value_name = "DEVICE", num_args = 1.., conflicts_with_all = ["dir", "size", "sustained", "until_decided"], value_hint = clap::ValueHint::FilePath)]
+    pub device: Vec<PathBuf>,
     /// Runs in this invocation (default: the policy's).
     #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true, value_parser = runs_value)]
     pub runs: Option<u32>,

@@ -63,6 +63,18 @@ fn every_built_in_policy_checks_and_runs_end_to_end_in_every_format() {
             text.contains("test: prescribed") || text.contains("test: assumed"),
             "{name} says whether the test is prescribed"
         );
+        // A policy over raw devices runs on devices only (tests/devices.rs runs them).
+        if text.contains("\ndevices:") {
+            let out = env
+                .cmd()
+                .args(["run", "--policy", &name, "--dir"])
+                .arg(&env.dir)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{name}");
+            assert!(String::from_utf8_lossy(&out.stderr).contains("--device"));
+            continue;
+        }
 
         let exports: Vec<String> = ["csv", "markdown", "prometheus", "junit", "html"]
             .iter()
@@ -116,7 +128,14 @@ fn every_built_in_policy_checks_and_runs_end_to_end_in_every_format() {
         assert!(common::listing(&env.dir).is_empty(), "{name} left a file");
     }
     let lines = env.history_lines();
-    assert_eq!(lines.len(), builtin_names(&env).len());
+    let on_dirs = builtin_names(&env)
+        .iter()
+        .filter(|n| {
+            let yaml = iopscheck::policy::builtin_yaml(n).unwrap();
+            iopscheck::policy::parse(yaml, n).unwrap().devices.is_none()
+        })
+        .count();
+    assert_eq!(lines.len(), on_dirs);
 }
 
 /// A policy for one job shape, with a rule that every job can measure.

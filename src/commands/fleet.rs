@@ -115,7 +115,7 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 }
 
 /// Renders the fleet on stdout and into every `-o`/`--export` file.
-fn emit(outputs: &Outputs, fleet: &Fleet, ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) fn emit(outputs: &Outputs, fleet: &Fleet, ctx: &Ctx) -> anyhow::Result<()> {
     if let Some(f) = outputs.stdout {
         let style = Style {
             color: ctx.color && f == Format::Table,

@@ -11,6 +11,7 @@ pub mod lock;
 pub mod policy;
 pub mod report;
 pub mod run;
+pub mod run_devices;
 pub mod signals;
 mod sustained;
 pub mod verify;

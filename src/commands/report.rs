@@ -128,6 +128,18 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         None => Records::None,
     };
     let mut evs = grouping.evaluate(&policy, now, args.out.strict);
+    // A policy over raw devices: the host's devices judged as one set, with their spread.
+    if policy.devices.is_some() && !evs.is_empty() {
+        return super::run_devices::report(
+            evs,
+            &policy,
+            since,
+            now,
+            args.out.strict,
+            &outputs,
+            ctx,
+        );
+    }
     if let Some(settings) = args.decide.settings() {
         for ev in &mut evs {
             evaluate::sequential::apply(ev, &policy, &settings);

@@ -378,19 +378,34 @@ fn run_worker(
     abort: &AtomicBool,
     barrier: &Barrier,
 ) -> Result<JobResult, EngineError> {
-    let setup = sys::reopen(file, sys::job_open_flags(job)).and_then(|fd| {
-        let raw = fd.as_raw_fd();
-        // fio's td_io_open_file: invalidate the cache, then the access-pattern hint.
-        sys::fadvise(raw, job.size.0, libc::POSIX_FADV_DONTNEED);
-        let hint = if job.rw.random() {
-            libc::POSIX_FADV_RANDOM
-        } else {
-            libc::POSIX_FADV_SEQUENTIAL
-        };
-        sys::fadvise(raw, job.size.0, hint);
-        let path = AnyPath::new(backend, raw, job)?;
-        Ok((fd, path))
-    });
+    // Never a write to a device: the caller refuses it first; this is the last guard.
+    let is_device = {
+        use std::os::unix::fs::FileTypeExt;
+        file.metadata()
+            .is_ok_and(|m| m.file_type().is_block_device() || m.file_type().is_char_device())
+    };
+    let setup = if is_device && job.rw.writes() {
+        Err(EngineError::Unsupported(
+            "the job writes, and iopscheck never writes to a device".into(),
+        ))
+    } else {
+        Ok(())
+    };
+    let setup = setup
+        .and_then(|()| sys::reopen(file, sys::job_open_flags(job)))
+        .and_then(|fd| {
+            let raw = fd.as_raw_fd();
+            // fio's td_io_open_file: invalidate the cache, then the access-pattern hint.
+            sys::fadvise(raw, job.size.0, libc::POSIX_FADV_DONTNEED);
+            let hint = if job.rw.random() {
+                libc::POSIX_FADV_RANDOM
+            } else {
+                libc::POSIX_FADV_SEQUENTIAL
+            };
+            sys::fadvise(raw, job.size.0, hint);
+            let path = AnyPath::new(backend, raw, job)?;
+            Ok((fd, path))
+        });
     // The device is left idle before the first timed I/O, as fio leaves it (IDLE_BEFORE_RUN).
     if setup.is_ok() {
         std::thread::sleep(IDLE_BEFORE_RUN);

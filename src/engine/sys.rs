@@ -66,7 +66,13 @@ pub fn reopen(file: &File, flags: i32) -> Result<OwnedFd, EngineError> {
 
 /// The open flags for a job's descriptor.
 pub fn job_open_flags(job: &Job) -> i32 {
-    let mut f = libc::O_RDWR;
+    // A job that only reads opens its file read-only: a raw device under a read job is never
+    // open for writing (commands/run_devices.rs).
+    let mut f = if job.rw.writes() {
+        libc::O_RDWR
+    } else {
+        libc::O_RDONLY
+    };
     if job.direct {
         f |= libc::O_DIRECT;
     }

@@ -514,7 +514,12 @@ fn classify(text: &[u8], work: &mut Work) -> Kind {
     };
     if probe.timestamp.is_some() && probe.metrics.is_some() {
         Kind::Record
-    } else if probe.kind.as_ref().and_then(|k| k.as_str()) == Some("fleet") {
+    } else if probe
+        .kind
+        .as_ref()
+        .and_then(|k| k.as_str())
+        .is_some_and(|k| k == "fleet" || k == "devices")
+    {
         Kind::Fleet
     } else if probe.verdict.is_some() && probe.policy.is_some() {
         Kind::Result

@@ -121,12 +121,15 @@ impl Basis {
 
 /// A node's aggregate of each metric of the policy's fleet rules, from its evaluation.
 pub fn fleet_figures(ev: &crate::evaluate::Evaluation, policy: &Policy) -> BTreeMap<String, f64> {
+    let spread = policy.devices.iter().flat_map(|d| &d.spread);
     policy
         .fleet
         .iter()
-        .filter_map(|f| {
-            let s = ev.summary.metrics.get(&f.metric)?;
-            Some((f.metric.clone(), s.aggregate(policy.evidence.aggregate)))
+        .map(|f| &f.metric)
+        .chain(spread.map(|s| &s.metric))
+        .filter_map(|m| {
+            let s = ev.summary.metrics.get(m)?;
+            Some((m.clone(), s.aggregate(policy.evidence.aggregate)))
         })
         .collect()
 }
@@ -316,6 +319,9 @@ pub struct Fleet {
     pub require_evidence: bool,
     /// The policy's rules over the fleet, judged ([`Fleet::judge_rules`]).
     pub rules: Vec<FleetRuleResult>,
+    /// The rows are one host's raw devices (`run --device`, `report` of a policy with
+    /// `devices`), and the rules their spread: JSON `kind: "devices"`.
+    pub of_devices: bool,
 }
 
 /// A node's row under `--require-evidence`: a verdict of one sitting (a run's or an import's
@@ -415,11 +421,18 @@ impl Fleet {
     /// fail, one that cannot be judged leaves it at best inconclusive; each is named in the
     /// reason and among the warnings, which every format carries.
     pub fn judge_rules(&mut self, rules: &[crate::policy::FleetRule]) {
-        use crate::policy::Level;
-        self.rules = rules
+        let results = rules
             .iter()
             .map(|r| judge_fleet_rule(r, &self.rows))
             .collect();
+        self.apply_rules(results);
+    }
+
+    /// Rules over the set already judged (a fleet's, or a device set's spread rules): their
+    /// verdicts join the rows', as [`Fleet::judge_rules`] says.
+    pub fn apply_rules(&mut self, results: Vec<FleetRuleResult>) {
+        use crate::policy::Level;
+        self.rules = results;
         let deciding = |r: &&FleetRuleResult| {
             r.level == Level::Fail || (self.strict && r.level == Level::Warn)
         };
@@ -486,6 +499,7 @@ impl Fleet {
             min_days: 0,
             require_evidence: false,
             rules: Vec::new(),
+            of_devices: false,
         };
         fleet.reason = fleet.explain();
         fleet
@@ -623,6 +637,10 @@ impl Fleet {
             }
             parts.join(", ")
         };
+        if self.of_devices {
+            // One host's devices, all of this sitting or all of its history.
+            return s.replace("nodes", "devices").replace("node", "device");
+        }
         if self.require_evidence {
             s.push_str(&format!(
                 " (--require-evidence: the policy's {} runs over {} days of every node)",
@@ -635,6 +653,16 @@ impl Fleet {
             ));
         }
         s
+    }
+
+    /// What the set is and what a row is, as every format names them: ("fleet", "node"), or
+    /// ("devices", "device") for one host's raw devices.
+    pub fn nouns(&self) -> (&'static str, &'static str) {
+        if self.of_devices {
+            ("devices", "device")
+        } else {
+            ("fleet", "node")
+        }
     }
 
     /// "mean write_iops_formula" for column titles.

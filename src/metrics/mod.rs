@@ -97,6 +97,30 @@ pub static KNOWN: &[Info] = &[
         "reads and writes per second together (mixed jobs)",
     ),
     m(
+        "write_iops_min",
+        "IOPS",
+        W,
+        "the smallest of the run's IOPS samples (full 500 ms intervals, fio's iops min=)",
+    ),
+    m(
+        "read_iops_min",
+        "IOPS",
+        R,
+        "the smallest of the run's IOPS samples (full 500 ms intervals, fio's iops min=)",
+    ),
+    m(
+        "write_iops_mean",
+        "IOPS",
+        W,
+        "the mean of the run's IOPS samples (full 500 ms intervals, fio's iops avg=)",
+    ),
+    m(
+        "read_iops_mean",
+        "IOPS",
+        R,
+        "the mean of the run's IOPS samples (full 500 ms intervals, fio's iops avg=)",
+    ),
+    m(
         "write_runtime_ms",
         "ms",
         W,

@@ -91,6 +91,18 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "confluent-throughput",
         include_str!("../../policies/confluent-throughput.yaml"),
     ),
+    (
+        "ibm-storage-scale-ece-nvme",
+        include_str!("../../policies/ibm-storage-scale-ece-nvme.yaml"),
+    ),
+    (
+        "ibm-storage-scale-ece-ssd",
+        include_str!("../../policies/ibm-storage-scale-ece-ssd.yaml"),
+    ),
+    (
+        "ibm-storage-scale-ece-hdd",
+        include_str!("../../policies/ibm-storage-scale-ece-hdd.yaml"),
+    ),
 ];
 
 pub fn builtin_yaml(name: &str) -> Option<&'static str> {

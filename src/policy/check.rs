@@ -20,6 +20,9 @@ pub fn check(p: &Policy) -> Result<(), String> {
         ));
     }
     crate::config::check_runs(p.runs).map_err(|e| format!("runs: {e}"))?;
+    if let Some(d) = &p.devices {
+        super::devices::check(d, &p.job)?;
+    }
     if p.rules.is_empty() && p.fleet.is_empty() {
         return Err("rules: a policy needs at least one rule (or a fleet rule)".into());
     }

@@ -23,6 +23,10 @@ pub fn diff(a: &Policy, b: &Policy) -> Vec<Section> {
     };
     push("rules", rules(&a.rules, &b.rules));
     push("fleet", fleet(&a.fleet, &b.fleet));
+    push(
+        "devices",
+        super::devices::diff(a.devices.as_ref(), b.devices.as_ref()),
+    );
     push("job", fields(&a.job, &b.job));
     let engines = |p: &Policy| -> String {
         let e: Vec<String> = p.accepted_engines().iter().map(|e| e.to_string()).collect();

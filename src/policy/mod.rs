@@ -10,6 +10,7 @@
 
 mod builtin;
 mod check;
+pub mod devices;
 mod diff;
 mod load;
 mod schema;

@@ -39,6 +39,10 @@ pub struct Policy {
     /// Rules over the fleet, every node together, judged by `iopscheck fleet`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fleet: Vec<FleetRule>,
+    /// The job runs on each of several raw devices, read-only, each judged by `rules`, with
+    /// bounds on their spread (`policy/devices.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<super::devices::Devices>,
 }
 
 /// The policy's `sustained` key.

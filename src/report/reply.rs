@@ -305,6 +305,9 @@ fn capital(s: &str) -> String {
 
 /// A fleet's reply: how many nodes meet the requirement, which do not, which cannot be judged.
 pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
+    if fleet.of_devices {
+        return render_devices(fleet, out);
+    }
     let who = if fleet.policy.vendor.trim().is_empty() {
         format!("the {} policy", fleet.policy.name)
     } else {
@@ -348,6 +351,88 @@ pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         paras.push(format!(
             "For each node that cannot be judged yet, please run this exact command from a directory on the storage to be checked, several times over several days, and attach every JSON file it writes:\n\n    {}",
             fleet.policy.fio_command
+        ));
+    }
+    writeln!(out, "{}", paras.join("\n\n"))
+}
+
+/// A set of drives' reply: which drives meet the requirement alone, whether they are alike
+/// enough together, and for what cannot be judged, the vendor's test on each drive.
+fn render_devices(set: &Fleet, out: &mut dyn Write) -> io::Result<()> {
+    let who = if set.policy.vendor.trim().is_empty() {
+        format!("the {} policy", set.policy.name)
+    } else {
+        set.policy.vendor.trim().to_string()
+    };
+    let host = set
+        .rows
+        .first()
+        .map(|r| r.host.clone())
+        .unwrap_or_else(|| "the node".into());
+    let drives = |v: Verdict| -> Vec<String> {
+        set.rows
+            .iter()
+            .filter(|r| r.verdict == v)
+            .map(|r| r.dir.clone())
+            .collect()
+    };
+    let (pass, inc) = (drives(Verdict::Pass), drives(Verdict::Inconclusive));
+    let spread_failed: Vec<&str> = set
+        .rules
+        .iter()
+        .filter(|r| r.passed == Some(false))
+        .map(|r| r.text.as_str())
+        .collect();
+    let spread_open: Vec<&str> = set
+        .rules
+        .iter()
+        .filter(|r| r.passed.is_none())
+        .map(|r| r.text.as_str())
+        .collect();
+    let mut paras = vec![match set.verdict {
+        Verdict::Pass => format!(
+            "Good news: every drive of {host} that was tested ({}) meets {who}'s requirement, each on its own and all of them together.",
+            pass.join(", ")
+        ),
+        Verdict::Fail => format!("The drives of {host} do not meet {who}'s requirement."),
+        Verdict::Inconclusive => {
+            format!("We cannot tell yet whether the drives of {host} meet {who}'s requirement.")
+        }
+    }];
+    for r in set.rows.iter().filter(|r| r.verdict != Verdict::Pass) {
+        paras.push(format!("{}: {}.", r.dir, r.reason));
+    }
+    if set.verdict != Verdict::Pass && !pass.is_empty() {
+        paras.push(format!(
+            "On its own, each of these meets it: {}.",
+            pass.join(", ")
+        ));
+    }
+    for t in spread_failed {
+        paras.push(format!("Together they differ more than {who} allows: {t}."));
+    }
+    for t in spread_open {
+        paras.push(format!("How alike they are cannot be judged yet: {t}."));
+    }
+    if (!inc.is_empty() || set.verdict == Verdict::Inconclusive)
+        && !set.policy.fio_command.is_empty()
+    {
+        // The vendor's test reads each raw drive: no size (the whole drive), read-only.
+        let mut words: Vec<&str> = set
+            .policy
+            .fio_command
+            .split(' ')
+            .filter(|w| !w.starts_with("--size="))
+            .collect();
+        // One output file per drive (the output's name holds a space: it ends the command).
+        if let Some(i) = words.iter().position(|w| w.starts_with("--output=")) {
+            words.truncate(i);
+            words.push("--output=\"fio-$(hostname)-DRIVE-$(date +%Y%m%d-%H%M%S).json\"");
+        }
+        words.insert(2.min(words.len()), "--filename=/dev/DRIVE --readonly");
+        paras.push(format!(
+            "Please run this exact command as root on {host} once for each drive, with /dev/DRIVE replaced by the drive (it only reads the drive; nothing may be using it), and attach every JSON file it writes:\n\n    {}",
+            words.join(" ")
         ));
     }
     writeln!(out, "{}", paras.join("\n\n"))

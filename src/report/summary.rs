@@ -160,10 +160,12 @@ pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let count = |v: crate::evaluate::Verdict| fleet.rows.iter().filter(|r| r.verdict == v).count();
     use crate::evaluate::Verdict::*;
     let mut line = format!(
-        "{} {} fleet: {} node{} ({} pass, {} fail, {} inconclusive)",
+        "{} {} {}: {} {}{} ({} pass, {} fail, {} inconclusive)",
         fleet.verdict.as_str().to_uppercase(),
         fleet.policy.name,
+        fleet.nouns().0,
         fleet.rows.len(),
+        fleet.nouns().1,
         plural(fleet.rows.len()),
         count(Pass),
         count(Fail),

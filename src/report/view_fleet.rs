@@ -132,9 +132,10 @@ pub fn fleet_view(fleet: &Fleet) -> FleetView {
         .map(|(text, labels)| {
             let node = match labels.len() {
                 1 => labels[0].clone(),
-                n if n <= NAMED => format!("{n} nodes ({})", labels.join(", ")),
+                n if n <= NAMED => format!("{n} {}s ({})", fleet.nouns().1, labels.join(", ")),
                 n => format!(
-                    "{n} nodes ({}, and {} more)",
+                    "{n} {}s ({}, and {} more)",
+                    fleet.nouns().1,
                     labels[..NAMED].join(", "),
                     n - NAMED
                 ),

@@ -38,7 +38,12 @@ use crate::commands::lock::HostLock;
 use crate::commands::signals::{self};
 
 pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+    // Raw devices, read-only: their own flow (run_devices.rs).
+    if !args.device.is_empty() {
+        return crate::commands::run_devices::run(args, ctx);
+    }
     let cfg = RunConfig::try_from(args)?;
+    crate::commands::run_devices::needs_devices(&cfg.declared)?;
     // The policy as written judges the runs; `policy` is what this invocation runs (with
     // --size or --runtime applied), which is never the yardstick.
     let RunConfig {

@@ -16,23 +16,24 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let p = &fleet.policy;
     let word = fleet.verdict.as_str().to_uppercase();
     let c = fleet.counts();
+    let n = fleet.nouns().1;
     let view = fleet_view(fleet);
     let mut h = String::new();
     page_start(
         &mut h,
-        &format!("iopscheck fleet: {} — {word}", p.name),
+        &format!("iopscheck {}: {} — {word}", fleet.nouns().0, p.name),
         CSS,
     );
     banner(
         &mut h,
         fleet.verdict,
-        &format!("iopscheck fleet: {}", p.name),
+        &format!("iopscheck {}: {}", fleet.nouns().0, p.name),
         &fleet.judged_on(),
         &fleet.reason,
     );
     let _ = writeln!(
         h,
-        "<p class=\"muted\">{} nodes: {} pass, {} fail, {} inconclusive. Every node must pass.</p>",
+        "<p class=\"muted\">{} {n}s: {} pass, {} fail, {} inconclusive. Every {n} must pass.</p>",
         c.total(),
         c.pass,
         c.fail,

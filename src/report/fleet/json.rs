@@ -61,7 +61,7 @@ pub fn to_json(fleet: &Fleet) -> Value {
     let mut v = json!({
         "schema_version": 1,
         "tool": { "name": "iopscheck", "version": env!("CARGO_PKG_VERSION") },
-        "kind": "fleet",
+        "kind": if fleet.of_devices { "devices" } else { "fleet" },
         "policy": fleet.policy,
         "rule": head.map(|h| json!({
             "metric": h.metric,

@@ -14,7 +14,8 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let word = fleet.verdict.as_str().to_uppercase();
     writeln!(
         out,
-        "# iopscheck fleet: {} — {} {word}",
+        "# iopscheck {}: {} — {} {word}",
+        fleet.nouns().0,
         esc(&p.name),
         verdict_icon(fleet.verdict)
     )?;
@@ -42,7 +43,8 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let c = fleet.counts();
     writeln!(
         out,
-        "- nodes: {} ({} pass, {} fail, {} inconclusive)",
+        "- {}s: {} ({} pass, {} fail, {} inconclusive)",
+        fleet.nouns().1,
         c.total(),
         c.pass,
         c.fail,
@@ -50,7 +52,11 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     )?;
     writeln!(out)?;
 
-    writeln!(out, "## Nodes")?;
+    writeln!(
+        out,
+        "## {}",
+        if fleet.of_devices { "Devices" } else { "Nodes" }
+    )?;
     writeln!(out)?;
     if view.nodes.is_empty() {
         writeln!(out, "No nodes.")?;

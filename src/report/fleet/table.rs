@@ -211,8 +211,10 @@ pub fn render(fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<(
     let c = fleet.counts();
     writeln!(
         out,
-        "fleet: {} node{}: {} pass, {} fail, {} inconclusive",
+        "{}: {} {}{}: {} pass, {} fail, {} inconclusive",
+        if fleet.of_devices { "devices" } else { "fleet" },
         c.total(),
+        if fleet.of_devices { "device" } else { "node" },
         if c.total() == 1 { "" } else { "s" },
         c.pass,
         c.fail,
