@@ -14,6 +14,7 @@ pub mod engine;
 pub mod error;
 pub mod evaluate;
 pub mod evidence;
+pub mod exit;
 pub mod fio;
 pub mod fleet;
 pub mod history;

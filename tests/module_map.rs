@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 const ALLOWED_CYCLES: &[(&str, &str)] = &[
     ("app", "cli"),
     ("app", "commands"),
-    ("app", "error"),
     ("app", "manpage"),
     ("cli", "config"),
     ("commands", "report"),
