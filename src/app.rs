@@ -15,10 +15,6 @@ use crate::exit::Exit;
 use crate::report::{self, Format, Style};
 use crate::run_index::Records;
 
-/// The version with the commit it was built from (build.rs).
-pub const VERSION: &str = env!("IOPSCHECK_VERSION");
-
-/// Exit codes (contract.md).
 pub use crate::error::UsageError;
 
 /// A [`UsageError`]: bad flags, printed as they are.

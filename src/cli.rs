@@ -29,7 +29,7 @@ Examples:
   iopscheck policy show swimlane         the policy, to copy and edit";
 
 #[derive(Debug, Parser)]
-#[command(name = "iopscheck", version = crate::app::VERSION, about = ABOUT, after_help = after_help())]
+#[command(name = "iopscheck", version = crate::version::VERSION, about = ABOUT, after_help = after_help())]
 pub struct Cli {
     /// Print only the result and errors: no progress, no notes.
     #[arg(short, long, global = true)]

@@ -37,3 +37,4 @@ pub mod terminal;
 pub mod testfile;
 pub mod trust;
 pub mod units;
+pub mod version;

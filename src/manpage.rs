@@ -100,7 +100,7 @@ fn page(cmd: &clap::Command, title: &str, subs: &[&clap::Command]) -> Vec<u8> {
     let man = clap_mangen::Man::new(cmd.clone())
         .title(title)
         .section("1")
-        .source(format!("iopscheck {}", crate::app::VERSION))
+        .source(format!("iopscheck {}", crate::version::VERSION))
         .manual("User Commands");
     let mut w: Vec<u8> = Vec::new();
     // Writing into a Vec cannot fail.
@@ -146,7 +146,7 @@ fn page(cmd: &clap::Command, title: &str, subs: &[&clap::Command]) -> Vec<u8> {
     }
     see.push("\\fBfio\\fR(1)".into());
     let _ = writeln!(w, "{}", see.join(", "));
-    let _ = writeln!(w, ".SH VERSION\n{}", crate::app::VERSION);
+    let _ = writeln!(w, ".SH VERSION\n{}", crate::version::VERSION);
     w
 }
 

@@ -6,10 +6,10 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::lines::Kept;
-use crate::app::VERSION;
 use crate::history;
 use crate::machine;
 use crate::policy;
+use crate::version::TOOL;
 
 /// Keys of /etc/os-release worth a support engineer's time; the rest (URLs, codenames for
 /// other tools) is left out.
@@ -117,7 +117,7 @@ pub(super) fn context(
     if !is_this_machine(host) {
         return json!({
             "schema_version": 1,
-            "tool": { "name": "iopscheck", "version": VERSION },
+            "tool": TOOL,
             "generated": now,
             "host": host,
             "system": format!(
@@ -129,7 +129,7 @@ pub(super) fn context(
     }
     json!({
         "schema_version": 1,
-        "tool": { "name": "iopscheck", "version": VERSION },
+        "tool": TOOL,
         "generated": now,
         "host": host,
         "os": os_release(),

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Local, Utc};
 
-use crate::app::{Ctx, VERSION, usage};
+use crate::app::{Ctx, usage};
 use crate::cli::BundleArgs;
 use crate::evaluate::{self, Evaluation, Options, Scope};
 use crate::exit::Exit;
@@ -28,6 +28,7 @@ use crate::machine;
 use crate::policy;
 use crate::run_index::Records;
 use crate::select::{self, Filter, Grouping};
+use crate::version::VERSION;
 
 use crate::report::Format;
 use archive::{Counted, Member, archive, manifest, rendered};
