@@ -27,7 +27,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "IOPSCHECK_FIO",
-        "The fio binary for run --engine fio (default: fio on PATH).",
+        "The fio binary: the one run --engine fio runs and a bundle's context.json describes (default: fio on PATH).",
     ),
     (
         "NO_COLOR",

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::lines::Kept;
+use crate::fio::installed;
 use crate::history;
 use crate::machine;
 use crate::policy;
@@ -81,20 +82,6 @@ fn target_context(dir: &str) -> Value {
     })
 }
 
-/// `fio --version`, if fio is installed (for `--engine fio`).
-fn fio_version() -> Option<String> {
-    let out = std::process::Command::new("fio")
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
-}
-
 pub(super) fn context(
     host: &str,
     targets: &[String],
@@ -127,6 +114,8 @@ pub(super) fn context(
             "policy": policy,
         });
     }
+    // The fio a run with `--engine fio` would run here.
+    let fio = installed::path();
     json!({
         "schema_version": 1,
         "tool": TOOL,
@@ -140,7 +129,8 @@ pub(super) fn context(
         "targets": targets.iter().map(|d| target_context(d)).collect::<Vec<_>>(),
         "history": history,
         "policy": policy,
-        "fio": fio_version(),
+        "fio": fio.as_deref().and_then(installed::version),
+        "fio_path": fio.map(|p| p.display().to_string()),
     })
 }
 
