@@ -11,21 +11,9 @@ use clap::{CommandFactory, FromArgMatches};
 use crate::cli::{Cli, Command, OutputArgs};
 use crate::commands;
 use crate::evaluate::Evaluation;
+use crate::exit::Exit;
 use crate::report::{self, Format, Style};
 use crate::run_index::Records;
-
-/// The version with the commit it was built from (build.rs).
-pub const VERSION: &str = env!("IOPSCHECK_VERSION");
-
-/// Exit codes (contract.md).
-pub mod exit {
-    pub const PASS: u8 = 0;
-    pub const FAIL: u8 = 1;
-    pub const ERROR: u8 = 2;
-    pub const INCONCLUSIVE: u8 = 3;
-    pub const SIGINT: u8 = 130;
-    pub const SIGTERM: u8 = 143;
-}
 
 pub use crate::error::UsageError;
 
@@ -60,7 +48,11 @@ pub fn main() -> ExitCode {
     let (cli, matches) = match parsed {
         Ok(c) => c,
         Err(mut e) => {
-            let code = if e.use_stderr() { exit::ERROR } else { 0 };
+            let code = if e.use_stderr() {
+                Exit::Error
+            } else {
+                Exit::Pass
+            };
             did_you_mean(&mut e);
             if e.use_stderr() {
                 // Through ours: a value echoed back is shown, never obeyed by the terminal.
@@ -68,12 +60,12 @@ pub fn main() -> ExitCode {
             } else {
                 let _ = e.print();
             }
-            return ExitCode::from(code);
+            return code.into();
         }
     };
     if let Err(e) = conflicting_flags(&matches) {
         crate::out::err_line(format_args!("iopscheck: error: {e}"));
-        return ExitCode::from(exit::ERROR);
+        return Exit::Error.into();
     }
     let ctx = Ctx {
         quiet: cli.quiet,
@@ -176,7 +168,7 @@ fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
         Command::Completions { shell } => {
             // Rendered in memory, printed through ours (a closed pipe is no panic).
             crate::out::stdout().write_all(&crate::completions::script(shell))?;
-            Ok(exit::PASS)
+            Ok(Exit::Pass.code())
         }
         Command::Man { command, out_dir } => man(command, out_dir),
     }
@@ -432,7 +424,7 @@ fn man(command: Option<String>, out_dir: Option<std::path::PathBuf>) -> anyhow::
             let p = dir.join(name);
             std::fs::write(&p, roff).with_context(|| format!("--out-dir {}", p.display()))?;
         }
-        return Ok(exit::PASS);
+        return Ok(Exit::Pass.code());
     }
     let want = match &command {
         None => "iopscheck".to_string(),
@@ -450,5 +442,5 @@ fn man(command: Option<String>, out_dir: Option<std::path::PathBuf>) -> anyhow::
         )));
     };
     crate::out::stdout().write_all(roff)?;
-    Ok(exit::PASS)
+    Ok(Exit::Pass.code())
 }

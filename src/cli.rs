@@ -15,10 +15,12 @@ use crate::select::Since;
 
 const ABOUT: &str = "Checks whether a machine's storage meets a vendor's published minimum, with evidence kept over days.";
 
-const AFTER: &str = "\
-Exit codes: 0 pass, 1 fail, 2 error (bad usage or input, the test could not run),
-3 inconclusive (too few runs or days, or not the policy's test), 130/143 interrupted.
+/// The top-level help's end: the exit codes ([`crate::exit`]), then examples.
+fn after_help() -> String {
+    format!("{}\n\n{EXAMPLES}", crate::exit::help_text())
+}
 
+const EXAMPLES: &str = "\
 Examples:
   iopscheck run                          the Swimlane check in the current directory
   iopscheck run --dir /var/lib/data      on the disk that will hold the data
@@ -27,7 +29,7 @@ Examples:
   iopscheck policy show swimlane         the policy, to copy and edit";
 
 #[derive(Debug, Parser)]
-#[command(name = "iopscheck", version = crate::app::VERSION, about = ABOUT, after_help = AFTER)]
+#[command(name = "iopscheck", version = crate::version::VERSION, about = ABOUT, after_help = after_help())]
 pub struct Cli {
     /// Print only the result and errors: no progress, no notes.
     #[arg(short, long, global = true)]

@@ -61,7 +61,7 @@ pub fn kind(e: &anyhow::Error) -> Kind {
 /// code gets it here and nowhere else.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     match kind(e) {
-        Kind::Usage | Kind::CouldNotRun | Kind::Input => crate::app::exit::ERROR,
+        Kind::Usage | Kind::CouldNotRun | Kind::Input => crate::exit::Exit::Error.code(),
     }
 }
 

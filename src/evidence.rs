@@ -160,11 +160,7 @@ pub fn digest_history(bytes: &[u8]) -> (FileEntry, HistoryEntry) {
 
 /// The manifest's `tool`: name, version and the commit it was built from.
 pub fn tool() -> serde_json::Value {
-    let full = crate::app::VERSION;
-    let (version, commit) = match full.split_once(" (commit ") {
-        Some((v, c)) => (v, Some(c.trim_end_matches(')'))),
-        None => (full, None),
-    };
+    let (version, commit) = crate::version::parts();
     serde_json::json!({ "name": "iopscheck", "version": version, "commit": commit })
 }
 

@@ -232,23 +232,65 @@ pub fn device_of(dev: (u32, u32)) -> Device {
     }
 }
 
-/// Everything a record says about where the test ran.
-pub fn target_of(dir: &Path) -> Target {
-    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let mount = mount_of(&canonical);
+/// What decides a directory's numbers, as read now: the mount it is on with its options, the
+/// device under it, and the filesystem's free space. The one reading of a target's context: a
+/// record's [`Target`] is made from it ([`target_of`]), and a bundle's context.json lists it
+/// as it is (as JSON, in this order).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct TargetContext {
+    pub dir: String,
+    pub exists: bool,
+    pub mount_point: Option<String>,
+    pub filesystem: Option<String>,
+    pub mount_source: Option<String>,
+    pub mount_options: Option<String>,
+    /// The block device's name (`sda1`, `nvme0n1`); none for a filesystem without one.
+    pub device: Option<String>,
+    pub model: Option<String>,
+    pub rotational: Option<bool>,
+    pub scheduler: Option<String>,
+    pub write_cache: Option<String>,
+    pub free_bytes: Option<u64>,
+    pub read_only: Option<bool>,
+}
+
+/// The context of `dir`, as given (not resolved).
+pub fn context_of(dir: &Path) -> TargetContext {
+    let mount = mount_of(dir);
     let device = mount.as_ref().map(|m| device_of(m.dev)).unwrap_or_default();
-    Target {
-        dir: canonical.display().to_string(),
-        filesystem: mount.as_ref().map(|m| m.fstype.clone()),
-        device: device
-            .name
-            .clone()
-            .or_else(|| mount.as_ref().map(|m| m.source.clone())),
+    let space = fs_space(dir).ok();
+    TargetContext {
+        dir: dir.display().to_string(),
+        exists: dir.is_dir(),
         mount_point: mount.as_ref().map(|m| m.mount_point.display().to_string()),
+        filesystem: mount.as_ref().map(|m| m.fstype.clone()),
+        mount_source: mount.as_ref().map(|m| m.source.clone()),
         mount_options: mount.as_ref().map(|m| m.options.clone()),
+        device: device.name,
         model: device.model,
         rotational: device.rotational,
         scheduler: device.scheduler,
+        write_cache: device.write_cache,
+        free_bytes: space.map(|s| s.available),
+        read_only: space.map(|s| s.read_only),
+    }
+}
+
+/// Everything a record says about where the test ran: its directory's [`TargetContext`]
+/// (resolved first) and the machine's.
+pub fn target_of(dir: &Path) -> Target {
+    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let c = context_of(&canonical);
+    Target {
+        dir: c.dir,
+        filesystem: c.filesystem,
+        // a filesystem without a block device (NFS, tmpfs) is named by its source
+        device: c.device.or(c.mount_source),
+        mount_point: c.mount_point,
+        mount_options: c.mount_options,
+        model: c.model,
+        rotational: c.rotational,
+        scheduler: c.scheduler,
         kernel: kernel(),
         memory_bytes: memory_bytes(),
         cpus: cpus(),

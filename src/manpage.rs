@@ -27,7 +27,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "IOPSCHECK_FIO",
-        "The fio binary for run --engine fio (default: fio on PATH).",
+        "The fio binary: the one run --engine fio runs and a bundle's context.json describes (default: fio on PATH).",
     ),
     (
         "NO_COLOR",
@@ -68,30 +68,6 @@ const FILES: &[(&str, &str)] = &[
     ),
 ];
 
-const EXIT_STATUS: &[(&str, &str)] = &[
-    (
-        "0",
-        "Pass: the evidence meets the policy (verify: verified).",
-    ),
-    (
-        "1",
-        "Fail: the evidence says the policy is not met (verify: altered, or unverifiable).",
-    ),
-    (
-        "2",
-        "Error: bad usage, invalid input (policy, fio output, history), or the test could not run.",
-    ),
-    (
-        "3",
-        "Inconclusive: too few runs or days for the policy, or the evidence is not from the policy's test.",
-    ),
-    (
-        "130",
-        "Interrupted by SIGINT (nothing half-written is kept).",
-    ),
-    ("143", "Interrupted by SIGTERM."),
-];
-
 /// Every page: (file name, roff), iopscheck.1 first.
 pub fn pages() -> Vec<(String, Vec<u8>)> {
     let mut cmd = Cli::command();
@@ -124,7 +100,7 @@ fn page(cmd: &clap::Command, title: &str, subs: &[&clap::Command]) -> Vec<u8> {
     let man = clap_mangen::Man::new(cmd.clone())
         .title(title)
         .section("1")
-        .source(format!("iopscheck {}", crate::app::VERSION))
+        .source(format!("iopscheck {}", crate::version::VERSION))
         .manual("User Commands");
     let mut w: Vec<u8> = Vec::new();
     // Writing into a Vec cannot fail.
@@ -152,7 +128,10 @@ fn page(cmd: &clap::Command, title: &str, subs: &[&clap::Command]) -> Vec<u8> {
     }
     section(&mut w, "ENVIRONMENT", ENVIRONMENT);
     section(&mut w, "FILES", FILES);
-    section(&mut w, "EXIT STATUS", EXIT_STATUS);
+    let exit_status = crate::exit::man_rows();
+    let exit_status: Vec<(&str, &str)> =
+        exit_status.iter().map(|(c, m)| (c.as_str(), *m)).collect();
+    section(&mut w, "EXIT STATUS", &exit_status);
     let _ = writeln!(w, ".SH \"SEE ALSO\"");
     let mut see: Vec<String> = Vec::new();
     if title != "iopscheck" {
@@ -167,7 +146,7 @@ fn page(cmd: &clap::Command, title: &str, subs: &[&clap::Command]) -> Vec<u8> {
     }
     see.push("\\fBfio\\fR(1)".into());
     let _ = writeln!(w, "{}", see.join(", "));
-    let _ = writeln!(w, ".SH VERSION\n{}", crate::app::VERSION);
+    let _ = writeln!(w, ".SH VERSION\n{}", crate::version::VERSION);
     w
 }
 

@@ -432,7 +432,7 @@ impl RunInfo {
             engine,
             job,
             target,
-            tool_version: crate::app::VERSION.to_string(),
+            tool_version: crate::version::VERSION.to_string(),
             policy,
             ..RunInfo::blank()
         }

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use crate::app::{Ctx, Input, Outputs, usage};
 use crate::cli::CompareArgs;
 use crate::evaluate::{self, compare::compare};
+use crate::exit::Exit;
 use crate::history::{self, Record};
 use crate::policy;
 use crate::select::{self, Filter};
@@ -166,11 +167,11 @@ pub fn run(args: CompareArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                         anyhow::anyhow!("cannot write {} to {}: {e}", f.as_str(), file.display())
                     })?;
             }
-            Ok(0)
+            Ok(Exit::Pass.code())
         }
         Err(why) => {
             crate::out::err_line(format_args!("iopscheck: cannot compare: {why}"));
-            Ok(3)
+            Ok(Exit::Inconclusive.code())
         }
     }
 }

@@ -2,9 +2,10 @@
 
 use std::io::Write;
 
-use crate::app::{Ctx, exit};
+use crate::app::Ctx;
 use crate::cli::PolicyCommand;
 use crate::error::UsageError;
+use crate::exit::Exit;
 use crate::policy::{self, BUILTIN, Level, SYSTEM_POLICY_DIR};
 
 pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
@@ -14,7 +15,7 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
             for n in crate::suggest::policy_names(std::path::Path::new(SYSTEM_POLICY_DIR)) {
                 writeln!(out, "{n}")?;
             }
-            Ok(exit::PASS)
+            Ok(Exit::Pass.code())
         }
         PolicyCommand::List { names: false } => list(ctx),
         PolicyCommand::Show { name } => {
@@ -32,7 +33,7 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
                     loaded.policy.job.ioengine, loaded.policy.job.ioengine
                 )?;
             }
-            Ok(exit::PASS)
+            Ok(Exit::Pass.code())
         }
         PolicyCommand::Diff { a, b } => diff(&a, b.as_deref()),
         PolicyCommand::Check { file } => {
@@ -57,7 +58,7 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
                 if p.rules.len() == 1 { "" } else { "s" },
                 deciding.join("; ")
             ));
-            Ok(exit::PASS)
+            Ok(Exit::Pass.code())
         }
     }
 }
@@ -104,7 +105,7 @@ fn diff(a: &str, b: Option<&str>) -> anyhow::Result<u8> {
             writeln!(out, "  {l}")?;
         }
     }
-    Ok(exit::PASS)
+    Ok(Exit::Pass.code())
 }
 
 fn list(ctx: &Ctx) -> anyhow::Result<u8> {
@@ -134,7 +135,7 @@ fn list(ctx: &Ctx) -> anyhow::Result<u8> {
         "{}",
         crate::report::list_table(&rows, crate::terminal::stdout_width())
     )?;
-    Ok(exit::PASS)
+    Ok(Exit::Pass.code())
 }
 
 /// "fleet: total_iops max/min ≤ 1.1" for a rule over the fleet.

@@ -6,9 +6,10 @@ use std::io::Write as _;
 
 use chrono::{DateTime, Local, Utc};
 
-use crate::app::{Ctx, Input, Outputs, exit, usage};
+use crate::app::{Ctx, Input, Outputs, usage};
 use crate::cli::ReportArgs;
 use crate::evaluate::{self, Group, Options, Scope, Verdict};
+use crate::exit::Exit;
 use crate::history;
 use crate::policy::{self, Policy};
 use crate::report::Format;
@@ -311,7 +312,7 @@ impl<'p> Tally<'p> {
             .collect();
         let t = crate::report::groups_table(&rows, crate::terminal::stdout_width());
         writeln!(crate::out::stdout(), "{t}")?;
-        Ok(exit::PASS)
+        Ok(Exit::Pass.code())
     }
 }
 

@@ -100,5 +100,5 @@ pub fn restore_defaults() {
 
 /// The exit code for a run ended by `sig`.
 pub fn exit_code(sig: i32) -> u8 {
-    (128 + sig).clamp(0, 255) as u8
+    crate::exit::Exit::Signal(sig).code()
 }

@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::Path;
 
-use crate::app::{Ctx, exit, usage};
+use crate::app::{Ctx, usage};
 use crate::chain;
 use crate::cli::VerifyArgs;
 use crate::evidence;
+use crate::exit::Exit;
 
 /// The most a bundle's members may hold in all, read into memory to be checked.
 const MAX_BUNDLE: u64 = 4 << 30;
@@ -44,7 +45,7 @@ pub fn run(args: VerifyArgs, _ctx: &Ctx) -> anyhow::Result<u8> {
                 out,
                 "ALTERED {shown}: the archive cannot be read whole ({e})"
             )?;
-            return Ok(exit::FAIL);
+            return Ok(Exit::Fail.code());
         }
     };
     let f = evidence::check_bundle(&members, key.as_ref());
@@ -56,7 +57,7 @@ pub fn run(args: VerifyArgs, _ctx: &Ctx) -> anyhow::Result<u8> {
         for n in &f.notes {
             writeln!(out, "  ({n})")?;
         }
-        return Ok(exit::FAIL);
+        return Ok(Exit::Fail.code());
     }
     let r = f.chain.unwrap_or_default();
     // (without --key, a note names the signer, as a key not checked)
@@ -85,7 +86,11 @@ pub fn run(args: VerifyArgs, _ctx: &Ctx) -> anyhow::Result<u8> {
             f.notes.join("; ")
         )?,
     }
-    Ok(if verified { exit::PASS } else { exit::FAIL })
+    Ok(if verified {
+        Exit::Pass.code()
+    } else {
+        Exit::Fail.code()
+    })
 }
 
 /// What of a history whose links all hold cannot be vouched for: the records before its chain
@@ -140,13 +145,13 @@ fn history(p: &Path, out: &mut impl Write) -> anyhow::Result<u8> {
         for n in &r.notes {
             writeln!(out, "  ({n})")?;
         }
-        return Ok(exit::FAIL);
+        return Ok(Exit::Fail.code());
     }
     let notes: String = r.notes.iter().map(|n| format!("; {n}")).collect();
     match unverifiable(&r) {
         Some(why) => {
             writeln!(out, "UNVERIFIABLE {shown}: {why}{notes}")?;
-            Ok(exit::FAIL)
+            Ok(Exit::Fail.code())
         }
         None => {
             writeln!(
@@ -156,7 +161,7 @@ fn history(p: &Path, out: &mut impl Write) -> anyhow::Result<u8> {
                 if r.lines == 1 { "" } else { "s" },
                 r.head
             )?;
-            Ok(exit::PASS)
+            Ok(Exit::Pass.code())
         }
     }
 }

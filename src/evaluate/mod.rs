@@ -59,13 +59,9 @@ impl Verdict {
             Verdict::Inconclusive => "inconclusive",
         }
     }
-    /// contract.md's exit codes.
+    /// The verdict's exit code ([`crate::exit`]).
     pub fn exit_code(self) -> u8 {
-        match self {
-            Verdict::Pass => 0,
-            Verdict::Fail => 1,
-            Verdict::Inconclusive => 3,
-        }
+        crate::exit::Exit::from(self).code()
     }
 
     /// The verdict of several judged together (the groups of a report, the nodes of a
@@ -83,6 +79,16 @@ impl Verdict {
             }
         }
         worst.unwrap_or(Verdict::Inconclusive)
+    }
+}
+
+impl From<Verdict> for crate::exit::Exit {
+    fn from(v: Verdict) -> Self {
+        match v {
+            Verdict::Pass => crate::exit::Exit::Pass,
+            Verdict::Fail => crate::exit::Exit::Fail,
+            Verdict::Inconclusive => crate::exit::Exit::Inconclusive,
+        }
     }
 }
 

@@ -19,6 +19,7 @@
 mod clones;
 mod cmdline;
 mod disk;
+pub mod installed;
 mod json;
 mod num;
 mod paste;

@@ -12,17 +12,11 @@ use crate::evaluate::compare::Comparison;
 struct Doc<'a> {
     schema_version: u32,
     kind: &'static str,
-    tool: Tool,
+    tool: crate::version::Tool,
     policy: &'a str,
     sentence: String,
     #[serde(flatten)]
     comparison: &'a Comparison,
-}
-
-#[derive(Serialize)]
-struct Tool {
-    name: &'static str,
-    version: &'static str,
 }
 
 fn figure(v: f64) -> String {
@@ -67,10 +61,7 @@ pub fn render(format: Format, c: &Comparison, policy: &str, out: &mut dyn Write)
             let doc = Doc {
                 schema_version: 1,
                 kind: "comparison",
-                tool: Tool {
-                    name: "iopscheck",
-                    version: env!("CARGO_PKG_VERSION"),
-                },
+                tool: crate::version::TOOL,
                 policy,
                 sentence: sentence.clone(),
                 comparison: c,

@@ -9,18 +9,12 @@ use serde::Serialize;
 use crate::evaluate::Evaluation;
 use crate::run_index::Records;
 
-#[derive(Serialize)]
-struct Tool {
-    name: &'static str,
-    version: &'static str,
-}
-
 /// The output object, in contract.md's key order, borrowing from the evaluation: the keys
 /// before `runs`, then `runs[]` (written record by record, see [`write_runs`]), then the rest.
 #[derive(Serialize)]
 struct Head<'a> {
     schema_version: u32,
-    tool: Tool,
+    tool: crate::version::Tool,
     scope: &'a crate::evaluate::Scope,
     policy: &'a crate::evaluate::PolicyInfo,
     verdict: &'a crate::evaluate::Verdict,
@@ -50,10 +44,7 @@ struct Tail<'a> {
 fn head(ev: &Evaluation) -> Head<'_> {
     Head {
         schema_version: 1,
-        tool: Tool {
-            name: "iopscheck",
-            version: env!("CARGO_PKG_VERSION"),
-        },
+        tool: crate::version::TOOL,
         scope: &ev.scope,
         policy: &ev.policy,
         verdict: &ev.verdict,

@@ -159,7 +159,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "<sub>iopscheck {}, generated {}</sub>",
-        env!("CARGO_PKG_VERSION"),
+        crate::version::VERSION,
         ev.generated.format("%Y-%m-%d %H:%M:%S UTC")
     )?;
     Ok(())

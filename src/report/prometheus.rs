@@ -250,7 +250,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     let _ = writeln!(
         s,
         "# iopscheck {}: policy {}, verdict {} {}: {}",
-        env!("CARGO_PKG_VERSION"),
+        crate::version::VERSION,
         comment_text(&ev.policy.name),
         ev.verdict,
         comment_text(&ev.judged_on()),

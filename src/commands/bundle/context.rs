@@ -1,15 +1,20 @@
-//! context.json: the host's and each tested directory's context, and the tool's version.
+//! context.json: the host's and each tested directory's context, and the tool's version. Typed:
+//! [`Context`] is the file's schema (as JSON, in its fields' order), and each directory's
+//! context is the [`TargetContext`] its records' targets are read from.
 
 use std::path::Path;
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::lines::Kept;
-use crate::app::VERSION;
+use crate::fio::installed;
 use crate::history;
-use crate::machine;
+use crate::machine::{self, TargetContext};
 use crate::policy;
+use crate::version::{TOOL, Tool};
 
 /// Keys of /etc/os-release worth a support engineer's time; the rest (URLs, codenames for
 /// other tools) is left out.
@@ -22,24 +27,84 @@ const OS_RELEASE_KEYS: [&str; 6] = [
     "PRETTY_NAME",
 ];
 
-fn os_release() -> Value {
+/// context.json.
+#[derive(Serialize)]
+pub(super) struct Context<'a> {
+    schema_version: u32,
+    tool: Tool,
+    generated: DateTime<Utc>,
+    host: &'a str,
+    /// Why this machine is not described: the records are of another.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<String>,
+    /// This machine, when the records are its own.
+    #[serde(flatten)]
+    machine: Option<Machine>,
+    history: HistoryContext,
+    policy: PolicyContext<'a>,
+    #[serde(flatten)]
+    fio: Option<Fio>,
+}
+
+/// The machine the bundle was made on, which ran the records' tests.
+#[derive(Serialize)]
+struct Machine {
+    /// os-release's keys of [`OS_RELEASE_KEYS`], lower-cased.
+    os: BTreeMap<String, String>,
+    kernel: Option<String>,
+    arch: &'static str,
+    cpu: Cpu,
+    memory_bytes: Option<u64>,
+    targets: Vec<TargetContext>,
+}
+
+#[derive(Serialize)]
+struct Cpu {
+    model: Option<String>,
+    count: Option<usize>,
+}
+
+/// The fio `run --engine fio` would run here ([`installed::path`]).
+#[derive(Serialize)]
+struct Fio {
+    /// What it says with `--version`.
+    fio: Option<String>,
+    fio_path: Option<String>,
+}
+
+#[derive(Serialize)]
+struct HistoryContext {
+    path: String,
+    lines_kept: usize,
+    lines_of_other_hosts_left_out: usize,
+    unreadable_lines_left_out: usize,
+    skipped: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct PolicyContext<'a> {
+    name: &'a str,
+    origin: String,
+}
+
+fn os_release() -> BTreeMap<String, String> {
     let text = std::fs::read_to_string("/etc/os-release")
         .or_else(|_| std::fs::read_to_string("/usr/lib/os-release"))
         .unwrap_or_default();
-    let mut m = serde_json::Map::new();
+    let mut m = BTreeMap::new();
     for line in text.lines() {
         if let Some((k, v)) = line.split_once('=')
             && OS_RELEASE_KEYS.contains(&k.trim())
         {
             let v = v.trim().trim_matches('"').trim_matches('\'');
-            m.insert(k.trim().to_ascii_lowercase(), Value::from(v));
+            m.insert(k.trim().to_ascii_lowercase(), v.to_string());
         }
     }
-    Value::Object(m)
+    m
 }
 
 /// CPU model and the number of logical CPUs, from /proc/cpuinfo.
-fn cpu() -> Value {
+fn cpu() -> Cpu {
     let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = text
         .lines()
@@ -52,96 +117,65 @@ fn cpu() -> Value {
     } else {
         std::thread::available_parallelism().ok().map(|n| n.get())
     };
-    json!({ "model": model, "count": count })
+    Cpu { model, count }
 }
 
-/// The mount, options and device under a directory: what decides its numbers.
-fn target_context(dir: &str) -> Value {
-    let path = Path::new(dir);
-    let mount = machine::mount_of(path);
-    let device = mount
-        .as_ref()
-        .map(|m| machine::device_of(m.dev))
-        .unwrap_or_default();
-    let space = machine::fs_space(path).ok();
-    json!({
-        "dir": dir,
-        "exists": path.is_dir(),
-        "mount_point": mount.as_ref().map(|m| m.mount_point.display().to_string()),
-        "filesystem": mount.as_ref().map(|m| m.fstype.clone()),
-        "mount_source": mount.as_ref().map(|m| m.source.clone()),
-        "mount_options": mount.as_ref().map(|m| m.options.clone()),
-        "device": device.name,
-        "model": device.model,
-        "rotational": device.rotational,
-        "scheduler": device.scheduler,
-        "write_cache": device.write_cache,
-        "free_bytes": space.map(|s| s.available),
-        "read_only": space.map(|s| s.read_only),
-    })
-}
-
-/// `fio --version`, if fio is installed (for `--engine fio`).
-fn fio_version() -> Option<String> {
-    let out = std::process::Command::new("fio")
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
-}
-
-pub(super) fn context(
-    host: &str,
+pub(super) fn context<'a>(
+    host: &'a str,
     targets: &[String],
     history_path: &Path,
     kept: &Kept,
     skipped: &[history::Skipped],
-    loaded: &policy::Loaded,
+    loaded: &'a policy::Loaded,
     now: DateTime<Utc>,
-) -> Value {
-    let history = json!({
-        "path": history_path.display().to_string(),
-        "lines_kept": kept.kept,
-        "lines_of_other_hosts_left_out": kept.other_hosts,
-        "unreadable_lines_left_out": kept.unreadable,
-        "skipped": skipped.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-    });
-    let policy = json!({ "name": loaded.policy.name, "origin": loaded.origin.to_string() });
+) -> Context<'a> {
+    let history = HistoryContext {
+        path: history_path.display().to_string(),
+        lines_kept: kept.kept,
+        lines_of_other_hosts_left_out: kept.other_hosts,
+        unreadable_lines_left_out: kept.unreadable,
+        skipped: skipped.iter().map(|s| s.to_string()).collect(),
+    };
+    let policy = PolicyContext {
+        name: &loaded.policy.name,
+        origin: loaded.origin.to_string(),
+    };
+    let mut c = Context {
+        schema_version: 1,
+        tool: TOOL,
+        generated: now,
+        host,
+        system: None,
+        machine: None,
+        history,
+        policy,
+        fio: None,
+    };
     // The records are of another machine than this one: nothing of this machine is written
     // beside its name (its CPU, kernel or mounts would read as the records' own).
     if !is_this_machine(host) {
-        return json!({
-            "schema_version": 1,
-            "tool": { "name": "iopscheck", "version": VERSION },
-            "generated": now,
-            "host": host,
-            "system": format!(
-                "not described: the records are of {host}, and this bundle was made on another machine; what each record states of its target is in history.jsonl"
-            ),
-            "history": history,
-            "policy": policy,
-        });
+        c.system = Some(format!(
+            "not described: the records are of {host}, and this bundle was made on another machine; what each record states of its target is in history.jsonl"
+        ));
+        return c;
     }
-    json!({
-        "schema_version": 1,
-        "tool": { "name": "iopscheck", "version": VERSION },
-        "generated": now,
-        "host": host,
-        "os": os_release(),
-        "kernel": machine::kernel(),
-        "arch": std::env::consts::ARCH,
-        "cpu": cpu(),
-        "memory_bytes": machine::memory_bytes(),
-        "targets": targets.iter().map(|d| target_context(d)).collect::<Vec<_>>(),
-        "history": history,
-        "policy": policy,
-        "fio": fio_version(),
-    })
+    c.machine = Some(Machine {
+        os: os_release(),
+        kernel: machine::kernel(),
+        arch: std::env::consts::ARCH,
+        cpu: cpu(),
+        memory_bytes: machine::memory_bytes(),
+        targets: targets
+            .iter()
+            .map(|d| machine::context_of(Path::new(d)))
+            .collect(),
+    });
+    let fio = installed::path();
+    c.fio = Some(Fio {
+        fio: fio.as_deref().and_then(installed::version),
+        fio_path: fio.map(|p| p.display().to_string()),
+    });
+    c
 }
 
 /// Whether `host` names the machine this runs on (its host name, or the node

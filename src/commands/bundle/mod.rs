@@ -19,14 +19,16 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Local, Utc};
 
-use crate::app::{Ctx, VERSION, exit, usage};
+use crate::app::{Ctx, usage};
 use crate::cli::BundleArgs;
 use crate::evaluate::{self, Evaluation, Options, Scope};
+use crate::exit::Exit;
 use crate::history;
 use crate::machine;
 use crate::policy;
 use crate::run_index::Records;
 use crate::select::{self, Filter, Grouping};
+use crate::version::VERSION;
 
 use crate::report::Format;
 use archive::{Counted, Member, archive, manifest, rendered};
@@ -164,7 +166,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         evs[0].verdict,
         size.div_ceil(1024)
     ));
-    Ok(exit::PASS)
+    Ok(Exit::Pass.code())
 }
 
 /// Each evaluation as JSON and HTML reports: report.* for the first (the latest run's

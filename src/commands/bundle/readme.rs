@@ -5,9 +5,9 @@ use std::path::Path;
 use chrono::{DateTime, Local, Utc};
 
 use super::lines::Kept;
-use crate::app::VERSION;
 use crate::evaluate::Evaluation;
 use crate::policy;
+use crate::version::VERSION;
 
 /// The host name as it may appear in a file name.
 pub(super) fn safe_name(s: &str) -> String {

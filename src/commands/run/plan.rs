@@ -95,17 +95,7 @@ pub(super) fn choose_runner(
 
 /// The installed fio: $IOPSCHECK_FIO, else `fio` on PATH.
 pub(super) fn find_fio() -> anyhow::Result<PathBuf> {
-    if let Some(p) = std::env::var_os("IOPSCHECK_FIO").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(p));
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    for dir in std::env::split_paths(&path) {
-        let p = dir.join("fio");
-        if p.is_file() {
-            return Ok(p);
-        }
-    }
-    Err(usage(
+    crate::fio::installed::path().ok_or_else(|| usage(
         "--engine fio: fio is not installed (apt-get install fio, dnf install fio); or use the built-in engine with --engine auto",
     ))
 }

@@ -60,7 +60,7 @@ pub fn to_json(fleet: &Fleet) -> Value {
         .collect();
     let mut v = json!({
         "schema_version": 1,
-        "tool": { "name": "iopscheck", "version": env!("CARGO_PKG_VERSION") },
+        "tool": crate::version::TOOL,
         "kind": if fleet.of_devices { "devices" } else { "fleet" },
         "policy": fleet.policy,
         "rule": head.map(|h| json!({

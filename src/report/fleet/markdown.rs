@@ -110,7 +110,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "<sub>iopscheck {}, generated {}</sub>",
-        env!("CARGO_PKG_VERSION"),
+        crate::version::VERSION,
         fleet.generated.format("%Y-%m-%d %H:%M:%S UTC")
     )?;
     Ok(())

@@ -110,7 +110,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let _ = writeln!(
         s,
         "# iopscheck {} fleet: policy {}, verdict {} ({}): {}",
-        env!("CARGO_PKG_VERSION"),
+        crate::version::VERSION,
         comment_text(policy),
         fleet.verdict,
         comment_text(&fleet.judged_on()),
