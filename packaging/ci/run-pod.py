@@ -16,7 +16,8 @@ usage: run-pod.py MANIFEST --image NAME --work DIR --node NAME
   --rootfs DIR      run the image's extracted root filesystem DIR instead: `unshare` (new
                     mount, network, IPC, UTS and PID namespaces: no network) and `chroot
                     --userspec`, with the root bind-mounted read-only and the volumes, /proc, a
-                    read-only /sys and /dev mounted into it
+                    read-only /sys and /dev mounted into it; capabilities are not set
+                    there (a non-root uid has none, as under `drop: [ALL]`; root keeps root's)
   --env KEY=VALUE   set (or override) a variable beyond the manifest's
   --first-word-only keep only the first word of the container's command (drops a DaemonSet's
                     `--every N`, which would never return)
