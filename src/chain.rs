@@ -124,6 +124,17 @@ pub struct LeftOut {
     pub lines: usize,
     /// SHA-256 of the last of them; none when it was too long to be read.
     pub last_sha256: Option<String>,
+    /// The `chain.prev` of the first of them, when it has one: the hash of the line before
+    /// them (the bundle's line `before_line - 1`), as the history had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_prev: Option<String>,
+    /// Links among them that did not hold when the bundle was made.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub broken_links: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Every line of `reader`, its number, its SHA-256 and its bytes (none past [`MAX_READ`]),
@@ -229,6 +240,12 @@ pub fn check<R: BufRead>(
     each_line(open()?, |n, hash, bytes| {
         let parsed = bytes.map(chain_of).unwrap_or(Err(()));
         let gap = gaps.get(&n);
+        if let Some(g) = gap {
+            let before = prev
+                .as_ref()
+                .map_or_else(|| GENESIS.to_string(), |(h, _)| hex(h));
+            across(n, false, g, &before, &mut altered);
+        }
         let (expected, before) = match (gap, &prev) {
             (Some(g), _) => (g.last_sha256.clone(), None),
             (None, None) => (Some(GENESIS.to_string()), None),
@@ -285,6 +302,9 @@ pub fn check<R: BufRead>(
         prev = Some((hash, parsed.ok().flatten()));
     })?;
     r.head = prev.map_or_else(|| GENESIS.to_string(), |(h, _)| hex(&h));
+    if let Some(g) = gaps.get(&(r.lines + 1)) {
+        across(r.lines + 1, true, g, &r.head, &mut altered);
+    }
     if unchecked > 0 {
         r.notes.push(format!(
             "{unchecked} line(s) follow lines left out of the bundle that its manifest does not list: their links were not checked"
@@ -307,6 +327,48 @@ pub fn check<R: BufRead>(
         .filter(|a| seen.insert(a.clone()))
         .collect();
     Ok(r)
+}
+
+/// The links across lines left out of a bundle before its line `n` (`at_end`: after its last
+/// line): the first of them was chained to the line before them (`before`, its hash), and
+/// the links among them held when the bundle was made.
+fn across(n: usize, at_end: bool, g: &LeftOut, before: &str, altered: &mut Vec<(usize, String)>) {
+    let place = if at_end {
+        format!("after line {}", n - 1)
+    } else {
+        format!("before line {n}")
+    };
+    if g.broken_links > 0 {
+        altered.push((
+            n,
+            format!(
+                "the {} line{} left out of the bundle {place} were altered before it was made: {} link{} among them did not hold (lines there edited, deleted or moved)",
+                g.lines,
+                if g.lines == 1 { "" } else { "s" },
+                g.broken_links,
+                if g.broken_links == 1 { "" } else { "s" }
+            ),
+        ));
+    } else if let Some(fp) = &g.first_prev
+        && fp != before
+    {
+        altered.push(if n == 1 {
+            (
+                1,
+                format!(
+                    "line(s) deleted before the history's first line (the lines left out {place} were chained to others)"
+                ),
+            )
+        } else {
+            (
+                n - 1,
+                format!(
+                    "line {} edited, or lines after it deleted, before the bundle was made (the history's next line, left out of the bundle, was chained to other content)",
+                    n - 1
+                ),
+            )
+        });
+    }
 }
 
 /// Says what each broken link means, from a second pass that finds the lines the links point

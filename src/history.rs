@@ -754,6 +754,20 @@ pub(crate) mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].line, 2);
         assert!(s[0].to_string().contains("h.jsonl:2"));
+        // the record after the torn line is chained to it, as the line before it: the chain
+        // goes on, and the torn line is said to be no record
+        let bytes = std::fs::read(&p).unwrap();
+        let c = crate::chain::check(crate::chain::bytes(&bytes), &[], None).unwrap();
+        assert!(c.altered.is_empty(), "{:?}", c.altered);
+        assert!(
+            c.notes[0].contains("line(s) 2 are no record"),
+            "{:?}",
+            c.notes
+        );
+        assert_eq!(
+            r[1].chain.as_ref().map(|c| c.prev.clone()),
+            Some(crate::chain::line_hash(b"{\"schema_version\":1,\"timest"))
+        );
     }
 
     #[test]
@@ -826,6 +840,12 @@ pub(crate) mod tests {
         let (r, s) = read(&p).unwrap();
         assert!(s.is_empty());
         assert_eq!(r.len(), 200);
+        // and each was chained to the line before it, under the lock
+        let bytes = std::fs::read(&p).unwrap();
+        let c = crate::chain::check(crate::chain::bytes(&bytes), &[], None).unwrap();
+        assert!(c.altered.is_empty(), "{:?}", c.altered);
+        assert_eq!((c.chained_from.map(|f| f.0), c.unchained), (Some(1), None));
+        assert_eq!(r[199].chain.as_ref().map(|c| c.seq), Some(200));
     }
 
     fn line(ts: &str, iops: f64) -> String {

@@ -689,3 +689,52 @@ fn an_encrypted_or_non_ed25519_key_is_refused_naming_the_flag() {
         }
     }
 }
+
+#[test]
+fn a_bundle_of_one_host_checks_its_links_across_the_other_hosts_lines_left_out() {
+    let env = common::Env::new();
+    // node7's records among node9's: the bundle keeps node7's, and its manifest says what
+    // was left out between them
+    let hosts = [
+        "node7", "node9", "node7", "node9", "node9", "node9", "node7",
+    ];
+    for (i, h) in hosts.iter().enumerate() {
+        let r = &records(h, &[16.0 + i as f64 / 10.0])[0];
+        iopscheck::history::append(&env.history, std::slice::from_ref(r)).unwrap();
+    }
+    let good = bundle(&env, "good.tar.gz", &[]);
+    let (code, text) = verify(&env, &good);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("3 history lines"), "{text}");
+    let original = std::fs::read(&env.history).unwrap();
+
+    // the history altered before the bundle was made: the manifest matches what it holds,
+    // and the chain says what was altered, by the bundle's line
+    type Tamper = Box<dyn Fn(&mut Vec<Vec<u8>>)>;
+    let cases: Vec<(&str, Tamper, &str)> = vec![
+        (
+            "node7's second record edited (a node9 line after it vouched for it)",
+            Box::new(|ls| {
+                let l = String::from_utf8(ls[2].clone()).unwrap();
+                assert!(l.contains("16.2"), "{l}");
+                ls[2] = l.replacen("16.2", "61.2", 1).into_bytes();
+            }),
+            "line 2 edited, or lines after it deleted, before the bundle was made",
+        ),
+        (
+            "two of node9's lines moved",
+            Box::new(|ls| ls.swap(3, 4)),
+            "the 3 lines left out of the bundle before line 3 were altered",
+        ),
+    ];
+    for (how, tamper, says) in cases {
+        let mut ls = lines(&original);
+        tamper(&mut ls);
+        std::fs::write(&env.history, ls.concat()).unwrap();
+        let name = format!("{}.tar.gz", how.len());
+        let b = bundle(&env, &name, &[]);
+        let (code, text) = verify(&env, &b);
+        assert_eq!(code, Some(1), "{how}: {text}");
+        assert!(text.contains(says), "{how}: `{says}` in {text}");
+    }
+}

@@ -30,22 +30,38 @@ pub struct Kept {
 }
 
 impl Kept {
-    /// A kept line comes after `skipped` lines left out, the last of them `last` (none when
-    /// too long to be read): listed, for its link.
-    fn after_left_out(&mut self, skipped: usize, last: Option<&[u8]>) {
-        if skipped == 0 || self.left_out_listed_to.is_some() {
+    /// The lines left out before the kept line after them (or, with `at_end`, after the last
+    /// kept line): listed, for the links across them to be checked.
+    fn after_left_out(&mut self, gap: &mut Gap, at_end: bool) {
+        if gap.lines == 0 || self.left_out_listed_to.is_some() {
+            *gap = Gap::default();
             return;
         }
         if self.left_out.len() < crate::evidence::MAX_LISTED_LINES {
             self.left_out.push(crate::chain::LeftOut {
                 before_line: self.kept + 1,
-                lines: skipped,
-                last_sha256: last.map(crate::chain::line_hash),
+                lines: gap.lines,
+                last_sha256: gap.last.take(),
+                first_prev: gap.first_prev.take(),
+                broken_links: gap.broken,
             });
-        } else {
+        } else if !at_end {
             self.left_out_listed_to = Some(self.kept);
         }
+        *gap = Gap::default();
     }
+}
+
+/// Lines left out since the last kept one.
+#[derive(Default)]
+struct Gap {
+    lines: usize,
+    /// The SHA-256 of the last of them (none when it was too long to be read).
+    last: Option<String>,
+    /// The `chain.prev` of the first of them, when it has one.
+    first_prev: Option<String>,
+    /// Links among them that do not hold.
+    broken: usize,
 }
 
 /// The part of a line that says whose it is and where it tested.
@@ -57,6 +73,8 @@ struct Owner<'a> {
     timestamp: Loose,
     #[serde(default)]
     target: Loose,
+    #[serde(default)]
+    chain: Option<crate::chain::Chain>,
 }
 
 /// Any JSON value, of which only a string's text or an object's `dir` string is kept: what
@@ -129,37 +147,46 @@ pub fn keep_host_lines(
 ) -> std::io::Result<Kept> {
     let mut k = Kept::default();
     let mut failed = None;
-    // The lines left out since the last kept one: how many, and the last (none when too long).
-    let mut skipped = 0usize;
-    let mut last_skipped: Option<Vec<u8>> = None;
+    // The lines left out since the last kept one, and the hash of the line before (none when
+    // it was too long to be read; the start's for the first line).
+    let mut gap = Gap::default();
+    let mut before: Option<String> = Some(crate::chain::GENESIS.into());
     history::for_each_line(history, history::MAX_LINE, |_, line| {
         let history::Line::Text(line) = line else {
             k.unreadable += 1;
-            skipped += 1;
-            last_skipped = None;
+            gap.lines += 1;
+            gap.last = None;
+            before = None;
             return;
         };
         if failed.is_some() {
             return;
         }
-        let mut leave_out = |line: &[u8]| {
-            skipped += 1;
-            let last = last_skipped.get_or_insert_with(Vec::new);
-            last.clear();
-            last.extend_from_slice(line);
+        let hash = crate::chain::line_hash(line);
+        let owner = serde_json::from_slice::<Owner>(line);
+        let mut leave_out = |chain: Option<&crate::chain::Chain>| {
+            if gap.lines == 0 {
+                gap.first_prev = chain.map(|c| c.prev.clone());
+            } else if let (Some(c), Some(b)) = (chain, &before)
+                && c.prev != *b
+            {
+                gap.broken += 1;
+            }
+            gap.lines += 1;
+            gap.last = Some(hash.clone());
         };
         if line.iter().all(|b| b.is_ascii_whitespace()) {
-            leave_out(line);
+            leave_out(None);
+            before = Some(hash);
             return;
         }
-        match serde_json::from_slice::<Owner>(line) {
+        match owner {
             Ok(o) if o.host == host => {
                 if let Err(e) = out.write_all(line).and_then(|()| out.write_all(b"\n")) {
                     failed = Some(e);
                     return;
                 }
-                k.after_left_out(skipped, last_skipped.as_deref());
-                skipped = 0;
+                k.after_left_out(&mut gap, false);
                 each(k.kept + 1, k.bytes, line);
                 k.bytes += line.len() as u64 + 1;
                 k.kept += 1;
@@ -177,16 +204,19 @@ pub fn keep_host_lines(
                     }
                 }
             }
-            Ok(_) => {
+            Ok(o) => {
                 k.other_hosts += 1;
-                leave_out(line);
+                leave_out(o.chain.as_ref());
             }
             Err(_) => {
                 k.unreadable += 1;
-                leave_out(line);
+                leave_out(None);
             }
         }
+        before = Some(hash);
     })?;
+    // the lines after the last kept one: the first of them vouches for it
+    k.after_left_out(&mut gap, true);
     if let Some(e) = failed {
         return Err(e);
     }
@@ -248,6 +278,8 @@ mod tests {
                 before_line: 2,
                 lines: 3,
                 last_sha256: Some(crate::chain::line_hash(b"{torn")),
+                first_prev: None,
+                broken_links: 0,
             }]
         );
     }
