@@ -177,9 +177,14 @@ fn open_device(given: &Path, policy: &Policy) -> anyhow::Result<Device> {
             want.label()
         )));
     }
+    // A loop device reads a file: the filesystem holding that file is what is measured (a
+    // loop over tmpfs is a RAM disk, which flatters, as every reader judges it).
+    let backing = read_sys(&real.join("loop/backing_file"))
+        .and_then(|f| Path::new(&f).parent().map(crate::machine::target_of))
+        .and_then(|t| t.filesystem);
     let target = Target {
         dir: path.display().to_string(),
-        filesystem: None,
+        filesystem: backing,
         device: Some(name.clone()),
         mount_point: None,
         mount_options: None,

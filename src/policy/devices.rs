@@ -194,9 +194,10 @@ pub fn check(d: &Devices, job: &crate::job::Job) -> Result<(), String> {
 }
 
 /// Whether a record's target is a raw block device (`run --device`): its `dir` is the device's
-/// path and no filesystem is named.
+/// path, a device is named and nothing is mounted there (a loop device's `filesystem` is its
+/// backing file's).
 pub fn is_raw_device(t: &crate::history::Target) -> bool {
-    t.filesystem.is_none() && t.dir.starts_with("/dev/") && t.device.is_some()
+    t.mount_point.is_none() && t.dir.starts_with("/dev/") && t.device.is_some()
 }
 
 /// Whether a record read a whole device, as a policy with `devices` asks: its job's size is
