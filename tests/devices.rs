@@ -329,6 +329,10 @@ fn a_slower_drive_fails_its_rules_and_the_spread_and_alike_drives_pass() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(1), "{format}: {text}");
         assert!(text.contains(needle), "{format}: {text}");
+        if format == "summary" {
+            assert!(text.trim_end().chars().count() < 200, "{text}");
+            assert!(text.contains("spread of read_iops_mean"), "{text}");
+        }
     }
 }
 
