@@ -177,9 +177,14 @@ fn open_device(given: &Path, policy: &Policy) -> anyhow::Result<Device> {
             want.label()
         )));
     }
+    // A loop device reads a file: the filesystem holding that file is what is measured (a
+    // loop over tmpfs is a RAM disk, which flatters, as every reader judges it).
+    let backing = read_sys(&real.join("loop/backing_file"))
+        .and_then(|f| Path::new(&f).parent().map(crate::machine::target_of))
+        .and_then(|t| t.filesystem);
     let target = Target {
         dir: path.display().to_string(),
-        filesystem: None,
+        filesystem: backing,
         device: Some(name.clone()),
         mount_point: None,
         mount_options: None,
@@ -202,6 +207,57 @@ fn open_device(given: &Path, policy: &Policy) -> anyhow::Result<Device> {
     })
 }
 
+/// The native back end for the policy's job (fio never reads a device here); an engine other
+/// than the policy's is recorded as an override.
+fn choose_backend(
+    request: EngineRequest,
+    declared: &Policy,
+    policy: &Policy,
+    overrides: &mut std::collections::BTreeMap<String, String>,
+) -> anyhow::Result<Backend> {
+    let backend = match request {
+        EngineRequest::Fio => {
+            return Err(usage(
+                "--engine fio: not with --device; iopscheck reads raw devices with its own engine, which never opens them for writing",
+            ));
+        }
+        EngineRequest::Native(b) => b,
+        EngineRequest::Auto => Backend::for_engine(&policy.job.ioengine).ok_or_else(|| {
+            usage(format!(
+                "policy {}: ioengine {} is not one iopscheck runs itself",
+                policy.name, policy.job.ioengine
+            ))
+        })?,
+    };
+    if backend == Backend::IoUring {
+        engine::probe_io_uring().map_err(|r| usage(format!("--engine io_uring: {r}")))?;
+    }
+    if request != EngineRequest::Auto && request.name() != declared.job.ioengine.as_str() {
+        overrides.insert("engine".into(), request.name().to_string());
+    }
+
+    Ok(backend)
+}
+
+/// Checks and opens every `--device`, each once.
+fn open_all(given: &[PathBuf], policy: &Policy) -> anyhow::Result<Vec<Device>> {
+    let mut devices: Vec<Device> = Vec::new();
+    for g in given {
+        let d = open_device(g, policy)?;
+        if let Some(other) = devices.iter().find(|o| {
+            o.file.metadata().ok().map(|m| m.rdev()) == d.file.metadata().ok().map(|m| m.rdev())
+        }) {
+            return Err(usage(format!(
+                "--device {}: is {} again: give each device once",
+                g.display(),
+                other.path.display()
+            )));
+        }
+        devices.push(d);
+    }
+    Ok(devices)
+}
+
 pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let given = args.device.clone();
     let cfg = RunConfig::try_from(args)?;
@@ -220,43 +276,10 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         ..
     } = cfg;
 
-    let backend = match request {
-        EngineRequest::Fio => {
-            return Err(usage(
-                "--engine fio: not with --device; iopscheck reads raw devices with its own engine, which never opens them for writing",
-            ));
-        }
-        EngineRequest::Native(b) => b,
-        EngineRequest::Auto => Backend::for_engine(&policy.job.ioengine).ok_or_else(|| {
-            usage(format!(
-                "policy {}: ioengine {} is not one iopscheck runs itself",
-                policy.name, policy.job.ioengine
-            ))
-        })?,
-    };
-    if backend == Backend::IoUring {
-        engine::probe_io_uring().map_err(|r| usage(format!("--engine io_uring: {r}")))?;
-    }
     let mut overrides = overrides;
-    if request != EngineRequest::Auto && request.name() != declared.job.ioengine.as_str() {
-        overrides.insert("engine".into(), request.name().to_string());
-    }
-
+    let backend = choose_backend(request, &declared, &policy, &mut overrides)?;
     // Every device checked before any is read.
-    let mut devices: Vec<Device> = Vec::new();
-    for g in &given {
-        let d = open_device(g, &policy)?;
-        if let Some(other) = devices.iter().find(|o| {
-            o.file.metadata().ok().map(|m| m.rdev()) == d.file.metadata().ok().map(|m| m.rdev())
-        }) {
-            return Err(usage(format!(
-                "--device {}: is {} again: give each device once",
-                g.display(),
-                other.path.display()
-            )));
-        }
-        devices.push(d);
-    }
+    let devices = open_all(&given, &policy)?;
     if let Some(p) = &history_path {
         history::prepare(
             p,
@@ -436,7 +459,7 @@ pub fn device_set(
         .devices
         .iter()
         .flat_map(|d| &d.spread)
-        .map(|r| crate::policy::devices::judge(r, &set.rows))
+        .map(|r| crate::fleet::devices::judge(r, &set.rows))
         .collect();
     set.apply_rules(results);
     set.reason = set.reason.replacen("; nodes: ", "; devices: ", 1);

@@ -7,6 +7,7 @@
 //! (`result.rs`), never taken on trust; [`stream`] splits an input and counts a node given
 //! twice once; [`Fleet::new`] decides. `iopscheck fleet` gathers the files and renders the [`Fleet`] (`report::fleet`).
 
+pub mod devices;
 mod judge;
 mod result;
 pub mod stream;

@@ -171,6 +171,15 @@ pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         count(Fail),
         count(Inconclusive)
     );
+    if fleet.of_devices {
+        // One host's drives: the reason (the spread rule that fails, the drives that do)
+        // first, cut to one line as every summary is; the warnings repeat it.
+        if !fleet.reason.trim().is_empty() {
+            line.push_str("; ");
+            line.push_str(fleet.reason.trim());
+        }
+        return writeln!(out, "{}", shorten(&one_line(&line), MAX_CHARS));
+    }
     line.push_str("; ");
     line.push_str(&fleet.judged_on());
     if !fleet.reason.trim().is_empty() {
