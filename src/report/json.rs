@@ -76,16 +76,12 @@ fn tail(ev: &Evaluation) -> Tail<'_> {
 /// object without its closing brace, `runs`, then the tail's object without its opening one.
 fn write(ev: &Evaluation, records: &Records, w: &mut dyn Write, pretty: bool) -> io::Result<()> {
     let mut buf = io::BufWriter::with_capacity(1 << 16, w);
-    let (head, tail) = if pretty {
-        (
-            serde_json::to_vec_pretty(&head(ev))?,
-            serde_json::to_vec_pretty(&tail(ev))?,
-        )
+    // The head is a few lines; the tail holds each rule's per-run marks, a year of runs long:
+    // it is written as it is made, never gathered.
+    let head = if pretty {
+        serde_json::to_vec_pretty(&head(ev))?
     } else {
-        (
-            serde_json::to_vec(&head(ev))?,
-            serde_json::to_vec(&tail(ev))?,
-        )
+        serde_json::to_vec(&head(ev))?
     };
     // "{...\n}" and "{\n  ...": neither is empty, so each has its brace to drop.
     let close = if pretty { 2 } else { 1 };
@@ -97,9 +93,38 @@ fn write(ev: &Evaluation, records: &Records, w: &mut dyn Write, pretty: bool) ->
     })?;
     write_runs(ev, records, &mut buf, pretty)?;
     buf.write_all(b",")?;
-    buf.write_all(&tail[1..])?;
+    let mut rest = WithoutFirstByte {
+        out: &mut buf,
+        first: true,
+    };
+    if pretty {
+        serde_json::to_writer_pretty(&mut rest, &tail(ev))?;
+    } else {
+        serde_json::to_writer(&mut rest, &tail(ev))?;
+    }
     buf.write_all(b"\n")?;
     buf.flush()
+}
+
+/// Passes on what is written to it but its first byte: the tail's object without its opening
+/// brace.
+struct WithoutFirstByte<W> {
+    out: W,
+    first: bool,
+}
+
+impl<W: Write> Write for WithoutFirstByte<W> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.first && !data.is_empty() {
+            self.first = false;
+            self.out.write_all(&data[1..])?;
+            return Ok(data.len());
+        }
+        self.out.write(data)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// `runs[]`'s elements and closing bracket: every judged run's whole record, read again one at

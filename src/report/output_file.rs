@@ -162,9 +162,12 @@ impl Shown<'_> {
 
 impl Write for Shown<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.input.extend_from_slice(buf);
-        if self.input.len() >= CHUNK {
-            self.pass()?;
+        // Taken a chunk at a time, so that one large write is never held twice over.
+        for part in buf.chunks(CHUNK) {
+            self.input.extend_from_slice(part);
+            if self.input.len() >= CHUNK {
+                self.pass()?;
+            }
         }
         Ok(buf.len())
     }
