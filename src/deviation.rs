@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::engine::EngineUsed;
 use crate::history::Source;
-use crate::job::JobShape;
+use crate::job::{JobShape, ShapeDifference};
 use crate::policy::Policy;
 use crate::run_index::{Run, RunFields, RunInfo};
 use crate::units;
@@ -383,6 +383,40 @@ pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
     out
 }
 
+/// The fields in which a job, as its output states it, is another job than the policy's:
+/// its stated shape differences ([`JobShape::stated_differences`]), the engine judged against
+/// the policy's list of engines. What the output does not state is left to [`check`] (it
+/// cannot be confirmed, and is no contradiction): `import` chooses among an output's blocks
+/// by this before any record is judged.
+pub fn stated_differences(job: &JobShape, policy: &Policy) -> Vec<ShapeDifference> {
+    job.stated_differences(&policy.job.shape())
+        .into_iter()
+        .filter(|d| !(d.field == "ioengine" && policy.accepts_engine(&d.found)))
+        .collect()
+}
+
+/// A field of the job stated beside an output (a pasted fio command line, `--assume-job`)
+/// that the output contradicts, named as the output shows it, in the block that shows it:
+/// whatever the record's own shape, such a run is not the policy's test, and its verdict is
+/// inconclusive (`evaluate`), with each one named.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contradiction {
+    pub difference: ShapeDifference,
+    /// The block it was found in ("out.json", "out.json job 2 (write)").
+    pub run: String,
+}
+
+impl Contradiction {
+    /// As the evaluation lists its differences: the block named after what it shows.
+    pub fn shape_difference(&self) -> ShapeDifference {
+        ShapeDifference {
+            field: self.difference.field,
+            expected: self.difference.expected.clone(),
+            found: format!("{} in {}", self.difference.found, self.run),
+        }
+    }
+}
+
 /// The strongest effect among `d`: [`Effect::EitherWay`] over [`Effect::Flatters`]; None when
 /// there are none.
 pub fn effect_of(d: &[Deviation]) -> Option<Effect> {
@@ -470,6 +504,23 @@ mod tests {
         let c = check(&record(job, "fio/posixaio"), &p);
         assert_eq!(c.deviations[0].found, "not stated in the output");
         assert_eq!(c.deviations[0].effect, Effect::EitherWay);
+    }
+
+    #[test]
+    fn stated_differences_are_what_the_output_states_of_another_job() {
+        let p = policy();
+        let mut job = p.job.shape();
+        // unstated: no contradiction (the record's check names them as unknown)
+        job.bs = None;
+        job.ioengine = Some("io_uring".into());
+        assert!(stated_differences(&job, &p).is_empty());
+        assert!(!check(&record(job.clone(), "fio/io_uring"), &p).is_policy_test());
+        job.ioengine = Some("libaio".into());
+        job.iodepth = Some(32);
+        let d = stated_differences(&job, &p);
+        let fields: Vec<_> = d.iter().map(|d| d.field).collect();
+        assert_eq!(fields, vec!["ioengine", "iodepth"]);
+        assert_eq!(d[1].found, "32");
     }
 
     #[test]

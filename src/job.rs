@@ -497,9 +497,21 @@ impl JobShape {
     /// options): a result of another shape says nothing about the policy's test. A field the
     /// output does not state is reported as unknown, since it cannot be confirmed.
     pub fn shape_differences(&self, policy: &JobShape) -> Vec<ShapeDifference> {
+        self.differences(policy, true)
+    }
+
+    /// [`JobShape::shape_differences`] in the fields the output states (or whose fio default
+    /// it implies: buffered I/O, no sync option): where the job is known to be another one.
+    pub fn stated_differences(&self, policy: &JobShape) -> Vec<ShapeDifference> {
+        self.differences(policy, false)
+    }
+
+    /// The differences in what the job is; with `unstated`, a field the output does not state
+    /// too, as unknown.
+    fn differences(&self, policy: &JobShape, unstated: bool) -> Vec<ShapeDifference> {
         let mut out = Vec::new();
         fn cmp<T: PartialEq + fmt::Debug>(
-            out: &mut Vec<ShapeDifference>,
+            (out, unstated): (&mut Vec<ShapeDifference>, bool),
             field: &'static str,
             found: &Option<T>,
             expected: &Option<T>,
@@ -513,46 +525,61 @@ impl JobShape {
                         expected: show(e),
                         found: show(f),
                     }),
-                    None => out.push(ShapeDifference {
+                    None if unstated => out.push(ShapeDifference {
                         field,
                         expected: show(e),
                         found: "not stated in the output".into(),
                     }),
+                    None => {}
                 }
             }
         }
-        cmp(&mut out, "rw", &self.rw, &policy.rw, |v| v.to_string());
-        cmp(&mut out, "bs", &self.bs, &policy.bs, |v| {
+        cmp((&mut out, unstated), "rw", &self.rw, &policy.rw, |v| {
+            v.to_string()
+        });
+        cmp((&mut out, unstated), "bs", &self.bs, &policy.bs, |v| {
             units::format_size_fio(*v)
         });
         cmp(
-            &mut out,
+            (&mut out, unstated),
             "ioengine",
             &self.ioengine,
             &policy.ioengine,
             |v| v.clone(),
         );
-        cmp(&mut out, "iodepth", &self.iodepth, &policy.iodepth, |v| {
-            v.to_string()
-        });
-        cmp(&mut out, "numjobs", &self.numjobs, &policy.numjobs, |v| {
-            v.to_string()
-        });
+        cmp(
+            (&mut out, unstated),
+            "iodepth",
+            &self.iodepth,
+            &policy.iodepth,
+            |v| v.to_string(),
+        );
+        cmp(
+            (&mut out, unstated),
+            "numjobs",
+            &self.numjobs,
+            &policy.numjobs,
+            |v| v.to_string(),
+        );
         // An output that does not mention direct ran buffered (fio's default).
         let direct = self.direct.or(Some(false));
-        cmp(&mut out, "direct", &direct, &policy.direct, |v| {
-            u8::from(*v).to_string()
-        });
+        cmp(
+            (&mut out, unstated),
+            "direct",
+            &direct,
+            &policy.direct,
+            |v| u8::from(*v).to_string(),
+        );
         let zero = |v: Option<u32>| v.or(Some(0));
         cmp(
-            &mut out,
+            (&mut out, unstated),
             "fsync",
             &zero(self.fsync),
             &zero(policy.fsync),
             |v| v.to_string(),
         );
         cmp(
-            &mut out,
+            (&mut out, unstated),
             "fdatasync",
             &zero(self.fdatasync),
             &zero(policy.fdatasync),
@@ -560,7 +587,7 @@ impl JobShape {
         );
         let sync = |v: Option<SyncMode>| v.or(Some(SyncMode::None));
         cmp(
-            &mut out,
+            (&mut out, unstated),
             "sync",
             &sync(self.sync),
             &sync(policy.sync),
@@ -569,7 +596,7 @@ impl JobShape {
         if matches!(policy.rw, Some(Rw::Rw | Rw::RandRw)) {
             let mix = |v: Option<u8>| v.or(Some(50));
             cmp(
-                &mut out,
+                (&mut out, unstated),
                 "rwmixread",
                 &mix(self.rwmixread),
                 &mix(policy.rwmixread),

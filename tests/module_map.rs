@@ -39,20 +39,8 @@ const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
         "to be given a typed config (#28 item 5)",
     ),
     (
-        "commands/import/mod.rs::run",
-        "being split as its data goes one way (#28 item 3)",
-    ),
-    (
-        "commands/import/assume.rs::assume",
-        "being split as its data goes one way (#28 item 3)",
-    ),
-    (
         "commands/report.rs::run",
         "to be given a typed config (#28 item 5)",
-    ),
-    (
-        "commands/run/execute.rs::lay_out_and_run",
-        "being split as its data goes one way (#28 item 3)",
     ),
     (
         "evaluate/decide.rs::verdict",

@@ -85,11 +85,11 @@ fn verdict(j: &Judged) -> (Verdict, String) {
         });
         return (Verdict::Inconclusive, reason);
     }
-    if !opts.shape_differences.is_empty() {
+    if !opts.contradicted.is_empty() {
         let d: Vec<String> = opts
-            .shape_differences
+            .contradicted
             .iter()
-            .map(|d| d.to_string())
+            .map(|c| c.shape_difference().to_string())
             .collect();
         return (
             Verdict::Inconclusive,

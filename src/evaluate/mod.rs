@@ -117,8 +117,9 @@ pub struct Options {
     /// Warn-level rules decide too.
     pub strict: bool,
     pub now: DateTime<Utc>,
-    /// Job-shape differences found by the caller (imports): they make the verdict inconclusive.
-    pub shape_differences: Vec<ShapeDifference>,
+    /// What an output contradicts of the job stated beside it (imports): each makes the
+    /// verdict inconclusive.
+    pub contradicted: Vec<deviation::Contradiction>,
     /// Scale differences and other caveats found by the caller, shown as warnings.
     pub notes: Vec<Warning>,
     /// Engines seen in the window outside this group (report): for the mixed-engine warning.
@@ -152,7 +153,7 @@ impl Options {
             scope,
             strict: false,
             now,
-            shape_differences: vec![],
+            contradicted: vec![],
             notes: vec![],
             other_engines: BTreeMap::new(),
             sustained_check: None,
@@ -1039,9 +1040,9 @@ fn judge(
     let reached = runs.iter().any(|r| r.sustained == Some(true));
     let (verdict, reason) = sustained_verdict(verdict, reason, policy, opts, runs.len(), reached);
     let differences: Vec<ShapeDifference> = opts
-        .shape_differences
+        .contradicted
         .iter()
-        .cloned()
+        .map(deviation::Contradiction::shape_difference)
         .chain(
             deviations
                 .iter()

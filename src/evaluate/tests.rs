@@ -482,14 +482,24 @@ fn mixed_engines_and_small_files_warn_once() {
 #[test]
 fn differences_in_shape_are_inconclusive() {
     let mut o = Options::new(Scope::Import, now());
-    o.shape_differences.push(ShapeDifference {
-        field: "bs",
-        expected: "4k".into(),
-        found: "8k".into(),
+    o.contradicted.push(crate::deviation::Contradiction {
+        difference: ShapeDifference {
+            field: "bs",
+            expected: "4k".into(),
+            found: "about 8 KiB per I/O (the output's bytes ÷ I/Os)".into(),
+        },
+        run: "out.txt".into(),
     });
     let e = evaluate(&[rec("2026-12-01T10:00:00Z", 16.0)], &policy(), &o);
     assert_eq!(e.verdict, Verdict::Inconclusive);
-    assert!(e.reason.contains("bs is 8k"), "{}", e.reason);
+    assert!(
+        e.reason.starts_with(
+            "not the policy's test: bs is about 8 KiB per I/O (the output's bytes ÷ I/Os) in out.txt (the policy's test uses 4k)"
+        ),
+        "{}",
+        e.reason
+    );
+    assert_eq!(e.differences.len(), 1);
 }
 
 #[test]

@@ -86,144 +86,200 @@ pub(super) fn assume(
         }
         merged.insert(k, v);
     }
-    let mut shape: crate::job::JobShape = serde_json::from_value(serde_json::Value::Object(merged))
+    let shape: crate::job::JobShape = serde_json::from_value(serde_json::Value::Object(merged))
         .unwrap_or_else(|_| stated.clone());
-    let moved = |d: &Option<crate::measure::DirectionStats>| {
-        d.as_ref().is_some_and(|d| d.ios > 0 || d.bytes > 0)
-    };
-    let (reads, writes) = (moved(&m.read), moved(&m.write));
-
-    // The directions: what the output did against what the assumed job does.
-    if stated.rw.is_none()
-        && let Some(rw) = assumed.rw
-        && (reads || writes)
-        && (reads != rw.reads() || writes != rw.writes())
-    {
-        let did = match (reads, writes) {
-            (true, true) => "reads and writes",
-            (true, false) => "reads only",
-            _ => "writes only",
-        };
-        notes.push(format!(
-            "the output's figures contradict {against}: it {did} where {who} has rw={rw}; rw is not taken from it"
-        ));
-        contradicted.push(ShapeDifference {
-            field: "rw",
-            expected: rw.to_string(),
-            found: format!("{did} (the output's figures)"),
-        });
-        shape.rw = None;
-    }
-
-    // The mix: fio picks each I/O's direction at random with rwmixread's odds, so the reads'
-    // share of the I/Os is binomial around it; a share further off than chance allows is
-    // another mix.
-    if stated.rwmixread.is_none()
-        && let Some(want) = assumed.rwmixread
-        && let (Some(r), Some(w)) = (&m.read, &m.write)
-        && r.ios + w.ios >= MIN_IOS_FOR_BS
-        && shape.rw.is_some()
-    {
-        let n = (r.ios + w.ios) as f64;
-        let share = r.ios as f64 / n;
-        let p = f64::from(want) / 100.0;
-        let allowed = (MIX_SIGMAS * (p * (1.0 - p) / n).sqrt()).max(MIX_TOLERANCE);
-        if (share - p).abs() > allowed {
-            let found = format!("about {:.0}% reads", share * 100.0);
-            notes.push(format!(
-                "the output's figures contradict {against}: {found} of its I/Os where {who} has rwmixread={want}; the figures' mix is used"
-            ));
-            contradicted.push(ShapeDifference {
-                field: "rwmixread",
-                expected: format!("{want}% reads"),
-                found: format!("{found} (the output's I/O counts)"),
-            });
-            // the figures state the mix, to the percent: the record carries what they say
-            shape.rwmixread = Some((share * 100.0).round() as u8);
-        }
-    }
-
-    // The block size: every I/O of a fixed-size job moves bs bytes.
-    if stated.bs.is_none()
-        && let Some(bs) = assumed.bs.filter(|&b| b > 0)
-    {
-        let per_io = [&m.read, &m.write]
-            .into_iter()
-            .flatten()
-            .filter(|d| d.ios >= MIN_IOS_FOR_BS && d.bytes > 0)
-            .map(|d| d.bytes as f64 / d.ios as f64)
-            .find(|&b| (b / bs as f64 - 1.0).abs() > BS_TOLERANCE);
-        if let Some(per_io) = per_io {
-            // whole KiB: the figures are no finer
-            let size = if per_io >= 1024.0 {
-                format!("{:.0} KiB", per_io / 1024.0)
-            } else {
-                format!("{per_io:.0} B")
-            };
-            notes.push(format!(
-                "the output's figures contradict {against}: its bytes ÷ I/Os give about {size} per I/O where {who} has bs={}; bs is not taken from it",
-                crate::units::format_size_fio(bs)
-            ));
-            contradicted.push(ShapeDifference {
-                field: "bs",
-                expected: crate::units::format_size_fio(bs),
-                found: format!("about {size} per I/O (the output's bytes ÷ I/Os)"),
-            });
-            shape.bs = None;
-        }
-    }
-
-    // The runtime: a time-based job runs its runtime, and fio's runtime includes the drain
-    // and the end fsync, so it is never shorter. A shorter run is left to the deviation
-    // rule, which reads the measured runtime where none is stated.
-    if stated.runtime_s.is_none()
-        && assumed.time_based == Some(true)
-        && stated.time_based != Some(false)
-        && let Some(want) = assumed.runtime_s
-    {
-        let ran_ms = [&m.read, &m.write]
-            .into_iter()
-            .flatten()
-            .map(|d| d.runtime_ms)
-            .max();
-        if let Some(ms) = ran_ms
-            && ms as f64 / 1000.0 + RUNTIME_SLACK_S < want
-        {
-            notes.push(format!(
-                "the output's figures contradict {against}: it ran {:.1} s where {who} runs {} (time_based); runtime is not taken from it",
-                ms as f64 / 1000.0,
-                crate::units::format_duration(std::time::Duration::from_secs_f64(want))
-            ));
-            shape.runtime_s = None;
-        }
-    }
-    // The size: a job that is not time-based ends when each of its jobs has moved `size`
-    // bytes, so far fewer bytes moved is a smaller job (which flatters), whatever is assumed.
-    if stated.size.is_none()
-        && assumed.time_based != Some(true)
-        && stated.time_based != Some(true)
-        && let Some(want) = assumed.size.filter(|&s| s > 0)
-    {
-        let moved: u64 = [&m.read, &m.write]
-            .into_iter()
-            .flatten()
-            .map(|d| d.bytes)
-            .sum();
-        let jobs = u64::from(stated.numjobs.or(assumed.numjobs).unwrap_or(1).max(1));
-        if moved > 0 && (moved as f64) < want as f64 * (1.0 - SIZE_TOLERANCE) * jobs as f64 {
-            let per_job = moved / jobs;
-            notes.push(format!(
-                "the output's figures contradict {against}: it moved {} per job where {who} moves its size, {} (not time-based); the size the figures show is used",
-                crate::units::format_size(per_job),
-                crate::units::format_size(want)
-            ));
-            shape.size = Some(per_job);
-        }
-    }
-    Assumption {
+    let mut out = Assumption {
         shape,
         notes,
         contradicted,
+    };
+    let figures = Figures {
+        stated,
+        assumed,
+        m,
+        who,
+        against,
+    };
+    figures.directions(&mut out);
+    figures.mix(&mut out);
+    figures.block_size(&mut out);
+    figures.runtime(&mut out);
+    figures.size(&mut out);
+    out
+}
+
+/// An output's figures, read against the job stated beside it.
+struct Figures<'a> {
+    /// What the output states of its job.
+    stated: &'a crate::job::JobShape,
+    /// The job stated beside it.
+    assumed: &'a crate::job::JobShape,
+    m: &'a crate::measure::Measurement,
+    /// Who states it ("--assume-job swimlane", "the fio command line at line 1").
+    who: &'a str,
+    /// "the command line", "the assumed job".
+    against: &'static str,
+}
+
+impl Figures<'_> {
+    /// The directions: reads where the assumed job only writes, or writes where it only reads.
+    fn directions(&self, out: &mut Assumption) {
+        let (who, against) = (self.who, self.against);
+        let moved = |d: &Option<crate::measure::DirectionStats>| {
+            d.as_ref().is_some_and(|d| d.ios > 0 || d.bytes > 0)
+        };
+        let (reads, writes) = (moved(&self.m.read), moved(&self.m.write));
+        // The directions: what the output did against what the assumed job does.
+        if self.stated.rw.is_none()
+            && let Some(rw) = self.assumed.rw
+            && (reads || writes)
+            && (reads != rw.reads() || writes != rw.writes())
+        {
+            let did = match (reads, writes) {
+                (true, true) => "reads and writes",
+                (true, false) => "reads only",
+                _ => "writes only",
+            };
+            out.notes.push(format!(
+                "the output's figures contradict {against}: it {did} where {who} has rw={rw}; rw is not taken from it"
+            ));
+            out.contradicted.push(ShapeDifference {
+                field: "rw",
+                expected: rw.to_string(),
+                found: format!("{did} (the output's figures)"),
+            });
+            out.shape.rw = None;
+        }
+    }
+
+    /// The mix of reads and writes, from the I/O counts.
+    fn mix(&self, out: &mut Assumption) {
+        let (who, against) = (self.who, self.against);
+        // fio picks each I/O's direction at random with rwmixread's odds, so the reads' share
+        // of the I/Os is binomial around it; a share further off than chance allows is
+        // another mix.
+        if self.stated.rwmixread.is_none()
+            && let Some(want) = self.assumed.rwmixread
+            && let (Some(r), Some(w)) = (&self.m.read, &self.m.write)
+            && r.ios + w.ios >= MIN_IOS_FOR_BS
+            && out.shape.rw.is_some()
+        {
+            let n = (r.ios + w.ios) as f64;
+            let share = r.ios as f64 / n;
+            let p = f64::from(want) / 100.0;
+            let allowed = (MIX_SIGMAS * (p * (1.0 - p) / n).sqrt()).max(MIX_TOLERANCE);
+            if (share - p).abs() > allowed {
+                let found = format!("about {:.0}% reads", share * 100.0);
+                out.notes.push(format!(
+                    "the output's figures contradict {against}: {found} of its I/Os where {who} has rwmixread={want}; the figures' mix is used"
+                ));
+                out.contradicted.push(ShapeDifference {
+                    field: "rwmixread",
+                    expected: format!("{want}% reads"),
+                    found: format!("{found} (the output's I/O counts)"),
+                });
+                // the figures state the mix, to the percent: the record carries what they say
+                out.shape.rwmixread = Some((share * 100.0).round() as u8);
+            }
+        }
+    }
+
+    /// The block size, from the bytes per I/O.
+    fn block_size(&self, out: &mut Assumption) {
+        let (who, against) = (self.who, self.against);
+        // The block size: every I/O of a fixed-size job moves bs bytes.
+        if self.stated.bs.is_none()
+            && let Some(bs) = self.assumed.bs.filter(|&b| b > 0)
+        {
+            let per_io = [&self.m.read, &self.m.write]
+                .into_iter()
+                .flatten()
+                .filter(|d| d.ios >= MIN_IOS_FOR_BS && d.bytes > 0)
+                .map(|d| d.bytes as f64 / d.ios as f64)
+                .find(|&b| (b / bs as f64 - 1.0).abs() > BS_TOLERANCE);
+            if let Some(per_io) = per_io {
+                // whole KiB: the figures are no finer
+                let size = if per_io >= 1024.0 {
+                    format!("{:.0} KiB", per_io / 1024.0)
+                } else {
+                    format!("{per_io:.0} B")
+                };
+                out.notes.push(format!(
+                    "the output's figures contradict {against}: its bytes ÷ I/Os give about {size} per I/O where {who} has bs={}; bs is not taken from it",
+                    crate::units::format_size_fio(bs)
+                ));
+                out.contradicted.push(ShapeDifference {
+                    field: "bs",
+                    expected: crate::units::format_size_fio(bs),
+                    found: format!("about {size} per I/O (the output's bytes ÷ I/Os)"),
+                });
+                out.shape.bs = None;
+            }
+        }
+    }
+
+    /// The runtime of a time-based job, from the time the job ran.
+    fn runtime(&self, out: &mut Assumption) {
+        let (who, against) = (self.who, self.against);
+        // The runtime: a time-based job runs its runtime, and fio's runtime includes the drain
+        // and the end fsync, so it is never shorter. A shorter run is left to the deviation
+        // rule, which reads the measured runtime where none is stated.
+        if self.stated.runtime_s.is_none()
+            && self.assumed.time_based == Some(true)
+            && self.stated.time_based != Some(false)
+            && let Some(want) = self.assumed.runtime_s
+        {
+            let ran_ms = [&self.m.read, &self.m.write]
+                .into_iter()
+                .flatten()
+                .map(|d| d.runtime_ms)
+                .max();
+            if let Some(ms) = ran_ms
+                && ms as f64 / 1000.0 + RUNTIME_SLACK_S < want
+            {
+                out.notes.push(format!(
+                    "the output's figures contradict {against}: it ran {:.1} s where {who} runs {} (time_based); runtime is not taken from it",
+                    ms as f64 / 1000.0,
+                    crate::units::format_duration(std::time::Duration::from_secs_f64(want))
+                ));
+                out.shape.runtime_s = None;
+            }
+        }
+    }
+
+    /// The size of a job that is not time-based, from the bytes it moved.
+    fn size(&self, out: &mut Assumption) {
+        let (who, against) = (self.who, self.against);
+        // The size: a job that is not time-based ends when each of its jobs has moved `size`
+        // bytes, so far fewer bytes moved is a smaller job (which flatters), whatever is
+        // assumed.
+        if self.stated.size.is_none()
+            && self.assumed.time_based != Some(true)
+            && self.stated.time_based != Some(true)
+            && let Some(want) = self.assumed.size.filter(|&s| s > 0)
+        {
+            let moved: u64 = [&self.m.read, &self.m.write]
+                .into_iter()
+                .flatten()
+                .map(|d| d.bytes)
+                .sum();
+            let jobs = u64::from(
+                self.stated
+                    .numjobs
+                    .or(self.assumed.numjobs)
+                    .unwrap_or(1)
+                    .max(1),
+            );
+            if moved > 0 && (moved as f64) < want as f64 * (1.0 - SIZE_TOLERANCE) * jobs as f64 {
+                let per_job = moved / jobs;
+                out.notes.push(format!(
+                    "the output's figures contradict {against}: it moved {} per job where {who} moves its size, {} (not time-based); the size the figures show is used",
+                    crate::units::format_size(per_job),
+                    crate::units::format_size(want)
+                ));
+                out.shape.size = Some(per_job);
+            }
+        }
     }
 }
 

@@ -1,11 +1,9 @@
 //! Which job blocks of the outputs are judged, and why the others are left out.
 
+use crate::deviation::Contradiction;
 use crate::history::Record;
 use crate::job::ShapeDifference;
 use crate::measure::Measurement;
-
-/// How [`crate::job::JobShape::shape_differences`] names a field the output does not state.
-pub(super) const NOT_STATED: &str = "not stated in the output";
 
 /// One job block of an imported output, before it is known whether it counts.
 pub(super) struct Candidate {
@@ -13,9 +11,9 @@ pub(super) struct Candidate {
     /// What the record was made from, as fio's output states it.
     pub(super) measurement: Measurement,
     pub(super) label: String,
+    /// The fields in which the output states (or its figures show) another job than the
+    /// policy's.
     pub(super) differences: Vec<ShapeDifference>,
-    /// A field the output states (or its figures show) differs from the policy's job.
-    pub(super) contradicts: bool,
     /// What the output's figures contradict of the job assumed with `--assume-job`.
     pub(super) figures_contradict: Vec<ShapeDifference>,
     /// Why the block does not count at all: the same run given again, fio's error, no one
@@ -32,7 +30,7 @@ pub(super) struct Chosen {
     /// The blocks left out, each with its reason ("file: why"), listed as not counted.
     pub(super) left_out: Vec<(Record, String)>,
     /// What the figures of the judged runs contradict of an assumed job.
-    pub(super) contradicted: Vec<ShapeDifference>,
+    pub(super) contradicted: Vec<Contradiction>,
 }
 
 /// The runs to judge. A block that is no run of its own or no evidence is never judged; where
@@ -42,7 +40,7 @@ pub(super) struct Chosen {
 pub(super) fn select(candidates: Vec<Candidate>) -> Chosen {
     let any_policy_shaped = candidates
         .iter()
-        .any(|c| c.excluded.is_none() && !c.contradicts);
+        .any(|c| c.excluded.is_none() && c.differences.is_empty());
     let mut chosen = Chosen {
         records: Vec::new(),
         measurements: Vec::new(),
@@ -51,19 +49,11 @@ pub(super) fn select(candidates: Vec<Candidate>) -> Chosen {
     };
     for c in candidates {
         let reason = c.excluded.clone().or_else(|| {
-            (any_policy_shaped && c.contradicts).then(|| {
+            (any_policy_shaped && !c.differences.is_empty()).then(|| {
                 let what: Vec<String> = c
                     .differences
                     .iter()
-                    .filter(|d| !d.found.starts_with(NOT_STATED))
-                    .map(|d| {
-                        format!(
-                            "{} {} instead of {}",
-                            d.field,
-                            d.found.split(" in ").next().unwrap_or(&d.found),
-                            d.expected
-                        )
-                    })
+                    .map(|d| format!("{} {} instead of {}", d.field, d.found, d.expected))
                     .collect();
                 format!("not the policy's job ({})", what.join(", "))
             })
@@ -73,10 +63,12 @@ pub(super) fn select(candidates: Vec<Candidate>) -> Chosen {
                 .left_out
                 .push((c.record, format!("{}: {r}", c.label))),
             None => {
-                for mut d in c.figures_contradict {
-                    d.found = format!("{} in {}", d.found, c.label);
-                    chosen.contradicted.push(d);
-                }
+                chosen
+                    .contradicted
+                    .extend(c.figures_contradict.into_iter().map(|d| Contradiction {
+                        difference: d,
+                        run: c.label.clone(),
+                    }));
                 chosen.records.push(c.record);
                 chosen.measurements.push(c.measurement);
             }

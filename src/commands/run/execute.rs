@@ -12,6 +12,7 @@ use crate::app::Ctx;
 use crate::engine::{self, EngineError, Live, Phase};
 use crate::evaluate::{self, Group, SustainedCheck};
 use crate::history::{self, Record};
+use crate::measure::Measurement;
 use crate::testfile::{self, TestFiles};
 
 use super::drive::{Driven, Stop, create_error, drive, engine_error, spawn_engine};
@@ -71,42 +72,8 @@ pub(super) async fn lay_out_and_run(
     let cancel = Arc::new(AtomicBool::new(false));
     let live = Arc::new(Live::default());
 
-    // Layout once per invocation; its runs reuse the files.
-    let handles = files.handles()?;
-    for f in &handles {
-        engine::check_open_flags(f, &plan.job).map_err(|e| engine_error(e, &plan.dir))?;
-    }
-    let layout = {
-        let (job, live, cancel) = (plan.job.clone(), live.clone(), cancel.clone());
-        move || -> Result<(), EngineError> {
-            for f in &handles {
-                engine::layout(f, &job, &live, &cancel)?;
-            }
-            Ok(())
-        }
-    };
-    ctx.note(crate::terminal::wrap(
-        "",
-        &progress.estimate_line(),
-        crate::terminal::stderr_width(),
-    ));
-    // A disk whose provider documents burst credits: say so before the runs.
-    for name in crate::measure::disk::disks_under(&plan.dir) {
-        if let Some(c) = crate::disk_class::classify(Path::new("/sys"), &name).burst_caveat() {
-            ctx.note(crate::terminal::wrap(
-                "note: ",
-                &format!(
-                    "{c}. A test of minutes spends little of such a bucket: it measures the burst, not the rate the disk keeps up (docs/sustained.md)."
-                ),
-                crate::terminal::stderr_width(),
-            ));
-        }
-    }
-    progress.start(0, "laying out");
-    match drive(spawn_engine(layout), &live, &cancel, progress, sigs, 0).await {
-        Driven::Done(Ok(())) => {}
-        Driven::Done(Err(e)) => return Err(engine_error(e, &plan.dir)),
-        Driven::Stopped(s) => return Ok(Done::Stopped(s, 0)),
+    if let Some(s) = lay_out(plan, ctx, files, sigs, progress, &live, &cancel).await? {
+        return Ok(Done::Stopped(s, 0));
     }
 
     // The disks under the target, for fio's `Disk stats` of native runs.
@@ -181,71 +148,125 @@ pub(super) async fn lay_out_and_run(
         progress.clear();
         progress.finished_run();
         let (measurement, fio_version) = result?;
-        let mut record = make_record(plan, started, &measurement, fio_version);
-        record.sustained = check.as_ref().map(|c| match c {
-            SustainedCheck::Reached(how) => crate::record::SustainedRun {
-                reached: true,
-                how: how.clone(),
-            },
-            SustainedCheck::NotReached(why) => crate::record::SustainedRun {
-                reached: false,
-                how: why.clone(),
-            },
-        });
+        let record = make_record(plan, started, &measurement, fio_version, check.as_ref());
         if let Some(p) = &plan.history {
             history::append(p, std::slice::from_ref(&record))
                 .with_context(|| "the run completed but could not be recorded")?;
         }
-        if let Some(line) = run_line(
-            i + 1,
-            plan.runs,
-            &measurement,
-            &record,
-            plan.deciding.as_deref(),
-        ) {
-            ctx.note(crate::terminal::wrap(
-                "",
-                &line,
-                crate::terminal::stderr_width(),
-            ));
-        }
-        // What limited the disk, from the disk's own series beside the run's (native runs):
-        // one of the run's internals, said with --verbose.
-        if let Some(s) = crate::measure::limits::sentence(&measurement, !plan.job.direct)
-            .filter(|_| plan.verbose)
-        {
-            ctx.note(crate::terminal::wrap(
-                "  ",
-                &s,
-                crate::terminal::stderr_width(),
-            ));
-        }
+        say_run(plan, ctx, i + 1, &measurement, &record);
         let group = Group::of(&record);
         records.push(record);
-        if let (Some((policy, settings)), Some(p)) = (&plan.until, &plan.history) {
-            let (ev, _) = group_sequence(p, &group, policy, settings, false, Utc::now(), &[])?;
-            let ended = ev.sequential.iter().all(|d| d.sequence.outcome.ended())
-                && !ev.sequential.is_empty();
-            let line = ev
-                .sequential
-                .first()
-                .map(|d| {
-                    format!(
-                        "  sequence: {} ({})",
-                        d.sequence.outcome.as_str(),
-                        d.figures()
-                    )
-                })
-                .unwrap_or_else(|| format!("  sequence: {}", ev.reason));
-            ctx.note(crate::terminal::wrap(
-                "",
-                &line,
-                crate::terminal::stderr_width(),
-            ));
-            if ev.sequential.is_empty() || ended || ev.verdict == evaluate::Verdict::Fail {
-                break;
-            }
+        if sequence_ended(plan, &group, ctx)? {
+            break;
         }
     }
     Ok(Done::All(records, check))
+}
+
+/// Lays out the test files, once per invocation (its runs reuse them), after saying how long
+/// the check takes and which disks document burst credits. The signal that stopped it, if one
+/// did.
+async fn lay_out(
+    plan: &Plan,
+    ctx: &Ctx,
+    files: &TestFiles,
+    sigs: &mut Signals,
+    progress: &Progress,
+    live: &Arc<Live>,
+    cancel: &Arc<AtomicBool>,
+) -> anyhow::Result<Option<Stop>> {
+    // Layout once per invocation; its runs reuse the files.
+    let handles = files.handles()?;
+    for f in &handles {
+        engine::check_open_flags(f, &plan.job).map_err(|e| engine_error(e, &plan.dir))?;
+    }
+    let layout = {
+        let (job, live, cancel) = (plan.job.clone(), live.clone(), cancel.clone());
+        move || -> Result<(), EngineError> {
+            for f in &handles {
+                engine::layout(f, &job, &live, &cancel)?;
+            }
+            Ok(())
+        }
+    };
+    ctx.note(crate::terminal::wrap(
+        "",
+        &progress.estimate_line(),
+        crate::terminal::stderr_width(),
+    ));
+    // A disk whose provider documents burst credits: say so before the runs.
+    for name in crate::measure::disk::disks_under(&plan.dir) {
+        if let Some(c) = crate::disk_class::classify(Path::new("/sys"), &name).burst_caveat() {
+            ctx.note(crate::terminal::wrap(
+                "note: ",
+                &format!(
+                    "{c}. A test of minutes spends little of such a bucket: it measures the burst, not the rate the disk keeps up (docs/sustained.md)."
+                ),
+                crate::terminal::stderr_width(),
+            ));
+        }
+    }
+    progress.start(0, "laying out");
+    match drive(spawn_engine(layout), live, cancel, progress, sigs, 0).await {
+        Driven::Done(Ok(())) => {}
+        Driven::Done(Err(e)) => return Err(engine_error(e, &plan.dir)),
+        Driven::Stopped(s) => return Ok(Some(s)),
+    }
+    Ok(None)
+}
+
+/// The run's line on stderr, and with --verbose, what limited the disk.
+fn say_run(plan: &Plan, ctx: &Ctx, run: u32, measurement: &Measurement, record: &Record) {
+    if let Some(line) = run_line(
+        run,
+        plan.runs,
+        measurement,
+        record,
+        plan.deciding.as_deref(),
+    ) {
+        ctx.note(crate::terminal::wrap(
+            "",
+            &line,
+            crate::terminal::stderr_width(),
+        ));
+    }
+    // What limited the disk, from the disk's own series beside the run's (native runs):
+    // one of the run's internals, said with --verbose.
+    if let Some(s) =
+        crate::measure::limits::sentence(measurement, !plan.job.direct).filter(|_| plan.verbose)
+    {
+        ctx.note(crate::terminal::wrap(
+            "  ",
+            &s,
+            crate::terminal::stderr_width(),
+        ));
+    }
+}
+
+/// `--until-decided`: the group's sequence after a run, said on stderr; whether the runs stop
+/// (the sequence ended, failed, or cannot go on).
+fn sequence_ended(plan: &Plan, group: &Group, ctx: &Ctx) -> anyhow::Result<bool> {
+    let (Some((policy, settings)), Some(p)) = (&plan.until, &plan.history) else {
+        return Ok(false);
+    };
+    let (ev, _) = group_sequence(p, group, policy, settings, false, Utc::now(), &[])?;
+    let ended =
+        ev.sequential.iter().all(|d| d.sequence.outcome.ended()) && !ev.sequential.is_empty();
+    let line = ev
+        .sequential
+        .first()
+        .map(|d| {
+            format!(
+                "  sequence: {} ({})",
+                d.sequence.outcome.as_str(),
+                d.figures()
+            )
+        })
+        .unwrap_or_else(|| format!("  sequence: {}", ev.reason));
+    ctx.note(crate::terminal::wrap(
+        "",
+        &line,
+        crate::terminal::stderr_width(),
+    ));
+    Ok(ev.sequential.is_empty() || ended || ev.verdict == evaluate::Verdict::Fail)
 }

@@ -2,9 +2,10 @@
 
 use chrono::{DateTime, FixedOffset};
 
+use crate::evaluate::SustainedCheck;
 use crate::history::{Record, Source};
 use crate::measure::Measurement;
-use crate::record::RunInfo;
+use crate::record::{RunInfo, SustainedRun};
 
 use super::plan::{Plan, Runner};
 
@@ -50,11 +51,13 @@ pub(super) fn run_line(
     ))
 }
 
+/// The record of a run of the plan that started at `started`.
 pub(super) fn make_record(
     plan: &Plan,
     started: DateTime<FixedOffset>,
     m: &Measurement,
     fio_version: Option<String>,
+    check: Option<&SustainedCheck>,
 ) -> Record {
     let source = match &plan.runner {
         Runner::Native(_) => Source::Native,
@@ -74,5 +77,16 @@ pub(super) fn make_record(
     info.fio_version = fio_version;
     let mut record = Record::measured(info, started, m);
     record.invocation = Some(plan.invocation.clone());
+    // What `--sustained` found of the level the disk sustains, with the run that looked.
+    record.sustained = check.map(|c| match c {
+        SustainedCheck::Reached(how) => SustainedRun {
+            reached: true,
+            how: how.clone(),
+        },
+        SustainedCheck::NotReached(why) => SustainedRun {
+            reached: false,
+            how: why.clone(),
+        },
+    });
     record
 }

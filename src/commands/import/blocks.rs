@@ -1,0 +1,283 @@
+//! The job blocks of the fio outputs given, each made a candidate run with its record: why
+//! it would not count, what the output states of its job (completed by a pasted command line
+//! or `--assume-job`, read against its figures), and how it differs from the policy's job.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use chrono::{DateTime, FixedOffset, Local};
+
+use super::assume::assume;
+use super::input::{digest, read_input};
+use super::select::Candidate;
+use super::{ASSUMED, display_name, stated_dir};
+use crate::deviation;
+use crate::engine::EngineUsed;
+use crate::evaluate::Warning;
+use crate::fio::{self, FioOutput};
+use crate::history::{self, Record, Source, Target};
+use crate::job::{IoEngine, JobShape};
+use crate::policy::Policy;
+use crate::record::RunInfo;
+
+/// The outputs read so far, and what they make.
+pub(super) struct Reading<'a> {
+    pub(super) policy: &'a Policy,
+    /// The node every record names.
+    pub(super) host: &'a str,
+    /// `--dir`: the directory every record names, else the one the output states.
+    pub(super) dir: Option<&'a str>,
+    /// `--assume-job`: its spec and its job.
+    pub(super) assumed: Option<&'a (String, JobShape)>,
+    /// Every job block read, in order.
+    pub(super) candidates: Vec<Candidate>,
+    pub(super) notes: Vec<Warning>,
+    /// Notes that may repeat across files, with the file each came from: said once, with the
+    /// files they came from.
+    pub(super) file_notes: Vec<(String, String)>,
+    /// The outputs read so far, by digest, and their job blocks: the same output or the same
+    /// run given again is one run.
+    digests: Vec<(String, String)>,
+    seen: Vec<(fio::FioJob, String)>,
+}
+
+/// One output read, as its blocks need it.
+struct File<'f> {
+    /// As given (a path, or "-").
+    name: &'f str,
+    parsed: &'f FioOutput,
+    /// Its file name, which labels its blocks.
+    base: String,
+    digest: String,
+    /// The output of the same bytes given earlier, by its file name.
+    given_before: Option<String>,
+    /// The time its blocks take where the output states none, and the note that says so.
+    time: (DateTime<FixedOffset>, &'static str),
+}
+
+impl<'a> Reading<'a> {
+    pub(super) fn new(
+        policy: &'a Policy,
+        host: &'a str,
+        dir: Option<&'a str>,
+        assumed: Option<&'a (String, JobShape)>,
+    ) -> Reading<'a> {
+        Reading {
+            policy,
+            host,
+            dir,
+            assumed,
+            candidates: Vec::new(),
+            notes: Vec::new(),
+            file_notes: Vec::new(),
+            digests: Vec::new(),
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads one output (a file, or stdin as "-") and makes each of its job blocks a candidate.
+    pub(super) fn file(&mut self, path: &Path) -> anyhow::Result<()> {
+        let input = read_input(path)?;
+        let parse_opts = fio::ParseOptions {
+            result_lines_alone: self.assumed.is_some(),
+        };
+        let mut parsed: FioOutput =
+            fio::parse_with(&input.bytes, parse_opts).with_context(|| input.name.clone())?;
+        fio::combine_clones(&mut parsed);
+        let base = Path::new(&input.name)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| input.name.clone());
+        let file_digest = digest(&input.bytes);
+        let given_before = self
+            .digests
+            .iter()
+            .find(|(d, _)| *d == file_digest)
+            .map(|(_, name)| name.clone());
+        if given_before.is_none() {
+            self.digests.push((file_digest.clone(), base.clone()));
+        }
+        for n in &parsed.notes {
+            self.file_notes.push((base.clone(), n.clone()));
+        }
+        let file_time = match input.modified {
+            Some(m) => (
+                m,
+                "the output has no timestamp; the file's modification time was used",
+            ),
+            None => (
+                Local::now().fixed_offset(),
+                "the output has no timestamp; the import time was used",
+            ),
+        };
+        if let Some((spec, _)) = self.assumed {
+            self.file_notes
+                .push((base.clone(), format!("{} (--assume-job {spec})", ASSUMED)));
+        }
+        if let Some(cmd) = &parsed.command {
+            self.file_notes.push((
+                base.clone(),
+                format!(
+                    "the fio command line at line {} was read as the job's statement{}",
+                    cmd.line,
+                    if cmd.complete {
+                        ""
+                    } else {
+                        " (it names a job file, whose options are not in the paste)"
+                    }
+                ),
+            ));
+        }
+        let file = File {
+            name: &input.name,
+            parsed: &parsed,
+            base,
+            digest: file_digest,
+            given_before,
+            time: file_time,
+        };
+        for (i, job) in parsed.jobs.iter().enumerate() {
+            self.block(&file, i, job)?;
+        }
+        Ok(())
+    }
+
+    /// Job block `i` of an output.
+    fn block(&mut self, f: &File, i: usize, job: &fio::FioJob) -> anyhow::Result<()> {
+        let label = if f.parsed.jobs.len() > 1 {
+            format!("{} job {} ({})", f.base, i + 1, display_name(&job.name))
+        } else {
+            f.base.clone()
+        };
+        let timestamp = match job.timestamp.or(f.parsed.timestamp) {
+            Some(t) => t,
+            None => {
+                self.file_notes.push((f.base.clone(), f.time.1.to_string()));
+                f.time.0
+            }
+        };
+        let excluded = self.excluded(job, f);
+        if f.given_before.is_none() && job.repeat_of.is_none() {
+            self.seen.push((job.clone(), label.clone()));
+        }
+        let mut figures_contradict = Vec::new();
+        // The command line pasted with the output states the job, under the same rule
+        // as the output: what the output states wins, a difference is named.
+        let stated_shape = match &f.parsed.command {
+            Some(cmd) => {
+                let who = format!("the fio command line at line {}", cmd.line);
+                let c = assume(&job.shape, &cmd.shape, &job.measurement, &who, true);
+                for n in c.notes {
+                    self.notes.push(Warning::Note(format!("{label}: {n}")));
+                }
+                figures_contradict.extend(c.contradicted);
+                c.shape
+            }
+            None => job.shape.clone(),
+        };
+        let shape = match self.assumed {
+            Some((spec, a)) => {
+                let who = format!("--assume-job {spec}");
+                let assumption = assume(&stated_shape, a, &job.measurement, &who, false);
+                for c in assumption.notes {
+                    self.notes.push(Warning::Note(format!("{label}: {c}")));
+                }
+                figures_contradict.extend(assumption.contradicted);
+                assumption.shape
+            }
+            None => stated_shape,
+        };
+        // Which blocks are the policy's job, to choose among them, by what the output
+        // states (crate::deviation, which judges each record again for the verdict); what
+        // the figures contradict is named as they show it.
+        let mut differences = deviation::stated_differences(&shape, self.policy);
+        differences.retain(|d| !figures_contradict.iter().any(|c| c.field == d.field));
+        differences.extend(figures_contradict.iter().cloned());
+        let mut m = job.measurement.clone();
+        if m.bs.is_none() {
+            m.bs = shape.bs;
+        }
+        let printed = [&m.read, &m.write]
+            .into_iter()
+            .flatten()
+            .any(|d| d.bw_basis == crate::measure::BwBasis::Printed);
+        let mut info = RunInfo::new(
+            self.host.to_string(),
+            Source::Imported,
+            EngineUsed::Fio(shape.ioengine.as_deref().map(IoEngine::from)).to_string(),
+            shape,
+            Target {
+                dir: self
+                    .dir
+                    .map(str::to_string)
+                    .or_else(|| stated_dir(&job.shape))
+                    .unwrap_or_else(|| "not stated".into()),
+                ..Target::default()
+            },
+            self.policy.name.clone(),
+        );
+        info.source_file = Some(f.base.clone());
+        info.job_assumed = self
+            .assumed
+            .as_ref()
+            .map(|(spec, _)| format!("{ASSUMED} (--assume-job {spec})"));
+        info.bw_basis = Some(if printed {
+            crate::measure::BwBasis::Printed
+        } else {
+            crate::measure::BwBasis::Exact
+        });
+        info.fio_version = f.parsed.fio_version.clone();
+        let mut record = Record::measured(info, timestamp, &m);
+        record.source_digest = Some(format!("{}#{i}", f.digest));
+        // A figure no disk can give (an overflow, a negative latency in an edited file)
+        // is refused before anything is judged or recorded.
+        history::check_metrics(&record.metrics).map_err(|e| {
+            anyhow::anyhow!("{}: {label}: {e}; nothing was imported or recorded", f.name)
+        })?;
+        self.candidates.push(Candidate {
+            record,
+            measurement: m,
+            label,
+            differences,
+            figures_contradict,
+            excluded,
+        });
+        Ok(())
+    }
+
+    /// Why a block is not counted, the first reason that holds: it is not a run of its own
+    /// (given again), not evidence (fio's error), or no one node's test.
+    fn excluded(&self, job: &fio::FioJob, f: &File) -> Option<String> {
+        let mut excluded = None;
+        if let Some(earlier) = &f.given_before {
+            excluded = Some(if *earlier == f.base {
+                format!(
+                    "{} is given twice: the same output is one run, counted once",
+                    f.base
+                )
+            } else {
+                format!("the same output as {earlier} (the same bytes), counted once")
+            });
+        } else if let Some(first) = &job.repeat_of {
+            excluded = Some(format!(
+                "the same fio run as {first}, repeated in the input; counted once"
+            ));
+        } else if let Some((_, first)) = self.seen.iter().find(|(j, _)| j.same_run(job)) {
+            excluded = Some(format!(
+                "the same fio run as {first} (the same job block, figure for figure); counted once"
+            ));
+        } else if let Some(err) = job.error_words() {
+            excluded = Some(format!(
+                "fio reported an error for this job ({err}): a job that failed is not evidence, however good its figures"
+            ));
+        } else if let Some(why) = &job.mixed {
+            excluded = Some(why.clone());
+        } else if job.name == "All clients" {
+            excluded = Some(
+                "its 'All clients' block is the sum of every client of a client/server run, not one node's figures"
+                    .to_string(),
+            );
+        }
+        excluded
+    }
+}
