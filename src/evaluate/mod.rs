@@ -295,7 +295,7 @@ fn resolve_scaled(rule: &crate::policy::Rule, runs: &[Run]) -> Option<Scaled> {
 
 /// A figure with thousands separated ("4,000", "1,234.5"), for the resolved thresholds.
 fn grouped(v: f64) -> String {
-    let text = crate::report::fmt_precise(v);
+    let text = crate::numbers::fmt_precise(v);
     let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
     let (sign, digits) = int.strip_prefix('-').map_or(("", int), |d| ("-", d));
     let mut out = String::new();
@@ -1196,10 +1196,10 @@ fn judge_sustained(runs: &[Run], rules: &mut [RuleResult]) -> Vec<Burst> {
             r.passed = Some(false);
             r.fails_on = Some(format!(
                 "{run}{}{unit} sustained after burst credits ran out at {at:.1} s, missing {} {}; the run's mean of {}{unit} passes only on credits",
-                warnings::short(kept),
+                crate::numbers::short(kept),
                 r.op,
-                warnings::short(r.threshold),
-                warnings::short(v),
+                crate::numbers::short(r.threshold),
+                crate::numbers::short(v),
             ));
         }
     }

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::Options;
 use super::stats::{Stats, modified_z_scores, t_975};
+use crate::numbers::short;
 use crate::policy::{Op, Policy};
 use crate::run_index::Run;
 
@@ -134,14 +135,6 @@ impl fmt::Display for Warning {
 impl Serialize for Warning {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.to_string())
-    }
-}
-
-pub(super) fn short(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
     }
 }
 

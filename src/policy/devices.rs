@@ -164,10 +164,10 @@ impl SpreadRule {
     /// "100 × (max − min) / max ≤ 10%" or "max/min ≤ 1.1".
     pub fn describe(&self) -> String {
         match self.bound {
-            Bound::MaxOverMin(r) => format!("max/min ≤ {}", crate::report::fmt_precise(r)),
+            Bound::MaxOverMin(r) => format!("max/min ≤ {}", crate::numbers::fmt_precise(r)),
             Bound::MaxDiffPct(p) => format!(
                 "100 × (max − min) / max ≤ {}%",
-                crate::report::fmt_precise(p)
+                crate::numbers::fmt_precise(p)
             ),
         }
     }
@@ -200,7 +200,7 @@ pub fn judge(rule: &SpreadRule, rows: &[crate::fleet::NodeRow]) -> crate::fleet:
     let head_fleet = format!(
         "fleet rule {}: max/min across nodes ≤ {}",
         rule.metric,
-        crate::report::fmt_precise(r.max_over_min)
+        crate::numbers::fmt_precise(r.max_over_min)
     );
     let head = format!(
         "spread of {} across devices: {}",
@@ -215,7 +215,7 @@ pub fn judge(rule: &SpreadRule, rows: &[crate::fleet::NodeRow]) -> crate::fleet:
             100.0
         };
         text = text.replacen(
-            &format!("max/min {}", crate::report::fmt_precise(ratio)),
+            &format!("max/min {}", crate::numbers::fmt_precise(ratio)),
             &format!("difference {pct:.2}%"),
             1,
         );

@@ -6,8 +6,9 @@
 use std::io::{self, Write};
 
 use super::fleet::Fleet;
-use super::{fmt_value, identity};
+use super::identity;
 use crate::evaluate::Evaluation;
+use crate::numbers::fmt_value;
 
 /// One line, ended by a newline.
 pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {

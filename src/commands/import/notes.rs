@@ -65,8 +65,8 @@ pub(super) fn no_series_note(
                 format!(
                     "run {}: lowest {} IOPS, mean {}",
                     i + 1,
-                    crate::report::fmt_value(s.min),
-                    crate::report::fmt_value(s.mean)
+                    crate::numbers::fmt_value(s.min),
+                    crate::numbers::fmt_value(s.mean)
                 )
             })
         })
