@@ -863,18 +863,10 @@ fn judge(
     if !future.is_empty() {
         let latest = future.iter().map(|r| r.timestamp).max().expect("non-empty");
         not_counted.insert(FUTURE_REASON.into(), future.len());
-        future_warning = Some(Warning::Note(format!(
-            "{} run{} dated in the future (the latest {}) {} not counted: a clock was wrong when {} recorded; fix the clock, the runs stay in the history",
-            future.len(),
-            if future.len() == 1 { "" } else { "s" },
-            latest.format("%Y-%m-%d %H:%M %:z"),
-            if future.len() == 1 { "is" } else { "are" },
-            if future.len() == 1 {
-                "it was"
-            } else {
-                "they were"
-            },
-        )));
+        future_warning = Some(Warning::FutureRuns {
+            count: future.len(),
+            latest,
+        });
         for r in future {
             excluded.push((r, FUTURE_REASON.into()));
         }
@@ -988,7 +980,9 @@ fn judge(
             .iter()
             .filter(|_| !runs.is_empty())
             .filter_map(|r| r.scaled.as_ref())
-            .map(|s| Warning::Note(format!("threshold scaled with the machine: {}", s.text))),
+            .map(|s| Warning::ScaledThreshold {
+                resolution: s.text.clone(),
+            }),
     );
     warnings.extend(find_warnings(&runs, policy, &metrics, opts));
 
@@ -1000,10 +994,7 @@ fn judge(
     }
     warnings.extend(future_warning);
     for d in &deviations {
-        warnings.push(Warning::Note(format!(
-            "not the policy's test: {d}: {}",
-            d.why()
-        )));
+        warnings.push(Warning::NotPolicysTest(d.clone()));
     }
     // A verdict is only as current as the vendor's page it encodes: said last, after what the
     // runs themselves show.
@@ -1011,7 +1002,7 @@ fn judge(
         policy
             .source
             .stale_note(opts.now.date_naive())
-            .map(Warning::Note),
+            .map(|note| Warning::StaleSource { note }),
     );
     dedup(&mut warnings);
 

@@ -127,9 +127,12 @@ pub fn caveats(ev: &Evaluation) -> Vec<String> {
         out.extend(stated);
     }
     for w in &ev.warnings {
-        let w = w.to_string();
         // the deviations and differences again, as warnings
-        if w.starts_with("not the policy's test") || out.contains(&w) {
+        if matches!(w, crate::evaluate::Warning::NotPolicysTest(_)) {
+            continue;
+        }
+        let w = w.to_string();
+        if out.contains(&w) {
             continue;
         }
         out.push(w);

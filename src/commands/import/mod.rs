@@ -222,7 +222,10 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                     let who = format!("the fio command line at line {}", cmd.line);
                     let c = assume(&job.shape, &cmd.shape, &job.measurement, &who, true);
                     for n in c.notes {
-                        notes.push(Warning::Note(format!("{label}: {n}")));
+                        notes.push(Warning::InputCaveat {
+                            about: label.clone(),
+                            caveat: n,
+                        });
                     }
                     figures_contradict.extend(c.contradicted);
                     c.shape
@@ -234,7 +237,10 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                     let who = format!("--assume-job {spec}");
                     let assumption = assume(&stated_shape, a, &job.measurement, &who, false);
                     for c in assumption.notes {
-                        notes.push(Warning::Note(format!("{label}: {c}")));
+                        notes.push(Warning::InputCaveat {
+                            about: label.clone(),
+                            caveat: c,
+                        });
                     }
                     figures_contradict.extend(assumption.contradicted);
                     assumption.shape
