@@ -23,6 +23,7 @@ pub mod machine;
 pub mod manpage;
 pub mod measure;
 pub mod metrics;
+pub mod numbers;
 pub mod out;
 pub mod policy;
 pub mod printable;

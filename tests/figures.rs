@@ -7,7 +7,7 @@ mod common;
 
 use assert_cmd::Command;
 use chrono::{Duration, Local};
-use iopscheck::report::{fmt_precise, fmt_value};
+use iopscheck::numbers::{fmt_precise, fmt_value};
 use serde_json::Value;
 
 fn iopscheck() -> Command {

@@ -1384,7 +1384,7 @@ fn a_mixed_directory_names_each_nodes_evidence_and_require_evidence_judges_sitti
 
     // Every format says it with the fleet's verdict, and shows the quick look's figure (a
     // pass on a test that flatters) without a ✓.
-    let shown = iopscheck::report::fmt_value(quick_value);
+    let shown = iopscheck::numbers::fmt_value(quick_value);
     for f in [
         "table",
         "markdown",

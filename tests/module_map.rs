@@ -14,11 +14,8 @@ const ALLOWED_CYCLES: &[(&str, &str)] = &[
     ("commands", "report"),
     ("config", "policy"),
     ("evaluate", "policy"),
-    ("evaluate", "report"),
-    ("fleet", "report"),
     ("history", "run_index"),
     ("measure", "run_index"),
-    ("policy", "report"),
     ("policy", "suggest"),
 ];
 

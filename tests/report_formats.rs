@@ -95,7 +95,7 @@ fn pass_eval() -> Held {
         })
         .collect();
     let mut o = Options::new(Scope::Report, at("2026-12-02T18:00:00Z"));
-    o.notes.push(Warning::Note(NOTE.into()));
+    o.notes.push(Warning::EngineFallback { note: NOTE.into() });
     let mut ev = evaluate(recs.as_slice(), &policy(), &o);
     ev.group = Some(Group {
         host: "node1".into(),
@@ -835,7 +835,7 @@ fn junit_failure_carries_the_value_and_the_threshold() {
         msg,
         format!(
             "mean write_iops_formula is {} IOPS, threshold ≥ 3000 IOPS",
-            iopscheck::report::fmt_precise(value)
+            iopscheck::numbers::fmt_precise(value)
         )
     );
     assert!(value < 3000.0);
@@ -1023,7 +1023,7 @@ fn html_chart_puts_runs_on_the_right_side_of_the_threshold() {
         let v = run.metrics["write_iops_formula"];
         // SVG y grows downwards: higher IOPS are drawn above the line
         assert_eq!(*y < threshold_y, v >= 3000.0, "{tip}");
-        assert!(tip.contains(&iopscheck::report::fmt_value(v)), "{tip}");
+        assert!(tip.contains(&iopscheck::numbers::fmt_value(v)), "{tip}");
     }
     assert!(
         points.windows(2).all(|w| w[0].0 < w[1].0),

@@ -143,7 +143,7 @@ fn fleet_rule_text(f: &policy::FleetRule) -> String {
     format!(
         "fleet: {} max/min ≤ {}",
         f.metric,
-        crate::report::fmt_precise(f.max_over_min)
+        crate::numbers::fmt_precise(f.max_over_min)
     )
 }
 

@@ -355,7 +355,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
                     i + 1,
                     d.path.display(),
                     d.kind.as_str(),
-                    crate::report::fmt_value(iops)
+                    crate::numbers::fmt_value(iops)
                 ));
                 by_device[k].push(record);
             }

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::over_time::{Kind, LATEST_MIN_RUNS, Latest, latest};
-use super::warnings::short;
 use super::{EvidenceStatus, NotCounted, Options, RuleResult, Scope, Stats, Verdict};
 use crate::deviation::{self, Deviation, Effect};
+use crate::numbers::short;
 use crate::policy::{Level, Op};
 use crate::run_index::Run;
 

@@ -296,7 +296,7 @@ fn resolve_scaled(rule: &crate::policy::Rule, runs: &[Run]) -> Option<Scaled> {
 
 /// A figure with thousands separated ("4,000", "1,234.5"), for the resolved thresholds.
 fn grouped(v: f64) -> String {
-    let text = crate::report::fmt_precise(v);
+    let text = crate::numbers::fmt_precise(v);
     let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
     let (sign, digits) = int.strip_prefix('-').map_or(("", int), |d| ("-", d));
     let mut out = String::new();
@@ -864,18 +864,10 @@ fn judge(
     if !future.is_empty() {
         let latest = future.iter().map(|r| r.timestamp).max().expect("non-empty");
         not_counted.insert(FUTURE_REASON.into(), future.len());
-        future_warning = Some(Warning::Note(format!(
-            "{} run{} dated in the future (the latest {}) {} not counted: a clock was wrong when {} recorded; fix the clock, the runs stay in the history",
-            future.len(),
-            if future.len() == 1 { "" } else { "s" },
-            latest.format("%Y-%m-%d %H:%M %:z"),
-            if future.len() == 1 { "is" } else { "are" },
-            if future.len() == 1 {
-                "it was"
-            } else {
-                "they were"
-            },
-        )));
+        future_warning = Some(Warning::FutureRuns {
+            count: future.len(),
+            latest,
+        });
         for r in future {
             excluded.push((r, FUTURE_REASON.into()));
         }
@@ -989,7 +981,9 @@ fn judge(
             .iter()
             .filter(|_| !runs.is_empty())
             .filter_map(|r| r.scaled.as_ref())
-            .map(|s| Warning::Note(format!("threshold scaled with the machine: {}", s.text))),
+            .map(|s| Warning::ScaledThreshold {
+                resolution: s.text.clone(),
+            }),
     );
     warnings.extend(find_warnings(&runs, policy, &metrics, opts));
 
@@ -1001,10 +995,7 @@ fn judge(
     }
     warnings.extend(future_warning);
     for d in &deviations {
-        warnings.push(Warning::Note(format!(
-            "not the policy's test: {d}: {}",
-            d.why()
-        )));
+        warnings.push(Warning::NotPolicysTest(d.clone()));
     }
     // A verdict is only as current as the vendor's page it encodes: said last, after what the
     // runs themselves show.
@@ -1012,7 +1003,7 @@ fn judge(
         policy
             .source
             .stale_note(opts.now.date_naive())
-            .map(Warning::Note),
+            .map(|note| Warning::StaleSource { note }),
     );
     dedup(&mut warnings);
 
@@ -1197,10 +1188,10 @@ fn judge_sustained(runs: &[Run], rules: &mut [RuleResult]) -> Vec<Burst> {
             r.passed = Some(false);
             r.fails_on = Some(format!(
                 "{run}{}{unit} sustained after burst credits ran out at {at:.1} s, missing {} {}; the run's mean of {}{unit} passes only on credits",
-                warnings::short(kept),
+                crate::numbers::short(kept),
                 r.op,
-                warnings::short(r.threshold),
-                warnings::short(v),
+                crate::numbers::short(r.threshold),
+                crate::numbers::short(v),
             ));
         }
     }

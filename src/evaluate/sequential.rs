@@ -26,6 +26,7 @@ use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde::Serialize;
 
 use super::over_time::latest;
+use crate::numbers::short;
 use crate::policy::Op;
 
 /// What the sequence is asked for: its error rates, its indifference zone and its budget.
@@ -673,14 +674,6 @@ pub fn apply(ev: &mut super::Evaluation, policy: &crate::policy::Policy, s: &Set
     ev.verdict = verdict;
     ev.reason = reason;
     ev.sequential = decisions;
-}
-
-fn short(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::Options;
 use super::stats::{Stats, modified_z_scores, t_975};
+use crate::numbers::short;
 use crate::policy::{Op, Policy};
 use crate::run_index::Run;
 
@@ -50,8 +51,64 @@ pub enum Warning {
         first: (NaiveDate, f64),
         last: (NaiveDate, f64),
     },
-    /// A caveat found by the caller (smaller test than the policy's, printed figures, fallback…).
-    Note(String),
+    /// Runs dated in the future, not counted: a clock was wrong when they were recorded.
+    FutureRuns {
+        count: usize,
+        latest: DateTime<FixedOffset>,
+    },
+    /// A rule's threshold that scales with the machine, as it was resolved (or why it could
+    /// not be): `evaluate::Scaled`'s words.
+    ScaledThreshold {
+        resolution: String,
+    },
+    /// Runs that are not the policy's test, by how they differ.
+    NotPolicysTest(crate::deviation::Deviation),
+    /// The policy's source was read long ago (the policy's own words, as `policy show` says).
+    StaleSource {
+        note: String,
+    },
+    /// The figure follows the idle time before each run: burst credits refilling while idle.
+    IdleSignature {
+        metric: String,
+        /// Spearman's rank correlation of idle time and figure, over `runs` runs.
+        rho: f64,
+        runs: usize,
+        /// The run after the longest idle time, and the one after the shortest.
+        longest: IdleRun,
+        shortest: IdleRun,
+    },
+    /// fio's outputs give no IOPS series, only a summary per run; the runs (numbered from 1)
+    /// whose lowest interval is under the step's 0.8 × their mean, with both figures.
+    NoSeries {
+        runs: usize,
+        low: Vec<(usize, f64, f64)>,
+    },
+    /// A caveat of an input: `about` names the file or job block (or files) it concerns.
+    InputCaveat {
+        about: String,
+        caveat: String,
+    },
+    /// The engine asked for cannot run here; why, and which ran instead.
+    EngineFallback {
+        note: String,
+    },
+    /// What a run's IOPS series or its final fsync showed (`measure::series::warnings`'s
+    /// sentence: a step down inside a run, a flush that took most of the run).
+    InsideRun {
+        finding: String,
+    },
+    /// A decision that stands (`--recheck-every`): nothing was tested, and until when.
+    DecisionStands {
+        line: String,
+    },
+}
+
+/// A run of an idle signature: when, after how long idle (s), and its figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdleRun {
+    pub timestamp: DateTime<FixedOffset>,
+    pub idle_s: f64,
+    pub value: f64,
 }
 
 /// The modified z-score above which a run is called an outlier (Iglewicz & Hoaglin, 1993).
@@ -126,7 +183,61 @@ impl fmt::Display for Warning {
                     0.0
                 }
             ),
-            Warning::Note(s) => f.write_str(s),
+            Warning::FutureRuns { count, latest } => write!(
+                f,
+                "{count} run{} dated in the future (the latest {}) {} not counted: a clock was wrong when {} recorded; fix the clock, the runs stay in the history",
+                if *count == 1 { "" } else { "s" },
+                latest.format("%Y-%m-%d %H:%M %:z"),
+                if *count == 1 { "is" } else { "are" },
+                if *count == 1 { "it was" } else { "they were" },
+            ),
+            Warning::ScaledThreshold { resolution } => {
+                write!(f, "threshold scaled with the machine: {resolution}")
+            }
+            Warning::NotPolicysTest(d) => write!(f, "not the policy's test: {d}: {}", d.why()),
+            Warning::StaleSource { note } => f.write_str(note),
+            Warning::IdleSignature {
+                metric,
+                rho,
+                runs,
+                longest: a,
+                shortest: b,
+            } => write!(
+                f,
+                "{metric} follows the idle time before each run (rank correlation {rho:.2} over {runs} runs): the run of {} after {} idle measured {}, the run of {} after {} measured {}; a disk whose burst credits refill while idle looks like this, and its figure then says when the test ran more than what the disk keeps up",
+                a.timestamp.format("%Y-%m-%d %H:%M"),
+                idle_words(a.idle_s),
+                short(a.value),
+                b.timestamp.format("%Y-%m-%d %H:%M"),
+                idle_words(b.idle_s),
+                short(b.value),
+            ),
+            Warning::NoSeries { runs, low } => {
+                f.write_str("fio's output gives each run's IOPS per interval only as a summary, not a series: whether a disk's burst credits ran out inside a run cannot be told from it (a native `iopscheck run` samples the disk every 500 ms and judges the level it sustained)")?;
+                if !low.is_empty() {
+                    let each: Vec<String> = low
+                        .iter()
+                        .map(|(i, min, mean)| {
+                            format!(
+                                "run {i}: lowest {} IOPS, mean {}",
+                                crate::numbers::fmt_value(*min),
+                                crate::numbers::fmt_value(*mean)
+                            )
+                        })
+                        .collect();
+                    write!(
+                        f,
+                        "; in {} of {runs} runs the lowest interval is under 0.8 × the mean, as a step down would make it ({})",
+                        low.len(),
+                        each.join("; ")
+                    )?;
+                }
+                Ok(())
+            }
+            Warning::InputCaveat { about, caveat } => write!(f, "{about}: {caveat}"),
+            Warning::EngineFallback { note } => f.write_str(note),
+            Warning::DecisionStands { line } => f.write_str(line),
+            Warning::InsideRun { finding } => f.write_str(finding),
         }
     }
 }
@@ -134,14 +245,6 @@ impl fmt::Display for Warning {
 impl Serialize for Warning {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.to_string())
-    }
-}
-
-pub(super) fn short(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
     }
 }
 
@@ -268,7 +371,7 @@ pub(super) fn find_warnings(
     out.extend(
         crate::measure::series::warnings(runs)
             .into_iter()
-            .map(Warning::Note),
+            .map(|finding| Warning::InsideRun { finding }),
     );
 
     // A run far from the others: modified z-score with the median absolute deviation.
@@ -292,7 +395,7 @@ pub(super) fn find_warnings(
     }
     // Figures that follow the idle time before each run.
     if let Some(w) = idle_signature(runs, m, primary.op) {
-        out.push(Warning::Note(w));
+        out.push(w);
     }
     out
 }
@@ -305,7 +408,7 @@ const IDLE_MIN_RUNS: usize = 6;
 /// least 0.8 over 6 runs or more (about the 5% one-sided critical value at 6 runs, stricter
 /// beyond), idle times that differ at least fourfold, and the runs after the longest third of
 /// the idle times at least 1.25 × the figure of those after the shortest third.
-pub(super) fn idle_signature(runs: &[Run], metric: &str, op: Op) -> Option<String> {
+pub(super) fn idle_signature(runs: &[Run], metric: &str, op: Op) -> Option<Warning> {
     let mut pairs: Vec<(f64, f64, DateTime<FixedOffset>)> = Vec::new();
     for w in runs.windows(2) {
         let (prev, run) = (&w[0], &w[1]);
@@ -350,16 +453,18 @@ pub(super) fn idle_signature(runs: &[Run], metric: &str, op: Op) -> Option<Strin
         return None;
     }
     let (a, b) = (by_idle[n - 1], by_idle[0]);
-    let when = |i: usize| pairs[i].2.format("%Y-%m-%d %H:%M");
-    Some(format!(
-        "{metric} follows the idle time before each run (rank correlation {rho:.2} over {n} runs): the run of {} after {} idle measured {}, the run of {} after {} measured {}; a disk whose burst credits refill while idle looks like this, and its figure then says when the test ran more than what the disk keeps up",
-        when(a),
-        idle_words(idle[a]),
-        short(fig[a]),
-        when(b),
-        idle_words(idle[b]),
-        short(fig[b]),
-    ))
+    let run = |i: usize| IdleRun {
+        timestamp: pairs[i].2,
+        idle_s: idle[i],
+        value: fig[i],
+    };
+    Some(Warning::IdleSignature {
+        metric: metric.to_string(),
+        rho,
+        runs: n,
+        longest: run(a),
+        shortest: run(b),
+    })
 }
 
 /// "8.0 h", "25 min", "40 s".

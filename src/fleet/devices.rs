@@ -12,7 +12,7 @@ pub fn judge(rule: &SpreadRule, rows: &[NodeRow]) -> FleetRuleResult {
     let head_fleet = format!(
         "fleet rule {}: max/min across nodes ≤ {}",
         rule.metric,
-        crate::report::fmt_precise(r.max_over_min)
+        crate::numbers::fmt_precise(r.max_over_min)
     );
     let head = format!(
         "spread of {} across devices: {}",
@@ -27,7 +27,7 @@ pub fn judge(rule: &SpreadRule, rows: &[NodeRow]) -> FleetRuleResult {
             100.0
         };
         text = text.replacen(
-            &format!("max/min {}", crate::report::fmt_precise(ratio)),
+            &format!("max/min {}", crate::numbers::fmt_precise(ratio)),
             &format!("difference {pct:.2}%"),
             1,
         );

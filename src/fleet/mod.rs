@@ -154,7 +154,7 @@ pub struct FleetRuleResult {
 /// the metric fails (more nodes can only widen it); a pass needs every node's figure.
 pub fn judge_fleet_rule(rule: &crate::policy::FleetRule, rows: &[NodeRow]) -> FleetRuleResult {
     let unit = crate::metrics::unit(&rule.metric);
-    let figure = |v: f64| format!("{} {unit}", crate::report::fmt_precise(v));
+    let figure = |v: f64| format!("{} {unit}", crate::numbers::fmt_precise(v));
     // A host with several rows (directories, devices) is named with the directory.
     let label = |r: &NodeRow| -> String {
         if rows.iter().filter(|o| o.host == r.host).count() > 1 {
@@ -175,7 +175,7 @@ pub fn judge_fleet_rule(rule: &crate::policy::FleetRule, rows: &[NodeRow]) -> Fl
     let head = format!(
         "fleet rule {}: max/min across nodes ≤ {}",
         rule.metric,
-        crate::report::fmt_precise(rule.max_over_min)
+        crate::numbers::fmt_precise(rule.max_over_min)
     );
     let largest = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1));
     let smallest = measured.iter().min_by(|a, b| a.1.total_cmp(&b.1));
@@ -192,7 +192,7 @@ pub fn judge_fleet_rule(rule: &crate::policy::FleetRule, rows: &[NodeRow]) -> Fl
                 Some(ratio),
                 format!(
                     "max/min {} ({} {} / {} {})",
-                    crate::report::fmt_precise(ratio),
+                    crate::numbers::fmt_precise(ratio),
                     l.0,
                     figure(l.1),
                     s.0,

@@ -19,8 +19,8 @@ use crate::evaluate::{
     self, Evaluation, EvidenceStatus, Group, Options, PolicyInfo, RuleResult, Scope, Verdict,
 };
 use crate::history::{self, Line, RunScanner};
+use crate::numbers::fmt_precise;
 use crate::policy::Level;
-use crate::report::fmt_precise;
 use crate::run_index::Run;
 use crate::select::{Filter, Grouping, in_window};
 

@@ -164,10 +164,10 @@ impl SpreadRule {
     /// "100 × (max − min) / max ≤ 10%" or "max/min ≤ 1.1".
     pub fn describe(&self) -> String {
         match self.bound {
-            Bound::MaxOverMin(r) => format!("max/min ≤ {}", crate::report::fmt_precise(r)),
+            Bound::MaxOverMin(r) => format!("max/min ≤ {}", crate::numbers::fmt_precise(r)),
             Bound::MaxDiffPct(p) => format!(
                 "100 × (max − min) / max ≤ {}%",
-                crate::report::fmt_precise(p)
+                crate::numbers::fmt_precise(p)
             ),
         }
     }

@@ -120,7 +120,7 @@ fn fleet(a: &[FleetRule], b: &[FleetRule]) -> Vec<String> {
         format!(
             "{} max/min ≤ {} (level {})",
             r.metric,
-            crate::report::fmt_precise(r.max_over_min),
+            crate::numbers::fmt_precise(r.max_over_min),
             r.level.as_str()
         )
     };

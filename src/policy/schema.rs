@@ -247,7 +247,7 @@ impl Per {
     pub fn describe(self, count: f64) -> String {
         match self {
             Per::Cpu => format!("{count} vCPU{}", if count == 1.0 { "" } else { "s" }),
-            _ => format!("{} {}", crate::report::fmt_precise(count), self.unit()),
+            _ => format!("{} {}", crate::numbers::fmt_precise(count), self.unit()),
         }
     }
 }
@@ -256,7 +256,7 @@ impl Rule {
     /// "≥ 3000 IOPS", or "≥ 500 IOPS per vCPU" for a rule that scales.
     pub fn describe_threshold(&self) -> String {
         let unit = crate::metrics::unit(&self.metric);
-        let figure = crate::report::fmt_precise(self.threshold);
+        let figure = crate::numbers::fmt_precise(self.threshold);
         match self.per {
             None => format!("{} {figure} {unit}", self.op),
             Some(p) => format!("{} {figure} {unit} per {}", self.op, p.unit()),

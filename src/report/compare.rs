@@ -19,14 +19,6 @@ struct Doc<'a> {
     comparison: &'a Comparison,
 }
 
-fn figure(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
 /// Writes `c` (under `policy`) as `format`.
 pub fn render(format: Format, c: &Comparison, policy: &str, out: &mut dyn Write) -> io::Result<()> {
     let sentence = c.sentence();
@@ -34,7 +26,7 @@ pub fn render(format: Format, c: &Comparison, policy: &str, out: &mut dyn Write)
         format!(
             "{}: mean {} {} over {} run{} on {} day{}",
             s.label,
-            figure(s.mean),
+            crate::numbers::short(s.mean),
             c.unit,
             s.n,
             if s.n == 1 { "" } else { "s" },
@@ -117,7 +109,7 @@ pub fn render(format: Format, c: &Comparison, policy: &str, out: &mut dyn Write)
                     esc(&s.label),
                     s.n,
                     s.days,
-                    figure(s.mean)
+                    crate::numbers::short(s.mean)
                 )?;
             }
         }
@@ -244,7 +236,7 @@ pub fn render(format: Format, c: &Comparison, policy: &str, out: &mut dyn Write)
                     text(&s.label),
                     s.n,
                     s.days,
-                    figure(s.mean)
+                    crate::numbers::short(s.mean)
                 )?;
             }
             writeln!(out, "</table></body></html>")?;

@@ -108,7 +108,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         row.field(&text);
         text.clear();
         if let Some(runtime) = run.job.runtime_s {
-            text.push_str(&super::fmt_exact(runtime));
+            text.push_str(&crate::numbers::fmt_exact(runtime));
         }
         row.field(&text);
         text.clear();

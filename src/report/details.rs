@@ -38,10 +38,10 @@ pub fn lines(runs: &[Run], records: &Records) -> std::io::Result<Vec<String>> {
             if let (Some(p50), Some(p99)) = (get("slat_p50_us"), get("slat_p99_us")) {
                 parts.push(format!(
                     "{dir} slat (µs): p50={}, p99={}{}",
-                    short(p50),
-                    short(p99),
+                    crate::numbers::short_tenths(p50),
+                    crate::numbers::short_tenths(p99),
                     get("slat_max_us")
-                        .map(|v| format!(", max={}", short(v)))
+                        .map(|v| format!(", max={}", crate::numbers::short_tenths(v)))
                         .unwrap_or_default()
                 ));
             }
@@ -83,14 +83,6 @@ pub fn lines(runs: &[Run], records: &Records) -> std::io::Result<Vec<String>> {
         );
     }
     Ok(out)
-}
-
-fn short(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
 }
 
 #[cfg(test)]

@@ -23,9 +23,9 @@ use std::io::{self, Write};
 
 use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
 
-use super::fmt_precise;
 use super::view;
 use super::xml::{attr, text};
+use crate::numbers::fmt_precise;
 
 /// A test case's outcome, as the node's and the fleet's JUnit write it.
 pub(super) enum CaseOutcome {

@@ -37,7 +37,6 @@ use crate::run_index::Records;
 
 pub use lists::{GroupRow, groups_table, list_table};
 pub use output_file::{OutputFile, write_atomic};
-pub use table::fmt_value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -263,41 +262,6 @@ pub fn verdict_context(ev: &Evaluation) -> Vec<String> {
     view_node::beside_verdict(ev)
 }
 
-/// A number for machines: the shortest text that reads back as the same f64.
-pub fn fmt_exact(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".into()
-    } else if v.is_infinite() {
-        if v > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        }
-    } else {
-        crate::shortest::f64_text(v)
-    }
-}
-
-/// A number for messages: up to two decimals (four significant digits below 1), trailing
-/// zeros dropped, so 2995.2 stays 2995.2 where the table would round it to 2995.
-pub fn fmt_precise(v: f64) -> String {
-    if !v.is_finite() {
-        return fmt_exact(v);
-    }
-    let decimals = if v.abs() >= 1.0 || v == 0.0 {
-        2
-    } else {
-        (3 - v.abs().log10().floor() as i32).clamp(2, 12) as usize
-    };
-    let s = format!("{v:.decimals$}");
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &s
-    };
-    if s == "-0" { "0".into() } else { s.to_string() }
-}
-
 /// The policy's source address, if it is one a browser may follow (no `javascript:` and the
 /// like: policy files come from users).
 pub fn safe_url(url: &str) -> Option<&str> {
@@ -379,16 +343,5 @@ mod tests {
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
         assert!(write_atomic(&dir.path().join("gone/x.prom"), b"x").is_err());
-    }
-
-    #[test]
-    fn precise_numbers_keep_what_matters() {
-        assert_eq!(fmt_precise(2995.2), "2995.2");
-        assert_eq!(fmt_precise(3000.0), "3000");
-        assert_eq!(fmt_precise(11.71875), "11.72");
-        assert_eq!(fmt_precise(0.012345), "0.01235");
-        assert_eq!(fmt_precise(-0.0), "0");
-        assert_eq!(fmt_exact(f64::INFINITY), "+Inf");
-        assert_eq!(fmt_exact(4198.4), "4198.4");
     }
 }

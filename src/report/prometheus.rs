@@ -80,7 +80,13 @@ impl Family {
         let _ = writeln!(s, "# HELP {} {}", self.name, help_text(self.help));
         let _ = writeln!(s, "# TYPE {} gauge", self.name);
         for (labels, v) in &self.samples {
-            let _ = writeln!(s, "{}{} {}", self.name, labels, super::fmt_exact(*v));
+            let _ = writeln!(
+                s,
+                "{}{} {}",
+                self.name,
+                labels,
+                crate::numbers::fmt_exact(*v)
+            );
         }
     }
 }

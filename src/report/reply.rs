@@ -7,10 +7,10 @@
 use std::io::{self, Write};
 
 use super::fleet::Fleet;
-use super::fmt_value;
 use super::summary::{plural, stated_host, unit};
 use crate::deviation::Effect;
 use crate::evaluate::{Evaluation, Verdict};
+use crate::numbers::fmt_value;
 
 pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     write!(out, "{}", text(ev))

@@ -6,8 +6,9 @@
 use std::io::{self, Write};
 
 use super::fleet::Fleet;
-use super::{fmt_value, identity};
+use super::identity;
 use crate::evaluate::Evaluation;
+use crate::numbers::fmt_value;
 
 /// One line, ended by a newline.
 pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
@@ -126,9 +127,12 @@ pub fn caveats(ev: &Evaluation) -> Vec<String> {
         out.extend(stated);
     }
     for w in &ev.warnings {
-        let w = w.to_string();
         // the deviations and differences again, as warnings
-        if w.starts_with("not the policy's test") || out.contains(&w) {
+        if matches!(w, crate::evaluate::Warning::NotPolicysTest(_)) {
+            continue;
+        }
+        let w = w.to_string();
+        if out.contains(&w) {
             continue;
         }
         out.push(w);

@@ -10,24 +10,11 @@ use chrono::Datelike;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 
 use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
+use crate::numbers::fmt_value;
 use crate::policy::Level;
 use crate::run_index::Records;
 
 use super::view_node::Role;
-
-/// A figure with as many decimals as its size deserves.
-pub fn fmt_value(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1000.0 {
-        format!("{v:.0}")
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
-}
 
 fn column_title(r: &RuleResult) -> String {
     let unit = if r.unit.is_empty() {

@@ -23,7 +23,7 @@ use crate::evaluate::{Evaluation, RuleResult};
 use crate::policy::Level;
 use crate::run_index::RunFields;
 
-use super::fmt_value;
+use crate::numbers::fmt_value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {

@@ -8,9 +8,9 @@ use crate::deviation::Effect;
 use crate::evaluate::Verdict;
 use crate::fleet::{Fleet, NodeRow, RowSource};
 
-use super::fmt_precise;
-use super::table::fmt_value;
 use super::view::{Align, Cell, Column, Emphasis, dash};
+use crate::numbers::fmt_precise;
+use crate::numbers::fmt_value;
 
 /// One node's row, every cell as the formats show it.
 #[derive(Debug, Clone, PartialEq)]

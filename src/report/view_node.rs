@@ -8,7 +8,7 @@ use crate::evaluate::{Evaluation, Scope};
 use crate::policy::Level;
 
 use super::view::{Align, Cell, Column, Emphasis, Outcome, Row, RowKind, Table};
-use super::{fmt_precise, fmt_value};
+use crate::numbers::{fmt_precise, fmt_value};
 
 /// One row per rule: level, metric, the aggregate, the 95% interval of the mean (with two runs
 /// or more), the runs' range, the threshold, the outcome and the policy's note. None for a
@@ -435,7 +435,7 @@ pub const TOO_FEW: &str = "too few runs";
 
 #[cfg(test)]
 mod tests {
-    use crate::report::fmt_value;
+    use crate::numbers::fmt_value;
 
     /// The rules table's header and rows as Markdown and as HTML show them, cell by cell.
     fn both(runs: Vec<crate::history::Record>) -> (Vec<Vec<String>>, Vec<Vec<String>>) {

@@ -168,7 +168,10 @@ impl<'a> Reading<'a> {
                 let who = format!("the fio command line at line {}", cmd.line);
                 let c = assume(&job.shape, &cmd.shape, &job.measurement, &who, true);
                 for n in c.notes {
-                    self.notes.push(Warning::Note(format!("{label}: {n}")));
+                    self.notes.push(Warning::InputCaveat {
+                        about: label.clone(),
+                        caveat: n,
+                    });
                 }
                 figures_contradict.extend(c.contradicted);
                 c.shape
@@ -180,7 +183,10 @@ impl<'a> Reading<'a> {
                 let who = format!("--assume-job {spec}");
                 let assumption = assume(&stated_shape, a, &job.measurement, &who, false);
                 for c in assumption.notes {
-                    self.notes.push(Warning::Note(format!("{label}: {c}")));
+                    self.notes.push(Warning::InputCaveat {
+                        about: label.clone(),
+                        caveat: c,
+                    });
                 }
                 figures_contradict.extend(assumption.contradicted);
                 assumption.shape

@@ -21,17 +21,21 @@ pub(super) fn said_once(file_notes: Vec<(String, String)>) -> Vec<Warning> {
         .into_iter()
         .map(|note| {
             let f = &files[&note];
-            Warning::Note(if f.len() == 1 {
-                format!("{}: {note}", f[0])
+            let about = if f.len() == 1 {
+                f[0].clone()
             } else {
                 let shown: Vec<&str> = f.iter().take(3).map(String::as_str).collect();
                 format!(
-                    "{} files ({}{}): {note}",
+                    "{} files ({}{})",
                     f.len(),
                     shown.join(", "),
                     if f.len() > 3 { ", …" } else { "" }
                 )
-            })
+            };
+            Warning::InputCaveat {
+                about,
+                caveat: note,
+            }
         })
         .collect()
 }
@@ -52,7 +56,7 @@ pub(super) fn no_series_note(
     if measurements.is_empty() || measurements.iter().any(|m| m.series.is_some()) {
         return None;
     }
-    let low: Vec<String> = measurements
+    let low: Vec<(usize, f64, f64)> = measurements
         .iter()
         .enumerate()
         .filter_map(|(i, m)| {
@@ -61,24 +65,15 @@ pub(super) fn no_series_note(
                 Direction::Write => m.write.as_ref(),
             };
             let s = d?.samples.as_ref()?;
-            (s.samples >= 8 && s.min < crate::measure::changepoint::FALL * s.mean).then(|| {
-                format!(
-                    "run {}: lowest {} IOPS, mean {}",
-                    i + 1,
-                    crate::report::fmt_value(s.min),
-                    crate::report::fmt_value(s.mean)
-                )
-            })
+            (s.samples >= 8 && s.min < crate::measure::changepoint::FALL * s.mean).then_some((
+                i + 1,
+                s.min,
+                s.mean,
+            ))
         })
         .collect();
-    let mut text = "fio's output gives each run's IOPS per interval only as a summary, not a series: whether a disk's burst credits ran out inside a run cannot be told from it (a native `iopscheck run` samples the disk every 500 ms and judges the level it sustained)".to_string();
-    if !low.is_empty() {
-        text.push_str(&format!(
-            "; in {} of {} runs the lowest interval is under 0.8 × the mean, as a step down would make it ({})",
-            low.len(),
-            measurements.len(),
-            low.join("; ")
-        ));
-    }
-    Some(Warning::Note(text))
+    Some(Warning::NoSeries {
+        runs: measurements.len(),
+        low,
+    })
 }

@@ -71,7 +71,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let runner = choose_runner(engine, &policy, &mut engine_note)?;
     if let Some(n) = &engine_note {
         ctx.warn(n);
-        notes.push(Warning::Note(n.clone()));
+        notes.push(Warning::EngineFallback { note: n.clone() });
     }
     // Recorded as an override; whether the engine is the policy's to accept, and whether a
     // smaller or shorter test flatters, is judged from each record (crate::deviation).
@@ -98,7 +98,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         {
             let line = standing_line(&ev, due, every);
             crate::out::err_line(format_args!("iopscheck: {line}"));
-            ev.warnings.push(Warning::Note(line));
+            ev.warnings.push(Warning::DecisionStands { line });
             outputs.emit(&ev, &held, ctx)?;
             crate::out::finish_stdout();
             return Ok(ev.verdict.exit_code());

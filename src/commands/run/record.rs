@@ -28,7 +28,7 @@ pub(super) fn run_line(
     let iops = d.iops;
     let mbs = d.bw_mb_s_printed.unwrap_or(d.bw_bytes / 1e6);
     let rt = d.runtime_ms as f64;
-    let fio = crate::report::fmt_value(iops);
+    let fio = crate::numbers::fmt_value(iops);
     // The policy's deciding figure, by the name its rule gives.
     let head = match deciding.and_then(|d| r.metrics.get(d).map(|v| (d, *v))) {
         Some((d, v)) if d.strip_suffix("_iops") != Some(dir) => {
@@ -40,7 +40,7 @@ pub(super) fn run_line(
             };
             format!(
                 "{d} {}{unit} (fio's IOPS={fio})",
-                crate::report::fmt_value(v)
+                crate::numbers::fmt_value(v)
             )
         }
         _ => format!("{dir} {fio} IOPS"),

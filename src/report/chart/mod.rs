@@ -12,8 +12,8 @@
 use std::fmt::Write as _;
 
 use super::xml::{attr, text};
-use super::{fmt_precise, fmt_value};
 use crate::evaluate::RuleResult;
+use crate::numbers::{fmt_precise, fmt_value};
 
 mod days;
 mod nodes;

@@ -11,8 +11,8 @@
 use std::io::{self, Write};
 
 use super::Fleet;
+use crate::numbers::fmt_exact;
 use crate::report::csv::write_row;
-use crate::report::fmt_exact;
 
 const HEADER: [&str; 20] = [
     "host",

@@ -12,7 +12,7 @@ use crate::evaluate::Verdict;
 use super::super::junit::{self, CaseOutcome};
 use super::super::view_fleet::{Node, fleet_view};
 use super::Fleet;
-use crate::report::fmt_precise;
+use crate::numbers::fmt_precise;
 
 pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let c = fleet.counts();

@@ -203,10 +203,10 @@ mod tests {
         assert!(!rule.op.holds(low, rule.threshold) && rule.op.holds(high, rule.threshold));
         let tip = format!(
             "2026-11-02: mean {} {} of 24 runs, range {}–{}; 12 runs miss",
-            crate::report::fmt_value((low + high) / 2.0),
+            crate::numbers::fmt_value((low + high) / 2.0),
             rule.unit,
-            crate::report::fmt_value(low),
-            crate::report::fmt_value(high)
+            crate::numbers::fmt_value(low),
+            crate::numbers::fmt_value(high)
         );
         assert!(h.contains(&tip), "{tip}\n{h}");
         assert!(h.contains("2026-11-09: mean "), "{h}");

@@ -53,7 +53,7 @@ fn runs_table(h: &mut String, ev: &Evaluation, t: &Table) {
             let cell = run
                 .metrics
                 .get(m)
-                .map(|&v| crate::report::fmt_value(v))
+                .map(|&v| crate::numbers::fmt_value(v))
                 .unwrap_or("—".into());
             let _ = write!(h, "<td class=\"num\">{}</td>", text(&cell));
         }
