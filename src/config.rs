@@ -14,18 +14,6 @@ use crate::job::{JobError, Secs, Size};
 use crate::policy::{self, Policy};
 use crate::units;
 
-/// How many runs one invocation may make, from a policy's `runs` or `run --runs`.
-pub const RUNS: std::ops::RangeInclusive<u32> = 1..=1000;
-
-/// Checks a number of runs against [`RUNS`].
-pub fn check_runs(n: u32) -> Result<(), String> {
-    if RUNS.contains(&n) {
-        Ok(())
-    } else {
-        Err(format!("must be {} to {}", RUNS.start(), RUNS.end()))
-    }
-}
-
 /// `iopscheck run`, decided.
 #[derive(Debug)]
 pub struct RunConfig {
@@ -206,9 +194,15 @@ mod tests {
 
     #[test]
     fn the_limit_on_runs_is_one_to_a_thousand() {
-        assert!(check_runs(1).is_ok() && check_runs(1000).is_ok());
-        assert_eq!(check_runs(0).unwrap_err(), "must be 1 to 1000");
-        assert_eq!(check_runs(1001).unwrap_err(), "must be 1 to 1000");
+        assert!(crate::policy::check_runs(1).is_ok() && crate::policy::check_runs(1000).is_ok());
+        assert_eq!(
+            crate::policy::check_runs(0).unwrap_err(),
+            "must be 1 to 1000"
+        );
+        assert_eq!(
+            crate::policy::check_runs(1001).unwrap_err(),
+            "must be 1 to 1000"
+        );
         let e = config(&["--runs", "1001"]).unwrap_err().to_string();
         assert!(
             e.contains("--runs") && e.contains("must be 1 to 1000"),

@@ -12,7 +12,7 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
     match cmd {
         PolicyCommand::List { names: true } => {
             let mut out = crate::out::stdout();
-            for n in crate::suggest::policy_names(std::path::Path::new(SYSTEM_POLICY_DIR)) {
+            for n in crate::policy::names(std::path::Path::new(SYSTEM_POLICY_DIR)) {
                 writeln!(out, "{n}")?;
             }
             Ok(Exit::Pass.code())

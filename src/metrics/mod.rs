@@ -440,6 +440,21 @@ fn latency(out: &mut Metrics, p: &str, l: &Latency) {
     }
 }
 
+/// A throughput figure of one direction: what a run's sustained level scales.
+pub fn throughput(metric: &str) -> Option<Direction> {
+    let (dir, what) = metric.split_once('_')?;
+    let d = match dir {
+        "read" => Direction::Read,
+        "write" => Direction::Write,
+        _ => return None,
+    };
+    matches!(
+        what,
+        "iops" | "iops_formula" | "bw_bytes" | "bw_mb_s" | "bw_mib_s"
+    )
+    .then_some(d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,10 +16,10 @@ mod load;
 mod schema;
 
 pub use builtin::{BUILTIN, builtin_yaml};
-pub use check::check;
+pub use check::{check, check_runs};
 pub use diff::{Section, diff};
 pub use load::{
-    Loaded, Origin, PolicyError, SYSTEM_POLICY_DIR, load_file, parse, resolve, resolve_in,
+    Loaded, Origin, PolicyError, SYSTEM_POLICY_DIR, load_file, names, parse, resolve, resolve_in,
 };
 pub use schema::{
     Aggregate, Evidence, FleetRule, Level, Op, Per, Policy, Publication, Rule, STALE_AFTER_DAYS,
