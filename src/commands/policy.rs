@@ -2,11 +2,12 @@
 
 use std::io::Write;
 
-use crate::app::Ctx;
 use crate::cli::PolicyCommand;
+use crate::config::Ctx;
 use crate::error::UsageError;
 use crate::exit::Exit;
 use crate::policy::{self, BUILTIN, Level, SYSTEM_POLICY_DIR};
+use crate::report::ListRow;
 
 pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
     match cmd {
@@ -145,24 +146,6 @@ fn fleet_rule_text(f: &policy::FleetRule) -> String {
         f.metric,
         crate::report::fmt_precise(f.max_over_min)
     )
-}
-
-/// One policy as `policy list` shows it.
-pub struct ListRow {
-    pub name: String,
-    pub vendor: String,
-    /// The job in parts: rw and block size, the engines, the flags (queue depth, direct, fsync).
-    pub job: [String; 3],
-    /// The deciding and soft rules, one per line.
-    pub checks: Vec<String>,
-    /// prescribed or assumed.
-    pub test: String,
-    /// "built-in" or the file it came from.
-    pub origin: String,
-    /// When the source was read.
-    pub seen: String,
-    /// "source seen … (over a year ago): check it is current; the source: URL" for a source read more than a year ago.
-    pub stale: Option<String>,
 }
 
 impl ListRow {

@@ -35,7 +35,7 @@ use std::io::{self, Write};
 use crate::evaluate::Evaluation;
 use crate::run_index::Records;
 
-pub use lists::{GroupRow, groups_table, list_table};
+pub use lists::{GroupRow, ListRow, groups_table, list_table};
 pub use output_file::{OutputFile, write_atomic};
 pub use table::fmt_value;
 

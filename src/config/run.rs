@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::app::{Input, Outputs, usage};
+use super::{Input, Outputs, history_path, policy_input};
 use crate::cli::{EngineRequest, RunArgs};
+use crate::error::usage;
 use crate::job::{JobError, Secs, Size};
 use crate::policy::{self, Policy};
 use crate::units;
@@ -55,7 +56,7 @@ impl TryFrom<RunArgs> for RunConfig {
 
     fn try_from(args: RunArgs) -> anyhow::Result<RunConfig> {
         let loaded = policy::resolve(&args.policy)?;
-        let policy_input = crate::app::policy_input(&loaded, "-p/--policy");
+        let policy_input = policy_input(&loaded, "-p/--policy");
         let declared = loaded.policy;
         let mut policy = declared.clone();
         let mut overrides = BTreeMap::new();
@@ -97,7 +98,7 @@ impl TryFrom<RunArgs> for RunConfig {
         let host = crate::machine::host_from(args.host.as_deref())
             .map_err(usage)?
             .unwrap_or_else(crate::machine::hostname);
-        let history = (!args.no_history).then(|| crate::app::history_path(&args.history.history));
+        let history = (!args.no_history).then(|| history_path(&args.history.history));
         let mut inputs: Vec<Input> = policy_input.into_iter().collect();
         inputs.extend(history.iter().map(|h| Input::new("the history", h)));
         outputs.refuse_inputs(&inputs)?;
