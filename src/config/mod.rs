@@ -8,7 +8,7 @@ pub mod outputs;
 pub mod run;
 
 pub use outputs::{Input, Outputs, history_path, missing_dir, policy_input};
-pub use run::{RunConfig, SUSTAINED_BUDGET};
+pub use run::RunConfig;
 
 /// Global settings every command sees.
 #[derive(Debug, Clone)]

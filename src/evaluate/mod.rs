@@ -29,8 +29,8 @@ use crate::run_index::{Records, Run, RunFields};
 
 use decide::{Judged, decide, straddles};
 pub use run_lines::RunLines;
-pub use stats::{CI_MAX_SPAN, CI_MIN_RUNS, Stats, ci95_of_mean, modified_z_scores, t_975};
-pub use warnings::{FIRST_RUN_FACTOR, OUTLIER_Z, Warning};
+pub use stats::{Stats, t_975};
+pub use warnings::Warning;
 use warnings::{dedup, find_warnings};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
