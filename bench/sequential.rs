@@ -12,9 +12,9 @@
 //! run from the 6th, stopping at the first that clears the threshold).
 
 use chrono::{DateTime, Duration, FixedOffset};
-use iopscheck::evaluate::Stats;
-use iopscheck::evaluate::sequential::{Floor, Outcome, Settings, first_end};
-use iopscheck::policy::Op;
+use iopscheck::testing::evaluate::Stats;
+use iopscheck::testing::evaluate::sequential::{Floor, Outcome, Settings, first_end};
+use iopscheck::testing::policy::Op;
 
 struct Rng(u64, Option<f64>);
 

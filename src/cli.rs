@@ -603,7 +603,7 @@ fn runs_value(s: &str) -> Result<u32, String> {
         .trim()
         .parse()
         .map_err(|_| format!("'{s}' is not a whole number of runs"))?;
-    crate::config::check_runs(n)?;
+    crate::policy::check_runs(n)?;
     Ok(n)
 }
 

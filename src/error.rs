@@ -8,6 +8,11 @@ use crate::engine::EngineError;
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// A [`UsageError`]: bad flags, printed as they are.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
 /// The test could not run, or stopped before its end: nothing was recorded for the run, and
 /// the test file was removed.
 #[derive(Debug, thiserror::Error)]

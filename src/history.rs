@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use crate::record::{Heads, decode, tool_timestamp};
-pub use crate::record::{
-    Metrics, NO_FIGURES, Record, RecordHead, SCHEMA_VERSION, Source, Target, check_metrics,
-};
+pub use crate::record::{Record, RecordHead, SCHEMA_VERSION, Source, Target, check_metrics};
 use crate::run_index::{At, Contexts, Run};
 
 /// A line longer than this is not a record (records are a few KiB).

@@ -14,6 +14,7 @@ use crate::units;
 /// fio's `rw=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[allow(clippy::enum_variant_names)] // fio's own names: rw=rw, rw=randrw
 pub enum Rw {
     Read,
     Write,

@@ -15,6 +15,9 @@ pub fn hostname() -> String {
         .unwrap_or_else(|| "localhost".to_string())
 }
 
+/// The host of an import without `--host`.
+pub const HOST_NOT_STATED: &str = "host not stated (use --host)";
+
 /// The environment variable that names this node, for machines whose host name is not the
 /// node's (a Kubernetes pod: the manifests fill it from `spec.nodeName`).
 pub const HOST_ENV: &str = "IOPSCHECK_HOST";

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    iopscheck::app::main()
+    iopscheck::main()
 }

@@ -19,11 +19,6 @@ pub fn set_colour(colour: bool) {
     COLOUR.store(colour, Ordering::Relaxed);
 }
 
-/// True once a write to stdout found its reader gone.
-pub fn stdout_closed() -> bool {
-    STDOUT_CLOSED.load(Ordering::Relaxed)
-}
-
 /// Standard output for reports and listings: a closed pipe turns every later write into a
 /// no-op. Other errors (a full disk behind `> file`) are returned as they are.
 pub fn stdout() -> Sink<io::StdoutLock<'static>> {

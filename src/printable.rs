@@ -171,22 +171,6 @@ pub fn text(s: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }
 
-/// `s` as one line: every control character made visible, line feeds and tabs too (a name).
-pub fn line(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return Cow::Borrowed(s);
-    }
-    Cow::Owned(
-        s.chars()
-            .map(|c| match c {
-                '\0'..='\x1f' | '\x7f' => picture(c as u8),
-                '\u{80}'..='\u{9f}' => '\u{fffd}',
-                c => c,
-            })
-            .collect(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,8 +202,6 @@ mod tests {
             );
         }
         assert_eq!(text(s), "a␛[2Jb␇c␍d␀e␡f\u{fffd}g\n\th\r\n");
-        assert_eq!(line("a\nb\tc\x1b"), "a␊b␉c␛");
-        assert!(matches!(line("plain"), Cow::Borrowed(_)));
     }
 
     #[test]

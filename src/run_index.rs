@@ -19,11 +19,11 @@ use std::sync::Arc;
 use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
-use crate::history::{Record, Source, Target};
 use crate::job::JobShape;
 use crate::measure::Series;
 use crate::metrics::Metrics;
 use crate::record::RecordRef;
+use crate::record::{Record, Source, Target};
 
 pub use crate::record::RunInfo;
 

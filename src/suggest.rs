@@ -57,27 +57,6 @@ pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     (d <= limit).then_some(c)
 }
 
-/// Every policy name `--policy` accepts: the built-in ones, then the local ones in `dir`.
-pub fn policy_names(dir: &std::path::Path) -> Vec<String> {
-    let mut out: Vec<String> = crate::policy::BUILTIN
-        .iter()
-        .map(|(n, _)| n.to_string())
-        .collect();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        let mut local: Vec<String> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
-            .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-            .filter(|n| !out.contains(n))
-            .collect();
-        local.sort();
-        local.dedup();
-        out.extend(local);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,16 +73,5 @@ mod tests {
         assert_eq!(closest("uring", &engines), Some("io_uring"));
         assert_eq!(closest("libiao", &engines), Some("libaio"));
         assert_eq!(closest("swimlan", &["swimlane", "other"]), Some("swimlane"));
-    }
-
-    #[test]
-    fn policy_names_are_the_built_in_then_the_local_ones() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("ours.yaml"), "x").unwrap();
-        std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
-        let names = policy_names(dir.path());
-        assert_eq!(names[0], "swimlane");
-        assert_eq!(names.last().map(String::as_str), Some("ours"));
-        assert!(!names.iter().any(|n| n == "notes"));
     }
 }

@@ -5,7 +5,6 @@
 //! it as 1024 because that is what anyone typing it means, and we always hand fio plain bytes.)
 //! Durations: `60` (seconds, as fio's `runtime=60`), `60s`, `500ms`, `10m`, `2h`, `3d`.
 
-use std::fmt;
 use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -198,15 +197,6 @@ pub fn num2str(num: u64, pow2: bool) -> String {
         );
     }
     format!("{}{}{}", n, &text[1..], prefixes[level])
-}
-
-/// A number with a fixed count of decimals and no trailing noise, for tables.
-pub struct Fixed(pub f64, pub usize);
-
-impl fmt::Display for Fixed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:.*}", self.1, self.0)
-    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use chrono::{Duration, Local};
-use iopscheck::history::Record;
+use iopscheck::testing::history::Record;
 use serde_json::Value;
 
 const SECRET: &str = "s3cr3t-token-do-not-ship";
@@ -34,7 +34,7 @@ fn setup(mb_s: f64) -> Setup {
     let data = tmp.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let data = data.canonicalize().unwrap();
-    let host = iopscheck::machine::hostname();
+    let host = iopscheck::testing::machine::hostname();
     let mut text = String::new();
     let mut own_lines = Vec::new();
     for d in 0..2 {
@@ -148,7 +148,7 @@ fn the_bundle_holds_what_it_promises_and_reports_the_same_verdict_elsewhere() {
 
     assert_eq!(
         get("policy.yaml"),
-        iopscheck::policy::builtin_yaml("swimlane").unwrap()
+        iopscheck::testing::policy::builtin_yaml("swimlane").unwrap()
     );
 
     let report: Value = serde_json::from_str(&get("report.json")).unwrap();

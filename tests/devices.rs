@@ -404,14 +404,14 @@ fn a_device_the_job_would_write_or_that_is_not_a_device_is_refused_naming_the_fl
 /// A run of IBM's ECE test on an NVMe drive as the native engine records it: the policy's own
 /// job over the whole drive, with the figures the policy judges.
 fn ece_record(
-    policy: &iopscheck::policy::Policy,
+    policy: &iopscheck::testing::policy::Policy,
     dev: &str,
     t: chrono::DateTime<chrono::FixedOffset>,
     iops_mean: f64,
     clat_mean_us: f64,
 ) -> String {
-    use iopscheck::history::{Record, Source, Target};
-    use iopscheck::record::RunInfo;
+    use iopscheck::testing::history::{Record, Source, Target};
+    use iopscheck::testing::record::RunInfo;
     let capacity: u64 = 3_200_631_791_616;
     let mut job = policy.job.shape();
     job.size = Some(capacity / policy.job.bs.0 * policy.job.bs.0);
@@ -449,7 +449,7 @@ fn ece_record(
 fn ibm_ece_judges_each_nvme_drive_and_fails_drives_more_than_ten_percent_apart() {
     let env = Env::new();
     let name = "ibm-storage-scale-ece-nvme";
-    let policy = iopscheck::policy::resolve(name).unwrap().policy;
+    let policy = iopscheck::testing::policy::resolve(name).unwrap().policy;
     let threshold = |m: &str| {
         policy
             .rules

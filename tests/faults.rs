@@ -823,7 +823,7 @@ fn os(v: &[&str]) -> Vec<std::ffi::OsString> {
 
 /// A history of six Swimlane runs of this host over two days at `mb_s`.
 fn seed_history(env: &Env, mb_s: f64, runs: i64) {
-    let host = iopscheck::machine::hostname();
+    let host = iopscheck::testing::machine::hostname();
     let mut text = String::new();
     for i in 0..runs {
         let ts = chrono::Local::now() - chrono::Duration::hours(1 + 12 * i);
@@ -1530,7 +1530,7 @@ fn a_full_disk_during_a_history_append_leaves_the_history_byte_identical() {
     // One record, padded with a blank line so that only 96 bytes are left in the file's last
     // page: the next record starts to be written, then the disk is full.
     let history = at.join("history.jsonl");
-    let host = iopscheck::machine::hostname();
+    let host = iopscheck::testing::machine::hostname();
     let r = common::swimlane_record(&host, "/data", chrono::Local::now().fixed_offset(), 20.0);
     let mut text = serde_json::to_string(&r).unwrap();
     text.push('\n');

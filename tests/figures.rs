@@ -7,7 +7,7 @@ mod common;
 
 use assert_cmd::Command;
 use chrono::{Duration, Local};
-use iopscheck::numbers::{fmt_precise, fmt_value};
+use iopscheck::testing::numbers::{fmt_precise, fmt_value};
 use serde_json::Value;
 
 fn iopscheck() -> Command {
@@ -111,7 +111,7 @@ fn the_html_page_rounds_each_figure_as_every_other_format_does() {
         }
     }
     std::fs::write(&history, text).unwrap();
-    let formula = iopscheck::metrics::iops_formula(21.8331, 4096);
+    let formula = iopscheck::testing::metrics::iops_formula(21.8331, 4096);
     assert_ne!(
         fmt_precise(formula),
         fmt_value(formula),

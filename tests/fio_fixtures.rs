@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use iopscheck::fio::{FioFormat, FioOutput, ParseError, parse};
-use iopscheck::measure::{BwBasis, DirectionStats};
+use iopscheck::testing::fio::{FioFormat, FioOutput, ParseError, parse};
+use iopscheck::testing::measure::{BwBasis, DirectionStats};
 use proptest::prelude::*;
 
 fn fixture_dir() -> PathBuf {
@@ -261,7 +261,7 @@ fn fio_3_33_text_figures_are_fio_formulas_of_the_issued_counts() {
             assert_eq!((w.ios, w.runtime_ms), (ios, runtime), "{file}");
             // fio: iops = 1000 × ios / runtime (integer), printed by num2str
             let iops = 1000 * ios / runtime;
-            let shown = iopscheck::units::num2str(iops, false);
+            let shown = iopscheck::testing::units::num2str(iops, false);
             assert_eq!(w.iops, printed_count(&shown), "{file}: IOPS");
             // within 0.1 %, or half a unit of the last printed digit (158k for 157,693)
             let mult = if shown.ends_with('k') { 1000.0 } else { 1.0 };
@@ -276,8 +276,8 @@ fn fio_3_33_text_figures_are_fio_formulas_of_the_issued_counts() {
             );
             // fio: bw = 1000 × bytes / runtime, printed binary and decimal
             let bw = 1000 * ios * 4096 / runtime;
-            let binary = iopscheck::units::num2str(bw, true);
-            let decimal = iopscheck::units::num2str(bw, false);
+            let binary = iopscheck::testing::units::num2str(bw, true);
+            let decimal = iopscheck::testing::units::num2str(bw, false);
             let unit = |s: &str, pow2: bool| {
                 let digits: String = s
                     .chars()
@@ -762,7 +762,7 @@ random-write: (groupid=0, jobs=1): err= 0: pid=1873: Tue Jun  2 14:14:32 2020
 ";
     let out = parse(text.as_bytes()).unwrap();
     let m = &out.jobs[0].measurement;
-    let x = iopscheck::metrics::from_measurement(m);
+    let x = iopscheck::testing::metrics::from_measurement(m);
     assert_eq!(x["write_iops"], 3994.0);
     assert!((x["write_bw_mb_s"] - 16.4).abs() < 1e-9);
     assert!((x["write_iops_formula"] - 4198.4).abs() < 1e-6);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use chrono::{Duration, Local};
-use iopscheck::history::Record;
+use iopscheck::testing::history::Record;
 use serde_json::Value;
 
 fn iopscheck() -> Command {
@@ -831,7 +831,7 @@ fn a_result_is_judged_again_from_its_own_runs_whatever_it_claims() {
     let mut four = runs("node1", "/data", 2, 16.4);
     four.retain(|r| r.timestamp.format("%H:%M").to_string() != "12:00");
     let short = n.result("short.json", "node1", &four);
-    let failing_value = iopscheck::metrics::iops_formula(10.0, 4096);
+    let failing_value = iopscheck::testing::metrics::iops_formula(10.0, 4096);
     let claim_pass = |v: &mut Value| {
         v["verdict"] = Value::from("pass");
         v["reason"] = Value::from("all good");
@@ -1384,7 +1384,7 @@ fn a_mixed_directory_names_each_nodes_evidence_and_require_evidence_judges_sitti
 
     // Every format says it with the fleet's verdict, and shows the quick look's figure (a
     // pass on a test that flatters) without a ✓.
-    let shown = iopscheck::numbers::fmt_value(quick_value);
+    let shown = iopscheck::testing::numbers::fmt_value(quick_value);
     for f in [
         "table",
         "markdown",

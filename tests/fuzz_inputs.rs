@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use iopscheck::{history, policy};
+use iopscheck::testing::{history, policy};
 use proptest::prelude::*;
 
 fn swimlane() -> &'static str {

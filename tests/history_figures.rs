@@ -63,7 +63,7 @@ struct Case {
 
 fn case(edit: impl Fn(&mut Value)) -> Case {
     let tmp = tempfile::tempdir().unwrap();
-    let host = iopscheck::machine::hostname();
+    let host = iopscheck::testing::machine::hostname();
     let (text, bad) = two_real_runs_and_four(&host, "/data", edit);
     let history = tmp.path().join("history.jsonl");
     std::fs::write(&history, text).unwrap();

@@ -23,7 +23,7 @@ fn mode(p: &Path, m: u32) {
 
 /// A few Swimlane records of this host, an hour apart and older.
 fn seed(history: &Path, runs: i64) {
-    let host = iopscheck::machine::hostname();
+    let host = iopscheck::testing::machine::hostname();
     let mut text = String::new();
     for i in 0..runs {
         let ts = chrono::Local::now() - chrono::Duration::hours(1 + 12 * i);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use common::Env;
 
 fn seed_history(env: &Env, mb_s: f64, runs: i64) {
-    let host = iopscheck::machine::hostname();
+    let host = iopscheck::testing::machine::hostname();
     let mut text = String::new();
     for i in 0..runs {
         let ts = chrono::Local::now() - chrono::Duration::hours(1 + 12 * i);

@@ -514,7 +514,7 @@ fn write_history_of(path: &Path, host: &str, dir: &str, figures: &[f64]) {
                 "engine": "posixaio",
                 // the policy's own job: only its runs count as evidence
                 "job": serde_json::to_value(
-                    iopscheck::policy::resolve("swimlane").unwrap().policy.job.shape()
+                    iopscheck::testing::policy::resolve("swimlane").unwrap().policy.job.shape()
                 ).unwrap(),
                 "metrics": {
                     "write_bw_mb_s": mb_s,
@@ -593,7 +593,7 @@ fn the_scheduled_check_runs_then_exports_the_windows_verdict() {
     let history = tmp.path().join("history.jsonl");
     write_history(
         &history,
-        &iopscheck::machine::hostname(),
+        &iopscheck::testing::machine::hostname(),
         data.to_str().unwrap(),
         16.4,
     );

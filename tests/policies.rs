@@ -131,8 +131,11 @@ fn every_built_in_policy_checks_and_runs_end_to_end_in_every_format() {
     let on_dirs = builtin_names(&env)
         .iter()
         .filter(|n| {
-            let yaml = iopscheck::policy::builtin_yaml(n).unwrap();
-            iopscheck::policy::parse(yaml, n).unwrap().devices.is_none()
+            let yaml = iopscheck::testing::policy::builtin_yaml(n).unwrap();
+            iopscheck::testing::policy::parse(yaml, n)
+                .unwrap()
+                .devices
+                .is_none()
         })
         .count();
     assert_eq!(lines.len(), on_dirs);

@@ -60,8 +60,8 @@ fn a_source_read_more_than_a_year_ago_is_noted_in_the_list_and_every_verdict() {
     // the list marks the built-ins read more than a year ago, and only those
     let list =
         String::from_utf8(env.cmd().args(["policy", "list"]).output().unwrap().stdout).unwrap();
-    for (name, yaml) in iopscheck::policy::BUILTIN {
-        let p = iopscheck::policy::parse(yaml, name).unwrap();
+    for (name, yaml) in iopscheck::testing::policy::BUILTIN {
+        let p = iopscheck::testing::policy::parse(yaml, name).unwrap();
         let noted = list.contains(&format!(
             "{name}: source seen {} (over a year ago): {STALE}",
             p.source.seen
@@ -383,9 +383,9 @@ const NEW: &[&str] = &[
 /// metric a rule judges is `figure(rule)`.
 fn runs_of(
     env: &Env,
-    policy: &iopscheck::policy::Policy,
+    policy: &iopscheck::testing::policy::Policy,
     host: &str,
-    figure: impl Fn(&iopscheck::policy::Rule) -> f64,
+    figure: impl Fn(&iopscheck::testing::policy::Rule) -> f64,
 ) {
     use std::io::Write;
     let now = chrono::Local::now();
@@ -404,7 +404,7 @@ fn runs_of(
         r.metrics = policy
             .rules
             .iter()
-            .filter(|rule| rule.level != iopscheck::policy::Level::Info)
+            .filter(|rule| rule.level != iopscheck::testing::policy::Level::Info)
             .map(|rule| (rule.metric.clone(), figure(rule)))
             .collect();
         writeln!(f, "{}", serde_json::to_string(&r).unwrap()).unwrap();
@@ -414,12 +414,12 @@ fn runs_of(
 const CPUS: u32 = 4;
 
 /// A rule's threshold on a machine of [`CPUS`] vCPUs.
-fn threshold(rule: &iopscheck::policy::Rule) -> f64 {
+fn threshold(rule: &iopscheck::testing::policy::Rule) -> f64 {
     rule.threshold * if rule.per.is_some() { CPUS as f64 } else { 1.0 }
 }
 
 /// 20% to the good or the bad side of a rule's threshold.
-fn beside(rule: &iopscheck::policy::Rule, good: bool) -> f64 {
+fn beside(rule: &iopscheck::testing::policy::Rule, good: bool) -> f64 {
     let up = rule.op.higher_is_better() == good;
     threshold(rule) * if up { 1.2 } else { 0.8 }
 }
@@ -431,7 +431,7 @@ fn each_new_policy_passes_and_fails_on_its_own_test() {
         String::from_utf8(env.cmd().args(["policy", "list"]).output().unwrap().stdout).unwrap();
     for name in NEW {
         assert!(list.contains(name), "policy list lacks {name}");
-        let p = iopscheck::policy::resolve(name).unwrap().policy;
+        let p = iopscheck::testing::policy::resolve(name).unwrap().policy;
         assert_eq!(p.source.seen.to_string(), "2026-12-02", "{name}");
         runs_of(&env, &p, &format!("{name}-good"), |r| beside(r, true));
         runs_of(&env, &p, &format!("{name}-bad"), |r| beside(r, false));
@@ -469,7 +469,7 @@ fn atlassian_latency_tiers_are_pass_warn_and_fail() {
         "atlassian-confluence-shared-home",
         "atlassian-confluence-local-home",
     ] {
-        let p = iopscheck::policy::resolve(name).unwrap().policy;
+        let p = iopscheck::testing::policy::resolve(name).unwrap().policy;
         let bound = |level| {
             p.rules
                 .iter()
@@ -478,8 +478,8 @@ fn atlassian_latency_tiers_are_pass_warn_and_fail() {
                 .unwrap()
         };
         let (optimal, attention) = (
-            bound(iopscheck::policy::Level::Warn),
-            bound(iopscheck::policy::Level::Fail),
+            bound(iopscheck::testing::policy::Level::Warn),
+            bound(iopscheck::testing::policy::Level::Fail),
         );
         assert!(optimal < attention, "{name}");
         // between the two bounds: the middle tier
@@ -535,7 +535,7 @@ fn atlassian_latency_tiers_are_pass_warn_and_fail() {
 /// metric of the policy's fleet rules at `figure`, in its own file: one node's input to fleet.
 fn node_history(env: &Env, policy: &str, host: &str, figure: f64) -> std::path::PathBuf {
     use std::io::Write;
-    let p = iopscheck::policy::resolve(policy).unwrap().policy;
+    let p = iopscheck::testing::policy::resolve(policy).unwrap().policy;
     let path = env.tmp.path().join(format!("{host}.jsonl"));
     let mut f = std::fs::File::create(&path).unwrap();
     let now = chrono::Local::now();
@@ -572,7 +572,7 @@ fn fleet_json(env: &Env, policy: &str, files: &[std::path::PathBuf]) -> (i32, se
 fn a_fleet_rule_judges_the_spread_across_nodes() {
     let env = Env::new();
     for (policy, base) in [("confluent", 4000.0), ("confluent-throughput", 400.0)] {
-        let p = iopscheck::policy::resolve(policy).unwrap().policy;
+        let p = iopscheck::testing::policy::resolve(policy).unwrap().policy;
         let bound = p.fleet[0].max_over_min;
         // within the bound: every node alike enough
         let close: Vec<_> = [1.0, 1.03, bound * 0.99]

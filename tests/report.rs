@@ -332,14 +332,14 @@ fn a_long_history_is_listed_whole_in_json_and_by_day_in_markdown_and_html() {
         let t = (start + Duration::minutes(5 * i)).fixed_offset();
         let mut r = common::swimlane_record("node1", "/data", t, 16.0 + (i % 5) as f64);
         if i == 3 * 288 - 1 {
-            r.iops_series = Some(iopscheck::measure::Series {
+            r.iops_series = Some(iopscheck::testing::measure::Series {
                 interval_ms: 500,
                 write: vec![4000, 4100, 900],
                 read: vec![],
                 last_ms: 250,
                 end_fsync_ms: Some(80.0),
             });
-            r.disk_stats = vec![iopscheck::measure::DiskStat {
+            r.disk_stats = vec![iopscheck::testing::measure::DiskStat {
                 name: "vdb".into(),
                 write_ios: 8100,
                 util_pct: 97.5,

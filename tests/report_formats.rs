@@ -11,11 +11,11 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use chrono::{DateTime, Utc};
-use iopscheck::evaluate::{Evaluation, Group, Options, Scope, Verdict, Warning};
-use iopscheck::history::Record;
-use iopscheck::policy::{Level, Op, Policy, Rule};
-use iopscheck::report::{Format, Style, render};
-use iopscheck::run_index::Records;
+use iopscheck::testing::evaluate::{Evaluation, Group, Options, Scope, Verdict, Warning};
+use iopscheck::testing::history::Record;
+use iopscheck::testing::policy::{Level, Op, Policy, Rule};
+use iopscheck::testing::report::{Format, Style, render};
+use iopscheck::testing::run_index::Records;
 
 /// An evaluation (a plain value) with where its runs' whole records are read again, as `run`
 /// and `import` hold them: what a format that prints whole records is given.
@@ -37,14 +37,16 @@ impl std::ops::DerefMut for Held {
 /// The records judged against `policy`, held.
 fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options) -> Held {
     let (ev, records) =
-        iopscheck::evaluate::evaluate_left_out(records.into(), Vec::new(), policy, opts);
+        iopscheck::testing::evaluate::evaluate_left_out(records.into(), Vec::new(), policy, opts);
     Held(ev, records)
 }
 
 // ---- evaluations ----------------------------------------------------------------------
 
 fn policy() -> Policy {
-    iopscheck::policy::resolve("swimlane").unwrap().policy
+    iopscheck::testing::policy::resolve("swimlane")
+        .unwrap()
+        .policy
 }
 
 fn at(ts: &str) -> DateTime<Utc> {
@@ -304,7 +306,7 @@ fn csv_has_a_header_and_one_row_per_run_with_rule_metrics_first() {
         assert_eq!(&rows[0][col("reason")], ev.reason);
         assert!(rows[1..].iter().all(|r| r[col("verdict")].is_empty()));
         // warnings: the verdict's context, then every warning, on the first row, one per line
-        let expected: Vec<String> = iopscheck::report::verdict_context(&ev)
+        let expected: Vec<String> = iopscheck::testing::report::verdict_context(&ev)
             .iter()
             .chain(warning_texts(&ev).iter())
             .map(|w| one_line(w))
@@ -731,12 +733,12 @@ fn prometheus_file_is_replaced_atomically_with_nothing_left_behind() {
     let path = dir.path().join("iopscheck.prom");
     std::fs::write(&path, "stale\n").unwrap();
     let ev = fail_eval();
-    iopscheck::report::write_file(
+    iopscheck::testing::report::write_file(
         Format::Prometheus,
         &ev.0,
         &ev.1,
         &Style::default(),
-        &iopscheck::report::OutputFile::open(&path).unwrap(),
+        &iopscheck::testing::report::OutputFile::open(&path).unwrap(),
     )
     .unwrap();
     assert_eq!(
@@ -835,7 +837,7 @@ fn junit_failure_carries_the_value_and_the_threshold() {
         msg,
         format!(
             "mean write_iops_formula is {} IOPS, threshold ≥ 3000 IOPS",
-            iopscheck::numbers::fmt_precise(value)
+            iopscheck::testing::numbers::fmt_precise(value)
         )
     );
     assert!(value < 3000.0);
@@ -1023,7 +1025,10 @@ fn html_chart_puts_runs_on_the_right_side_of_the_threshold() {
         let v = run.metrics["write_iops_formula"];
         // SVG y grows downwards: higher IOPS are drawn above the line
         assert_eq!(*y < threshold_y, v >= 3000.0, "{tip}");
-        assert!(tip.contains(&iopscheck::numbers::fmt_value(v)), "{tip}");
+        assert!(
+            tip.contains(&iopscheck::testing::numbers::fmt_value(v)),
+            "{tip}"
+        );
     }
     assert!(
         points.windows(2).all(|w| w[0].0 < w[1].0),

@@ -562,7 +562,7 @@ fn a_run_on_a_steady_disk_is_told_what_limited_it_and_not_of_burst_credits() {
     // What limited the disk is one of the run's internals: said with --verbose.
     let out = env.small_run("psync").arg("--verbose").output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    let Some(disk) = iopscheck::measure::disk::disks_under(&env.dir)
+    let Some(disk) = iopscheck::testing::measure::disk::disks_under(&env.dir)
         .into_iter()
         .next()
     else {

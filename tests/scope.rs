@@ -123,7 +123,7 @@ fn assert_named(outs: &[(String, String)], verdict: &str, phrase: &str) {
     }
 }
 
-fn write_history(path: &Path, records: &[iopscheck::history::Record]) {
+fn write_history(path: &Path, records: &[iopscheck::testing::history::Record]) {
     let mut text = String::new();
     for r in records {
         text.push_str(&serde_json::to_string(r).unwrap());

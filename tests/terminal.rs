@@ -444,7 +444,7 @@ fn every_argument_has_a_help_line() {
             walk(s, &format!("{path} {}", s.get_name()));
         }
     }
-    let mut cmd = iopscheck::cli::Cli::command();
+    let mut cmd = iopscheck::testing::cli::Cli::command();
     cmd.build();
     walk(&cmd, "iopscheck");
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::skip;
-use iopscheck::testfile::{TestFiles, stale_files};
+use iopscheck::testing::testfile::{TestFiles, stale_files};
 
 /// An inotify watch on `dir` for names created in it and changes to their attributes (an
 /// xattr set is one).
@@ -88,7 +88,7 @@ fn marked(path: &Path) -> bool {
 }
 
 fn filesystem(dir: &Path) -> String {
-    iopscheck::machine::target_of(dir)
+    iopscheck::testing::machine::target_of(dir)
         .filesystem
         .unwrap_or_default()
 }

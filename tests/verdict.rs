@@ -35,14 +35,17 @@ fn an_import_without_host_names_no_host_and_cannot_be_recorded() {
     assert_eq!(code, Some(0), "{}", j["reason"]);
     let host = j["runs"][0]["host"].as_str().unwrap();
     assert_eq!(host, "host not stated (use --host)");
-    assert_ne!(host, iopscheck::machine::hostname());
+    assert_ne!(host, iopscheck::testing::machine::hostname());
     let table = env.cmd().arg("import").arg(&f).output().unwrap();
     let table = String::from_utf8_lossy(&table.stdout);
     assert!(
         table.contains("target: host not stated (use --host),"),
         "{table}"
     );
-    assert!(!table.contains(&iopscheck::machine::hostname()), "{table}");
+    assert!(
+        !table.contains(&iopscheck::testing::machine::hostname()),
+        "{table}"
+    );
     env.cmd()
         .args(["import", "--record"])
         .arg(&f)

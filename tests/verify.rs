@@ -15,7 +15,7 @@ use chrono::{Duration, Local};
 /// (path inside the archive, bytes), in the archive's order.
 type Members = Vec<(String, Vec<u8>)>;
 
-fn records(host: &str, mb_s: &[f64]) -> Vec<iopscheck::history::Record> {
+fn records(host: &str, mb_s: &[f64]) -> Vec<iopscheck::testing::history::Record> {
     mb_s.iter()
         .enumerate()
         .map(|(i, m)| {
@@ -31,9 +31,9 @@ fn history(env: &common::Env, host: &str, mb_s: &[f64]) {
     let rs = records(host, mb_s);
     let (one_by_one, together) = rs.split_at(rs.len().saturating_sub(2));
     for r in one_by_one {
-        iopscheck::history::append(&env.history, std::slice::from_ref(r)).unwrap();
+        iopscheck::testing::history::append(&env.history, std::slice::from_ref(r)).unwrap();
     }
-    iopscheck::history::append(&env.history, together).unwrap();
+    iopscheck::testing::history::append(&env.history, together).unwrap();
 }
 
 /// A history written before records carried a chain.
@@ -477,7 +477,7 @@ fn a_signed_bundle_is_checked_against_the_key_and_each_forgery_is_caught() {
                 ls[1] = l.replacen("16.5", "61.5", 1).into_bytes();
                 let edited = ls.concat();
                 *h = edited.clone();
-                let (file, entry) = iopscheck::evidence::digest_history(&edited);
+                let (file, entry) = iopscheck::testing::evidence::digest_history(&edited);
                 let mf = member(m, "/manifest.json");
                 let mut v: serde_json::Value = serde_json::from_slice(mf).unwrap();
                 v["files"]["history.jsonl"] = serde_json::to_value(file).unwrap();
@@ -700,7 +700,7 @@ fn a_bundle_of_one_host_checks_its_links_across_the_other_hosts_lines_left_out()
     ];
     for (i, h) in hosts.iter().enumerate() {
         let r = &records(h, &[16.0 + i as f64 / 10.0])[0];
-        iopscheck::history::append(&env.history, std::slice::from_ref(r)).unwrap();
+        iopscheck::testing::history::append(&env.history, std::slice::from_ref(r)).unwrap();
     }
     let good = bundle(&env, "good.tar.gz", &[]);
     let (code, text) = verify(&env, &good);

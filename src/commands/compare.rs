@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 
-use crate::app::{Ctx, Input, Outputs, usage};
 use crate::cli::CompareArgs;
+use crate::config::{Ctx, Input, Outputs};
+use crate::error::usage;
 use crate::evaluate::{self, compare::compare};
 use crate::exit::Exit;
 use crate::history::{self, Record};
@@ -15,7 +16,7 @@ use crate::select::{self, Filter};
 
 pub fn run(args: CompareArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy)?;
-    let path = crate::app::history_path(&args.history.history);
+    let path = crate::config::history_path(&args.history.history);
     // Where the comparison goes, checked before anything is read: never over an input.
     let outputs = Outputs::from_args(&crate::cli::OutputArgs {
         format: args.format,
@@ -24,7 +25,7 @@ pub fn run(args: CompareArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         strict: false,
         verbose: false,
     })?;
-    let mut inputs: Vec<Input> = crate::app::policy_input(&loaded, "-p/--policy")
+    let mut inputs: Vec<Input> = crate::config::policy_input(&loaded, "-p/--policy")
         .into_iter()
         .collect();
     inputs.push(Input::new("the history", &path));

@@ -7,8 +7,9 @@ use std::io::Write;
 
 use chrono::Utc;
 
-use crate::app::{Ctx, Input, Outputs, usage};
 use crate::cli::FleetArgs;
+use crate::config::{Ctx, Input, Outputs};
+use crate::error::usage;
 use crate::evaluate::PolicyInfo;
 use crate::fleet::{DecidingRule, Fleet, InputError, Judge, cross_check, stream};
 use crate::policy;
@@ -20,7 +21,7 @@ use super::fleet_input;
 pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let loaded = policy::resolve(&args.policy)?;
     let outputs = Outputs::from_args(&args.out)?;
-    let mut named: Vec<Input> = crate::app::policy_input(&loaded, "-p/--policy")
+    let mut named: Vec<Input> = crate::config::policy_input(&loaded, "-p/--policy")
         .into_iter()
         .collect();
     named.extend(args.files.iter().map(|f| Input::new("an input", f)));

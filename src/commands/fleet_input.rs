@@ -6,7 +6,7 @@
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use crate::app::usage;
+use crate::error::usage;
 
 /// One input: a file, a file found in a directory, or stdin. A file is checked when gathered
 /// and opened only when its turn comes ([`Input::open`]); every input is read as it streams

@@ -19,7 +19,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::app::Ctx;
+use crate::config::Ctx;
 use crate::error::RunError;
 
 /// A lock failure: the test cannot run now.

@@ -2,17 +2,18 @@
 
 use std::io::Write;
 
-use crate::app::Ctx;
 use crate::cli::PolicyCommand;
+use crate::config::Ctx;
 use crate::error::UsageError;
 use crate::exit::Exit;
 use crate::policy::{self, BUILTIN, Level, SYSTEM_POLICY_DIR};
+use crate::report::ListRow;
 
 pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
     match cmd {
         PolicyCommand::List { names: true } => {
             let mut out = crate::out::stdout();
-            for n in crate::suggest::policy_names(std::path::Path::new(SYSTEM_POLICY_DIR)) {
+            for n in crate::policy::names(std::path::Path::new(SYSTEM_POLICY_DIR)) {
                 writeln!(out, "{n}")?;
             }
             Ok(Exit::Pass.code())
@@ -145,24 +146,6 @@ fn fleet_rule_text(f: &policy::FleetRule) -> String {
         f.metric,
         crate::numbers::fmt_precise(f.max_over_min)
     )
-}
-
-/// One policy as `policy list` shows it.
-pub struct ListRow {
-    pub name: String,
-    pub vendor: String,
-    /// The job in parts: rw and block size, the engines, the flags (queue depth, direct, fsync).
-    pub job: [String; 3],
-    /// The deciding and soft rules, one per line.
-    pub checks: Vec<String>,
-    /// prescribed or assumed.
-    pub test: String,
-    /// "built-in" or the file it came from.
-    pub origin: String,
-    /// When the source was read.
-    pub seen: String,
-    /// "source seen … (over a year ago): check it is current; the source: URL" for a source read more than a year ago.
-    pub stale: Option<String>,
 }
 
 impl ListRow {

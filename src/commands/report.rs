@@ -6,8 +6,9 @@ use std::io::Write as _;
 
 use chrono::{DateTime, Local, Utc};
 
-use crate::app::{Ctx, Input, Outputs, usage};
 use crate::cli::ReportArgs;
+use crate::config::{Ctx, Input, Outputs};
+use crate::error::usage;
 use crate::evaluate::{self, Group, Options, Scope, Verdict};
 use crate::exit::Exit;
 use crate::history;
@@ -17,7 +18,7 @@ use crate::run_index::{Records, Run};
 use crate::select::{self, Filter, Grouping};
 
 pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let path = crate::app::history_path(&args.history.history);
+    let path = crate::config::history_path(&args.history.history);
     // A bundle is judged as its own report was: its history, its policy (unless another is
     // named), its host, at the time it was made.
     let bundle = if super::bundle_input::is_gzip(&path) {
@@ -37,7 +38,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         Some(p) => p,
         None => {
             let loaded = policy::resolve(&args.policy)?;
-            inputs.extend(crate::app::policy_input(&loaded, "-p/--policy"));
+            inputs.extend(crate::config::policy_input(&loaded, "-p/--policy"));
             loaded.policy
         }
     };

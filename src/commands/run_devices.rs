@@ -16,10 +16,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::{DateTime, Local, Utc};
 
-use crate::app::{Ctx, Outputs, usage};
 use crate::cli::{EngineRequest, RunArgs};
 use crate::config::RunConfig;
+use crate::config::{Ctx, Outputs};
 use crate::engine::{self, Backend, EngineUsed, Live};
+use crate::error::usage;
 use crate::evaluate::{self, Evaluation, Group, Options, Scope};
 use crate::fleet::{DecidingRule, Fleet, NodeRow, RowSource};
 use crate::history::{self, Record, Source, Target};

@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::Path;
 
-use crate::app::{Ctx, usage};
 use crate::chain;
 use crate::cli::VerifyArgs;
+use crate::config::Ctx;
+use crate::error::usage;
 use crate::evidence;
 use crate::exit::Exit;
 

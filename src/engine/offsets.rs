@@ -104,14 +104,6 @@ impl BlockMap {
         self.n
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
-    pub fn used(&self) -> u64 {
-        self.used
-    }
-
     pub fn is_full(&self) -> bool {
         self.used >= self.n
     }
@@ -417,7 +409,6 @@ mod tests {
         assert!(m.is_full());
         assert_eq!(m.next_free(0), None);
         m.clear();
-        assert_eq!(m.used(), 0);
         assert_eq!(m.next_free(64 * 70 + 4), Some(64 * 70 + 4));
     }
 

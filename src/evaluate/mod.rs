@@ -29,8 +29,8 @@ use crate::run_index::{Records, Run, RunFields};
 
 use decide::{Judged, decide, straddles};
 pub use run_lines::RunLines;
-pub use stats::{CI_MAX_SPAN, CI_MIN_RUNS, Stats, ci95_of_mean, modified_z_scores, t_975};
-pub use warnings::{FIRST_RUN_FACTOR, OUTLIER_Z, Warning};
+pub use stats::{Stats, t_975};
+pub use warnings::Warning;
 use warnings::{dedup, find_warnings};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -1111,21 +1111,6 @@ fn sustained_verdict(
     }
 }
 
-/// A throughput figure of one direction: what a run's sustained level scales.
-pub fn throughput(metric: &str) -> Option<crate::measure::Direction> {
-    let (dir, what) = metric.split_once('_')?;
-    let d = match dir {
-        "read" => crate::measure::Direction::Read,
-        "write" => crate::measure::Direction::Write,
-        _ => return None,
-    };
-    matches!(
-        what,
-        "iops" | "iops_formula" | "bw_bytes" | "bw_mb_s" | "bw_mib_s"
-    )
-    .then_some(d)
-}
-
 /// The runs whose burst credits ran out (`Run::burst`, kept in their records), and each rule on a throughput
 /// figure judged at their sustained level: a run whose disk sustained less than the rule asks
 /// misses it, whatever its mean, and a rule such a run passed only on credits fails, with
@@ -1153,7 +1138,7 @@ fn judge_sustained(runs: &[Run], rules: &mut [RuleResult]) -> Vec<Burst> {
         return bursts;
     }
     for r in rules.iter_mut().filter(|r| r.op.higher_is_better()) {
-        let Some(dir) = throughput(&r.metric) else {
+        let Some(dir) = crate::metrics::throughput(&r.metric) else {
             continue;
         };
         let mut first: Option<(usize, f64, f64, f64)> = None;

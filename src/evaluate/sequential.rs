@@ -103,8 +103,9 @@ fn mu_bounds(n: usize, mean: f64, q: f64, level: f64, rho: f64) -> (f64, f64) {
     (mean - half, mean + half)
 }
 
-/// The bounds of μ (mean of `logs`) at `level`.
-pub fn mean_log_bounds(logs: &[f64], level: f64, rho: f64) -> (f64, f64) {
+/// The bounds of μ (mean of `logs`) at `level` (the tests' check of the closed form).
+#[cfg(test)]
+fn mean_log_bounds(logs: &[f64], level: f64, rho: f64) -> (f64, f64) {
     let (n, mean, q) = moments(logs);
     mu_bounds(n, mean, q, level, rho)
 }
@@ -163,8 +164,9 @@ fn var_upper_of(m: usize, q: f64, level: f64) -> f64 {
     lo
 }
 
-/// An upper bound of σ² of `logs` at `level`, valid at every n at once.
-pub fn var_upper(logs: &[f64], level: f64) -> f64 {
+/// An upper bound of σ² of `logs` at `level`, valid at every n at once (for the tests).
+#[cfg(test)]
+fn var_upper(logs: &[f64], level: f64) -> f64 {
     let (n, _, q) = moments(logs);
     var_upper_of(n.saturating_sub(1), q, level)
 }
@@ -184,22 +186,6 @@ fn am_bounds_of(
     let mu_high = mu_bounds(n, mean, q, high_level / 2.0, rho_high).1;
     let var = var_upper_of(n.saturating_sub(1), q, high_level / 2.0);
     (low, (mu_high + var / 2.0).exp())
-}
-
-/// Bounds on the arithmetic mean of `values` (all positive): the lower one wrong with
-/// probability at most `low_level`, the upper at most `high_level`, at every n at once.
-pub fn mean_bounds(values: &[f64], low_level: f64, high_level: f64, min_runs: usize) -> (f64, f64) {
-    let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
-    let (n, mean, q) = moments(&logs);
-    am_bounds_of(
-        n,
-        mean,
-        q,
-        low_level,
-        high_level,
-        rho_for(min_runs, low_level),
-        rho_for(min_runs, high_level / 2.0),
-    )
 }
 
 /// How a sequence ended, or where it stands.

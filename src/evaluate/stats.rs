@@ -256,7 +256,7 @@ mod tests {
     fn modified_z_scores_find_the_figure_far_from_the_rest() {
         let v = [100.0, 101.0, 99.0, 100.5, 99.5, 300.0];
         let z = modified_z_scores(&v);
-        assert!(z[5] > crate::evaluate::OUTLIER_Z, "{z:?}");
+        assert!(z[5] > super::super::warnings::OUTLIER_Z, "{z:?}");
         assert!(z[..5].iter().all(|s| s.abs() < 2.0), "{z:?}");
         // Half the figures the same: the MAD is 0 and the mean absolute deviation scales.
         let v = [100.0, 100.0, 100.0, 100.0, 50.0, 400.0];

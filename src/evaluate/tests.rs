@@ -661,7 +661,7 @@ fn no_aggregate_of_figures_within_their_ceilings_is_infinite_or_nan() {
         }
         for m in names {
             let v: Vec<f64> = records.iter().map(|r| r.metrics[m]).collect();
-            for z in modified_z_scores(&v) {
+            for z in super::stats::modified_z_scores(&v) {
                 finite("a modified z-score", z, &case);
             }
         }

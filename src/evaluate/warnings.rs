@@ -369,7 +369,7 @@ pub(super) fn find_warnings(
 
     // What happened inside the runs (their IOPS series, the final fsync).
     out.extend(
-        crate::measure::series::warnings(runs)
+        series_warnings(runs)
             .into_iter()
             .map(|finding| Warning::InsideRun { finding }),
     );
@@ -569,6 +569,57 @@ pub(super) fn declining(
         first: day_mean(values[0].0.date_naive()),
         last: day_mean(values[n - 1].0.date_naive()),
     })
+}
+
+/// What the series of the runs show, as warnings: a step-wise fall inside a run, and a final
+/// fsync that took most of a run's time. One sentence each, naming the worst run.
+fn series_warnings(runs: &[Run]) -> Vec<String> {
+    let mut out = Vec::new();
+    let when = |r: &Run| r.timestamp.format("%Y-%m-%d %H:%M:%S").to_string();
+    // Each run's step down was found as its record was read (`run_index::Run::series_step`).
+    let steps: Vec<_> = runs
+        .iter()
+        .filter_map(|r| r.series_step.as_deref().map(|&x| (r, x)))
+        .collect();
+    if let Some((r, (at, before, after))) = steps
+        .iter()
+        .min_by(|a, b| (a.1.2 / a.1.1).total_cmp(&(b.1.2 / b.1.1)))
+    {
+        out.push(format!(
+            "IOPS fell step-wise inside {} of {} runs (the run of {}: from {:.0} to {:.0} IOPS after {:.1} s): the page cache filling up or burst credits running out look like this; the run's figure averages both parts",
+            steps.len(),
+            runs.len(),
+            when(r),
+            before,
+            after,
+            at
+        ));
+    }
+    let fsyncs: Vec<_> = runs
+        .iter()
+        .filter_map(|r| {
+            let f = *r.metrics.get("end_fsync_ms")?;
+            let t = *r
+                .metrics
+                .get("write_runtime_ms")
+                .or_else(|| r.metrics.get("read_runtime_ms"))?;
+            (t > 0.0 && f > 0.5 * t).then_some((r, f, t))
+        })
+        .collect();
+    if let Some((r, f, t)) = fsyncs
+        .iter()
+        .max_by(|a, b| (a.1 / a.2).total_cmp(&(b.1 / b.2)))
+    {
+        out.push(format!(
+            "the final fsync took most of the time in {} of {} runs (the run of {}: {:.1} s of {:.1} s): the writes went to the page cache and the disk paid at the end, inside the measured time",
+            fsyncs.len(),
+            runs.len(),
+            when(r),
+            f / 1000.0,
+            t / 1000.0
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,13 +1,13 @@
 //! The fio command line that runs a [`Job`] with the installed fio and writes JSON.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::job::{Job, Rw, SyncMode};
 
 /// fio's arguments (without the program name) for `job`, JSON output on stdout.
 ///
 /// Files: each of the `numjobs` clones writes its own file, `<dir>/<prefix>.<jobnum>` for
-/// jobnum 0..numjobs ([`created_files`] lists them so the caller can remove them). A single
+/// jobnum 0..numjobs. A single
 /// `--filename` would make every clone share one file; `--directory` with
 /// `--filename_format=<prefix>.$jobnum` avoids that. `file_prefix` is reduced to letters,
 /// digits, `.`, `-` and `_` (others become `_`) so that fio sees no keyword or path in it.
@@ -92,15 +92,6 @@ pub fn customer_command(job: &Job) -> String {
     words.join(" ")
 }
 
-/// The files fio creates for [`command_line`]`(job, dir, file_prefix)`: `<dir>/<prefix>.<n>`
-/// for n in 0..numjobs.
-pub fn created_files(job: &Job, dir: &Path, file_prefix: &str) -> Vec<PathBuf> {
-    let prefix = safe_prefix(file_prefix);
-    (0..job.numjobs.max(1))
-        .map(|n| dir.join(format!("{prefix}.{n}")))
-        .collect()
-}
-
 fn safe_prefix(p: &str) -> String {
     let s: String = p
         .chars()
@@ -154,10 +145,6 @@ mod tests {
                 "--output-format=json",
             ]
         );
-        assert_eq!(
-            created_files(&swimlane(), Path::new("/data/t"), "iopscheck-1234"),
-            [PathBuf::from("/data/t/iopscheck-1234.0")]
-        );
     }
 
     #[test]
@@ -192,11 +179,6 @@ mod tests {
         assert!(
             !a.iter()
                 .any(|x| x == "--time_based" || x.starts_with("--end_fsync"))
-        );
-        assert_eq!(created_files(&j, Path::new("/d"), "p").len(), 4);
-        assert_eq!(
-            created_files(&j, Path::new("/d"), "p")[3],
-            PathBuf::from("/d/p.3")
         );
     }
 }

@@ -29,7 +29,7 @@ mod text;
 use chrono::{DateTime, FixedOffset};
 
 pub use clones::combine as combine_clones;
-pub use cmdline::{command_line, created_files, customer_command};
+pub use cmdline::{command_line, customer_command};
 pub use paste::StatedCommand;
 
 use crate::job::{JobShape, Rw};

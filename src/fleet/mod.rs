@@ -19,7 +19,7 @@ use chrono::{DateTime, FixedOffset, Utc};
 use crate::evaluate::{PolicyInfo, Verdict};
 use crate::policy::{Aggregate, Op, Policy};
 
-pub use judge::{InputError, Judge, NodeFile, Work, cross_check};
+pub use judge::{InputError, Judge, cross_check};
 
 /// Where a row's verdict came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -79,10 +79,6 @@ impl Histogram {
         self.m2 += delta * (x - self.mean);
     }
 
-    pub fn len(&self) -> u64 {
-        self.n
-    }
-
     pub fn is_empty(&self) -> bool {
         self.n == 0
     }

@@ -14,6 +14,9 @@ pub struct Info {
     pub direction: Option<Direction>,
     /// Only measured by jobs that fsync/fdatasync every N writes.
     pub needs_sync: bool,
+    /// What the figure is, in words: each metric documented where it is named, though no
+    /// output prints it yet.
+    #[allow(dead_code)]
     pub description: &'static str,
 }
 
@@ -438,6 +441,21 @@ fn latency(out: &mut Metrics, p: &str, l: &Latency) {
     if l.max_ns > 0.0 {
         out.insert(format!("{p}_max_us"), l.max_ns / 1000.0);
     }
+}
+
+/// A throughput figure of one direction: what a run's sustained level scales.
+pub fn throughput(metric: &str) -> Option<Direction> {
+    let (dir, what) = metric.split_once('_')?;
+    let d = match dir {
+        "read" => Direction::Read,
+        "write" => Direction::Write,
+        _ => return None,
+    };
+    matches!(
+        what,
+        "iops" | "iops_formula" | "bw_bytes" | "bw_mb_s" | "bw_mib_s"
+    )
+    .then_some(d)
 }
 
 #[cfg(test)]

@@ -5,6 +5,18 @@
 use super::schema::{Level, Policy};
 use crate::metrics;
 
+/// How many runs one invocation may make, from a policy's `runs` or `run --runs`.
+pub const RUNS: std::ops::RangeInclusive<u32> = 1..=1000;
+
+/// Checks a number of runs against [`RUNS`].
+pub fn check_runs(n: u32) -> Result<(), String> {
+    if RUNS.contains(&n) {
+        Ok(())
+    } else {
+        Err(format!("must be {} to {}", RUNS.start(), RUNS.end()))
+    }
+}
+
 /// Checks what the YAML schema alone cannot: each message names the key.
 pub fn check(p: &Policy) -> Result<(), String> {
     if p.name.trim().is_empty() {
@@ -19,7 +31,7 @@ pub fn check(p: &Policy) -> Result<(), String> {
             p.job.ioengine
         ));
     }
-    crate::config::check_runs(p.runs).map_err(|e| format!("runs: {e}"))?;
+    check_runs(p.runs).map_err(|e| format!("runs: {e}"))?;
     if let Some(d) = &p.devices {
         super::devices::check(d, &p.job)?;
     }
@@ -79,7 +91,7 @@ pub fn check(p: &Policy) -> Result<(), String> {
     if p.sustained == super::schema::Sustained::Required
         && !p
             .deciding_rules()
-            .any(|r| crate::evaluate::throughput(&r.metric).is_some() && r.op.higher_is_better())
+            .any(|r| metrics::throughput(&r.metric).is_some() && r.op.higher_is_better())
     {
         return Err("sustained: required needs a deciding rule on a throughput figure (IOPS or bandwidth, with \">=\"): only those have a level the disk sustains".into());
     }

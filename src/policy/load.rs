@@ -92,7 +92,7 @@ pub fn resolve_in(spec: &str, system_dir: &Path) -> Result<Loaded, PolicyError> 
             return load_file(&p);
         }
     }
-    let names = crate::suggest::policy_names(system_dir);
+    let names = names(system_dir);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let hint = crate::suggest::closest(spec, &names)
         .map(|n| format!(" (did you mean '{n}'?)"))
@@ -332,6 +332,24 @@ fn key_path_at(yaml: &str, line: usize) -> Option<String> {
     Some(msg)
 }
 
+/// Every policy name `--policy` accepts: the built-in ones, then the local ones in `dir`.
+pub fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut out: Vec<String> = super::BUILTIN.iter().map(|(n, _)| n.to_string()).collect();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let mut local: Vec<String> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+            .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .filter(|n| !out.contains(n))
+            .collect();
+        local.sort();
+        local.dedup();
+        out.extend(local);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,5 +486,16 @@ mod tests {
             resolve_in("swimlane", dir.path()).unwrap().origin,
             Origin::BuiltIn
         );
+    }
+
+    #[test]
+    fn policy_names_are_the_built_in_then_the_local_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("ours.yaml"), "x").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
+        let names = names(dir.path());
+        assert_eq!(names[0], "swimlane");
+        assert_eq!(names.last().map(String::as_str), Some("ours"));
+        assert!(!names.iter().any(|n| n == "notes"));
     }
 }

@@ -16,12 +16,7 @@ mod load;
 mod schema;
 
 pub use builtin::{BUILTIN, builtin_yaml};
-pub use check::check;
-pub use diff::{Section, diff};
-pub use load::{
-    Loaded, Origin, PolicyError, SYSTEM_POLICY_DIR, load_file, parse, resolve, resolve_in,
-};
-pub use schema::{
-    Aggregate, Evidence, FleetRule, Level, Op, Per, Policy, Publication, Rule, STALE_AFTER_DAYS,
-    Sustained, TestOrigin, convert_threshold,
-};
+pub use check::check_runs;
+pub use diff::diff;
+pub use load::{Loaded, Origin, SYSTEM_POLICY_DIR, load_file, names, parse, resolve};
+pub use schema::{Aggregate, FleetRule, Level, Op, Per, Policy, Rule, Sustained, TestOrigin};

@@ -5,7 +5,24 @@
 use comfy_table::{Cell, CellAlignment};
 
 use super::fit;
-use crate::commands::policy::ListRow;
+
+/// One policy as `policy list` shows it.
+pub struct ListRow {
+    pub name: String,
+    pub vendor: String,
+    /// The job in parts: rw and block size, the engines, the flags (queue depth, direct, fsync).
+    pub job: [String; 3],
+    /// The deciding and soft rules, one per line.
+    pub checks: Vec<String>,
+    /// prescribed or assumed.
+    pub test: String,
+    /// "built-in" or the file it came from.
+    pub origin: String,
+    /// When the source was read.
+    pub seen: String,
+    /// "source seen … (over a year ago): check it is current; the source: URL" for a source read more than a year ago.
+    pub stale: Option<String>,
+}
 
 /// `policy list` at `width` columns.
 pub fn list_table(rows: &[ListRow], width: usize) -> String {

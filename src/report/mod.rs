@@ -35,8 +35,8 @@ use std::io::{self, Write};
 use crate::evaluate::Evaluation;
 use crate::run_index::Records;
 
-pub use lists::{GroupRow, groups_table, list_table};
-pub use output_file::{OutputFile, write_atomic};
+pub use lists::{GroupRow, ListRow, groups_table, list_table};
+pub use output_file::OutputFile;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -329,7 +329,7 @@ mod tests {
         std::fs::write(&victim, "keep").unwrap();
         // a symbolic link in the way is replaced, never written through
         std::os::unix::fs::symlink(&victim, &p).unwrap();
-        write_atomic(&p, b"new").unwrap();
+        OutputFile::open(&p).unwrap().publish(b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         assert!(!std::fs::symlink_metadata(&p).unwrap().is_symlink());
@@ -342,6 +342,6 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
-        assert!(write_atomic(&dir.path().join("gone/x.prom"), b"x").is_err());
+        assert!(OutputFile::open(&dir.path().join("gone/x.prom")).is_err());
     }
 }

@@ -176,11 +176,6 @@ impl Write for Shown<'_> {
     }
 }
 
-/// Writes `bytes` to `path` atomically, in one call (see [`OutputFile`]).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    OutputFile::open(path)?.publish(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

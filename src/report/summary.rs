@@ -142,7 +142,7 @@ pub fn caveats(ev: &Evaluation) -> Vec<String> {
 
 /// Whether a host is one a record names (not the placeholder of an import without one).
 pub fn stated_host(host: &str) -> bool {
-    !host.is_empty() && host != crate::commands::import::HOST_NOT_STATED
+    !host.is_empty() && host != crate::machine::HOST_NOT_STATED
 }
 
 /// At most `max` characters, an ellipsis ending what was cut.

@@ -126,15 +126,15 @@ pub fn swimlane_record(
     dir: &str,
     timestamp: chrono::DateTime<chrono::FixedOffset>,
     mb_s: f64,
-) -> iopscheck::history::Record {
-    use iopscheck::history::{Record, Source, Target};
-    use iopscheck::record::RunInfo;
+) -> iopscheck::testing::history::Record {
+    use iopscheck::testing::history::{Record, Source, Target};
+    use iopscheck::testing::record::RunInfo;
     let mut info = RunInfo::new(
         host.into(),
         Source::Native,
         "posixaio".into(),
         // the policy's own job: a run of the policy's test
-        iopscheck::policy::resolve("swimlane")
+        iopscheck::testing::policy::resolve("swimlane")
             .expect("built-in")
             .policy
             .job
@@ -152,7 +152,7 @@ pub fn swimlane_record(
         ("write_bw_mb_s".to_string(), mb_s),
         (
             "write_iops_formula".to_string(),
-            iopscheck::metrics::iops_formula(mb_s, 4096),
+            iopscheck::testing::metrics::iops_formula(mb_s, 4096),
         ),
         ("write_iops".to_string(), mb_s * 1e6 / 4096.0),
     ]

@@ -19,8 +19,9 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Local, Utc};
 
-use crate::app::{Ctx, usage};
 use crate::cli::BundleArgs;
+use crate::config::Ctx;
+use crate::error::usage;
 use crate::evaluate::{self, Evaluation, Options, Scope};
 use crate::exit::Exit;
 use crate::history;
@@ -63,7 +64,7 @@ pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // error naming it.
     let raw = read_outputs(&args.outputs)?;
 
-    let history_path = crate::app::history_path(&args.history.history);
+    let history_path = crate::config::history_path(&args.history.history);
     history::check_for_reading(&history_path)?;
     let dir = args.dir.as_ref().map(|d| {
         std::fs::canonicalize(d)

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::app::usage;
+use crate::error::usage;
 
 pub(super) fn check_destination(p: &Path) -> anyhow::Result<()> {
     if std::fs::symlink_metadata(p).is_ok() {
@@ -11,7 +11,7 @@ pub(super) fn check_destination(p: &Path) -> anyhow::Result<()> {
             p.display()
         )));
     }
-    if let Some(dir) = crate::app::missing_dir(p) {
+    if let Some(dir) = crate::config::missing_dir(p) {
         return Err(usage(format!(
             "bundle: -o {}: directory {} does not exist",
             p.display(),

@@ -17,8 +17,9 @@ use chrono::Utc;
 use self::blocks::Reading;
 use self::notes::{no_series_note, said_once};
 use self::select::select;
-use crate::app::{Ctx, Input, Outputs, usage};
 use crate::cli::ImportArgs;
+use crate::config::{Ctx, Input, Outputs};
+use crate::error::usage;
 use crate::evaluate::{self, Options, Scope};
 use crate::policy;
 
@@ -78,9 +79,9 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         .collect();
     inputs.push(Input::new(
         "the history",
-        crate::app::history_path(&args.history.history),
+        crate::config::history_path(&args.history.history),
     ));
-    inputs.extend(crate::app::policy_input(&loaded, "-p/--policy"));
+    inputs.extend(crate::config::policy_input(&loaded, "-p/--policy"));
     let policy = loaded.policy;
     // A customer's output is not this machine's: without --host the node is unknown.
     let host = match &args.host {
@@ -98,7 +99,7 @@ pub fn run(args: ImportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     let assumed = match &args.assume_job {
         Some(spec) => {
             let a = policy::resolve(spec).context("--assume-job")?;
-            inputs.extend(crate::app::policy_input(&a, "--assume-job"));
+            inputs.extend(crate::config::policy_input(&a, "--assume-job"));
             Some((spec.clone(), a.policy.job.shape()))
         }
         None => None,

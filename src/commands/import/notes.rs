@@ -1,6 +1,6 @@
 //! Notes an import adds to the verdict's warnings.
 
-use crate::evaluate::{self, Warning};
+use crate::evaluate::Warning;
 use crate::measure::{Direction, Measurement};
 
 /// Notes from several files: one that several files share is said once, with the count and
@@ -52,7 +52,7 @@ pub(super) fn no_series_note(
 ) -> Option<Warning> {
     let dir = policy
         .deciding_rules()
-        .find_map(|r| evaluate::throughput(&r.metric))?;
+        .find_map(|r| crate::metrics::throughput(&r.metric))?;
     if measurements.is_empty() || measurements.iter().any(|m| m.series.is_some()) {
         return None;
     }

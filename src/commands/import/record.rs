@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::app::{Ctx, usage};
+use crate::config::Ctx;
+use crate::error::usage;
 use crate::history::{self, Record};
 
 /// Appends the imported runs, refusing all of them if any is already in the history for the
@@ -12,7 +13,7 @@ pub(super) fn record(
     records: &[Record],
     ctx: &Ctx,
 ) -> anyhow::Result<()> {
-    let path = crate::app::history_path(history);
+    let path = crate::config::history_path(history);
     let (existing, skipped) = history::read(&path)?;
     for w in history::skipped_warnings(&skipped) {
         ctx.warn(w);

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Context as _;
 use chrono::{DateTime, FixedOffset, Local, Utc};
 
-use crate::app::Ctx;
+use crate::config::Ctx;
 use crate::engine::{self, EngineError, Live, Phase};
 use crate::evaluate::{self, Group, SustainedCheck};
 use crate::history::{self, Record};

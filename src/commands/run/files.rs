@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
-use crate::app::Ctx;
+use crate::config::Ctx;
 use crate::testfile::{self, TestFiles};
 use crate::units;
 

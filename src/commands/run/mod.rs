@@ -19,9 +19,10 @@ use std::path::Path;
 use anyhow::Context as _;
 use chrono::Utc;
 
-use crate::app::{Ctx, usage};
 use crate::cli::{EngineRequest, RunArgs};
+use crate::config::Ctx;
 use crate::config::RunConfig;
+use crate::error::usage;
 use crate::evaluate::{self, EvidenceCount, Group, Options, Scope, SustainedCheck, Warning};
 use crate::history::{self, Record};
 use crate::job::Job;

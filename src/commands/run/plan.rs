@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::app::usage;
 use crate::cli::EngineRequest;
 use crate::engine::{self, Backend, EngineUsed};
+use crate::error::usage;
 use crate::evaluate::{self};
 use crate::history::Target;
 use crate::job::Job;

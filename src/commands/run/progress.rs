@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::app::Ctx;
+use crate::config::Ctx;
 use crate::engine::{Live, Phase};
 use crate::units;
 

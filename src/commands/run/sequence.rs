@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::app::Ctx;
+use crate::config::Ctx;
 use crate::evaluate::{self, EvidenceCount, EvidenceStatus, Group, Options, Scope, Warning};
 use crate::history::{self, Record};
 use crate::policy::Policy;

@@ -16,9 +16,7 @@ mod table;
 use std::io::{self, Write};
 
 use super::{Format, Style};
-pub use crate::fleet::{Counts, DecidingRule, Fleet, NodeRow, RowSource};
-
-pub use json::to_json;
+pub use crate::fleet::{Fleet, NodeRow};
 
 /// Renders the fleet in one format.
 pub fn render(format: Format, fleet: &Fleet, style: &Style, out: &mut dyn Write) -> io::Result<()> {

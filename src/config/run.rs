@@ -8,23 +8,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::app::{Input, Outputs, usage};
+use super::{Input, Outputs, history_path, policy_input};
 use crate::cli::{EngineRequest, RunArgs};
+use crate::error::usage;
 use crate::job::{JobError, Secs, Size};
 use crate::policy::{self, Policy};
 use crate::units;
-
-/// How many runs one invocation may make, from a policy's `runs` or `run --runs`.
-pub const RUNS: std::ops::RangeInclusive<u32> = 1..=1000;
-
-/// Checks a number of runs against [`RUNS`].
-pub fn check_runs(n: u32) -> Result<(), String> {
-    if RUNS.contains(&n) {
-        Ok(())
-    } else {
-        Err(format!("must be {} to {}", RUNS.start(), RUNS.end()))
-    }
-}
 
 /// `iopscheck run`, decided.
 #[derive(Debug)]
@@ -67,7 +56,7 @@ impl TryFrom<RunArgs> for RunConfig {
 
     fn try_from(args: RunArgs) -> anyhow::Result<RunConfig> {
         let loaded = policy::resolve(&args.policy)?;
-        let policy_input = crate::app::policy_input(&loaded, "-p/--policy");
+        let policy_input = policy_input(&loaded, "-p/--policy");
         let declared = loaded.policy;
         let mut policy = declared.clone();
         let mut overrides = BTreeMap::new();
@@ -109,7 +98,7 @@ impl TryFrom<RunArgs> for RunConfig {
         let host = crate::machine::host_from(args.host.as_deref())
             .map_err(usage)?
             .unwrap_or_else(crate::machine::hostname);
-        let history = (!args.no_history).then(|| crate::app::history_path(&args.history.history));
+        let history = (!args.no_history).then(|| history_path(&args.history.history));
         let mut inputs: Vec<Input> = policy_input.into_iter().collect();
         inputs.extend(history.iter().map(|h| Input::new("the history", h)));
         outputs.refuse_inputs(&inputs)?;
@@ -206,9 +195,15 @@ mod tests {
 
     #[test]
     fn the_limit_on_runs_is_one_to_a_thousand() {
-        assert!(check_runs(1).is_ok() && check_runs(1000).is_ok());
-        assert_eq!(check_runs(0).unwrap_err(), "must be 1 to 1000");
-        assert_eq!(check_runs(1001).unwrap_err(), "must be 1 to 1000");
+        assert!(crate::policy::check_runs(1).is_ok() && crate::policy::check_runs(1000).is_ok());
+        assert_eq!(
+            crate::policy::check_runs(0).unwrap_err(),
+            "must be 1 to 1000"
+        );
+        assert_eq!(
+            crate::policy::check_runs(1001).unwrap_err(),
+            "must be 1 to 1000"
+        );
         let e = config(&["--runs", "1001"]).unwrap_err().to_string();
         assert!(
             e.contains("--runs") && e.contains("must be 1 to 1000"),
