@@ -401,32 +401,12 @@ fn row_of(ev: &Evaluation, policy: &Policy, scope: &str) -> NodeRow {
         dir: String::new(),
         engine: String::new(),
     });
-    let rule = head
-        .as_ref()
-        .and_then(|h| ev.rules.iter().find(|r| r.metric == h.metric));
-    NodeRow {
-        host: g.host,
-        dir: g.dir,
-        engine: g.engine,
-        file: String::new(),
-        source: if scope == "report" {
-            RowSource::History
-        } else {
-            RowSource::Result
-        },
-        scope: Some(scope.into()),
-        runs: ev.evidence.runs,
-        days: ev.evidence.days,
-        value: rule.and_then(|r| r.value),
-        threshold: rule.map(|r| r.threshold),
-        verdict: ev.verdict,
-        reason: ev.reason.clone(),
-        warnings: ev.warnings.iter().map(|w| w.to_string()).collect(),
-        last_run: ev.runs.iter().map(|r| r.timestamp).max(),
-        pending: None,
-        standing: crate::deviation::effect_of(&ev.deviations),
-        figures: crate::fleet::fleet_figures(ev, policy),
-    }
+    let source = if scope == "report" {
+        RowSource::History
+    } else {
+        RowSource::Result
+    };
+    NodeRow::of_evaluation(ev, policy, head.as_ref(), g, String::new(), source, scope)
 }
 
 /// The devices' evaluations as one set: each device judged by the policy's rules, the set by

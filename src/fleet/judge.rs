@@ -393,33 +393,21 @@ impl Judge<'_> {
     /// A history group's evaluation as its row.
     fn history_row(&self, name: &str, ev: Evaluation) -> NodeRow {
         let g = ev.group.clone().expect("evaluate_groups sets the group");
-        let rule = self
-            .head
-            .as_ref()
-            .and_then(|h| ev.rules.iter().find(|r| r.metric == h.metric));
-        NodeRow {
-            host: g.host,
-            dir: g.dir,
-            engine: g.engine,
-            file: name.to_string(),
-            source: RowSource::History,
-            scope: Some("report".into()),
-            runs: ev.evidence.runs,
-            days: ev.evidence.days,
-            value: rule.and_then(|r| r.value),
-            threshold: rule.map(|r| r.threshold),
-            verdict: ev.verdict,
-            reason: ev.reason.clone(),
-            warnings: ev.warnings.iter().map(|w| w.to_string()).collect(),
-            last_run: ev.runs.iter().map(|r| r.timestamp).max(),
-            pending: self
-                .until
-                .then(|| Pending::of(&ev, self.policy))
-                .flatten()
-                .map(|p| (p, Verdict::Pass)),
-            standing: crate::deviation::effect_of(&ev.deviations),
-            figures: super::fleet_figures(&ev, self.policy),
-        }
+        let mut row = NodeRow::of_evaluation(
+            &ev,
+            self.policy,
+            self.head.as_ref(),
+            g,
+            name.to_string(),
+            RowSource::History,
+            "report",
+        );
+        row.pending = self
+            .until
+            .then(|| Pending::of(&ev, self.policy))
+            .flatten()
+            .map(|p| (p, Verdict::Pass));
+        row
     }
 
     /// A history with no runs of the policy in the window: each host it names has no

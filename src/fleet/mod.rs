@@ -240,6 +240,39 @@ pub fn judge_fleet_rule(rule: &crate::policy::FleetRule, rows: &[NodeRow]) -> Fl
 }
 
 impl NodeRow {
+    /// A group's evaluation as a row: its figures, verdict and reason as judged, with the
+    /// deciding rule's value beside its threshold. `pending` is left for the caller.
+    pub fn of_evaluation(
+        ev: &crate::evaluate::Evaluation,
+        policy: &Policy,
+        head: Option<&DecidingRule>,
+        group: crate::evaluate::Group,
+        file: String,
+        source: RowSource,
+        scope: &str,
+    ) -> NodeRow {
+        let rule = head.and_then(|h| ev.rules.iter().find(|r| r.metric == h.metric));
+        NodeRow {
+            host: group.host,
+            dir: group.dir,
+            engine: group.engine,
+            file,
+            source,
+            scope: Some(scope.into()),
+            runs: ev.evidence.runs,
+            days: ev.evidence.days,
+            value: rule.and_then(|r| r.value),
+            threshold: rule.map(|r| r.threshold),
+            verdict: ev.verdict,
+            reason: ev.reason.clone(),
+            warnings: ev.warnings.iter().map(|w| w.to_string()).collect(),
+            last_run: ev.runs.iter().map(|r| r.timestamp).max(),
+            pending: None,
+            standing: crate::deviation::effect_of(&ev.deviations),
+            figures: fleet_figures(ev, policy),
+        }
+    }
+
     /// Which evidence the row's verdict is of: a run's or an import's result is one sitting,
     /// a history or a report's result the node's history.
     pub fn basis(&self) -> Basis {
