@@ -307,6 +307,17 @@ pub fn known_names() -> Vec<&'static str> {
     KNOWN.iter().map(|i| i.name).collect()
 }
 
+/// The metric of that name, or the error a policy states for a name it does not know: the
+/// name and every known one.
+pub fn known(name: &str) -> Result<&'static Info, String> {
+    lookup(name).ok_or_else(|| {
+        format!(
+            "unknown metric '{name}'; known metrics: {}",
+            known_names().join(", ")
+        )
+    })
+}
+
 pub fn unit(name: &str) -> &'static str {
     lookup(name).map(|i| i.unit).unwrap_or("")
 }

@@ -51,13 +51,7 @@ pub fn check(p: &Policy) -> Result<(), String> {
         }
     }
     for (i, r) in p.rules.iter().enumerate() {
-        let Some(info) = metrics::lookup(&r.metric) else {
-            return Err(format!(
-                "rules[{i}].metric: unknown metric '{}'; known metrics: {}",
-                r.metric,
-                metrics::known_names().join(", ")
-            ));
-        };
+        let info = metrics::known(&r.metric).map_err(|e| format!("rules[{i}].metric: {e}"))?;
         if !r.threshold.is_finite() || r.threshold < 0.0 {
             return Err(format!(
                 "rules[{i}].threshold: must be a positive number in {}",

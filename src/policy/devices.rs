@@ -112,13 +112,7 @@ struct SpreadRaw {
 impl TryFrom<SpreadRaw> for SpreadRule {
     type Error = String;
     fn try_from(r: SpreadRaw) -> Result<SpreadRule, String> {
-        if metrics::lookup(&r.metric).is_none() {
-            return Err(format!(
-                "unknown metric '{}'; known metrics: {}",
-                r.metric,
-                metrics::known_names().join(", ")
-            ));
-        }
+        metrics::known(&r.metric)?;
         let bound = match (r.max_over_min, r.max_diff_pct) {
             (Some(x), None) if x.is_finite() && x >= 1.0 => Bound::MaxOverMin(x),
             (Some(x), None) => {

@@ -91,13 +91,7 @@ struct FleetRuleRaw {
 impl TryFrom<FleetRuleRaw> for FleetRule {
     type Error = String;
     fn try_from(r: FleetRuleRaw) -> Result<FleetRule, String> {
-        if metrics::lookup(&r.metric).is_none() {
-            return Err(format!(
-                "unknown metric '{}'; known metrics: {}",
-                r.metric,
-                metrics::known_names().join(", ")
-            ));
-        }
+        metrics::known(&r.metric)?;
         if !(r.max_over_min.is_finite() && r.max_over_min >= 1.0) {
             return Err(format!(
                 "max_over_min of {}: {} is not a bound on the largest node's figure over the smallest's; give 1 or more (1.1: within 10%)",
@@ -348,13 +342,7 @@ impl<'de> Deserialize<'de> for RawThreshold {
 impl TryFrom<RuleRaw> for Rule {
     type Error = String;
     fn try_from(r: RuleRaw) -> Result<Rule, String> {
-        let Some(info) = metrics::lookup(&r.metric) else {
-            return Err(format!(
-                "unknown metric '{}'; known metrics: {}",
-                r.metric,
-                metrics::known_names().join(", ")
-            ));
-        };
+        let info = metrics::known(&r.metric)?;
         let (per, raw) = match r.threshold {
             RawThreshold::Scaled(p, v) => (Some(p), *v),
             other => (None, other),
