@@ -932,6 +932,127 @@ fn a_lock_held_by_another_program_or_by_iopscheck_under_another_name_is_named_fo
     assert!(env.history_lines().is_empty());
 }
 
+/// The first regular file named `name` on PATH.
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Leaves `program ARGS` holding the run lock as an interrupted run would leave its fio or its
+/// flush: flock(1) takes the lock (so the kernel names flock as its taker), the shell it starts
+/// writes flock's id into the lock file (as a run writes its own) and becomes the program,
+/// which inherits the lock; then flock is killed. Returns the program's pid.
+fn left_holding(env: &Env, program: &Path, args: &[&str]) -> u32 {
+    use std::os::unix::process::CommandExt;
+    let lock = env.tmp.path().join("run.lock");
+    let mut flock = StdCommand::new("flock")
+        .arg(&lock)
+        .args(["sh", "-c", r#"echo "$PPID" > "$0"; exec "$@""#])
+        .arg(&lock)
+        .arg(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let held = loop {
+        let recorded = std::fs::read_to_string(&lock).unwrap_or_default();
+        let exec_done = children(flock.id()).first().copied().filter(|&c| {
+            std::fs::canonicalize(format!("/proc/{c}/exe")).ok()
+                == std::fs::canonicalize(program).ok()
+        });
+        if let (Some(c), true) = (exec_done, recorded.trim() == flock.id().to_string()) {
+            break c;
+        }
+        if let Ok(Some(s)) = flock.try_wait() {
+            panic!("flock ended before {program:?} held the lock: {s}");
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "{program:?} never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    kill(flock.id(), libc::SIGKILL);
+    flock.wait().unwrap();
+    assert!(alive(held));
+    held
+}
+
+#[test]
+#[cfg_attr(not(have_fio), ignore = "needs fio")]
+fn what_a_run_left_holding_the_lock_is_told_by_its_binary_not_its_name() {
+    if StdCommand::new("flock").arg("--version").output().is_err() {
+        return skip("flock (util-linux) is not installed");
+    }
+    let fio = on_path("fio").expect("fio on PATH");
+    let sleep = on_path("sleep").expect("sleep on PATH");
+    let small_run = |env: &Env, fio_var: Option<&Path>| {
+        let mut c = std_cmd(env, &[]);
+        c.args(["run", "--dir"]).arg(&env.dir).args(SMALL);
+        c.env("IOPSCHECK_FLUSH_WAIT", "1s")
+            .env("IOPSCHECK_HISTORY", &env.history);
+        if let Some(f) = fio_var {
+            c.env("IOPSCHECK_FIO", f);
+        }
+        output_within(c, Duration::from_secs(60))
+    };
+
+    // A program merely named fio (sleep, copied to that name) is not said to be fio's job.
+    let env = Env::new();
+    let named_fio = env.tmp.path().join("fio");
+    std::fs::copy(&sleep, &named_fio).unwrap();
+    let pid = left_holding(&env, &named_fio, &["600"]);
+    let out = small_run(&env, None);
+    kill(pid, libc::SIGKILL);
+    wait_gone(pid);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("fio job"), "{err}");
+    assert!(!err.contains("flushed"), "{err}");
+    assert!(
+        err.contains(&format!("fio (pid {pid}, {})", named_fio.display())),
+        "{err}"
+    );
+    assert!(test_files(&env.dir).is_empty());
+    assert!(env.history_lines().is_empty());
+
+    // fio under another name (a copy named disk-bench) is fio's job, when the fio the run
+    // uses is that program (here $IOPSCHECK_FIO, a link named fio-3 to the installed fio).
+    let env = Env::new();
+    let renamed = env.tmp.path().join("disk-bench");
+    std::fs::copy(&fio, &renamed).unwrap();
+    let fio_var = env.tmp.path().join("fio-3");
+    std::os::unix::fs::symlink(&fio, &fio_var).unwrap();
+    let pid = left_holding(
+        &env,
+        &renamed,
+        &[
+            "--name=hold",
+            "--ioengine=null",
+            "--size=1m",
+            "--thread",
+            "--time_based",
+            "--runtime=600",
+            "--rate_iops=1",
+            "--output=/dev/null",
+        ],
+    );
+    let out = small_run(&env, Some(&fio_var));
+    kill(pid, libc::SIGKILL);
+    wait_gone(pid);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("its fio job is still running"), "{err}");
+    assert!(err.contains(&format!("(pid {pid})")), "{err}");
+    assert!(!err.contains("flushed"), "{err}");
+    assert!(test_files(&env.dir).is_empty());
+    assert!(env.history_lines().is_empty());
+}
+
 // ---- The verdict does not wait for the cleanup.
 
 #[test]

@@ -10,7 +10,9 @@
 //! kernel who holds it (the `lock:` lines of /proc/PID/fdinfo, which name the process that
 //! took it) and says what it is: another iopscheck run (whatever its binary is called), what
 //! an interrupted run left running (its flush, fio's jobs), which it waits for, for a bounded
-//! time; or another program.
+//! time; or another program. What a process is, is told by the binary it runs
+//! (/proc/PID/exe), never by its name, which any program may choose: fio is the fio binary the
+//! run uses ($IOPSCHECK_FIO, else fio on PATH) under whatever name, a flush is this binary.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -79,7 +81,7 @@ pub fn lock_path() -> anyhow::Result<PathBuf> {
     Ok(dir.join("run.lock"))
 }
 
-/// A process that holds the lock: its id and its name (`comm`).
+/// A process that holds the lock: its id and its name (`comm`), which is for messages only.
 #[derive(Debug, Clone, PartialEq)]
 struct Proc {
     pid: i32,
@@ -94,8 +96,73 @@ impl Proc {
         Proc { pid, name }
     }
 
-    fn is_fio(&self) -> bool {
-        self.name == "fio"
+    /// "fio (pid 12, /usr/bin/fio)": its name, and the binary it runs where it can be read.
+    fn shown(&self) -> String {
+        match program(self.pid) {
+            Some(e) => format!(
+                "{} (pid {}, {})",
+                self.name,
+                self.pid,
+                printable(&e.to_string_lossy())
+            ),
+            None => format!("{} (pid {})", self.name, self.pid),
+        }
+    }
+}
+
+/// The binary `path` names, as the kernel knows it (device and inode), with its size.
+fn file_id(path: &Path) -> Option<(u64, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino(), m.len()))
+}
+
+/// Whether process `pid` runs the program at `path`: the same file (under any name, through
+/// any link, even one since removed or replaced on disk: /proc/PID/exe follows the file the
+/// process runs, not its name), or a copy of it byte for byte.
+fn runs(pid: i32, path: &Path) -> bool {
+    let exe = PathBuf::from(format!("/proc/{pid}/exe"));
+    let (Some(a), Some(b)) = (file_id(&exe), file_id(path)) else {
+        return false;
+    };
+    if a == b {
+        return true;
+    }
+    // A copy: the same size, then the same bytes (a binary of a few MiB, read only when the
+    // lock is found held by what a run left behind).
+    a.2 == b.2
+        && a.2 <= 256 << 20
+        && matches!(
+            (std::fs::read(&exe), std::fs::read(path)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
+/// This process's binary, as the kernel knows it.
+const OWN: &str = "/proc/self/exe";
+
+/// What an interrupted run left holding the lock.
+#[derive(Debug, PartialEq)]
+enum Left {
+    /// fio or its job processes: the fio binary this run uses, whatever they are called.
+    Fio,
+    /// The flush of its test file: processes running this very binary.
+    Flush,
+    /// Something else it started (a fio this run does not use, an older iopscheck binary).
+    Unrecognised,
+}
+
+fn left(procs: &[Proc]) -> Left {
+    let fio = crate::fio::installed::path();
+    if let Some(f) = &fio
+        && procs.iter().any(|p| runs(p.pid, f))
+    {
+        return Left::Fio;
+    }
+    if procs.iter().all(|p| runs(p.pid, Path::new(OWN))) {
+        Left::Flush
+    } else {
+        Left::Unrecognised
     }
 }
 
@@ -175,7 +242,7 @@ fn printable(s: &str) -> String {
         .collect()
 }
 
-/// The binary a process runs (its /proc/PID/exe), for messages and to recognise our own.
+/// The path of the binary a process runs (its /proc/PID/exe), for messages.
 fn program(pid: i32) -> Option<PathBuf> {
     std::fs::read_link(format!("/proc/{pid}/exe")).ok()
 }
@@ -201,8 +268,7 @@ fn holder(recorded: Option<i32>, taker: Option<i32>, holding: &[i32]) -> Holder 
     match taker {
         Some(t) if holding.contains(&t) => {
             // Our own binary that has not yet written its id (it took the lock an instant ago).
-            let ours = program(t).is_some_and(|p| Some(p) == program(std::process::id() as i32));
-            if ours {
+            if runs(t, Path::new(OWN)) {
                 Holder::Run(Proc::of(t))
             } else {
                 Holder::Other(procs(Some(t)))
@@ -223,6 +289,11 @@ fn pids(procs: &[Proc]) -> String {
         if ids.len() == 1 { "" } else { "s" },
         ids.join(", ")
     )
+}
+
+/// "fio (pid 12, /tmp/fio), sleep (pid 13, /usr/bin/sleep)".
+fn described(procs: &[Proc]) -> String {
+    procs.iter().map(Proc::shown).collect::<Vec<_>>().join(", ")
 }
 
 /// "flock (pid 12), sleep (pid 13)".
@@ -269,14 +340,17 @@ impl HostLock {
             let h = holder(recorded(&mut file), taker, &holding);
             match h {
                 Holder::Leftover(run, procs) => {
-                    let fio = procs.iter().any(Proc::is_fio);
-                    let what = if fio {
-                        format!("its fio job is still running ({})", pids(&procs))
-                    } else {
-                        format!(
+                    let kind = left(&procs);
+                    let what = match kind {
+                        Left::Fio => format!("its fio job is still running ({})", pids(&procs)),
+                        Left::Flush => format!(
                             "its test data is still being flushed to disk ({})",
                             pids(&procs)
-                        )
+                        ),
+                        Left::Unrecognised => format!(
+                            "processes it started still hold the run lock: {}",
+                            described(&procs)
+                        ),
                     };
                     if wait {
                         ctx.note(format!(
@@ -293,8 +367,8 @@ impl HostLock {
                         break;
                     }
                     let secs = flush_wait.as_secs();
-                    return Err(lock_error(if fio {
-                        format!(
+                    return Err(lock_error(match kind {
+                        Left::Fio => format!(
                             "fio ({}), started by the interrupted run (pid {run}), is still running after {secs}s and holds the run lock {shown}; measuring now would measure alongside it: end it (kill {}) and run again, or pass --wait",
                             pids(&procs),
                             procs
@@ -302,12 +376,15 @@ impl HostLock {
                                 .map(|p| p.pid.to_string())
                                 .collect::<Vec<_>>()
                                 .join(" ")
-                        )
-                    } else {
-                        format!(
+                        ),
+                        Left::Flush => format!(
                             "the previous run's test data is still being flushed to disk after {secs}s ({}, lock {shown}); measuring now would measure alongside that flush: try again later, or pass --wait",
                             pids(&procs)
-                        )
+                        ),
+                        Left::Unrecognised => format!(
+                            "processes started by the interrupted run (pid {run}) still hold the run lock {shown} after {secs}s: {}; measuring now could measure alongside them: let them end, or end them, and run again, or pass --wait",
+                            described(&procs)
+                        ),
                     }));
                 }
                 Holder::Run(p) => {
