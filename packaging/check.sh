@@ -19,7 +19,10 @@
 #   5. image: the image built without a registry (packaging/kubernetes/image.sh, buildah,
 #      FROM scratch, vfs storage), then run as the StorageClass Job and the DaemonSet would run
 #      it (packaging/ci/run-pod.py: podman with runc, or unshare and chroot; see the step), their
-#      log lines piped into `iopscheck fleet -`.
+#      log lines piped into `iopscheck fleet -`;
+#   6. a bundle from a fresh machine: in the image's root filesystem, the packaged binary runs
+#      a small check, bundles its history and verifies the bundle; the bundle is verified here
+#      by the packaged and the built binary, and a copy with one byte changed is refused by both.
 #
 # usage: packaging/check.sh [--no-rpm]
 # Installs what is missing: cargo-deb and cargo-generate-rpm (cargo install, unoptimised to
@@ -563,10 +566,80 @@ assert f['kind']=='fleet' and f['verdict'] in ('pass','fail','inconclusive') and
             bash -c "'$bin' fleet - --format json < '$work/image-node.jsonl' | '$k8s_python' -c \"import json,sys; f=json.load(sys.stdin); \
 assert f['kind']=='fleet' and [(h['host'], h['judged_on']) for h in f['hosts']]==[('image-node','history')], f\""
     fi
-    if [ -n "$ctr" ]; then
-        buildah "${store[@]}" umount "$ctr" >/dev/null 2>&1
-        buildah "${store[@]}" rm "$ctr" >/dev/null 2>&1
+fi
+
+# ---- 6. a bundle from a fresh machine --------------------------------------------------------
+# The packaged binary, installed in the image's root filesystem (nothing else of this machine:
+# no HOME, no build tree, no history), runs a small, quick check that writes a history on the
+# Job's volume, bundles it and verifies the bundle, as a customer's machine would; the bundle
+# is then verified here by the packaged binary and by the one cargo built from this checkout
+# (exit 0, VERIFIED), and a copy with one byte of the history changed must be refused by both
+# (exit 1, ALTERED, naming the history's line).
+step "6. a bundle from a fresh machine"
+# verified BIN BUNDLE: BIN's verify says VERIFIED and exits 0.
+verified() {
+    local out rc
+    out=$("$1" verify "$2" 2>&1)
+    rc=$?
+    printf '%s\n' "$out"
+    [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q '^VERIFIED '
+}
+# altered BIN BUNDLE: BIN's verify says ALTERED, names the history's line 1, and exits 1.
+altered() {
+    local out rc
+    out=$("$1" verify "$2" 2>&1)
+    rc=$?
+    printf '%s\n' "$out"
+    [ $rc -eq 1 ] && printf '%s\n' "$out" | grep -q '^ALTERED ' \
+        && printf '%s\n' "$out" | grep -q 'history.jsonl: line 1 altered'
+}
+if [ "$image_built" != yes ] || [ "${how:-none}" = none ]; then
+    skip "no image to make a bundle in (step 5 says why)"
+else
+    fresh=$work/image-bundle
+    # The image's own shell; each command's exit code on a line of its own.
+    made=$("$k8s_python" packaging/ci/run-pod.py packaging/kubernetes/storageclass/job.yaml \
+        --image "$image" --work "$fresh" --node fresh-node "${run_with[@]}" --shell '
+/usr/bin/iopscheck run --quiet --dir /data --size 8m --runtime 1 --runs 1 --history /data/history.jsonl --format summary
+echo "run exit $?"
+/usr/bin/iopscheck bundle --quiet --history /data/history.jsonl --dir /data -o /data/bundle.tar.gz
+echo "bundle exit $?"
+/usr/bin/iopscheck verify /data/bundle.tar.gz
+echo "verify exit $?"' 2>&1)
+    printf '%s\n' "$made"
+    if printf '%s\n' "$made" | grep -Eqx 'run exit (0|1|3)' \
+        && printf '%s\n' "$made" | grep -qx 'bundle exit 0' && [ -s "$fresh/data/bundle.tar.gz" ]; then
+        pass "the packaged binary ran a check and bundled its history on a fresh root filesystem ($how)"
+    else
+        fail "the packaged binary's run and bundle on a fresh root filesystem ($how)"
     fi
+    if printf '%s\n' "$made" | grep -q '^VERIFIED /data/bundle.tar.gz: ' \
+        && printf '%s\n' "$made" | grep -qx 'verify exit 0'; then
+        pass "the packaged binary verifies its bundle where it made it"
+    else
+        fail "the packaged binary's verify of its bundle where it made it"
+    fi
+    check "the packaged binary verifies the fresh machine's bundle here" verified "$bin" "$fresh/data/bundle.tar.gz"
+    built_bin=$CARGO_TARGET_DIR/debug/iopscheck
+    [ -x "$built_bin" ] || cargo build --quiet --locked >/dev/null 2>&1
+    if [ -x "$built_bin" ]; then
+        check "the binary built from this checkout verifies the fresh machine's bundle" \
+            verified "$built_bin" "$fresh/data/bundle.tar.gz"
+    else
+        fail "cargo build: no built binary to verify the bundle with"
+    fi
+    if "$k8s_python" packaging/ci/tamper-bundle.py "$fresh/data/bundle.tar.gz" "$work/tampered.tar.gz"; then
+        check "the packaged binary refuses the bundle with one byte of its history changed (exit 1)" \
+            altered "$bin" "$work/tampered.tar.gz"
+        [ -x "$built_bin" ] && check "the built binary refuses the bundle with one byte of its history changed (exit 1)" \
+            altered "$built_bin" "$work/tampered.tar.gz"
+    else
+        fail "packaging/ci/tamper-bundle.py: no tampered copy of the bundle"
+    fi
+fi
+if [ -n "${ctr:-}" ]; then
+    buildah "${store[@]}" umount "$ctr" >/dev/null 2>&1
+    buildah "${store[@]}" rm "$ctr" >/dev/null 2>&1
 fi
 
 printf '\npackaging checks took %ds\n' $((SECONDS - t0))
