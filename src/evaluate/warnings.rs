@@ -239,28 +239,13 @@ impl fmt::Display for Warning {
                 idle_words(b.idle_s),
                 short(b.value),
             ),
-            Warning::NoSeries { runs, low } => {
-                f.write_str("fio's output gives each run's IOPS per interval only as a summary, not a series: whether a disk's burst credits ran out inside a run cannot be told from it (a native `iopscheck run` samples the disk every 500 ms and judges the level it sustained)")?;
-                if !low.is_empty() {
-                    let each: Vec<String> = low
-                        .iter()
-                        .map(|(i, min, mean)| {
-                            format!(
-                                "run {i}: lowest {} IOPS, mean {}",
-                                crate::numbers::fmt_value(*min),
-                                crate::numbers::fmt_value(*mean)
-                            )
-                        })
-                        .collect();
-                    write!(
-                        f,
-                        "; in {} of {runs} runs the lowest interval is under 0.8 × the mean, as a step down would make it ({})",
-                        low.len(),
-                        each.join("; ")
-                    )?;
-                }
-                Ok(())
-            }
+            Warning::NoSeries { runs, low } => no_series(f, *runs, low),
+            Warning::DecisionStands {
+                outcomes,
+                decided_at,
+                due,
+                every,
+            } => decision_stands(f, outcomes, *decided_at, *due, *every),
             Warning::InputCaveat { about, caveat } => write!(f, "{about}: {caveat}"),
             Warning::EngineFallback {
                 asked,
@@ -295,34 +280,61 @@ impl fmt::Display for Warning {
                 fsync_ms / 1000.0,
                 runtime_ms / 1000.0
             ),
-            Warning::DecisionStands {
-                outcomes,
-                decided_at,
-                due,
-                every,
-            } => {
-                let outcomes: Vec<&str> = outcomes.iter().map(|o| o.as_str()).collect();
-                write!(
-                    f,
-                    "no test run: this node's sequence ended {}",
-                    outcomes.join(", ")
-                )?;
-                if let Some(t) = decided_at {
-                    write!(
-                        f,
-                        " at the run of {}",
-                        t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M UTC")
-                    )?;
-                }
-                write!(
-                    f,
-                    " and stands; next re-check due {} (--recheck-every {})",
-                    due.format("%Y-%m-%d %H:%M UTC"),
-                    crate::units::format_duration(*every)
-                )
-            }
         }
     }
+}
+
+/// [`Warning::NoSeries`]'s sentence.
+fn no_series(f: &mut fmt::Formatter<'_>, runs: usize, low: &[(usize, f64, f64)]) -> fmt::Result {
+    f.write_str("fio's output gives each run's IOPS per interval only as a summary, not a series: whether a disk's burst credits ran out inside a run cannot be told from it (a native `iopscheck run` samples the disk every 500 ms and judges the level it sustained)")?;
+    if !low.is_empty() {
+        let each: Vec<String> = low
+            .iter()
+            .map(|(i, min, mean)| {
+                format!(
+                    "run {i}: lowest {} IOPS, mean {}",
+                    crate::numbers::fmt_value(*min),
+                    crate::numbers::fmt_value(*mean)
+                )
+            })
+            .collect();
+        write!(
+            f,
+            "; in {} of {runs} runs the lowest interval is under 0.8 × the mean, as a step down would make it ({})",
+            low.len(),
+            each.join("; ")
+        )?;
+    }
+    Ok(())
+}
+
+/// [`Warning::DecisionStands`]'s sentence.
+fn decision_stands(
+    f: &mut fmt::Formatter<'_>,
+    outcomes: &[super::sequential::Outcome],
+    decided_at: Option<DateTime<FixedOffset>>,
+    due: DateTime<chrono::Utc>,
+    every: std::time::Duration,
+) -> fmt::Result {
+    let outcomes: Vec<&str> = outcomes.iter().map(|o| o.as_str()).collect();
+    write!(
+        f,
+        "no test run: this node's sequence ended {}",
+        outcomes.join(", ")
+    )?;
+    if let Some(t) = decided_at {
+        write!(
+            f,
+            " at the run of {}",
+            t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M UTC")
+        )?;
+    }
+    write!(
+        f,
+        " and stands; next re-check due {} (--recheck-every {})",
+        due.format("%Y-%m-%d %H:%M UTC"),
+        crate::units::format_duration(every)
+    )
 }
 
 /// How a run is named in the warnings about what happened inside it.
