@@ -97,7 +97,11 @@ fn pass_eval() -> Held {
         })
         .collect();
     let mut o = Options::new(Scope::Report, at("2026-12-02T18:00:00Z"));
-    o.notes.push(Warning::EngineFallback { note: NOTE.into() });
+    o.notes.push(Warning::EngineFallback {
+        asked: "io_uring".into(),
+        reason: NOTE.into(),
+        used: "posixaio".into(),
+    });
     let mut ev = evaluate(recs.as_slice(), &policy(), &o);
     ev.group = Some(Group {
         host: "node1".into(),

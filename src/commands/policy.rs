@@ -198,7 +198,7 @@ impl ListRow {
             test: p.source.test.to_string(),
             origin: origin.to_string(),
             seen: p.source.seen.to_string(),
-            stale: p.source.stale_note(today),
+            stale: crate::evaluate::Warning::stale_source(&p.source, today).map(|w| w.to_string()),
         }
     }
 }

@@ -999,12 +999,7 @@ fn judge(
     }
     // A verdict is only as current as the vendor's page it encodes: said last, after what the
     // runs themselves show.
-    warnings.extend(
-        policy
-            .source
-            .stale_note(opts.now.date_naive())
-            .map(|note| Warning::StaleSource { note }),
-    );
+    warnings.extend(Warning::stale_source(&policy.source, opts.now.date_naive()));
     dedup(&mut warnings);
 
     let judged = Judged {

@@ -63,9 +63,11 @@ pub enum Warning {
     },
     /// Runs that are not the policy's test, by how they differ.
     NotPolicysTest(crate::deviation::Deviation),
-    /// The policy's source was read long ago (the policy's own words, as `policy show` says).
+    /// The policy's source was read more than a year ago (`policy::Publication::is_stale`), on
+    /// `seen`, from `url` (`policy show` says the same sentence: [`Warning::stale_source`]).
     StaleSource {
-        note: String,
+        seen: NaiveDate,
+        url: String,
     },
     /// The figure follows the idle time before each run: burst credits refilling while idle.
     IdleSignature {
@@ -88,18 +90,40 @@ pub enum Warning {
         about: String,
         caveat: String,
     },
-    /// The engine asked for cannot run here; why, and which ran instead.
+    /// The engine the policy names cannot run here: which, why (the probe's words), and
+    /// which ran instead.
     EngineFallback {
-        note: String,
+        asked: String,
+        reason: String,
+        used: String,
     },
-    /// What a run's IOPS series or its final fsync showed (`measure::series::warnings`'s
-    /// sentence: a step down inside a run, a flush that took most of the run).
-    InsideRun {
-        finding: String,
+    /// IOPS stepped down inside `steps` of `runs` runs; the deepest step: the run's start,
+    /// the rate before and after it, and when in the run it came (s).
+    StepInsideRun {
+        steps: usize,
+        runs: usize,
+        worst: DateTime<FixedOffset>,
+        before: f64,
+        after: f64,
+        at_s: f64,
     },
-    /// A decision that stands (`--recheck-every`): nothing was tested, and until when.
+    /// The final fsync took most of the time in `slow` of `runs` runs; the worst: the run's
+    /// start, the fsync's and the run's time (ms).
+    SlowFinalFsync {
+        slow: usize,
+        runs: usize,
+        worst: DateTime<FixedOffset>,
+        fsync_ms: f64,
+        runtime_ms: f64,
+    },
+    /// A decision that stands (`--recheck-every`): nothing was tested. The sequences'
+    /// outcomes, the run that decided the last of them, when the next re-check is due, and
+    /// the period.
     DecisionStands {
-        line: String,
+        outcomes: Vec<super::sequential::Outcome>,
+        decided_at: Option<DateTime<FixedOffset>>,
+        due: DateTime<chrono::Utc>,
+        every: std::time::Duration,
     },
 }
 
@@ -195,7 +219,10 @@ impl fmt::Display for Warning {
                 write!(f, "threshold scaled with the machine: {resolution}")
             }
             Warning::NotPolicysTest(d) => write!(f, "not the policy's test: {d}: {}", d.why()),
-            Warning::StaleSource { note } => f.write_str(note),
+            Warning::StaleSource { seen, url } => write!(
+                f,
+                "source seen {seen} (over a year ago): check it is current; the source: {url}"
+            ),
             Warning::IdleSignature {
                 metric,
                 rho,
@@ -212,33 +239,115 @@ impl fmt::Display for Warning {
                 idle_words(b.idle_s),
                 short(b.value),
             ),
-            Warning::NoSeries { runs, low } => {
-                f.write_str("fio's output gives each run's IOPS per interval only as a summary, not a series: whether a disk's burst credits ran out inside a run cannot be told from it (a native `iopscheck run` samples the disk every 500 ms and judges the level it sustained)")?;
-                if !low.is_empty() {
-                    let each: Vec<String> = low
-                        .iter()
-                        .map(|(i, min, mean)| {
-                            format!(
-                                "run {i}: lowest {} IOPS, mean {}",
-                                crate::numbers::fmt_value(*min),
-                                crate::numbers::fmt_value(*mean)
-                            )
-                        })
-                        .collect();
-                    write!(
-                        f,
-                        "; in {} of {runs} runs the lowest interval is under 0.8 × the mean, as a step down would make it ({})",
-                        low.len(),
-                        each.join("; ")
-                    )?;
-                }
-                Ok(())
-            }
+            Warning::NoSeries { runs, low } => no_series(f, *runs, low),
+            Warning::DecisionStands {
+                outcomes,
+                decided_at,
+                due,
+                every,
+            } => decision_stands(f, outcomes, *decided_at, *due, *every),
             Warning::InputCaveat { about, caveat } => write!(f, "{about}: {caveat}"),
-            Warning::EngineFallback { note } => f.write_str(note),
-            Warning::DecisionStands { line } => f.write_str(line),
-            Warning::InsideRun { finding } => f.write_str(finding),
+            Warning::EngineFallback {
+                asked,
+                reason,
+                used,
+            } => write!(
+                f,
+                "{asked} is not usable here ({reason}); fell back to {used}"
+            ),
+            Warning::StepInsideRun {
+                steps,
+                runs,
+                worst,
+                before,
+                after,
+                at_s,
+            } => write!(
+                f,
+                "IOPS fell step-wise inside {steps} of {runs} runs (the run of {}: from {before:.0} to {after:.0} IOPS after {at_s:.1} s): the page cache filling up or burst credits running out look like this; the run's figure averages both parts",
+                worst.format(RUN_TIME),
+            ),
+            Warning::SlowFinalFsync {
+                slow,
+                runs,
+                worst,
+                fsync_ms,
+                runtime_ms,
+            } => write!(
+                f,
+                "the final fsync took most of the time in {slow} of {runs} runs (the run of {}: {:.1} s of {:.1} s): the writes went to the page cache and the disk paid at the end, inside the measured time",
+                worst.format(RUN_TIME),
+                fsync_ms / 1000.0,
+                runtime_ms / 1000.0
+            ),
         }
+    }
+}
+
+/// [`Warning::NoSeries`]'s sentence.
+fn no_series(f: &mut fmt::Formatter<'_>, runs: usize, low: &[(usize, f64, f64)]) -> fmt::Result {
+    f.write_str("fio's output gives each run's IOPS per interval only as a summary, not a series: whether a disk's burst credits ran out inside a run cannot be told from it (a native `iopscheck run` samples the disk every 500 ms and judges the level it sustained)")?;
+    if !low.is_empty() {
+        let each: Vec<String> = low
+            .iter()
+            .map(|(i, min, mean)| {
+                format!(
+                    "run {i}: lowest {} IOPS, mean {}",
+                    crate::numbers::fmt_value(*min),
+                    crate::numbers::fmt_value(*mean)
+                )
+            })
+            .collect();
+        write!(
+            f,
+            "; in {} of {runs} runs the lowest interval is under 0.8 × the mean, as a step down would make it ({})",
+            low.len(),
+            each.join("; ")
+        )?;
+    }
+    Ok(())
+}
+
+/// [`Warning::DecisionStands`]'s sentence.
+fn decision_stands(
+    f: &mut fmt::Formatter<'_>,
+    outcomes: &[super::sequential::Outcome],
+    decided_at: Option<DateTime<FixedOffset>>,
+    due: DateTime<chrono::Utc>,
+    every: std::time::Duration,
+) -> fmt::Result {
+    let outcomes: Vec<&str> = outcomes.iter().map(|o| o.as_str()).collect();
+    write!(
+        f,
+        "no test run: this node's sequence ended {}",
+        outcomes.join(", ")
+    )?;
+    if let Some(t) = decided_at {
+        write!(
+            f,
+            " at the run of {}",
+            t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M UTC")
+        )?;
+    }
+    write!(
+        f,
+        " and stands; next re-check due {} (--recheck-every {})",
+        due.format("%Y-%m-%d %H:%M UTC"),
+        crate::units::format_duration(every)
+    )
+}
+
+/// How a run is named in the warnings about what happened inside it.
+const RUN_TIME: &str = "%Y-%m-%d %H:%M:%S";
+
+impl Warning {
+    /// The policy's source, when it was read more than a year before `today`: the warning a
+    /// verdict carries and the line `policy show` prints.
+    pub fn stale_source(source: &crate::policy::Publication, today: NaiveDate) -> Option<Warning> {
+        source.is_stale(today).then(|| Warning::StaleSource {
+            seen: source.seen,
+            url: source.url.clone(),
+        })
     }
 }
 
@@ -368,11 +477,7 @@ pub(super) fn find_warnings(
     }
 
     // What happened inside the runs (their IOPS series, the final fsync).
-    out.extend(
-        series_warnings(runs)
-            .into_iter()
-            .map(|finding| Warning::InsideRun { finding }),
-    );
+    out.extend(series_warnings(runs));
 
     // A run far from the others: modified z-score with the median absolute deviation.
     if values.len() >= 5 {
@@ -572,10 +677,9 @@ pub(super) fn declining(
 }
 
 /// What the series of the runs show, as warnings: a step-wise fall inside a run, and a final
-/// fsync that took most of a run's time. One sentence each, naming the worst run.
-fn series_warnings(runs: &[Run]) -> Vec<String> {
+/// fsync that took most of a run's time. One warning each, naming the worst run.
+fn series_warnings(runs: &[Run]) -> Vec<Warning> {
     let mut out = Vec::new();
-    let when = |r: &Run| r.timestamp.format("%Y-%m-%d %H:%M:%S").to_string();
     // Each run's step down was found as its record was read (`run_index::Run::series_step`).
     let steps: Vec<_> = runs
         .iter()
@@ -585,15 +689,14 @@ fn series_warnings(runs: &[Run]) -> Vec<String> {
         .iter()
         .min_by(|a, b| (a.1.2 / a.1.1).total_cmp(&(b.1.2 / b.1.1)))
     {
-        out.push(format!(
-            "IOPS fell step-wise inside {} of {} runs (the run of {}: from {:.0} to {:.0} IOPS after {:.1} s): the page cache filling up or burst credits running out look like this; the run's figure averages both parts",
-            steps.len(),
-            runs.len(),
-            when(r),
-            before,
-            after,
-            at
-        ));
+        out.push(Warning::StepInsideRun {
+            steps: steps.len(),
+            runs: runs.len(),
+            worst: r.timestamp,
+            before: *before,
+            after: *after,
+            at_s: *at,
+        });
     }
     let fsyncs: Vec<_> = runs
         .iter()
@@ -610,14 +713,13 @@ fn series_warnings(runs: &[Run]) -> Vec<String> {
         .iter()
         .max_by(|a, b| (a.1 / a.2).total_cmp(&(b.1 / b.2)))
     {
-        out.push(format!(
-            "the final fsync took most of the time in {} of {} runs (the run of {}: {:.1} s of {:.1} s): the writes went to the page cache and the disk paid at the end, inside the measured time",
-            fsyncs.len(),
-            runs.len(),
-            when(r),
-            f / 1000.0,
-            t / 1000.0
-        ));
+        out.push(Warning::SlowFinalFsync {
+            slow: fsyncs.len(),
+            runs: runs.len(),
+            worst: r.timestamp,
+            fsync_ms: *f,
+            runtime_ms: *t,
+        });
     }
     out
 }

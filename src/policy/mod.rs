@@ -19,4 +19,6 @@ pub use builtin::{BUILTIN, builtin_yaml};
 pub use check::check_runs;
 pub use diff::diff;
 pub use load::{Loaded, Origin, SYSTEM_POLICY_DIR, load_file, names, parse, resolve};
-pub use schema::{Aggregate, FleetRule, Level, Op, Per, Policy, Rule, Sustained, TestOrigin};
+pub use schema::{
+    Aggregate, FleetRule, Level, Op, Per, Policy, Publication, Rule, Sustained, TestOrigin,
+};

@@ -132,15 +132,10 @@ pub struct Publication {
 pub const STALE_AFTER_DAYS: i64 = 365;
 
 impl Publication {
-    /// "source seen 2025-03-05 (over a year ago): check it is current; the source: URL" when
-    /// the source was read more than [`STALE_AFTER_DAYS`] before `today`; None while recent.
-    pub fn stale_note(&self, today: NaiveDate) -> Option<String> {
-        ((today - self.seen).num_days() > STALE_AFTER_DAYS).then(|| {
-            format!(
-                "source seen {} (over a year ago): check it is current; the source: {}",
-                self.seen, self.url
-            )
-        })
+    /// Whether the source was read more than [`STALE_AFTER_DAYS`] before `today` (said in
+    /// `evaluate::Warning::StaleSource`'s words).
+    pub fn is_stale(&self, today: NaiveDate) -> bool {
+        (today - self.seen).num_days() > STALE_AFTER_DAYS
     }
 }
 

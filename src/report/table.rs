@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use chrono::Datelike;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 
-use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict};
+use crate::evaluate::{Evaluation, RuleResult, Scope, Verdict, Warning};
 use crate::numbers::fmt_value;
 use crate::policy::Level;
 use crate::run_index::Records;
@@ -420,12 +420,18 @@ pub fn render(
     let notes = super::view_node::notes(ev);
     // A deviation's warning restates a line beside the verdict (with why it matters): said
     // with --verbose, where there is room for it.
-    let restated = |w: &&String| {
+    let restated = |w: &Warning| {
         !style.verbose
-            && w.starts_with("not the policy's test: ")
+            && matches!(w, Warning::NotPolicysTest(_))
             && !notes.beside_verdict.is_empty()
     };
-    let shown: Vec<&String> = notes.warnings.iter().filter(|w| !restated(w)).collect();
+    let shown: Vec<&String> = ev
+        .warnings
+        .iter()
+        .zip(&notes.warnings)
+        .filter(|(w, _)| !restated(w))
+        .map(|(_, text)| text)
+        .collect();
     if shown.len() < notes.warnings.len() {
         behind.push("why each deviation matters");
     }

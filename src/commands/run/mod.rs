@@ -34,7 +34,7 @@ use crate::units;
 use self::execute::Ended;
 use self::files::{DISCARD_SLOW, REMOVAL_SILENT, release_files};
 use self::plan::{Plan, Runner, choose_runner, invocation_id};
-use self::sequence::{group_sequence, history_evidence, recheck_due, standing_line};
+use self::sequence::{group_sequence, history_evidence, recheck_due, standing};
 use crate::commands::lock::HostLock;
 use crate::commands::signals::{self};
 
@@ -68,11 +68,13 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
 
     // Decide the engine before anything touches the disk.
     let mut notes: Vec<Warning> = Vec::new();
-    let mut engine_note: Option<String> = None;
-    let runner = choose_runner(engine, &policy, &mut engine_note)?;
-    if let Some(n) = &engine_note {
-        ctx.warn(n);
-        notes.push(Warning::EngineFallback { note: n.clone() });
+    let mut fallback: Option<Warning> = None;
+    let runner = choose_runner(engine, &policy, &mut fallback)?;
+    // The record keeps the warning's sentence.
+    let engine_note = fallback.as_ref().map(Warning::to_string);
+    if let Some(w) = fallback {
+        ctx.warn(&w);
+        notes.push(w);
     }
     // Recorded as an override; whether the engine is the policy's to accept, and whether a
     // smaller or shorter test flatters, is judged from each record (crate::deviation).
@@ -97,9 +99,9 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         if let Some(due) = recheck_due(&ev, every)
             && now < due
         {
-            let line = standing_line(&ev, due, every);
-            crate::out::err_line(format_args!("iopscheck: {line}"));
-            ev.warnings.push(Warning::DecisionStands { line });
+            let stands = standing(&ev, due, every);
+            crate::out::err_line(format_args!("iopscheck: {stands}"));
+            ev.warnings.push(stands);
             outputs.emit(&ev, &held, ctx)?;
             crate::out::finish_stdout();
             return Ok(ev.verdict.exit_code());

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::cli::EngineRequest;
 use crate::engine::{self, Backend, EngineUsed};
 use crate::error::usage;
-use crate::evaluate::{self};
+use crate::evaluate::{self, Warning};
 use crate::history::Target;
 use crate::job::Job;
 use crate::policy::Policy;
@@ -61,7 +61,7 @@ pub(super) struct Plan {
 pub(super) fn choose_runner(
     request: EngineRequest,
     policy: &Policy,
-    note: &mut Option<String>,
+    note: &mut Option<Warning>,
 ) -> anyhow::Result<Runner> {
     let backend = match request {
         EngineRequest::Fio => return find_fio().map(Runner::Fio),
@@ -81,9 +81,11 @@ pub(super) fn choose_runner(
             if b == Backend::IoUring
                 && let Err(reason) = engine::probe_io_uring()
             {
-                *note = Some(format!(
-                    "io_uring is not usable here ({reason}); fell back to posixaio"
-                ));
+                *note = Some(Warning::EngineFallback {
+                    asked: "io_uring".into(),
+                    reason,
+                    used: "posixaio".into(),
+                });
                 Backend::Posixaio
             } else {
                 b

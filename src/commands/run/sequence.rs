@@ -11,7 +11,6 @@ use crate::evaluate::{self, EvidenceCount, EvidenceStatus, Group, Options, Scope
 use crate::history::{self, Record};
 use crate::policy::Policy;
 use crate::run_index::Records;
-use crate::units;
 
 /// The group's runs in the history over the policy's window, judged as `report
 /// --until-decided` judges them.
@@ -105,33 +104,17 @@ pub(super) fn recheck_due(ev: &evaluate::Evaluation, every: Duration) -> Option<
     Some(newest.with_timezone(&Utc) + chrono::Duration::from_std(every).ok()?)
 }
 
-/// "no test run: the sequence ended pass at the run of …; next re-check due …".
-pub(super) fn standing_line(
-    ev: &evaluate::Evaluation,
-    due: DateTime<Utc>,
-    every: Duration,
-) -> String {
-    let outcomes: Vec<&str> = ev
-        .sequential
-        .iter()
-        .map(|d| d.sequence.outcome.as_str())
-        .collect();
-    let at = ev
-        .sequential
-        .iter()
-        .filter_map(|d| d.sequence.decided_at)
-        .max()
-        .map(|t| {
-            format!(
-                " at the run of {}",
-                t.with_timezone(&Utc).format("%Y-%m-%d %H:%M UTC")
-            )
-        })
-        .unwrap_or_default();
-    format!(
-        "no test run: this node's sequence ended {}{at} and stands; next re-check due {} (--recheck-every {})",
-        outcomes.join(", "),
-        due.format("%Y-%m-%d %H:%M UTC"),
-        units::format_duration(every)
-    )
+/// The decision that stands (`--recheck-every`): each sequence's outcome, the run that decided
+/// the last, and when the next re-check is due.
+pub(super) fn standing(ev: &evaluate::Evaluation, due: DateTime<Utc>, every: Duration) -> Warning {
+    Warning::DecisionStands {
+        outcomes: ev.sequential.iter().map(|d| d.sequence.outcome).collect(),
+        decided_at: ev
+            .sequential
+            .iter()
+            .filter_map(|d| d.sequence.decided_at)
+            .max(),
+        due,
+        every,
+    }
 }
