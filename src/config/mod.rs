@@ -4,11 +4,25 @@
 //! whole configuration ([`run`]). A check that needs more than one flag is made here, naming
 //! the flag.
 
+pub mod bundle;
+pub mod compare;
+pub mod fleet;
+pub mod import;
 pub mod outputs;
+pub mod policy;
+pub mod report;
 pub mod run;
+pub mod verify;
 
+pub use bundle::BundleConfig;
+pub use compare::CompareConfig;
+pub use fleet::FleetConfig;
+pub use import::ImportConfig;
 pub use outputs::{Input, Outputs, history_path, missing_dir, policy_input};
+pub use policy::PolicyConfig;
+pub use report::ReportConfig;
 pub use run::RunConfig;
+pub use verify::VerifyConfig;
 
 /// Global settings every command sees.
 #[derive(Debug, Clone)]
@@ -26,5 +40,18 @@ impl Ctx {
     }
     pub fn warn(&self, msg: impl std::fmt::Display) {
         crate::out::err_line(format_args!("iopscheck: warning: {msg}"));
+    }
+}
+
+/// The start of the window a command judges: `--since`, else the policy's window back from
+/// `now`.
+pub fn window_start(
+    since: Option<&crate::select::Since>,
+    now: chrono::DateTime<chrono::Utc>,
+    policy: &crate::policy::Policy,
+) -> chrono::DateTime<chrono::Utc> {
+    match since {
+        Some(s) => s.start(now),
+        None => crate::select::window_start(now, policy.evidence.window.0),
     }
 }
