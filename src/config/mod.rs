@@ -1,8 +1,9 @@
 //! What a command is asked to do, decided once from its flags (`crate::cli`, the low-level
 //! arguments clap types) before it does anything: the settings every command sees ([`Ctx`]),
-//! where its renderings go and the files they must not replace ([`outputs`]), and `run`'s
-//! whole configuration ([`run`]). A check that needs more than one flag is made here, naming
-//! the flag.
+//! where its renderings go and the files they must not replace ([`outputs`]), and each
+//! command's whole configuration, one file per command, each `TryFrom` its clap struct (made
+//! in `app`'s dispatch, so no command sees a clap type). A value is resolved and checked
+//! here, naming the flag, in the order the command needs it; the command reads typed fields.
 
 pub mod bundle;
 pub mod compare;
