@@ -130,14 +130,14 @@ fn chain(e: &anyhow::Error) -> String {
 
 fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
     match cmd {
-        Command::Run(a) => commands::run::run(a, ctx),
-        Command::Import(a) => commands::import::run(a, ctx),
-        Command::Report(a) => commands::report::run(a, ctx),
-        Command::Policy(p) => commands::policy::run(p, ctx),
-        Command::Fleet(a) => commands::fleet::run(a, ctx),
-        Command::Bundle(a) => commands::bundle::run(a, ctx),
-        Command::Compare(a) => commands::compare::run(a, ctx),
-        Command::Verify(a) => commands::verify::run(a, ctx),
+        Command::Run(a) => commands::run::run(a.try_into()?, ctx),
+        Command::Import(a) => commands::import::run(a.try_into()?, ctx),
+        Command::Report(a) => commands::report::run(a.try_into()?, ctx),
+        Command::Policy(p) => commands::policy::run(p.try_into()?, ctx),
+        Command::Fleet(a) => commands::fleet::run(a.try_into()?, ctx),
+        Command::Bundle(a) => commands::bundle::run(a.try_into()?, ctx),
+        Command::Compare(a) => commands::compare::run(a.try_into()?, ctx),
+        Command::Verify(a) => commands::verify::run(a.try_into()?, ctx),
         Command::Completions { shell } => {
             // Rendered in memory, printed through ours (a closed pipe is no panic).
             crate::out::stdout().write_all(&crate::completions::script(shell))?;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::engine::Backend;
+use crate::engine::{Backend, EngineRequest};
 use crate::report::Format;
 use crate::select::Since;
 
@@ -108,26 +108,6 @@ pub struct HistoryArgs {
     /// $XDG_STATE_HOME/iopscheck/history.jsonl.
     #[arg(long, value_name = "FILE", env = "IOPSCHECK_HISTORY")]
     pub history: Option<PathBuf>,
-}
-
-/// What `--engine` asks for: the policy's engine (`auto`, resolved by `run`), one of the
-/// native engine's back ends, or the installed fio. What then ran is `engine::EngineUsed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineRequest {
-    Auto,
-    Native(Backend),
-    Fio,
-}
-
-impl EngineRequest {
-    /// The value as `--engine` takes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineRequest::Auto => "auto",
-            EngineRequest::Native(b) => b.as_str(),
-            EngineRequest::Fio => "fio",
-        }
-    }
 }
 
 impl ValueEnum for EngineRequest {

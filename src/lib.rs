@@ -3,6 +3,7 @@
 //! policy → job → engine → measurement → record → history → evaluation → report.
 
 pub(crate) mod app;
+pub(crate) mod bundle_input;
 pub(crate) mod chain;
 pub(crate) mod cli;
 pub(crate) mod commands;

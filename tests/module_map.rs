@@ -23,14 +23,6 @@ const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
         "the engine's hot loop: one body the compiler sees whole",
     ),
     (
-        "commands/compare.rs::run",
-        "to be given a typed config (#28 item 5)",
-    ),
-    (
-        "commands/report.rs::run",
-        "to be given a typed config (#28 item 5)",
-    ),
-    (
         "evaluate/decide.rs::verdict",
         "the verdict's cases in one reading order; to be split",
     ),

@@ -5,48 +5,38 @@
 
 use std::io::Write;
 
-use chrono::Utc;
-
-use crate::cli::FleetArgs;
-use crate::config::{Ctx, Input, Outputs};
+use crate::config::{Ctx, FleetConfig, Input, Outputs};
 use crate::error::usage;
 use crate::evaluate::PolicyInfo;
 use crate::fleet::{DecidingRule, Fleet, InputError, Judge, cross_check, stream};
-use crate::policy;
 use crate::report::{self, Format, Style};
-use crate::select;
 
 use super::fleet_input;
 
-pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let loaded = policy::resolve(&args.policy)?;
-    let outputs = Outputs::from_args(&args.out)?;
-    let mut named: Vec<Input> = crate::config::policy_input(&loaded, "-p/--policy")
-        .into_iter()
-        .collect();
-    named.extend(args.files.iter().map(|f| Input::new("an input", f)));
-    outputs.refuse_inputs(&named)?;
-    let policy = loaded.policy;
-    let now = Utc::now();
-    let since = match &args.since {
-        Some(s) => s.start(now),
-        None => select::window_start(now, policy.evidence.window.0),
-    };
+pub fn run(cfg: FleetConfig, ctx: &Ctx) -> anyhow::Result<u8> {
+    let FleetConfig {
+        files,
+        policy,
+        now,
+        since,
+        expect,
+        require_evidence,
+        until,
+        strict,
+        outputs,
+    } = cfg;
     let judge = Judge {
         policy: &policy,
         head: DecidingRule::of(&policy),
         since,
         now,
-        strict: args.out.strict,
-        until: args.decide.until_decided,
+        strict,
+        until: until.is_some(),
     };
 
     let mut rows = Vec::new();
     let mut warnings = Vec::new();
-    for h in args.expect.iter().filter(|h| !h.trim().is_empty()) {
-        crate::machine::check_name(h).map_err(|e| usage(format!("--expect: {e}")))?;
-    }
-    let inputs = fleet_input::gather(&args.files)?;
+    let inputs = fleet_input::gather(&files)?;
     // A file found in a directory may be where this command writes: the fleet's own result
     // of an earlier day is left out and replaced, anything else is an input kept from harm.
     let output_among = |name: &str| outputs.replaces(&Input::new("", name));
@@ -73,12 +63,6 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // Each node counts once, however many inputs carry it.
     let (mut rows, dupes) = stream::dedupe(rows);
     warnings.extend(dupes);
-    let expect: Vec<String> = args
-        .expect
-        .iter()
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .collect();
     warnings.extend(cross_check(
         &mut rows,
         &expect,
@@ -86,13 +70,10 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         judge.head.as_ref(),
     ));
     // --until-decided: a second pass over the rows, once N (the nodes judged) is known.
-    let family = args
-        .decide
-        .settings()
-        .map(|s| crate::fleet::decide_family(&mut rows, &s));
+    let family = until.map(|s| crate::fleet::decide_family(&mut rows, &s));
 
     let (min_runs, min_days) = (policy.evidence.min_runs, policy.evidence.min_days);
-    if args.require_evidence {
+    if require_evidence {
         crate::fleet::require_evidence(&mut rows, min_runs, min_days);
     }
     let fleet = Fleet::new(
@@ -101,10 +82,10 @@ pub fn run(args: FleetArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         since,
         rows,
         warnings,
-        args.out.strict,
+        strict,
         now,
     )
-    .with_evidence(min_runs, min_days, args.require_evidence);
+    .with_evidence(min_runs, min_days, require_evidence);
     let mut fleet = match family {
         Some(f) => fleet.with_family(f),
         None => fleet,

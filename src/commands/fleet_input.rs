@@ -41,10 +41,10 @@ impl Input {
                 std::io::stdin(),
             )),
             // a bundle: its history, judged as any node's history is
-            Source::File(p) if super::bundle_input::is_gzip(p) => {
+            Source::File(p) if crate::bundle_input::is_gzip(p) => {
                 Box::new(std::io::BufReader::with_capacity(
                     crate::history::READ_BUFFER,
-                    super::bundle_input::open(p)?.history,
+                    crate::bundle_input::open(p)?.history,
                 ))
             }
             Source::File(p) => {

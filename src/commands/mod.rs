@@ -1,7 +1,6 @@
 //! One module per command; `crate::app` dispatches to them.
 
 pub mod bundle;
-pub mod bundle_input;
 pub mod compare;
 pub mod fio_runner;
 pub mod fleet;

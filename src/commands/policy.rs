@@ -2,25 +2,22 @@
 
 use std::io::Write;
 
-use crate::cli::PolicyCommand;
-use crate::config::Ctx;
-use crate::error::UsageError;
+use crate::config::{Ctx, PolicyConfig};
 use crate::exit::Exit;
 use crate::policy::{self, BUILTIN, Level, SYSTEM_POLICY_DIR};
 use crate::report::ListRow;
 
-pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
-    match cmd {
-        PolicyCommand::List { names: true } => {
+pub fn run(cfg: PolicyConfig, ctx: &Ctx) -> anyhow::Result<u8> {
+    match cfg {
+        PolicyConfig::List { names: true } => {
             let mut out = crate::out::stdout();
             for n in crate::policy::names(std::path::Path::new(SYSTEM_POLICY_DIR)) {
                 writeln!(out, "{n}")?;
             }
             Ok(Exit::Pass.code())
         }
-        PolicyCommand::List { names: false } => list(ctx),
-        PolicyCommand::Show { name } => {
-            let loaded = policy::resolve(&name)?;
+        PolicyConfig::List { names: false } => list(ctx),
+        PolicyConfig::Show(loaded) => {
             let mut out = crate::out::stdout();
             out.write_all(loaded.yaml.as_bytes())?;
             if !loaded.yaml.ends_with('\n') {
@@ -36,9 +33,8 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
             }
             Ok(Exit::Pass.code())
         }
-        PolicyCommand::Diff { a, b } => diff(&a, b.as_deref()),
-        PolicyCommand::Check { file } => {
-            let loaded = policy::load_file(&file)?;
+        PolicyConfig::Diff { from, to } => diff(&from, &to),
+        PolicyConfig::Check { file, loaded } => {
             let p = &loaded.policy;
             let deciding: Vec<String> = p
                 .deciding_rules()
@@ -67,33 +63,14 @@ pub fn run(cmd: PolicyCommand, ctx: &Ctx) -> anyhow::Result<u8> {
 /// `policy diff A [B]`: what changed from A to B, by section; without B, from the built-in
 /// policy of A's name to A (how an edited copy departs from the vendor's). "no differences"
 /// when they judge alike; exit 0 either way (the differences are information, not a verdict).
-fn diff(a: &str, b: Option<&str>) -> anyhow::Result<u8> {
+fn diff(from: &policy::Loaded, to: &policy::Loaded) -> anyhow::Result<u8> {
     let shown = |l: &policy::Loaded| match &l.origin {
         policy::Origin::BuiltIn => format!("built-in {}", l.policy.name),
         policy::Origin::File(p) => p.display().to_string(),
     };
-    let first = policy::resolve(a)?;
-    let (from, to) = match b {
-        Some(b) => (first, policy::resolve(b)?),
-        None => {
-            let name = first.policy.name.clone();
-            let Some(yaml) = policy::builtin_yaml(&name) else {
-                return Err(UsageError(format!(
-                    "policy diff: {a} is policy '{name}', and no built-in policy has that name; give a second policy to compare with"
-                ))
-                .into());
-            };
-            let builtin = policy::Loaded {
-                policy: policy::parse(yaml, &format!("<built-in {name}>"))?,
-                origin: policy::Origin::BuiltIn,
-                yaml: yaml.to_string(),
-            };
-            (builtin, first)
-        }
-    };
     let sections = policy::diff(&from.policy, &to.policy);
     let mut out = crate::out::stdout();
-    writeln!(out, "{} → {}", shown(&from), shown(&to))?;
+    writeln!(out, "{} → {}", shown(from), shown(to))?;
     if sections.is_empty() {
         writeln!(
             out,

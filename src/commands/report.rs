@@ -3,108 +3,42 @@
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
+use std::path::Path;
 
 use chrono::{DateTime, Local, Utc};
 
-use crate::cli::ReportArgs;
-use crate::config::{Ctx, Input, Outputs};
+use crate::config::report::ReportTask;
+use crate::config::{Ctx, ReportConfig};
 use crate::error::usage;
 use crate::evaluate::{self, Group, Options, Scope, Verdict};
 use crate::exit::Exit;
 use crate::history;
-use crate::policy::{self, Policy};
+use crate::policy::Policy;
 use crate::report::Format;
 use crate::run_index::{Records, Run};
-use crate::select::{self, Filter, Grouping};
+use crate::select::Grouping;
 
-pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let path = crate::config::history_path(&args.history.history);
-    // A bundle is judged as its own report was: its history, its policy (unless another is
-    // named), its host, at the time it was made.
-    let bundle = if super::bundle_input::is_gzip(&path) {
-        Some(super::bundle_input::open(&path)?)
-    } else {
-        None
-    };
-    let bundled = bundle
-        .as_ref()
-        .map(|b| b.policy(&path))
-        .transpose()?
-        .flatten()
-        .filter(|_| args.policy == crate::cli::DEFAULT_POLICY);
-    let outputs = Outputs::from_args(&args.out)?;
-    let mut inputs = vec![Input::new("the history", &path)];
-    let policy = match bundled {
-        Some(p) => p,
-        None => {
-            let loaded = policy::resolve(&args.policy)?;
-            inputs.extend(crate::config::policy_input(&loaded, "-p/--policy"));
-            loaded.policy
-        }
-    };
-    outputs.refuse_inputs(&inputs)?;
-    let now = bundle
-        .as_ref()
-        .and_then(|b| b.generated())
-        .unwrap_or_else(Utc::now);
+pub fn run(cfg: ReportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
+    let ReportConfig {
+        history: path,
+        bundle,
+        policy,
+        now,
+        strict,
+        outputs,
+        task,
+    } = cfg;
     let open_history = || -> anyhow::Result<Option<std::fs::File>> {
         Ok(match &bundle {
             Some(b) => Some(b.history.try_clone()?),
             None => history::open_for_reading(&path)?,
         })
     };
-
-    if args.list {
-        // Counted as the lines are read, each as a light run (as a report reads its window):
-        // what is held is one row per group, whatever the history's size.
-        let mut tally = Tally::new(&policy, now);
-        if let Some(file) = open_history()? {
-            let skipped = history::scan_runs(
-                std::io::BufReader::with_capacity(history::READ_BUFFER, &file),
-                &path,
-                history::MAX_LINE,
-                None,
-                |_| true,
-                |r| tally.add(&r),
-            )?;
-            for w in history::skipped_warnings(&skipped) {
-                ctx.warn(w);
-            }
-        }
-        return tally.print(&policy);
-    }
-
-    let since = match &args.since {
-        Some(s) => s.start(now),
-        None => select::window_start(now, policy.evidence.window.0),
+    let (filter, until) = match task {
+        ReportTask::List => return list(open_history()?, &path, &policy, now, ctx),
+        ReportTask::Judge { filter, until } => (filter, until),
     };
-    let host = match args.host.as_deref() {
-        Some("all") => None,
-        Some(h) => Some(
-            crate::machine::check_name(h)
-                .map_err(|e| usage(format!("--host: {e}")))?
-                .to_string(),
-        ),
-        None if bundle.is_some() => bundle.as_ref().and_then(|b| b.host()),
-        // $IOPSCHECK_HOST names this node where the host name is not its own (a pod).
-        None => Some(
-            crate::machine::host_from(None)
-                .map_err(usage)?
-                .unwrap_or_else(crate::machine::hostname),
-        ),
-    };
-    let dir = args.dir.as_ref().map(|d| {
-        std::fs::canonicalize(d)
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| d.clone())
-    });
-    let filter = Filter {
-        host,
-        dir,
-        engine: args.engine.clone(),
-        policy: policy.name.clone(),
-        since,
-    };
+    let since = filter.since;
     // Only the policy's, the host's and the window's records are parsed in full (lines before
     // the window are passed over by their timestamp); other engines stay in, for the
     // mixed-engine warning.
@@ -129,20 +63,12 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         }
         None => Records::None,
     };
-    let mut evs = grouping.evaluate(&policy, now, args.out.strict);
+    let mut evs = grouping.evaluate(&policy, now, strict);
     // A policy over raw devices: the host's devices judged as one set, with their spread.
     if policy.devices.is_some() && !evs.is_empty() {
-        return super::run_devices::report(
-            evs,
-            &policy,
-            since,
-            now,
-            args.out.strict,
-            &outputs,
-            ctx,
-        );
+        return super::run_devices::report(evs, &policy, since, now, strict, &outputs, ctx);
     }
-    if let Some(settings) = args.decide.settings() {
+    if let Some(settings) = until {
         for ev in &mut evs {
             evaluate::sequential::apply(ev, &policy, &settings);
         }
@@ -150,7 +76,7 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     if evs.is_empty() {
         // Say so in the chosen format: an evaluation of nothing is inconclusive.
         let mut opts = Options::new(Scope::Report, now);
-        opts.strict = args.out.strict;
+        opts.strict = strict;
         opts.no_runs = Some(format!(
             "no runs of policy {} {}in {} since {}: run `iopscheck run`, or see `iopscheck report --list`",
             policy.name,
@@ -215,6 +141,32 @@ pub fn run(args: ReportArgs, ctx: &Ctx) -> anyhow::Result<u8> {
     // the time of a report over 100,000 runs, for nothing.
     std::mem::forget(evs);
     Ok(code)
+}
+
+/// `report --list`: counted as the lines are read, each as a light run (as a report reads its
+/// window): what is held is one row per group, whatever the history's size.
+fn list(
+    file: Option<std::fs::File>,
+    path: &Path,
+    policy: &Policy,
+    now: DateTime<Utc>,
+    ctx: &Ctx,
+) -> anyhow::Result<u8> {
+    let mut tally = Tally::new(policy, now);
+    if let Some(file) = file {
+        let skipped = history::scan_runs(
+            std::io::BufReader::with_capacity(history::READ_BUFFER, &file),
+            path,
+            history::MAX_LINE,
+            None,
+            |_| true,
+            |r| tally.add(&r),
+        )?;
+        for w in history::skipped_warnings(&skipped) {
+            ctx.warn(w);
+        }
+    }
+    tally.print(policy)
 }
 
 /// What the history holds per group, for `report --list`, counted as the runs are read.
@@ -324,7 +276,7 @@ mod tests {
 
     #[test]
     fn the_list_counts_each_group_whatever_the_order_its_runs_come_in() {
-        let policy = policy::resolve("swimlane").unwrap().policy;
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
         let now = DateTime::parse_from_rfc3339("2026-12-02T12:00:00Z")
             .unwrap()
             .to_utc();

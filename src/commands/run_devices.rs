@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::{DateTime, Local, Utc};
 
-use crate::cli::{EngineRequest, RunArgs};
 use crate::config::RunConfig;
 use crate::config::{Ctx, Outputs};
+use crate::engine::EngineRequest;
 use crate::engine::{self, Backend, EngineUsed, Live};
 use crate::error::usage;
 use crate::evaluate::{self, Evaluation, Group, Options, Scope};
@@ -259,9 +259,7 @@ fn open_all(given: &[PathBuf], policy: &Policy) -> anyhow::Result<Vec<Device>> {
     Ok(devices)
 }
 
-pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let given = args.device.clone();
-    let cfg = RunConfig::try_from(args)?;
+pub fn run(cfg: RunConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     let RunConfig {
         declared,
         policy,
@@ -274,6 +272,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         host,
         outputs,
         strict,
+        devices: given,
         ..
     } = cfg;
 

@@ -8,8 +8,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::chain;
-use crate::cli::VerifyArgs;
-use crate::config::Ctx;
+use crate::config::{Ctx, VerifyConfig};
 use crate::error::usage;
 use crate::evidence;
 use crate::exit::Exit;
@@ -17,26 +16,12 @@ use crate::exit::Exit;
 /// The most a bundle's members may hold in all, read into memory to be checked.
 const MAX_BUNDLE: u64 = 4 << 30;
 
-pub fn run(args: VerifyArgs, _ctx: &Ctx) -> anyhow::Result<u8> {
-    let p = &args.file;
+pub fn run(cfg: VerifyConfig, _ctx: &Ctx) -> anyhow::Result<u8> {
+    let p = &cfg.file;
     let shown = p.display();
-    let meta = std::fs::metadata(p).map_err(|e| usage(format!("verify: {shown}: {e}")))?;
-    if !meta.is_file() {
-        return Err(usage(format!("verify: {shown}: not a regular file")));
-    }
-    let key = match &args.key {
-        Some(k) => Some(
-            evidence::public_key(k).map_err(|e| usage(format!("--key {}: {e}", k.display())))?,
-        ),
-        None => None,
-    };
+    let key = cfg.key;
     let mut out = crate::out::stdout();
-    if !super::bundle_input::is_gzip(p) {
-        if args.key.is_some() {
-            return Err(usage(format!(
-                "--key: {shown} is a history, which carries no signature; a bundle of it can be signed (bundle --sign KEY) and checked with --key"
-            )));
-        }
+    if !cfg.bundle {
         return history(p, &mut out);
     }
     let members = match read_members(p) {

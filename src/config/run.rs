@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{Input, Outputs, history_path, policy_input};
-use crate::cli::{EngineRequest, RunArgs};
+use crate::cli::RunArgs;
+use crate::engine::EngineRequest;
 use crate::error::usage;
 use crate::job::{JobError, Secs, Size};
 use crate::policy::{self, Policy};
@@ -28,6 +29,8 @@ pub struct RunConfig {
     pub interval: Duration,
     pub engine: EngineRequest,
     pub dir: PathBuf,
+    /// `--device`: raw block devices to test read-only instead of `dir` (run_devices.rs).
+    pub devices: Vec<PathBuf>,
     /// The history to record in; None with --no-history.
     pub history: Option<PathBuf>,
     /// Wait for another run on this host rather than refuse.
@@ -143,6 +146,7 @@ impl TryFrom<RunArgs> for RunConfig {
             overrides,
             engine: args.engine,
             dir: args.dir,
+            devices: args.device,
             history,
             wait: args.wait,
             host,

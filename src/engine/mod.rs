@@ -38,7 +38,7 @@ use crate::measure::histogram::Histogram;
 use crate::measure::series::{INTERVAL_MS, Series};
 use crate::measure::{Direction, DirectionStats, Measurement};
 
-pub use names::{Backend, EngineUsed};
+pub use names::{Backend, EngineRequest, EngineUsed};
 use timed::{JobContext, JobResult};
 
 /// What the engine is doing, for the progress display.

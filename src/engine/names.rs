@@ -1,6 +1,6 @@
 //! Which engine, in three words that are never interchanged (see docs/design.md, "Names"):
 //!
-//! - what the user asks for: `cli::EngineRequest` (`--engine auto|posixaio|…|fio`);
+//! - what the user asks for: [`EngineRequest`] (`--engine auto|posixaio|…|fio`);
 //! - what fio's job calls an engine: `job::IoEngine` (`ioengine=`, in policies and imported
 //!   outputs, any name fio knows);
 //! - what ran, as a record's `engine` says: [`EngineUsed`], a native [`Backend`] or fio with its
@@ -12,6 +12,26 @@
 use std::fmt;
 
 use crate::job::IoEngine;
+
+/// What `--engine` asks for: the policy's engine (`auto`, resolved by `run`), one of the
+/// native engine's back ends, or the installed fio. What then ran is `engine::EngineUsed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineRequest {
+    Auto,
+    Native(Backend),
+    Fio,
+}
+
+impl EngineRequest {
+    /// The value as `--engine` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineRequest::Auto => "auto",
+            EngineRequest::Native(b) => b.as_str(),
+            EngineRequest::Fio => "fio",
+        }
+    }
+}
 
 /// The back ends the native engine implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

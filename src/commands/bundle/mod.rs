@@ -19,58 +19,53 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Local, Utc};
 
-use crate::cli::BundleArgs;
-use crate::config::Ctx;
+use crate::config::bundle::{Destination, check_destination};
+use crate::config::{BundleConfig, Ctx};
 use crate::error::usage;
 use crate::evaluate::{self, Evaluation, Options, Scope};
 use crate::exit::Exit;
 use crate::history;
-use crate::machine;
 use crate::policy;
 use crate::run_index::Records;
-use crate::select::{self, Filter, Grouping};
+use crate::select::{Filter, Grouping};
 use crate::version::VERSION;
 
 use crate::report::Format;
 use archive::{Counted, Member, archive, manifest, rendered};
 use lines::{Kept, keep_host_lines, target_dirs};
-use publish::{Published, check_destination, publish};
+use publish::{Published, publish};
 use readme::{group_slug, readme, safe_name};
 
-pub fn run(args: BundleArgs, ctx: &Ctx) -> anyhow::Result<u8> {
-    let loaded = policy::resolve(&args.policy)?;
-    let now = Utc::now();
-    let host = match &args.host {
-        Some(h) => machine::check_name(h)
-            .map_err(|e| usage(format!("--host: {e}")))?
-            .to_string(),
-        None => machine::host_from(None)
-            .map_err(usage)?
-            .unwrap_or_else(machine::hostname),
-    };
-    let since = match &args.since {
-        Some(s) => s.start(now),
-        None => select::window_start(now, loaded.policy.evidence.window.0),
-    };
+pub fn run(cfg: BundleConfig, ctx: &Ctx) -> anyhow::Result<u8> {
+    let BundleConfig {
+        policy: loaded,
+        now,
+        host,
+        since,
+        output,
+        signer,
+        fio_outputs,
+        history: history_path,
+        dir,
+    } = cfg;
     let stamp = now
         .with_timezone(&Local)
         .format("%Y%m%dT%H%M%S")
         .to_string();
     let base = format!("iopscheck-bundle-{}-{stamp}", safe_name(&host));
-    let dest = destination(args.output.as_deref(), &base)?;
-    // The signing key, read before anything is written: one that cannot sign is an error.
-    let signer = signer(args.sign.as_deref())?;
+    let dest = match output {
+        Destination::Stdout => None,
+        Destination::File(p) => Some(p),
+        Destination::Default => {
+            let p = PathBuf::from(format!("{base}.tar.gz"));
+            check_destination(&p)?;
+            Some(p)
+        }
+    };
     // The raw fio outputs, read before anything is written: one that cannot be read is an
     // error naming it.
-    let raw = read_outputs(&args.outputs)?;
-
-    let history_path = crate::config::history_path(&args.history.history);
+    let raw = read_outputs(&fio_outputs)?;
     history::check_for_reading(&history_path)?;
-    let dir = args.dir.as_ref().map(|d| {
-        std::fs::canonicalize(d)
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| d.display().to_string())
-    });
     let filter = Filter {
         host: Some(host.clone()),
         dir: dir.clone(),
@@ -196,16 +191,6 @@ fn json_member(v: &impl serde::Serialize) -> anyhow::Result<Member<'static>> {
     Ok(b.into())
 }
 
-/// The private key of `--sign KEY`, read and checked (unencrypted Ed25519), or none.
-fn signer(sign: Option<&Path>) -> anyhow::Result<Option<(PathBuf, ssh_key::PrivateKey)>> {
-    sign.map(|p| {
-        crate::evidence::signing_key(p)
-            .map(|k| (p.to_path_buf(), k))
-            .map_err(|e| usage(format!("--sign {}: {e}", p.display())))
-    })
-    .transpose()
-}
-
 /// The manifest of `members` as a member, and with a signer, its signature beside it.
 fn signed_manifest(
     host: &str,
@@ -226,27 +211,6 @@ fn signed_manifest(
     }
     out.insert(0, (crate::evidence::MANIFEST.into(), bytes.into()));
     Ok(out)
-}
-
-/// Where the bundle goes: `None` for standard output (`-o -`, never a terminal), else the
-/// file, which must not exist yet.
-fn destination(output: Option<&Path>, base: &str) -> anyhow::Result<Option<PathBuf>> {
-    let dest = match output {
-        Some(p) if p.as_os_str() == "-" => {
-            if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-                return Err(usage(
-                    "bundle: -o -: standard output is a terminal; redirect it to a file or a pipe",
-                ));
-            }
-            None
-        }
-        Some(p) => Some(p.to_path_buf()),
-        None => Some(PathBuf::from(format!("{base}.tar.gz"))),
-    };
-    if let Some(p) = &dest {
-        check_destination(p)?;
-    }
-    Ok(dest)
 }
 
 /// The fio outputs given on the command line, each with its name in the bundle (`fio/NAME`).

@@ -2,25 +2,6 @@
 
 use std::path::Path;
 
-use crate::error::usage;
-
-pub(super) fn check_destination(p: &Path) -> anyhow::Result<()> {
-    if std::fs::symlink_metadata(p).is_ok() {
-        return Err(usage(format!(
-            "bundle: {} already exists; remove it or choose another name with -o",
-            p.display()
-        )));
-    }
-    if let Some(dir) = crate::config::missing_dir(p) {
-        return Err(usage(format!(
-            "bundle: -o {}: directory {} does not exist",
-            p.display(),
-            dir.display()
-        )));
-    }
-    Ok(())
-}
-
 pub(super) enum Published {
     Exists,
     Io(std::io::Error),

@@ -1,6 +1,6 @@
 //! `--record`: the imported runs appended to the history, all or none.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use crate::config::Ctx;
 use crate::error::usage;
@@ -8,13 +8,8 @@ use crate::history::{self, Record};
 
 /// Appends the imported runs, refusing all of them if any is already in the history for the
 /// same host: nothing half-recorded.
-pub(super) fn record(
-    history: &Option<PathBuf>,
-    records: &[Record],
-    ctx: &Ctx,
-) -> anyhow::Result<()> {
-    let path = crate::config::history_path(history);
-    let (existing, skipped) = history::read(&path)?;
+pub(super) fn record(path: &Path, records: &[Record], ctx: &Ctx) -> anyhow::Result<()> {
+    let (existing, skipped) = history::read(path)?;
     for w in history::skipped_warnings(&skipped) {
         ctx.warn(w);
     }
@@ -37,7 +32,7 @@ pub(super) fn record(
             path.display()
         )));
     }
-    history::append(&path, records)?;
+    history::append(path, records)?;
     ctx.note(format!(
         "recorded {} run{} in {}",
         records.len(),

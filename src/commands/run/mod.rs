@@ -19,9 +19,9 @@ use std::path::Path;
 use anyhow::Context as _;
 use chrono::Utc;
 
-use crate::cli::{EngineRequest, RunArgs};
 use crate::config::Ctx;
 use crate::config::RunConfig;
+use crate::engine::EngineRequest;
 use crate::error::usage;
 use crate::evaluate::{self, EvidenceCount, Group, Options, Scope, SustainedCheck, Warning};
 use crate::history::{self, Record};
@@ -38,12 +38,11 @@ use self::sequence::{group_sequence, history_evidence, recheck_due, standing};
 use crate::commands::lock::HostLock;
 use crate::commands::signals::{self};
 
-pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
+pub fn run(cfg: RunConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     // Raw devices, read-only: their own flow (run_devices.rs).
-    if !args.device.is_empty() {
-        return crate::commands::run_devices::run(args, ctx);
+    if !cfg.devices.is_empty() {
+        return crate::commands::run_devices::run(cfg, ctx);
     }
-    let cfg = RunConfig::try_from(args)?;
     crate::commands::run_devices::needs_devices(&cfg.declared)?;
     // The policy as written judges the runs; `policy` is what this invocation runs (with
     // --size or --runtime applied), which is never the yardstick.
@@ -63,6 +62,7 @@ pub fn run(args: RunArgs, ctx: &Ctx) -> anyhow::Result<u8> {
         sustained,
         until,
         recheck,
+        devices: _,
     } = cfg;
     let declared = &declared_policy.job;
 

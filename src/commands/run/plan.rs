@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::EngineRequest;
+use crate::engine::EngineRequest;
 use crate::engine::{self, Backend, EngineUsed};
 use crate::error::usage;
 use crate::evaluate::{self, Warning};

@@ -1,0 +1,132 @@
+//! `iopscheck report`, decided: the history (a file, or a bundle opened as its own report
+//! read it: its history, its policy unless another is named, its host, its time), the
+//! policy, the outputs, and what to do: list the groups, or judge a selection over a window.
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+
+use super::{Input, Outputs, history_path, policy_input};
+use crate::bundle_input::{self, Opened};
+use crate::cli::{DEFAULT_POLICY, ReportArgs};
+use crate::error::usage;
+use crate::evaluate::sequential::Settings;
+use crate::policy::{self, Policy};
+use crate::select::Filter;
+
+/// `iopscheck report`, decided.
+pub struct ReportConfig {
+    /// The history's path (a bundle's, when it is one).
+    pub history: PathBuf,
+    /// The bundle the history is, opened.
+    pub bundle: Option<Opened>,
+    pub policy: Policy,
+    /// The moment judged at: now, or a bundle's when it was made.
+    pub now: DateTime<Utc>,
+    pub strict: bool,
+    pub outputs: Outputs,
+    pub task: ReportTask,
+}
+
+/// What `report` is asked to do.
+pub enum ReportTask {
+    /// `--list`: the groups the history holds, with counts.
+    List,
+    /// Judge the runs the filter keeps (its window from `--since` or the policy's), by the
+    /// sequential decision with `--until-decided`.
+    Judge {
+        filter: Filter,
+        until: Option<Settings>,
+    },
+}
+
+impl TryFrom<ReportArgs> for ReportConfig {
+    type Error = anyhow::Error;
+
+    fn try_from(args: ReportArgs) -> anyhow::Result<ReportConfig> {
+        let path = history_path(&args.history.history);
+        // A bundle is judged as its own report was: its history, its policy (unless another
+        // is named), its host, at the time it was made.
+        let bundle = if bundle_input::is_gzip(&path) {
+            Some(bundle_input::open(&path)?)
+        } else {
+            None
+        };
+        let bundled = bundle
+            .as_ref()
+            .map(|b| b.policy(&path))
+            .transpose()?
+            .flatten()
+            .filter(|_| args.policy == DEFAULT_POLICY);
+        let outputs = Outputs::from_args(&args.out)?;
+        let mut inputs = vec![Input::new("the history", &path)];
+        let policy = match bundled {
+            Some(p) => p,
+            None => {
+                let loaded = policy::resolve(&args.policy)?;
+                inputs.extend(policy_input(&loaded, "-p/--policy"));
+                loaded.policy
+            }
+        };
+        outputs.refuse_inputs(&inputs)?;
+        let now = bundle
+            .as_ref()
+            .and_then(|b| b.generated())
+            .unwrap_or_else(Utc::now);
+        let task = if args.list {
+            ReportTask::List
+        } else {
+            ReportTask::Judge {
+                filter: filter(&args, bundle.as_ref(), &policy, now)?,
+                until: args.decide.settings(),
+            }
+        };
+        Ok(ReportConfig {
+            history: path,
+            bundle,
+            policy,
+            now,
+            strict: args.out.strict,
+            outputs,
+            task,
+        })
+    }
+}
+
+/// The runs a report judges: `--host` (`all` for every host; default this host, or a
+/// bundle's), `--dir`, `--engine`, the policy's, since `--since` or the policy's window.
+fn filter(
+    args: &ReportArgs,
+    bundle: Option<&Opened>,
+    policy: &Policy,
+    now: DateTime<Utc>,
+) -> anyhow::Result<Filter> {
+    let since = super::window_start(args.since.as_ref(), now, policy);
+    let host = match args.host.as_deref() {
+        Some("all") => None,
+        Some(h) => Some(
+            crate::machine::check_name(h)
+                .map_err(|e| usage(format!("--host: {e}")))?
+                .to_string(),
+        ),
+        None if bundle.is_some() => bundle.and_then(|b| b.host()),
+        // $IOPSCHECK_HOST names this node where the host name is not its own (a pod).
+        None => Some(
+            crate::machine::host_from(None)
+                .map_err(usage)?
+                .unwrap_or_else(crate::machine::hostname),
+        ),
+    };
+    let dir = args.dir.as_ref().map(|d| {
+        std::fs::canonicalize(d)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| d.clone())
+    });
+    Ok(Filter {
+        host,
+        dir,
+        engine: args.engine.clone(),
+        policy: policy.name.clone(),
+        since,
+    })
+}
