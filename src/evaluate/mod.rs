@@ -30,7 +30,7 @@ use crate::run_index::{Records, Run, RunFields};
 use decide::{Judged, decide, straddles};
 pub use run_lines::RunLines;
 pub use stats::{Stats, t_975};
-pub use warnings::Warning;
+pub use warnings::{Warning, caveat};
 use warnings::{dedup, find_warnings};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

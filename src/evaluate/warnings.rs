@@ -8,6 +8,9 @@ use std::fmt;
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde::Serialize;
 
+pub mod caveat;
+
+use self::caveat::Caveat;
 use super::Options;
 use super::stats::{Stats, modified_z_scores, t_975};
 use crate::numbers::short;
@@ -88,7 +91,7 @@ pub enum Warning {
     /// A caveat of an input: `about` names the file or job block (or files) it concerns.
     InputCaveat {
         about: String,
-        caveat: String,
+        caveat: Caveat,
     },
     /// The engine the policy names cannot run here: which, why (the probe's words), and
     /// which ran instead.

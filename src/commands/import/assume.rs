@@ -1,6 +1,7 @@
 //! A job shape stated beside the output (`--assume-job`, a pasted command line), completed
 //! from what the output states and read against its figures.
 
+use crate::evaluate::caveat::{Caveat, Figures as Shown, Statement};
 use crate::job::ShapeDifference;
 
 /// A job shape given with `--assume-job`, completed from what the output states.
@@ -9,8 +10,8 @@ pub(super) struct Assumption {
     /// its figures do not contradict it.
     pub(super) shape: crate::job::JobShape,
     /// Each stated field that differs from the assumption, and each assumed field the
-    /// output's figures contradict, in words.
-    pub(super) notes: Vec<String>,
+    /// output's figures contradict.
+    pub(super) notes: Vec<Caveat>,
     /// The assumed fields the figures contradict (left unknown in `shape`), named as the
     /// figures show them.
     pub(super) contradicted: Vec<ShapeDifference>,
@@ -43,15 +44,14 @@ pub(super) const BS_TOLERANCE: f64 = 0.10;
 /// shorter than its runtime. Such an assumed field is not taken: it stays unknown, and the
 /// figures' contradiction is named.
 ///
-/// `who` names the statement ("--assume-job swimlane", "the fio command line at line 1").
-/// `named`: the statement is the customer's own (a command line), so a field the output
-/// states otherwise is a contradiction, named as a difference, not only a note.
+/// `by` names the statement ("--assume-job swimlane", "the fio command line at line 1"). The
+/// customer's own (a command line): a field the output states otherwise is a contradiction,
+/// named as a difference, not only a note.
 pub(super) fn assume(
     stated: &crate::job::JobShape,
     assumed: &crate::job::JobShape,
     m: &crate::measure::Measurement,
-    who: &str,
-    named: bool,
+    by: &Statement,
 ) -> Assumption {
     let as_map = |s: &crate::job::JobShape| match serde_json::to_value(s) {
         Ok(serde_json::Value::Object(m)) => m,
@@ -61,25 +61,21 @@ pub(super) fn assume(
     let mut merged = as_map(assumed);
     let mut notes = Vec::new();
     let mut contradicted = Vec::new();
-    let holder = if named { who } else { "the assumed job" };
-    let against = if named {
-        "the command line"
-    } else {
-        "the assumed job"
-    };
+    let named = by.is_customers();
     for (k, v) in stated_map {
         if let Some(a) = merged.get(&k)
             && *a != v
         {
-            notes.push(format!(
-                "the output states {k}={} where {holder} has {k}={}; the output's is used",
-                plain(&v),
-                plain(a)
-            ));
+            notes.push(Caveat::StatedOtherwise {
+                by: by.clone(),
+                field: k.clone(),
+                output: plain(&v),
+                given: plain(a),
+            });
             if named && let Some(field) = SHAPE_FIELDS.iter().find(|f| **f == k) {
                 contradicted.push(ShapeDifference {
                     field,
-                    expected: format!("{} ({who})", shown(&k, a)),
+                    expected: format!("{} ({by})", shown(&k, a)),
                     found: format!("{} (the output)", shown(&k, &v)),
                 });
             }
@@ -97,8 +93,7 @@ pub(super) fn assume(
         stated,
         assumed,
         m,
-        who,
-        against,
+        by,
     };
     figures.directions(&mut out);
     figures.mix(&mut out);
@@ -116,15 +111,22 @@ struct Figures<'a> {
     assumed: &'a crate::job::JobShape,
     m: &'a crate::measure::Measurement,
     /// Who states it ("--assume-job swimlane", "the fio command line at line 1").
-    who: &'a str,
-    /// "the command line", "the assumed job".
-    against: &'static str,
+    by: &'a Statement,
+}
+
+impl Figures<'_> {
+    /// The caveat that the figures show `shown` against the statement.
+    fn contradict(&self, shown: Shown) -> Caveat {
+        Caveat::Contradicted {
+            by: self.by.clone(),
+            figures: shown,
+        }
+    }
 }
 
 impl Figures<'_> {
     /// The directions: reads where the assumed job only writes, or writes where it only reads.
     fn directions(&self, out: &mut Assumption) {
-        let (who, against) = (self.who, self.against);
         let moved = |d: &Option<crate::measure::DirectionStats>| {
             d.as_ref().is_some_and(|d| d.ios > 0 || d.bytes > 0)
         };
@@ -140,9 +142,10 @@ impl Figures<'_> {
                 (true, false) => "reads only",
                 _ => "writes only",
             };
-            out.notes.push(format!(
-                "the output's figures contradict {against}: it {did} where {who} has rw={rw}; rw is not taken from it"
-            ));
+            out.notes.push(self.contradict(Shown::Directions {
+                did,
+                rw: rw.to_string(),
+            }));
             out.contradicted.push(ShapeDifference {
                 field: "rw",
                 expected: rw.to_string(),
@@ -154,7 +157,6 @@ impl Figures<'_> {
 
     /// The mix of reads and writes, from the I/O counts.
     fn mix(&self, out: &mut Assumption) {
-        let (who, against) = (self.who, self.against);
         // fio picks each I/O's direction at random with rwmixread's odds, so the reads' share
         // of the I/Os is binomial around it; a share further off than chance allows is
         // another mix.
@@ -169,10 +171,11 @@ impl Figures<'_> {
             let p = f64::from(want) / 100.0;
             let allowed = (MIX_SIGMAS * (p * (1.0 - p) / n).sqrt()).max(MIX_TOLERANCE);
             if (share - p).abs() > allowed {
-                let found = format!("about {:.0}% reads", share * 100.0);
-                out.notes.push(format!(
-                    "the output's figures contradict {against}: {found} of its I/Os where {who} has rwmixread={want}; the figures' mix is used"
-                ));
+                let found = Shown::reads_words(share);
+                out.notes.push(self.contradict(Shown::Mix {
+                    reads: share,
+                    rwmixread: want,
+                }));
                 out.contradicted.push(ShapeDifference {
                     field: "rwmixread",
                     expected: format!("{want}% reads"),
@@ -186,7 +189,6 @@ impl Figures<'_> {
 
     /// The block size, from the bytes per I/O.
     fn block_size(&self, out: &mut Assumption) {
-        let (who, against) = (self.who, self.against);
         // The block size: every I/O of a fixed-size job moves bs bytes.
         if self.stated.bs.is_none()
             && let Some(bs) = self.assumed.bs.filter(|&b| b > 0)
@@ -198,16 +200,9 @@ impl Figures<'_> {
                 .map(|d| d.bytes as f64 / d.ios as f64)
                 .find(|&b| (b / bs as f64 - 1.0).abs() > BS_TOLERANCE);
             if let Some(per_io) = per_io {
-                // whole KiB: the figures are no finer
-                let size = if per_io >= 1024.0 {
-                    format!("{:.0} KiB", per_io / 1024.0)
-                } else {
-                    format!("{per_io:.0} B")
-                };
-                out.notes.push(format!(
-                    "the output's figures contradict {against}: its bytes ÷ I/Os give about {size} per I/O where {who} has bs={}; bs is not taken from it",
-                    crate::units::format_size_fio(bs)
-                ));
+                let size = Shown::per_io_words(per_io);
+                out.notes
+                    .push(self.contradict(Shown::BlockSize { per_io, bs }));
                 out.contradicted.push(ShapeDifference {
                     field: "bs",
                     expected: crate::units::format_size_fio(bs),
@@ -220,7 +215,6 @@ impl Figures<'_> {
 
     /// The runtime of a time-based job, from the time the job ran.
     fn runtime(&self, out: &mut Assumption) {
-        let (who, against) = (self.who, self.against);
         // The runtime: a time-based job runs its runtime, and fio's runtime includes the drain
         // and the end fsync, so it is never shorter. A shorter run is left to the deviation
         // rule, which reads the measured runtime where none is stated.
@@ -237,11 +231,10 @@ impl Figures<'_> {
             if let Some(ms) = ran_ms
                 && ms as f64 / 1000.0 + RUNTIME_SLACK_S < want
             {
-                out.notes.push(format!(
-                    "the output's figures contradict {against}: it ran {:.1} s where {who} runs {} (time_based); runtime is not taken from it",
-                    ms as f64 / 1000.0,
-                    crate::units::format_duration(std::time::Duration::from_secs_f64(want))
-                ));
+                out.notes.push(self.contradict(Shown::Runtime {
+                    ran_s: ms as f64 / 1000.0,
+                    runtime_s: want,
+                }));
                 out.shape.runtime_s = None;
             }
         }
@@ -249,7 +242,6 @@ impl Figures<'_> {
 
     /// The size of a job that is not time-based, from the bytes it moved.
     fn size(&self, out: &mut Assumption) {
-        let (who, against) = (self.who, self.against);
         // The size: a job that is not time-based ends when each of its jobs has moved `size`
         // bytes, so far fewer bytes moved is a smaller job (which flatters), whatever is
         // assumed.
@@ -272,11 +264,10 @@ impl Figures<'_> {
             );
             if moved > 0 && (moved as f64) < want as f64 * (1.0 - SIZE_TOLERANCE) * jobs as f64 {
                 let per_job = moved / jobs;
-                out.notes.push(format!(
-                    "the output's figures contradict {against}: it moved {} per job where {who} moves its size, {} (not time-based); the size the figures show is used",
-                    crate::units::format_size(per_job),
-                    crate::units::format_size(want)
-                ));
+                out.notes.push(self.contradict(Shown::Size {
+                    per_job,
+                    size: want,
+                }));
                 out.shape.size = Some(per_job);
             }
         }

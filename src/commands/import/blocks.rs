@@ -10,10 +10,11 @@ use chrono::{DateTime, FixedOffset, Local};
 use super::assume::assume;
 use super::input::{digest, read_input};
 use super::select::Candidate;
-use super::{ASSUMED, display_name, stated_dir};
+use super::{display_name, stated_dir};
 use crate::deviation;
 use crate::engine::EngineUsed;
 use crate::evaluate::Warning;
+use crate::evaluate::caveat::{Caveat, Statement};
 use crate::fio::{self, FioOutput};
 use crate::history::{self, Record, Source, Target};
 use crate::job::{IoEngine, JobShape};
@@ -34,7 +35,7 @@ pub(super) struct Reading<'a> {
     pub(super) notes: Vec<Warning>,
     /// Notes that may repeat across files, with the file each came from: said once, with the
     /// files they came from.
-    pub(super) file_notes: Vec<(String, String)>,
+    pub(super) file_notes: Vec<(String, Caveat)>,
     /// The outputs read so far, by digest, and their job blocks: the same output or the same
     /// run given again is one run.
     digests: Vec<(String, String)>,
@@ -52,7 +53,7 @@ struct File<'f> {
     /// The output of the same bytes given earlier, by its file name.
     given_before: Option<String>,
     /// The time its blocks take where the output states none, and the note that says so.
-    time: (DateTime<FixedOffset>, &'static str),
+    time: (DateTime<FixedOffset>, Caveat),
 }
 
 impl<'a> Reading<'a> {
@@ -98,34 +99,27 @@ impl<'a> Reading<'a> {
             self.digests.push((file_digest.clone(), base.clone()));
         }
         for n in &parsed.notes {
-            self.file_notes.push((base.clone(), n.clone()));
+            self.file_notes
+                .push((base.clone(), Caveat::Reader(n.clone())));
         }
         let file_time = match input.modified {
-            Some(m) => (
-                m,
-                "the output has no timestamp; the file's modification time was used",
-            ),
+            Some(m) => (m, Caveat::NoTimestamp { file_time: true }),
             None => (
                 Local::now().fixed_offset(),
-                "the output has no timestamp; the import time was used",
+                Caveat::NoTimestamp { file_time: false },
             ),
         };
         if let Some((spec, _)) = self.assumed {
             self.file_notes
-                .push((base.clone(), format!("{} (--assume-job {spec})", ASSUMED)));
+                .push((base.clone(), Caveat::Assumed { spec: spec.clone() }));
         }
         if let Some(cmd) = &parsed.command {
             self.file_notes.push((
                 base.clone(),
-                format!(
-                    "the fio command line at line {} was read as the job's statement{}",
-                    cmd.line,
-                    if cmd.complete {
-                        ""
-                    } else {
-                        " (it names a job file, whose options are not in the paste)"
-                    }
-                ),
+                Caveat::CommandLine {
+                    line: cmd.line,
+                    complete: cmd.complete,
+                },
             ));
         }
         let file = File {
@@ -152,7 +146,7 @@ impl<'a> Reading<'a> {
         let timestamp = match job.timestamp.or(f.parsed.timestamp) {
             Some(t) => t,
             None => {
-                self.file_notes.push((f.base.clone(), f.time.1.to_string()));
+                self.file_notes.push((f.base.clone(), f.time.1.clone()));
                 f.time.0
             }
         };
@@ -165,8 +159,8 @@ impl<'a> Reading<'a> {
         // as the output: what the output states wins, a difference is named.
         let stated_shape = match &f.parsed.command {
             Some(cmd) => {
-                let who = format!("the fio command line at line {}", cmd.line);
-                let c = assume(&job.shape, &cmd.shape, &job.measurement, &who, true);
+                let by = Statement::CommandLine { line: cmd.line };
+                let c = assume(&job.shape, &cmd.shape, &job.measurement, &by);
                 for n in c.notes {
                     self.notes.push(Warning::InputCaveat {
                         about: label.clone(),
@@ -180,8 +174,8 @@ impl<'a> Reading<'a> {
         };
         let shape = match self.assumed {
             Some((spec, a)) => {
-                let who = format!("--assume-job {spec}");
-                let assumption = assume(&stated_shape, a, &job.measurement, &who, false);
+                let by = Statement::AssumedJob { spec: spec.clone() };
+                let assumption = assume(&stated_shape, a, &job.measurement, &by);
                 for c in assumption.notes {
                     self.notes.push(Warning::InputCaveat {
                         about: label.clone(),
@@ -226,7 +220,7 @@ impl<'a> Reading<'a> {
         info.job_assumed = self
             .assumed
             .as_ref()
-            .map(|(spec, _)| format!("{ASSUMED} (--assume-job {spec})"));
+            .map(|(spec, _)| Caveat::Assumed { spec: spec.clone() }.to_string());
         info.bw_basis = Some(if printed {
             crate::measure::BwBasis::Printed
         } else {

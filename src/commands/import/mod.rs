@@ -16,7 +16,8 @@ use self::notes::{no_series_note, said_once};
 use self::select::select;
 use crate::config::import::ImportOutputs;
 use crate::config::{Ctx, ImportConfig};
-use crate::evaluate::{self, Options, Scope};
+use crate::evaluate::caveat::Caveat;
+use crate::evaluate::{self, Options, Scope, Warning};
 
 pub fn run(cfg: ImportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     let cfg = match cfg {
@@ -47,7 +48,15 @@ pub fn run(cfg: ImportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     } = reading;
     notes.extend(said_once(file_notes));
     // what the user assumed comes first: it is the main caveat of such an import
-    notes.sort_by_key(|n| !n.to_string().contains(ASSUMED));
+    notes.sort_by_key(|n| {
+        !matches!(
+            n,
+            Warning::InputCaveat {
+                caveat: Caveat::Assumed { .. },
+                ..
+            }
+        )
+    });
     // The shape differences of the judged blocks are found again, with the deviations of
     // scale, by evaluate (crate::deviation): one rule for run, import, report and fleet.
     // What the figures contradict of an assumed job is named as the figures show it.
@@ -68,8 +77,6 @@ pub fn run(cfg: ImportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     Ok(ev.verdict.exit_code())
 }
 
-/// What the output and the record say of a shape given with `--assume-job`.
-pub const ASSUMED: &str = "job shape assumed by the user, not stated in the output";
 
 /// The directory an output states: fio's `directory` option, else the directory of an
 /// absolute `filename` (a device such as /dev/sdb is its own target).

@@ -1,26 +1,26 @@
 //! Notes an import adds to the verdict's warnings.
 
 use crate::evaluate::Warning;
+use crate::evaluate::caveat::Caveat;
 use crate::measure::{Direction, Measurement};
 
 /// Notes from several files: one that several files share is said once, with the count and
 /// names of the files.
-pub(super) fn said_once(file_notes: Vec<(String, String)>) -> Vec<Warning> {
-    let mut order: Vec<String> = Vec::new();
-    let mut files: std::collections::HashMap<String, Vec<String>> = Default::default();
+pub(super) fn said_once(file_notes: Vec<(String, Caveat)>) -> Vec<Warning> {
+    // each caveat in the order first said, with its files; two that read alike are one
+    let mut said: Vec<(Caveat, Vec<String>)> = Vec::new();
+    let mut at: std::collections::HashMap<String, usize> = Default::default();
     for (file, note) in file_notes {
-        let entry = files.entry(note.clone()).or_default();
-        if entry.is_empty() {
-            order.push(note);
-        }
-        if !entry.contains(&file) {
-            entry.push(file);
+        let i = *at.entry(note.to_string()).or_insert_with(|| {
+            said.push((note, Vec::new()));
+            said.len() - 1
+        });
+        if !said[i].1.contains(&file) {
+            said[i].1.push(file);
         }
     }
-    order
-        .into_iter()
-        .map(|note| {
-            let f = &files[&note];
+    said.into_iter()
+        .map(|(note, f)| {
             let about = if f.len() == 1 {
                 f[0].clone()
             } else {

@@ -1,0 +1,181 @@
+//! What an import says of one of its inputs (`Warning::InputCaveat`): the facts, worded here.
+
+use std::fmt;
+
+/// A caveat of an imported input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Caveat {
+    /// The fio reader's own words on what an output states (the precision of text output, a
+    /// date without a time zone): `fio::FioOutput::notes`.
+    Reader(String),
+    /// The output has no timestamp: the file's modification time was used, or (without one)
+    /// the time of the import.
+    NoTimestamp { file_time: bool },
+    /// The job's shape was assumed with `--assume-job SPEC`.
+    Assumed { spec: String },
+    /// A pasted fio command line was read as the job's statement; `complete`: it names no job
+    /// file (whose options the paste would not hold).
+    CommandLine { line: usize, complete: bool },
+    /// The output states `field` otherwise than the statement beside it: the output's value,
+    /// then the statement's; the output's is used.
+    StatedOtherwise {
+        by: Statement,
+        field: String,
+        output: String,
+        given: String,
+    },
+    /// The output's figures contradict the statement beside it.
+    Contradicted { by: Statement, figures: Figures },
+}
+
+/// Who states a job beside an output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Statement {
+    /// A fio command line pasted with the output, at this line.
+    CommandLine { line: usize },
+    /// `--assume-job SPEC`.
+    AssumedJob { spec: String },
+}
+
+impl Statement {
+    /// The customer's own statement (a command line): a field the output states otherwise is
+    /// a contradiction, not only a note.
+    pub fn is_customers(&self) -> bool {
+        matches!(self, Statement::CommandLine { .. })
+    }
+
+    /// Who has a value the output states otherwise: the command line by its line, "the
+    /// assumed job".
+    fn holder(&self) -> String {
+        match self {
+            Statement::CommandLine { .. } => self.to_string(),
+            Statement::AssumedJob { .. } => "the assumed job".into(),
+        }
+    }
+
+    /// What the figures contradict.
+    fn against(&self) -> &'static str {
+        match self {
+            Statement::CommandLine { .. } => "the command line",
+            Statement::AssumedJob { .. } => "the assumed job",
+        }
+    }
+}
+
+/// "the fio command line at line 3", "--assume-job swimlane".
+impl fmt::Display for Statement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Statement::CommandLine { line } => write!(f, "the fio command line at line {line}"),
+            Statement::AssumedJob { spec } => write!(f, "--assume-job {spec}"),
+        }
+    }
+}
+
+/// What an output's figures show against a stated job field.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Figures {
+    /// It moved data in these directions ("reads only", "writes only", "reads and writes")
+    /// where the statement has `rw`.
+    Directions { did: &'static str, rw: String },
+    /// This share of its I/Os were reads (a fraction) where the statement has `rwmixread`.
+    Mix { reads: f64, rwmixread: u8 },
+    /// Its bytes ÷ I/Os give this many bytes per I/O where the statement has `bs`.
+    BlockSize { per_io: f64, bs: u64 },
+    /// It ran this long (s) where the statement runs a time-based `runtime_s`.
+    Runtime { ran_s: f64, runtime_s: f64 },
+    /// It moved this much per job where the statement moves its `size` (not time-based).
+    Size { per_job: u64, size: u64 },
+}
+
+impl Figures {
+    /// The share of reads in words, as the caveat and the shape difference name it.
+    pub fn reads_words(reads: f64) -> String {
+        format!("about {:.0}% reads", reads * 100.0)
+    }
+
+    /// The bytes per I/O in words: whole KiB, as the figures are no finer.
+    pub fn per_io_words(per_io: f64) -> String {
+        if per_io >= 1024.0 {
+            format!("{:.0} KiB", per_io / 1024.0)
+        } else {
+            format!("{per_io:.0} B")
+        }
+    }
+}
+
+impl fmt::Display for Caveat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Caveat::Reader(words) => f.write_str(words),
+            Caveat::NoTimestamp { file_time } => write!(
+                f,
+                "the output has no timestamp; the {} time was used",
+                if *file_time {
+                    "file's modification"
+                } else {
+                    "import"
+                }
+            ),
+            Caveat::Assumed { spec } => write!(f, "{ASSUMED} (--assume-job {spec})"),
+            Caveat::CommandLine { line, complete } => write!(
+                f,
+                "the fio command line at line {line} was read as the job's statement{}",
+                if *complete {
+                    ""
+                } else {
+                    " (it names a job file, whose options are not in the paste)"
+                }
+            ),
+            Caveat::StatedOtherwise {
+                by,
+                field,
+                output,
+                given,
+            } => write!(
+                f,
+                "the output states {field}={output} where {} has {field}={given}; the output's is used",
+                by.holder()
+            ),
+            Caveat::Contradicted { by, figures } => {
+                write!(f, "the output's figures contradict {}: ", by.against())?;
+                contradicted(f, by, figures)
+            }
+        }
+    }
+}
+
+/// What the figures show, after "the output's figures contradict the command line: ".
+fn contradicted(f: &mut fmt::Formatter<'_>, by: &Statement, figures: &Figures) -> fmt::Result {
+    match figures {
+        Figures::Directions { did, rw } => write!(
+            f,
+            "it {did} where {by} has rw={rw}; rw is not taken from it"
+        ),
+        Figures::Mix { reads, rwmixread } => write!(
+            f,
+            "{} of its I/Os where {by} has rwmixread={rwmixread}; the figures' mix is used",
+            Figures::reads_words(*reads)
+        ),
+        Figures::BlockSize { per_io, bs } => write!(
+            f,
+            "its bytes ÷ I/Os give about {} per I/O where {by} has bs={}; bs is not taken from it",
+            Figures::per_io_words(*per_io),
+            crate::units::format_size_fio(*bs)
+        ),
+        Figures::Runtime { ran_s, runtime_s } => write!(
+            f,
+            "it ran {ran_s:.1} s where {by} runs {} (time_based); runtime is not taken from it",
+            crate::units::format_duration(std::time::Duration::from_secs_f64(*runtime_s))
+        ),
+        Figures::Size { per_job, size } => write!(
+            f,
+            "it moved {} per job where {by} moves its size, {} (not time-based); the size the figures show is used",
+            crate::units::format_size(*per_job),
+            crate::units::format_size(*size)
+        ),
+    }
+}
+
+/// What the output and the record say of a shape given with `--assume-job`.
+pub const ASSUMED: &str = "job shape assumed by the user, not stated in the output";
