@@ -32,19 +32,72 @@ pub fn wrap(first: &str, text: &str) -> String {
     crate::terminal::wrap(first, text, crate::terminal::stdout_width())
 }
 
+/// The table for people, top to bottom: what was tested, the runs, the runs not counted, the
+/// rules, the details (with --verbose), the evidence, the warnings, and the verdict.
 pub fn render(
     ev: &Evaluation,
     records: &Records,
     style: &super::Style,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let paint = |text: &str, code: &str| {
-        if style.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
+    heading(ev, style, out)?;
+    let columns = Columns::of(ev);
+    let mut t = runs_table(ev, &columns, out)?;
+    summary_rows(ev, &columns, style, &mut t);
+    let (hidden, judging_said) = print_runs(ev, &columns, t, style, out)?;
+
+    // The runs left out of the verdict, each with the reason, as Markdown and HTML list them.
+    if let (Some(note), Some(list)) = (
+        super::view_node::not_counted_note(ev),
+        not_counted(ev, crate::terminal::stdout_width()),
+    ) {
+        writeln!(out, "{}", wrap("not counted: ", &note))?;
+        writeln!(out, "{list}")?;
+        writeln!(out)?;
+    }
+    rules(ev, style, out)?;
+
+    // What --verbose adds, named in one line at the end when it is left out.
+    let mut behind: Vec<&str> = Vec::new();
+    details(ev, records, style, &mut behind, out)?;
+
+    // After a run, where this node's history stands; in a report, the rule being applied.
+    let label = if ev.scope == Scope::Run {
+        "history: "
+    } else {
+        "evidence: "
     };
+    // A run's and an import's verdict line says where the evidence stands: without
+    // --verbose, this line only where it says more (runs that do not count).
+    let line = ev.evidence_line();
+    if style.verbose || ev.scope == Scope::Report || line != ev.evidence.advice() {
+        writeln!(out, "{}", wrap(label, &line))?;
+        writeln!(out)?;
+    }
+
+    let notes = super::view_node::notes(ev);
+    warnings(ev, &notes, style, &mut behind, out)?;
+    // What is left out, in one line: the columns this width hides and the runs' internals.
+    if !behind.is_empty() || (!hidden.is_empty() && !style.verbose) {
+        writeln!(
+            out,
+            "(more with --verbose; every figure with --format json)"
+        )?;
+    }
+    verdict(ev, &notes, judging_said, style, out)
+}
+
+/// `text` in the ANSI colour `code` where the style has colour.
+fn paint(style: &super::Style, text: &str, code: &str) -> String {
+    if style.color {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
+/// The policy (and its source with --verbose), and the target or group tested.
+fn heading(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io::Result<()> {
     let p = &ev.policy;
     writeln!(
         out,
@@ -79,57 +132,93 @@ pub fn render(
         )?;
     }
     writeln!(out)?;
+    Ok(())
+}
 
-    // Columns: the run, then each rule's metric once, then runtime and end fsync.
-    let mut metrics: Vec<&RuleResult> = Vec::new();
-    for r in &ev.rules {
-        if !metrics.iter().any(|m| m.metric == r.metric) {
-            metrics.push(r);
+/// The runs table's columns: the run, its time (and engine where the runs differ), each
+/// rule's metric once, then runtime and end fsync where the runs measured them.
+struct Columns<'e> {
+    metrics: Vec<&'e RuleResult>,
+    /// The runs' other figures shown: (metric, column title).
+    extra: Vec<(&'static str, &'static str)>,
+    engine_col: bool,
+    /// How a run's time is written: the year only when the runs span more than one, seconds
+    /// only when two runs share a minute.
+    time_fmt: &'static str,
+}
+
+impl<'e> Columns<'e> {
+    fn of(ev: &'e Evaluation) -> Columns<'e> {
+        // Columns: the run, then each rule's metric once, then runtime and end fsync.
+        let mut metrics: Vec<&RuleResult> = Vec::new();
+        for r in &ev.rules {
+            if !metrics.iter().any(|m| m.metric == r.metric) {
+                metrics.push(r);
+            }
+        }
+        let extra: Vec<(&str, &str)> = [
+            ("write_runtime_ms", "runtime\nms"),
+            ("read_runtime_ms", "runtime\nms"),
+            ("end_fsync_ms", "end fsync\nms"),
+        ]
+        .into_iter()
+        .filter(|(m, _)| ev.runs.iter().any(|r| r.metrics.contains_key(*m)))
+        .filter(|(m, _)| !metrics.iter().any(|r| r.metric == *m))
+        .collect();
+        // read and write runtimes are the same column title; keep one
+        let extra: Vec<(&str, &str)> = extra
+            .iter()
+            .enumerate()
+            .filter(|(i, (_, t))| extra[..*i].iter().all(|(_, u)| u != t))
+            .map(|(_, e)| *e)
+            .collect();
+
+        // The engine is in the line above unless the runs differ; seconds only when two runs
+        // share a minute: both keep the table within 100 columns for the usual three rules.
+        let engines: std::collections::BTreeSet<&str> =
+            ev.runs.iter().map(|r| r.engine.as_str()).collect();
+        let engine_col = engines.len() > 1;
+        // Only for a row per run: past the limit the table has a row per day.
+        let minutes: std::collections::BTreeSet<String> = if super::view::runs_by_day(ev) {
+            Default::default()
+        } else {
+            ev.runs
+                .iter()
+                .map(|r| r.timestamp.format("%Y-%m-%d %H:%M").to_string())
+                .collect()
+        };
+        // The year only when the runs span more than one.
+        let years: std::collections::BTreeSet<i32> =
+            ev.runs.iter().map(|r| r.timestamp.year()).collect();
+        let time_fmt = match (years.len() > 1, minutes.len() < ev.runs.len()) {
+            (true, true) => "%Y-%m-%d %H:%M:%S",
+            (true, false) => "%Y-%m-%d %H:%M",
+            (false, true) => "%m-%d %H:%M:%S",
+            (false, false) => "%m-%d %H:%M",
+        };
+        Columns {
+            metrics,
+            extra,
+            engine_col,
+            time_fmt,
         }
     }
-    let extra: Vec<(&str, &str)> = [
-        ("write_runtime_ms", "runtime\nms"),
-        ("read_runtime_ms", "runtime\nms"),
-        ("end_fsync_ms", "end fsync\nms"),
-    ]
-    .into_iter()
-    .filter(|(m, _)| ev.runs.iter().any(|r| r.metrics.contains_key(*m)))
-    .filter(|(m, _)| !metrics.iter().any(|r| r.metric == *m))
-    .collect();
-    // read and write runtimes are the same column title; keep one
-    let extra: Vec<(&str, &str)> = extra
-        .iter()
-        .enumerate()
-        .filter(|(i, (_, t))| extra[..*i].iter().all(|(_, u)| u != t))
-        .map(|(_, e)| *e)
-        .collect();
 
-    // The engine is in the line above unless the runs differ; seconds only when two runs
-    // share a minute: both keep the table within 100 columns for the usual three rules.
-    let engines: std::collections::BTreeSet<&str> =
-        ev.runs.iter().map(|r| r.engine.as_str()).collect();
-    let engine_col = engines.len() > 1;
-    // Only for a row per run: past the limit the table has a row per day.
-    let minutes: std::collections::BTreeSet<String> = if super::view::runs_by_day(ev) {
-        Default::default()
-    } else {
-        ev.runs
-            .iter()
-            .map(|r| r.timestamp.format("%Y-%m-%d %H:%M").to_string())
-            .collect()
-    };
-    // The year only when the runs span more than one.
-    let years: std::collections::BTreeSet<i32> =
-        ev.runs.iter().map(|r| r.timestamp.year()).collect();
-    let time_fmt = match (years.len() > 1, minutes.len() < ev.runs.len()) {
-        (true, true) => "%Y-%m-%d %H:%M:%S",
-        (true, false) => "%Y-%m-%d %H:%M",
-        (false, true) => "%m-%d %H:%M:%S",
-        (false, false) => "%m-%d %H:%M",
-    };
-    let blank = |n: usize| (0..n).map(|_| Cell::new("")).collect::<Vec<_>>();
-    let lead = 1 + usize::from(engine_col);
+    /// The columns before the first figure, after the row's label.
+    fn lead(&self) -> usize {
+        usize::from(self.engine_col) + 1
+    }
 
+    /// `n` empty cells.
+    fn blank(n: usize) -> Vec<Cell> {
+        (0..n).map(|_| Cell::new("")).collect()
+    }
+}
+
+/// The runs table's header and a row per run (or per day, for a long history, whose note is
+/// written first).
+fn runs_table(ev: &Evaluation, c: &Columns, out: &mut dyn Write) -> io::Result<Table> {
+    let (metrics, extra, engine_col) = (&c.metrics, &c.extra, c.engine_col);
     let mut t = Table::new();
     // Cells are never wrapped: a figure split over two lines is misread.
     t.load_style(presets::UTF8_FULL_CONDENSED)
@@ -146,7 +235,7 @@ pub fn render(
     let extra_metrics: Vec<&str> = extra.iter().map(|(m, _)| *m).collect();
     let by_day = super::by_day::rows(
         &ev.runs,
-        &metrics,
+        metrics,
         &extra_metrics,
         engine_col,
         super::view::standing(ev),
@@ -159,11 +248,14 @@ pub fn render(
     }
     let runs = if by_day.is_some() { &[][..] } else { &ev.runs };
     for (i, run) in runs.iter().enumerate() {
-        let mut row = vec![Cell::new(i + 1), Cell::new(run.timestamp.format(time_fmt))];
+        let mut row = vec![
+            Cell::new(i + 1),
+            Cell::new(run.timestamp.format(c.time_fmt)),
+        ];
         if engine_col {
             row.push(Cell::new(&run.engine));
         }
-        for r in &metrics {
+        for r in metrics {
             let text = match run.metrics.get(&r.metric) {
                 Some(&v) => format!(
                     "{}{}",
@@ -174,7 +266,7 @@ pub fn render(
             };
             row.push(Cell::new(text).set_alignment(CellAlignment::Right));
         }
-        for (m, _) in &extra {
+        for (m, _) in extra {
             let text = run
                 .metrics
                 .get(*m)
@@ -184,17 +276,24 @@ pub fn render(
         }
         t.add_row(row);
     }
+    Ok(t)
+}
 
-    let agg = p.aggregate;
+/// The rows under the runs: the aggregate, the range (with --verbose or by day), the spread
+/// and the threshold.
+fn summary_rows(ev: &Evaluation, c: &Columns, style: &super::Style, t: &mut Table) {
+    let (metrics, extra, lead) = (&c.metrics, &c.extra, c.lead());
+    let blank = Columns::blank;
+    let agg = ev.policy.aggregate;
     let mut row = vec![Cell::new(agg.as_str())];
     row.extend(blank(lead));
-    for r in &metrics {
+    for r in metrics {
         row.push(
             Cell::new(r.value.map(fmt_value).unwrap_or("—".into()))
                 .set_alignment(CellAlignment::Right),
         );
     }
-    for (m, _) in &extra {
+    for (m, _) in extra {
         let text = ev
             .summary
             .metrics
@@ -209,7 +308,7 @@ pub fn render(
     let figures_row = |label: &str, figure: &dyn Fn(&RuleResult) -> String| {
         let mut row = vec![Cell::new(label)];
         row.extend(blank(lead));
-        for r in &metrics {
+        for r in metrics {
             row.push(Cell::new(figure(r)).set_alignment(CellAlignment::Right));
         }
         row.extend(extra.iter().map(|_| Cell::new("")));
@@ -246,7 +345,19 @@ pub fn render(
             }
         )
     }));
+}
 
+/// The runs table within the terminal's width (or what stands for it where there are no
+/// runs), and the note on how the runs were judged. The columns hidden, and whether the note
+/// was said.
+fn print_runs(
+    ev: &Evaluation,
+    c: &Columns,
+    mut t: Table,
+    style: &super::Style,
+    out: &mut dyn Write,
+) -> io::Result<(Vec<String>, bool)> {
+    let (metrics, extra, engine_col) = (&c.metrics, &c.extra, c.engine_col);
     // Narrow terminal: the least important columns go, right to left: runtime and end fsync,
     // then the rules that are only shown. The deciding rules always stay.
     let first_metric = 2 + usize::from(engine_col);
@@ -293,19 +404,12 @@ pub fn render(
         }
     }
     writeln!(out)?;
+    Ok((hidden, judging_said))
+}
 
-    // The runs left out of the verdict, each with the reason, as Markdown and HTML list them.
-    if let (Some(note), Some(list)) = (
-        super::view_node::not_counted_note(ev),
-        not_counted(ev, crate::terminal::stdout_width()),
-    ) {
-        writeln!(out, "{}", wrap("not counted: ", &note))?;
-        writeln!(out, "{list}")?;
-        writeln!(out)?;
-    }
-
-    // One line per rule, the outcome first and the comparison true as written; a missed rule
-    // that decides is red, a missed soft limit yellow.
+/// One line per rule, the outcome first and the comparison true as written; a missed rule
+/// that decides is red, a missed soft limit yellow.
+fn rules(ev: &Evaluation, style: &super::Style, out: &mut dyn Write) -> io::Result<()> {
     let rule_lines = super::view_node::rule_lines(ev);
     let width = rule_lines
         .iter()
@@ -321,8 +425,8 @@ pub fn render(
         let pad = " ".repeat(8usize.saturating_sub(word.chars().count()));
         let head = format!("{} {word}", l.mark);
         let head = match (l.mark, l.role) {
-            ("✗", Role::Decides) => paint(&head, "31"),
-            ("✗", Role::Soft) => paint(&head, "33"),
+            ("✗", Role::Decides) => paint(style, &head, "31"),
+            ("✗", Role::Soft) => paint(style, &head, "33"),
             _ => head,
         } + &pad;
         let marginal = if l.marginal { " (undecided)" } else { "" };
@@ -352,10 +456,20 @@ pub fn render(
         }
     }
     writeln!(out)?;
+    Ok(())
+}
 
+/// With --verbose (a report's statistics always): inside each run, the days of a report, the
+/// statistics per rule. What is left out goes to `behind`.
+fn details(
+    ev: &Evaluation,
+    records: &Records,
+    style: &super::Style,
+    behind: &mut Vec<&str>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     // Inside each run: fio's sample figures, slat, the final fsync's share, the disks (with
     // --verbose; by default the output fits one screen, and says where they are).
-    let mut behind: Vec<&str> = Vec::new();
     let inside = super::details::lines(&ev.runs, records)?;
     if !inside.is_empty() && style.verbose {
         writeln!(out, "inside the runs:")?;
@@ -402,22 +516,19 @@ pub fn render(
         writeln!(out, "{t}")?;
         writeln!(out)?;
     }
+    Ok(())
+}
 
-    // After a run, where this node's history stands; in a report, the rule being applied.
-    let label = if ev.scope == Scope::Run {
-        "history: "
-    } else {
-        "evidence: "
-    };
-    // A run's and an import's verdict line says where the evidence stands: without
-    // --verbose, this line only where it says more (runs that do not count).
-    let line = ev.evidence_line();
-    if style.verbose || ev.scope == Scope::Report || line != ev.evidence.advice() {
-        writeln!(out, "{}", wrap(label, &line))?;
-        writeln!(out)?;
-    }
-
-    let notes = super::view_node::notes(ev);
+/// The warnings, each once; without --verbose, what was found without the advice, and no
+/// deviation's warning where a line beside the verdict names it. What is left out goes to
+/// `behind`.
+fn warnings(
+    ev: &Evaluation,
+    notes: &super::view_node::Notes,
+    style: &super::Style,
+    behind: &mut Vec<&str>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     // A deviation's warning restates a line beside the verdict (with why it matters): said
     // with --verbose, where there is room for it.
     let restated = |w: &Warning| {
@@ -447,20 +558,24 @@ pub fn render(
             _ => w,
         };
         let text = wrap("warning: ", w);
-        let text = text.replacen("warning:", &paint("warning:", "33"), 1);
+        let text = text.replacen("warning:", &paint(style, "warning:", "33"), 1);
         writeln!(out, "{text}")?;
     }
     if !shown.is_empty() {
         writeln!(out)?;
     }
-    // What is left out, in one line: the columns this width hides and the runs' internals.
-    if !behind.is_empty() || (!hidden.is_empty() && !style.verbose) {
-        writeln!(
-            out,
-            "(more with --verbose; every figure with --format json)"
-        )?;
-    }
+    Ok(())
+}
 
+/// The test's shape, what keeps it from being the policy's (unless said already), and the
+/// verdict with its reason, last, where the eye lands.
+fn verdict(
+    ev: &Evaluation,
+    notes: &super::view_node::Notes,
+    judging_said: bool,
+    style: &super::Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     // The test's shape and what keeps it from being the policy's, beside the verdict.
     if !ev.runs.is_empty() {
         writeln!(out, "{}", wrap("test: ", &super::test_shape(ev)))?;
@@ -477,9 +592,9 @@ pub fn render(
         writeln!(out, "{}", wrap("  ", line))?;
     }
     let verdict = match ev.verdict {
-        Verdict::Pass => paint("PASS", "1;32"),
-        Verdict::Fail => paint("FAIL", "1;31"),
-        Verdict::Inconclusive => paint("INCONCLUSIVE", "1;33"),
+        Verdict::Pass => paint(style, "PASS", "1;32"),
+        Verdict::Fail => paint(style, "FAIL", "1;31"),
+        Verdict::Inconclusive => paint(style, "INCONCLUSIVE", "1;33"),
     };
     // Wrapped on the plain word, painted after, so colour codes do not count as columns.
     let plain = ev.verdict.as_str().to_uppercase();

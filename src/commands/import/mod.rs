@@ -77,7 +77,6 @@ pub fn run(cfg: ImportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     Ok(ev.verdict.exit_code())
 }
 
-
 /// The directory an output states: fio's `directory` option, else the directory of an
 /// absolute `filename` (a device such as /dev/sdb is its own target).
 fn stated_dir(shape: &crate::job::JobShape) -> Option<String> {
