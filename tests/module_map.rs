@@ -23,10 +23,6 @@ const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
         "the engine's hot loop: one body the compiler sees whole",
     ),
     (
-        "evaluate/decide.rs::verdict",
-        "the verdict's cases in one reading order; to be split",
-    ),
-    (
         "evaluate/mod.rs::judge",
         "being restructured for bounded memory (#27 item 7)",
     ),

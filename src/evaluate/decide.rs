@@ -23,6 +23,16 @@ pub(super) struct Judged<'a> {
     pub(super) fleet: &'a [crate::policy::FleetRule],
 }
 
+impl Judged<'_> {
+    /// The rules that decide: fail-level, and warn-level under --strict.
+    fn deciding(&self) -> impl Iterator<Item = &RuleResult> {
+        let strict = self.opts.strict;
+        self.rules
+            .iter()
+            .filter(move |r| r.level == Level::Fail || (strict && r.level == Level::Warn))
+    }
+}
+
 /// Whether the 95% interval of the mean lies on both sides of the threshold.
 pub(super) fn straddles(s: &Stats, op: Op, threshold: f64) -> bool {
     s.n > 1 && op.holds(s.ci95_low, threshold) != op.holds(s.ci95_high, threshold)
@@ -33,169 +43,53 @@ pub(super) fn straddles(s: &Stats, op: Op, threshold: f64) -> bool {
 /// as failed.
 pub(super) fn decide(j: &Judged) -> (Verdict, String, Option<(String, String)>) {
     let (verdict, reason) = verdict(j);
-    let deciding =
-        |r: &&RuleResult| r.level == Level::Fail || (j.opts.strict && r.level == Level::Warn);
-    let overruled = (verdict == Verdict::Fail
-        && !j
-            .rules
-            .iter()
-            .filter(deciding)
-            .any(|r| r.passed == Some(false)))
-    .then(|| latest_miss(j.rules.iter().filter(deciding), j.runs))
-    .flatten()
-    .map(|(r, l)| {
-        (
-            r.metric.clone(),
-            format!(
-                "its last {} runs, since {}, average {} {}",
-                l.runs,
-                l.since.format("%Y-%m-%d"),
-                short(l.value),
-                r.unit
-            ),
-        )
-    });
+    let overruled = (verdict == Verdict::Fail && !j.deciding().any(|r| r.passed == Some(false)))
+        .then(|| latest_miss(j.deciding(), j.runs))
+        .flatten()
+        .map(|(r, l)| {
+            (
+                r.metric.clone(),
+                format!(
+                    "its last {} runs, since {}, average {} {}",
+                    l.runs,
+                    l.since.format("%Y-%m-%d"),
+                    short(l.value),
+                    r.unit
+                ),
+            )
+        });
     (verdict, reason, overruled)
 }
 
+/// The verdict and its reason: the cases in the order they are tried, the first that applies
+/// deciding. Nothing to judge; a test the output contradicts; not the policy's test; a rule
+/// not measured; a threshold the runs cannot resolve; too little evidence for a report; the
+/// latest runs missing a rule the window meets; then pass or fail on the rules.
 fn verdict(j: &Judged) -> (Verdict, String) {
-    let (rules, evidence, opts, runs) = (j.rules, j.evidence, j.opts, j.runs);
     let not_counted = if j.not_counted.is_empty() {
         String::new()
     } else {
         let l: Vec<String> = j.not_counted.iter().map(|n| n.to_string()).collect();
         format!(" ({})", l.join("; "))
     };
-    if runs.is_empty() {
-        if !j.not_counted.is_empty() {
-            // An import's blocks are left out for more than their test: say what would count.
-            let advice = match opts.scope {
-                Scope::Import => {
-                    "import the output of a run of the policy's test that ended without an error"
-                }
-                _ => "run `iopscheck run` without --size or --runtime on the node's disk",
-            };
-            return (
-                Verdict::Inconclusive,
-                format!("no runs of the policy's test to judge{not_counted}: {advice}"),
-            );
-        }
-        let reason = opts.no_runs.clone().unwrap_or_else(|| {
-            "no runs to judge: run `iopscheck run`, or widen the window with --since".into()
-        });
-        return (Verdict::Inconclusive, reason);
+    let nc = not_counted.as_str();
+    if j.runs.is_empty() {
+        return no_runs(j, nc);
     }
-    if !opts.contradicted.is_empty() {
-        let d: Vec<String> = opts
-            .contradicted
-            .iter()
-            .map(|c| c.shape_difference().to_string())
-            .collect();
-        return (
-            Verdict::Inconclusive,
-            format!("not the policy's test: {}{not_counted}", d.join("; ")),
-        );
+    if let Some(v) = contradicted(j, nc)
+        .or_else(|| not_the_test(j, nc))
+        .or_else(|| not_measured(j, nc))
+    {
+        return v;
     }
-    let deciding =
-        |r: &&RuleResult| r.level == Level::Fail || (opts.strict && r.level == Level::Warn);
-    let mut missing: Vec<&str> = rules
-        .iter()
-        .filter(deciding)
-        .filter(|r| r.value.is_none())
-        .map(|r| r.metric.as_str())
-        .collect();
-    for f in j.fleet {
-        if !j.metrics.contains_key(&f.metric) && !missing.contains(&f.metric.as_str()) {
-            missing.push(&f.metric);
-        }
+    let failed: Vec<&RuleResult> = j.deciding().filter(|r| r.passed == Some(false)).collect();
+    if let Some(v) = unresolved(j, &failed, nc) {
+        return v;
     }
-    let either: Vec<Deviation> = j
-        .deviations
-        .iter()
-        .filter(|d| d.effect == Effect::EitherWay)
-        .cloned()
-        .collect();
-    let flatters: Vec<Deviation> = j
-        .deviations
-        .iter()
-        .filter(|d| d.effect == Effect::Flatters)
-        .cloned()
-        .collect();
-    if !either.is_empty() {
-        let first = rules
-            .iter()
-            .find(deciding)
-            .filter(|r| r.value.is_some())
-            .map(|r| {
-                format!(
-                    "{} {} {} {}",
-                    r.aggregate.as_str(),
-                    r.metric,
-                    r.value.map(short).unwrap_or_default(),
-                    r.unit
-                )
-            })
-            .map(|m| format!("; its runs measured {m}, which says nothing about the policy's test"))
-            .unwrap_or_default();
-        return (
-            Verdict::Inconclusive,
-            format!(
-                "not the policy's test: {}{first}{not_counted}",
-                deviation::list(&either)
-            ),
-        );
-    }
-    if !missing.is_empty() {
-        return (
-            Verdict::Inconclusive,
-            format!(
-                "the runs do not measure {}, which the policy judges{not_counted}",
-                missing.join(", ")
-            ),
-        );
-    }
-    let failed: Vec<&RuleResult> = rules
-        .iter()
-        .filter(deciding)
-        .filter(|r| r.passed == Some(false))
-        .collect();
-    // A threshold that scales with the machine, on runs that do not state the machine: that
-    // rule cannot be judged, so nothing better than inconclusive (a rule that fails still fails).
-    let unresolved: Vec<&str> = rules
-        .iter()
-        .filter(deciding)
-        .filter(|r| !r.resolved())
-        .filter_map(|r| r.scaled.as_ref().map(|s| s.text.as_str()))
-        .collect();
-    if failed.is_empty() && !unresolved.is_empty() {
-        return (
-            Verdict::Inconclusive,
-            format!("{}{not_counted}", unresolved.join("; ")),
-        );
-    }
-    let describe = |r: &RuleResult| {
-        if let Some(why) = &r.fails_on {
-            return format!("{}: {why}", r.metric);
-        }
-        format!(
-            "{} {} is {} {}, {} {} {}",
-            r.aggregate.as_str(),
-            r.metric,
-            r.value.map(short).unwrap_or_default(),
-            r.unit,
-            if r.passed == Some(true) {
-                "meeting"
-            } else {
-                "missing"
-            },
-            r.op,
-            short(r.threshold),
-        )
-    };
     // The latest runs that miss a rule the window's aggregate meets (over_time.rs): the
     // window's mean must not hide a node that fails now.
-    let latest = latest_miss(rules.iter().filter(deciding), runs);
-    if opts.scope == Scope::Report && !evidence.enough {
+    let latest = latest_miss(j.deciding(), j.runs);
+    if j.opts.scope == Scope::Report && !j.evidence.enough {
         let leaning = if failed.is_empty() && latest.is_none() {
             "pass"
         } else {
@@ -204,14 +98,138 @@ fn verdict(j: &Judged) -> (Verdict, String) {
         return (
             Verdict::Inconclusive,
             format!(
-                "not enough evidence yet ({}){not_counted}; so far the runs lean towards {leaning}",
-                evidence.advice()
+                "not enough evidence yet ({}){nc}; so far the runs lean towards {leaning}",
+                j.evidence.advice()
             ),
         );
     }
-    // Marginal only where the evidence rule is met; before that, the runs are too few to
-    // bound the mean at all.
-    let marg = if let Some(r) = rules.iter().filter(deciding).find(|r| r.marginal) {
+    let marg = undecided(j);
+    match (failed.is_empty(), &latest) {
+        (true, Some((r, l))) => failing_lately(r, l, nc),
+        (true, None) => passed(j, &marg, nc),
+        (false, _) => failed_on(j, &failed, &marg, nc),
+    }
+}
+
+/// No runs to judge: what would count, where runs were left out; else the caller's words.
+fn no_runs(j: &Judged, not_counted: &str) -> (Verdict, String) {
+    if !j.not_counted.is_empty() {
+        // An import's blocks are left out for more than their test: say what would count.
+        let advice = match j.opts.scope {
+            Scope::Import => {
+                "import the output of a run of the policy's test that ended without an error"
+            }
+            _ => "run `iopscheck run` without --size or --runtime on the node's disk",
+        };
+        return (
+            Verdict::Inconclusive,
+            format!("no runs of the policy's test to judge{not_counted}: {advice}"),
+        );
+    }
+    let reason = j.opts.no_runs.clone().unwrap_or_else(|| {
+        "no runs to judge: run `iopscheck run`, or widen the window with --since".into()
+    });
+    (Verdict::Inconclusive, reason)
+}
+
+/// An output whose figures contradict the job stated beside it (imports).
+fn contradicted(j: &Judged, not_counted: &str) -> Option<(Verdict, String)> {
+    if j.opts.contradicted.is_empty() {
+        return None;
+    }
+    let d: Vec<String> = j
+        .opts
+        .contradicted
+        .iter()
+        .map(|c| c.shape_difference().to_string())
+        .collect();
+    Some((
+        Verdict::Inconclusive,
+        format!("not the policy's test: {}{not_counted}", d.join("; ")),
+    ))
+}
+
+/// Runs that differ from the policy's test in a way that moves the figure either way.
+fn not_the_test(j: &Judged, not_counted: &str) -> Option<(Verdict, String)> {
+    let either: Vec<Deviation> = j
+        .deviations
+        .iter()
+        .filter(|d| d.effect == Effect::EitherWay)
+        .cloned()
+        .collect();
+    if either.is_empty() {
+        return None;
+    }
+    let first = j
+        .deciding()
+        .next()
+        .filter(|r| r.value.is_some())
+        .map(|r| {
+            format!(
+                "{} {} {} {}",
+                r.aggregate.as_str(),
+                r.metric,
+                r.value.map(short).unwrap_or_default(),
+                r.unit
+            )
+        })
+        .map(|m| format!("; its runs measured {m}, which says nothing about the policy's test"))
+        .unwrap_or_default();
+    Some((
+        Verdict::Inconclusive,
+        format!(
+            "not the policy's test: {}{first}{not_counted}",
+            deviation::list(&either)
+        ),
+    ))
+}
+
+/// A deciding rule's metric (or a fleet rule's) that the runs do not measure.
+fn not_measured(j: &Judged, not_counted: &str) -> Option<(Verdict, String)> {
+    let mut missing: Vec<&str> = j
+        .deciding()
+        .filter(|r| r.value.is_none())
+        .map(|r| r.metric.as_str())
+        .collect();
+    for f in j.fleet {
+        if !j.metrics.contains_key(&f.metric) && !missing.contains(&f.metric.as_str()) {
+            missing.push(&f.metric);
+        }
+    }
+    (!missing.is_empty()).then(|| {
+        (
+            Verdict::Inconclusive,
+            format!(
+                "the runs do not measure {}, which the policy judges{not_counted}",
+                missing.join(", ")
+            ),
+        )
+    })
+}
+
+/// A threshold that scales with the machine, on runs that do not state the machine: that
+/// rule cannot be judged, so nothing better than inconclusive (a rule that fails still fails).
+fn unresolved(j: &Judged, failed: &[&RuleResult], not_counted: &str) -> Option<(Verdict, String)> {
+    let unresolved: Vec<&str> = j
+        .deciding()
+        .filter(|r| !r.resolved())
+        .filter_map(|r| r.scaled.as_ref().map(|s| s.text.as_str()))
+        .collect();
+    (failed.is_empty() && !unresolved.is_empty()).then(|| {
+        (
+            Verdict::Inconclusive,
+            format!("{}{not_counted}", unresolved.join("; ")),
+        )
+    })
+}
+
+/// What a pass or a fail adds where the runs cannot settle it: the interval straddles the
+/// threshold (and how many runs would take it clear), or the runs are too few to bound the
+/// mean. Marginal only where the evidence rule is met; before that, the runs are too few to
+/// bound the mean at all.
+fn undecided(j: &Judged) -> String {
+    let (evidence, runs) = (j.evidence, j.runs);
+    if let Some(r) = j.deciding().find(|r| r.marginal) {
         // The distance to a decision, from the spread seen (a planning figure: the ordinary
         // interval re-tested after each run is no decision rule; --until-decided is).
         let values: Vec<f64> = runs
@@ -234,7 +252,7 @@ fn verdict(j: &Judged) -> (Verdict, String) {
             "; undecided: the 95% interval of the mean straddles the threshold{more} (decide with --until-decided)"
         )
     } else if !evidence.enough {
-        let straddling = rules.iter().filter(deciding).any(|r| {
+        let straddling = j.deciding().any(|r| {
             r.resolved()
                 && j.metrics
                     .get(&r.metric)
@@ -255,85 +273,131 @@ fn verdict(j: &Judged) -> (Verdict, String) {
         )
     } else {
         String::new()
-    };
-    if let (true, Some((r, l))) = (failed.is_empty(), &latest) {
-        let since = l.since.format("%Y-%m-%d");
-        let how = match l.kind {
-            Kind::Step => format!("{} before", short(l.before)),
-            Kind::Decline => format!("the daily mean fell steadily from {}", short(l.before)),
-        };
-        let figure = format!(
-            "the last {} run{} average {} {}, missing {} {} ({how})",
-            l.runs,
-            if l.runs == 1 { "" } else { "s" },
-            short(l.value),
-            r.unit,
-            r.op,
-            short(r.threshold),
-        );
-        let window = format!(
-            "the window's {} {} of {} {} meets it only on older runs",
-            r.aggregate.as_str(),
-            r.metric,
-            r.value.map(short).unwrap_or_default(),
-            r.unit
-        );
-        return if l.runs >= LATEST_MIN_RUNS {
-            (
-                Verdict::Fail,
-                format!("failing since {since}: {figure}; {window}{not_counted}"),
-            )
-        } else {
-            (
-                Verdict::Inconclusive,
-                format!(
-                    "since {since}, {figure}: too few runs to tell whether the node now fails ({LATEST_MIN_RUNS} needed); {window}{not_counted}"
-                ),
-            )
-        };
     }
-    if failed.is_empty() {
-        let first = rules
-            .iter()
-            .find(deciding)
-            .map(describe)
-            .unwrap_or_else(|| fleet_only(j));
-        // Soft limits missed do not change the verdict (without --strict), but the line says so.
-        let soft: Vec<String> = rules
-            .iter()
-            .filter(|r| r.level == Level::Warn && r.passed == Some(false))
-            .map(describe)
-            .collect();
-        let soft = if soft.is_empty() {
-            String::new()
-        } else {
-            format!("; soft limit missed: {}", soft.join("; "))
-        };
-        if !flatters.is_empty() {
-            return (
-                Verdict::Inconclusive,
-                format!(
-                    "passed only on a test that flatters the disk ({}): {first}{soft}; only the policy's own test can pass{not_counted}",
-                    deviation::list(&flatters)
-                ),
-            );
-        }
-        (Verdict::Pass, format!("{first}{soft}{marg}{not_counted}"))
-    } else {
-        let d: Vec<String> = failed.iter().map(|r| describe(r)).collect();
-        let even = if flatters.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; failed even on a test that flatters the disk ({})",
-                deviation::list(&flatters)
-            )
-        };
+}
+
+/// The latest runs miss a rule the window's aggregate meets: a fail where they are enough
+/// runs to tell, else inconclusive.
+fn failing_lately(r: &RuleResult, l: &Latest, not_counted: &str) -> (Verdict, String) {
+    let since = l.since.format("%Y-%m-%d");
+    let how = match l.kind {
+        Kind::Step => format!("{} before", short(l.before)),
+        Kind::Decline => format!("the daily mean fell steadily from {}", short(l.before)),
+    };
+    let figure = format!(
+        "the last {} run{} average {} {}, missing {} {} ({how})",
+        l.runs,
+        if l.runs == 1 { "" } else { "s" },
+        short(l.value),
+        r.unit,
+        r.op,
+        short(r.threshold),
+    );
+    let window = format!(
+        "the window's {} {} of {} {} meets it only on older runs",
+        r.aggregate.as_str(),
+        r.metric,
+        r.value.map(short).unwrap_or_default(),
+        r.unit
+    );
+    if l.runs >= LATEST_MIN_RUNS {
         (
             Verdict::Fail,
-            format!("{}{even}{marg}{not_counted}", d.join("; ")),
+            format!("failing since {since}: {figure}; {window}{not_counted}"),
+        )
+    } else {
+        (
+            Verdict::Inconclusive,
+            format!(
+                "since {since}, {figure}: too few runs to tell whether the node now fails ({LATEST_MIN_RUNS} needed); {window}{not_counted}"
+            ),
         )
     }
+}
+
+/// Every deciding rule met: a pass, unless only on a test that flatters the disk.
+fn passed(j: &Judged, marg: &str, not_counted: &str) -> (Verdict, String) {
+    let flatters = flattering(j);
+    let first = j
+        .deciding()
+        .next()
+        .map(describe)
+        .unwrap_or_else(|| fleet_only(j));
+    // Soft limits missed do not change the verdict (without --strict), but the line says so.
+    let soft: Vec<String> = j
+        .rules
+        .iter()
+        .filter(|r| r.level == Level::Warn && r.passed == Some(false))
+        .map(describe)
+        .collect();
+    let soft = if soft.is_empty() {
+        String::new()
+    } else {
+        format!("; soft limit missed: {}", soft.join("; "))
+    };
+    if !flatters.is_empty() {
+        return (
+            Verdict::Inconclusive,
+            format!(
+                "passed only on a test that flatters the disk ({}): {first}{soft}; only the policy's own test can pass{not_counted}",
+                deviation::list(&flatters)
+            ),
+        );
+    }
+    (Verdict::Pass, format!("{first}{soft}{marg}{not_counted}"))
+}
+
+/// A deciding rule missed: a fail, even on a test that flatters the disk.
+fn failed_on(
+    j: &Judged,
+    failed: &[&RuleResult],
+    marg: &str,
+    not_counted: &str,
+) -> (Verdict, String) {
+    let flatters = flattering(j);
+    let d: Vec<String> = failed.iter().map(|r| describe(r)).collect();
+    let even = if flatters.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; failed even on a test that flatters the disk ({})",
+            deviation::list(&flatters)
+        )
+    };
+    (
+        Verdict::Fail,
+        format!("{}{even}{marg}{not_counted}", d.join("; ")),
+    )
+}
+
+/// The deviations that flatter the disk.
+fn flattering(j: &Judged) -> Vec<Deviation> {
+    j.deviations
+        .iter()
+        .filter(|d| d.effect == Effect::Flatters)
+        .cloned()
+        .collect()
+}
+
+/// A rule's figure against its threshold in words (or why it fails on its latest runs).
+fn describe(r: &RuleResult) -> String {
+    if let Some(why) = &r.fails_on {
+        return format!("{}: {why}", r.metric);
+    }
+    format!(
+        "{} {} is {} {}, {} {} {}",
+        r.aggregate.as_str(),
+        r.metric,
+        r.value.map(short).unwrap_or_default(),
+        r.unit,
+        if r.passed == Some(true) {
+            "meeting"
+        } else {
+            "missing"
+        },
+        r.op,
+        short(r.threshold),
+    )
 }
 
 /// The reason of a node under a policy whose rules are all over the fleet: what it measured,
