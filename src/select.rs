@@ -195,6 +195,18 @@ impl Grouping {
 
     /// Evaluates every group, in the order of their names (host, policy, directory, engine).
     pub fn evaluate(self, policy: &Policy, now: DateTime<Utc>, strict: bool) -> Vec<Evaluation> {
+        self.evaluate_until(policy, now, strict, None)
+    }
+
+    /// [`Grouping::evaluate`], each group decided by the sequential rule where `until` (and
+    /// the group's runs) allow it (`report --until-decided`).
+    pub fn evaluate_until(
+        self,
+        policy: &Policy,
+        now: DateTime<Utc>,
+        strict: bool,
+        until: Option<evaluate::sequential::Settings>,
+    ) -> Vec<Evaluation> {
         let Grouping {
             engines,
             mut groups,
@@ -206,6 +218,7 @@ impl Grouping {
             .map(|(g, recs)| {
                 let mut opts = Options::new(Scope::Report, now);
                 opts.strict = strict;
+                opts.sequential = until;
                 if let Some((_, e)) = engines
                     .iter()
                     .find(|(k, _)| k.0 == g.host && k.1 == g.policy && k.2 == g.dir)

@@ -63,15 +63,13 @@ pub fn run(cfg: ReportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
         }
         None => Records::None,
     };
-    let mut evs = grouping.evaluate(&policy, now, strict);
+    // --until-decided decides each group's verdict with it (a policy over raw devices judges
+    // the devices as one set, without it).
+    let until = until.filter(|_| policy.devices.is_none());
+    let mut evs = grouping.evaluate_until(&policy, now, strict, until);
     // A policy over raw devices: the host's devices judged as one set, with their spread.
     if policy.devices.is_some() && !evs.is_empty() {
         return super::run_devices::report(evs, &policy, since, now, strict, &outputs, ctx);
-    }
-    if let Some(settings) = until {
-        for ev in &mut evs {
-            evaluate::sequential::apply(ev, &policy, &settings);
-        }
     }
     if evs.is_empty() {
         // Say so in the chosen format: an evaluation of nothing is inconclusive.

@@ -135,6 +135,9 @@ pub struct Options {
     /// policy's test), reported as the evaluation's `evidence` beside a verdict over the runs
     /// given; None: the runs given.
     pub evidence: Option<EvidenceStatus>,
+    /// `--until-decided`: the sequential rule decides the verdict where it can judge the runs
+    /// (`sequential::settle`).
+    pub sequential: Option<sequential::Settings>,
 }
 
 /// Whether a `run --sustained` measured the level the disk sustains (`measure::steady`).
@@ -159,6 +162,7 @@ impl Options {
             sustained_check: None,
             no_runs: None,
             evidence: None,
+            sequential: None,
         }
     }
 }
@@ -1025,6 +1029,18 @@ fn judge(
     // A run recorded by `run --sustained` that reached a steady state measured the level.
     let reached = runs.iter().any(|r| r.sustained == Some(true));
     let (verdict, reason) = sustained_verdict(verdict, reason, policy, opts, runs.len(), reached);
+    // --until-decided: the sequence decides where it can judge the runs.
+    let unlike = !deviations.is_empty() || !opts.contradicted.is_empty();
+    let settled = sequential::settle(
+        (verdict, reason),
+        &runs,
+        &rules,
+        unlike,
+        &not_counted,
+        policy,
+        opts,
+    );
+    let (verdict, reason) = (settled.verdict, settled.reason);
     let differences: Vec<ShapeDifference> = opts
         .contradicted
         .iter()
@@ -1067,7 +1083,7 @@ fn judge(
         generated: opts.now,
         bursts,
         runs,
-        sequential: Vec::new(),
+        sequential: settled.decisions,
     }
 }
 

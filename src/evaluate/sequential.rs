@@ -575,13 +575,32 @@ impl Pending {
     /// Where `ev`'s runs can be judged by the sequence: the policy's own test, every deciding
     /// rule measured. None otherwise (the evaluation's own, inconclusive, verdict stands).
     pub fn of(ev: &super::Evaluation, policy: &crate::policy::Policy) -> Option<Pending> {
+        let unlike = !ev.deviations.is_empty() || !ev.differences.is_empty();
+        Pending::from_parts(
+            &ev.runs,
+            &ev.rules,
+            unlike,
+            ev.strict,
+            &ev.not_counted,
+            policy,
+        )
+    }
+
+    /// [`Pending::of`], from the parts of an evaluation: its runs and rules, whether its runs
+    /// are unlike the policy's test (a deviation, a contradiction), and the runs not counted.
+    fn from_parts(
+        runs: &[crate::run_index::Run],
+        rules: &[super::RuleResult],
+        unlike: bool,
+        strict: bool,
+        not_counted: &[super::NotCounted],
+        policy: &crate::policy::Policy,
+    ) -> Option<Pending> {
         use crate::policy::Level;
-        if ev.runs.is_empty() || !ev.deviations.is_empty() || !ev.differences.is_empty() {
+        if runs.is_empty() || unlike {
             return None;
         }
-        let strict = ev.strict;
-        let deciding: Vec<&super::RuleResult> = ev
-            .rules
+        let deciding: Vec<&super::RuleResult> = rules
             .iter()
             .filter(|r| r.level == Level::Fail || (strict && r.level == Level::Warn))
             .collect();
@@ -592,18 +611,17 @@ impl Pending {
         let rules = deciding
             .iter()
             .map(|r| {
-                let points: Vec<_> = ev
-                    .runs
+                let points: Vec<_> = runs
                     .iter()
                     .filter_map(|run| run.metrics.get(&r.metric).map(|&v| (run.timestamp, v)))
                     .collect();
                 (r.metric.clone(), r.op, r.threshold, points)
             })
             .collect();
-        let not_counted = if ev.not_counted.is_empty() {
+        let not_counted = if not_counted.is_empty() {
             String::new()
         } else {
-            let l: Vec<String> = ev.not_counted.iter().map(|n| n.to_string()).collect();
+            let l: Vec<String> = not_counted.iter().map(|n| n.to_string()).collect();
             format!(" ({})", l.join("; "))
         };
         Some(Pending {
@@ -647,19 +665,46 @@ impl Pending {
     }
 }
 
-/// Judges `ev`'s runs by the sequential rule (after `evaluate`): one sequence per deciding
-/// rule, the verdict pass only if every one passed, fail if any failed, else inconclusive.
-/// Where the runs are not the policy's test, do not measure a deciding rule, or a deciding
-/// rule's threshold scales with a machine they do not state, the evaluation's own verdict
-/// (inconclusive) stands and no sequence is kept.
-pub fn apply(ev: &mut super::Evaluation, policy: &crate::policy::Policy, s: &Settings) {
-    let Some(p) = Pending::of(ev, policy) else {
-        return;
-    };
-    let (verdict, reason, decisions) = p.decide(s);
-    ev.verdict = verdict;
-    ev.reason = reason;
-    ev.sequential = decisions;
+/// The verdict under `--until-decided` (`Options::sequential`), decided with the evaluation:
+/// one sequence per deciding rule, the verdict pass only if every one passed, fail if any
+/// failed, else inconclusive, with the sequences. Where the runs are not the policy's test, do
+/// not measure a deciding rule, or a deciding rule's threshold scales with a machine they do
+/// not state (and without `--until-decided`), the evaluation's own verdict and reason stand
+/// and no sequence is kept.
+pub(super) struct Settled {
+    pub(super) verdict: super::Verdict,
+    pub(super) reason: String,
+    pub(super) decisions: Vec<Decision>,
+}
+
+/// See [`Settled`]: `own` is the evaluation's own verdict and reason.
+pub(super) fn settle(
+    own: (super::Verdict, String),
+    runs: &[crate::run_index::Run],
+    rules: &[super::RuleResult],
+    unlike: bool,
+    not_counted: &[super::NotCounted],
+    policy: &crate::policy::Policy,
+    opts: &super::Options,
+) -> Settled {
+    let pending = opts.sequential.as_ref().and_then(|s| {
+        Pending::from_parts(runs, rules, unlike, opts.strict, not_counted, policy).map(|p| (p, s))
+    });
+    match pending {
+        Some((p, s)) => {
+            let (verdict, reason, decisions) = p.decide(s);
+            Settled {
+                verdict,
+                reason,
+                decisions,
+            }
+        }
+        None => Settled {
+            verdict: own.0,
+            reason: own.1,
+            decisions: Vec::new(),
+        },
+    }
 }
 
 #[cfg(test)]

@@ -32,9 +32,9 @@ pub(super) fn group_sequence(
     let mut opts = Options::new(Scope::Report, now);
     opts.strict = strict;
     opts.notes = notes.to_vec();
+    opts.sequential = Some(*settings);
     let (mut ev, records) = evaluate::evaluate_left_out(in_group, Vec::new(), policy, &opts);
     ev.group = Some(group.clone());
-    evaluate::sequential::apply(&mut ev, policy, settings);
     Ok((ev, records))
 }
 
