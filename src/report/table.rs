@@ -84,7 +84,7 @@ pub fn render(
             "(more with --verbose; every figure with --format json)"
         )?;
     }
-    verdict(ev, &notes, judging_said, style, out)
+    verdict(ev, judging_said, style, out)
 }
 
 /// `text` in the ANSI colour `code` where the style has colour.
@@ -571,7 +571,6 @@ fn warnings(
 /// verdict with its reason, last, where the eye lands.
 fn verdict(
     ev: &Evaluation,
-    notes: &super::view_node::Notes,
     judging_said: bool,
     style: &super::Style,
     out: &mut dyn Write,
@@ -580,16 +579,16 @@ fn verdict(
     if !ev.runs.is_empty() {
         writeln!(out, "{}", wrap("test: ", &super::test_shape(ev)))?;
     }
-    for line in &notes.beside_verdict {
+    for (deviation, line) in super::view_node::beside_verdict_lines(ev) {
         // The note under the runs table, or the verdict's reason, named the deviation
         // already.
-        if let Some(d) = line.strip_prefix("not the policy's test: ")
+        if let Some(d) = deviation.map(|d| d.to_string())
             && !style.verbose
-            && (judging_said || ev.reason.contains(d.split(" (").next().unwrap_or(d)))
+            && (judging_said || ev.reason.contains(d.split(" (").next().unwrap_or(&d)))
         {
             continue;
         }
-        writeln!(out, "{}", wrap("  ", line))?;
+        writeln!(out, "{}", wrap("  ", &line))?;
     }
     let verdict = match ev.verdict {
         Verdict::Pass => paint(style, "PASS", "1;32"),

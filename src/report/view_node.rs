@@ -342,6 +342,16 @@ pub fn rule_stats_table(ev: &Evaluation) -> Option<Table> {
 /// deviations from the policy's test (and which way they can move the result), the caveats,
 /// the runs not counted.
 pub fn beside_verdict(ev: &Evaluation) -> Vec<String> {
+    beside_verdict_lines(ev)
+        .into_iter()
+        .map(|(_, line)| line)
+        .collect()
+}
+
+/// [`beside_verdict`]'s lines, each with the deviation it names, if it names one.
+pub fn beside_verdict_lines(
+    ev: &Evaluation,
+) -> Vec<(Option<&crate::deviation::Deviation>, String)> {
     let mut out = Vec::new();
     if let Some(r) = ev.primary_rule()
         && let (Some(l), Some(v)) = (&r.latest_day, r.value)
@@ -352,31 +362,37 @@ pub fn beside_verdict(ev: &Evaluation) -> Vec<String> {
         } else {
             format!(" {}", r.unit)
         };
-        out.push(format!(
-            "latest day {}: {} {} {}{unit} over {} run{} (the window's: {}{unit})",
-            l.date,
-            r.aggregate.as_str(),
-            r.metric,
-            fmt_value(l.value),
-            l.runs,
-            if l.runs == 1 { "" } else { "s" },
-            fmt_value(v),
+        out.push((
+            None,
+            format!(
+                "latest day {}: {} {} {}{unit} over {} run{} (the window's: {}{unit})",
+                l.date,
+                r.aggregate.as_str(),
+                r.metric,
+                fmt_value(l.value),
+                l.runs,
+                if l.runs == 1 { "" } else { "s" },
+                fmt_value(v),
+            ),
         ));
     }
     for d in &ev.deviations {
-        out.push(format!(
-            "not the policy's test: {d} ({})",
-            match d.effect {
-                crate::deviation::Effect::Flatters => "flatters the disk",
-                crate::deviation::Effect::EitherWay => "could go either way",
-            }
+        out.push((
+            Some(d),
+            format!(
+                "not the policy's test: {d} ({})",
+                match d.effect {
+                    crate::deviation::Effect::Flatters => "flatters the disk",
+                    crate::deviation::Effect::EitherWay => "could go either way",
+                }
+            ),
         ));
     }
     for c in &ev.caveats {
-        out.push(format!("caveat: {c}"));
+        out.push((None, format!("caveat: {c}")));
     }
     for n in &ev.not_counted {
-        out.push(n.to_string());
+        out.push((None, n.to_string()));
     }
     out
 }
