@@ -12,6 +12,7 @@ pub mod over_time;
 mod run_lines;
 pub mod sequential;
 mod stats;
+mod summary;
 mod warnings;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,6 +31,7 @@ use crate::run_index::{Records, Run, RunFields};
 use decide::{Judged, decide, straddles};
 pub use run_lines::RunLines;
 pub use stats::{Stats, t_975};
+pub use summary::held_metrics;
 pub use warnings::Warning;
 use warnings::{dedup, find_warnings};
 
@@ -786,12 +788,25 @@ pub fn evaluate_left_out(
     } else {
         Records::Memory(std::sync::Arc::new(records))
     };
-    (judge(runs, left, policy, opts), records)
+    let ev = judge(runs, left, policy, opts, &records).expect("the records are held");
+    (ev, records)
 }
 
-/// Judges runs against a policy.
+/// Judges runs that hold every figure of their records against a policy.
 pub fn evaluate_runs(runs: Vec<Run>, policy: &Policy, opts: &Options) -> Evaluation {
-    judge(runs, Vec::new(), policy, opts)
+    judge(runs, Vec::new(), policy, opts, &Records::None)
+        .expect("runs that hold every figure are judged without reading their records")
+}
+
+/// Judges runs against a policy, the figures they do not hold (`Run::holding`) read again
+/// from `records`: an error says the history could not be read again, or changed.
+pub fn evaluate_runs_in(
+    runs: Vec<Run>,
+    policy: &Policy,
+    opts: &Options,
+    records: &Records,
+) -> std::io::Result<Evaluation> {
+    judge(runs, Vec::new(), policy, opts, records)
 }
 
 /// [`evaluate_runs`], with runs the caller left out (each with its reason) listed first
@@ -801,7 +816,8 @@ fn judge(
     left_out: Vec<(Run, String)>,
     policy: &Policy,
     opts: &Options,
-) -> Evaluation {
+    records: &Records,
+) -> std::io::Result<Evaluation> {
     // A history is written in time order: sorting it again would allocate a scratch copy of
     // half the runs for nothing (the stable sort leaves sorted runs as they are).
     if !runs.is_sorted_by_key(|r| r.timestamp) {
@@ -877,44 +893,7 @@ fn judge(
         .map(|(reason, runs)| NotCounted { reason, runs })
         .collect();
 
-    // Statistics of every metric present in any run, one metric at a time: only one
-    // metric's column of figures is held at once (8 bytes a run), never every metric's.
-    // Runs of one kind share their list of names (`Metrics::names`): where a run's list is
-    // the one before it, its value is found at the same place without looking its name up.
-    let mut names: Vec<&'static str> = Vec::new();
-    let mut last: Option<&[&str]> = None;
-    for r in &runs {
-        let list = r.metrics.names();
-        if !last.is_some_and(|l| std::ptr::eq(l, list)) {
-            for k in list {
-                if !names.contains(k) {
-                    names.push(k);
-                }
-            }
-            last = Some(list);
-        }
-    }
-    let mut metrics: BTreeMap<String, Stats> = BTreeMap::new();
-    let mut column: Vec<f64> = Vec::new();
-    for m in names {
-        column.clear();
-        let mut last: Option<&[&str]> = None;
-        let mut slot: Option<usize> = None;
-        for r in &runs {
-            let list = r.metrics.names();
-            if !last.is_some_and(|l| std::ptr::eq(l, list)) {
-                slot = list.iter().position(|k| *k == m);
-                last = Some(list);
-            }
-            if let Some(i) = slot {
-                column.push(r.metrics.figures()[i]);
-            }
-        }
-        if let Some(s) = Stats::of(&column) {
-            metrics.insert(m.to_string(), s);
-        }
-    }
-    drop(column);
+    let metrics = summary::metric_stats(&runs, records)?;
     let day_set: BTreeSet<NaiveDate> = runs.iter().map(day_of).collect();
 
     let rules: Vec<RuleResult> = policy
@@ -955,7 +934,7 @@ fn judge(
                         threshold.map(|t| rule.op.holds(*v, t))
                     })
                     .collect(),
-                latest_day: latest_day(&runs, &rule.metric, agg),
+                latest_day: summary::latest_day(&runs, &rule.metric, agg),
                 fails_on: None,
                 scaled,
             }
@@ -970,7 +949,7 @@ fn judge(
         .map(|r| (r.metric.clone(), r.op));
     let days = primary
         .as_ref()
-        .map(|(m, _)| per_day(&runs, m))
+        .map(|(m, _)| summary::per_day(&runs, m))
         .unwrap_or_default();
 
     let mut warnings = opts.notes.clone();
@@ -1041,7 +1020,7 @@ fn judge(
         )
         .collect();
 
-    Evaluation {
+    Ok(Evaluation {
         scope: opts.scope,
         policy: PolicyInfo::of(policy),
         verdict,
@@ -1068,7 +1047,7 @@ fn judge(
         bursts,
         runs,
         sequential: Vec::new(),
-    }
+    })
 }
 
 /// The verdict with what `run --sustained` found, or did not: a pass needs a steady state
@@ -1176,49 +1155,6 @@ fn judge_sustained(runs: &[Run], rules: &mut [RuleResult]) -> Vec<Burst> {
         }
     }
     bursts
-}
-
-/// `metric` over the runs of the latest day that measured it (runs are in time order).
-fn latest_day(runs: &[Run], metric: &str, agg: Aggregate) -> Option<LatestDay> {
-    let date = runs
-        .iter()
-        .rev()
-        .find(|r| r.metrics.get(metric).is_some())
-        .map(day_of)?;
-    let v: Vec<f64> = runs
-        .iter()
-        .rev()
-        .take_while(|r| day_of(*r) >= date)
-        .filter(|r| day_of(*r) == date)
-        .filter_map(|r| r.metrics.get(metric).copied())
-        .collect();
-    Some(LatestDay {
-        date,
-        runs: v.len(),
-        value: Stats::of(&v)?.aggregate(agg),
-    })
-}
-
-fn per_day(runs: &[Run], metric: &str) -> Vec<Day> {
-    let mut by_day: BTreeMap<NaiveDate, Vec<f64>> = BTreeMap::new();
-    for r in runs {
-        if let Some(&v) = r.metrics.get(metric) {
-            by_day.entry(day_of(r)).or_default().push(v);
-        }
-    }
-    by_day
-        .into_iter()
-        .map(|(date, v)| {
-            let s = Stats::of(&v).expect("non-empty");
-            Day {
-                date,
-                runs: v.len(),
-                mean: s.mean,
-                min: s.min,
-                max: s.max,
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]
