@@ -68,6 +68,11 @@ pub(super) fn metric_stats(
         }
     }
     drop(column);
+    // An evaluation only judged, never listed (a fleet's node, `Records::None`): the
+    // statistics of what its runs hold are all that is read of it.
+    if matches!(records, Records::None) {
+        return Ok(metrics);
+    }
     let unheld: Vec<&'static str> = unheld.into_iter().collect();
     let per_batch = (COLUMN_BYTES / 8 / runs.len().max(1)).max(1);
     for batch in unheld.chunks(per_batch) {
@@ -136,8 +141,9 @@ pub(super) fn per_day(runs: &[Run], metric: &str) -> Vec<Day> {
         .collect()
 }
 
-/// The figures a judged run must hold for `policy`: its rules' metrics and what the warnings
-/// and the tables read of every run (runtimes, the end fsync). A stored list, one per
+/// The figures a judged run must hold for `policy`: its rules' metrics (the fleet's and a
+/// device set's too) and what the warnings and the tables read of every run (runtimes, the
+/// end fsync). A stored list, one per
 /// distinct set (see `Metrics::only`).
 pub fn held_metrics(policy: &crate::policy::Policy) -> &'static [&'static str] {
     thread_local! {
@@ -145,9 +151,11 @@ pub fn held_metrics(policy: &crate::policy::Policy) -> &'static [&'static str] {
             const { std::cell::RefCell::new(Vec::new()) };
     }
     let mut want: Vec<&str> = ["write_runtime_ms", "read_runtime_ms", "end_fsync_ms"].to_vec();
-    for r in &policy.rules {
-        if !want.contains(&r.metric.as_str()) {
-            want.push(&r.metric);
+    let spread = policy.devices.iter().flat_map(|d| &d.spread).map(|s| &s.metric);
+    let fleet = policy.fleet.iter().map(|f| &f.metric);
+    for m in policy.rules.iter().map(|r| &r.metric).chain(fleet).chain(spread) {
+        if !want.contains(&m.as_str()) {
+            want.push(m);
         }
     }
     want.sort_unstable();
