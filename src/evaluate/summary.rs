@@ -151,9 +151,19 @@ pub fn held_metrics(policy: &crate::policy::Policy) -> &'static [&'static str] {
             const { std::cell::RefCell::new(Vec::new()) };
     }
     let mut want: Vec<&str> = ["write_runtime_ms", "read_runtime_ms", "end_fsync_ms"].to_vec();
-    let spread = policy.devices.iter().flat_map(|d| &d.spread).map(|s| &s.metric);
+    let spread = policy
+        .devices
+        .iter()
+        .flat_map(|d| &d.spread)
+        .map(|s| &s.metric);
     let fleet = policy.fleet.iter().map(|f| &f.metric);
-    for m in policy.rules.iter().map(|r| &r.metric).chain(fleet).chain(spread) {
+    for m in policy
+        .rules
+        .iter()
+        .map(|r| &r.metric)
+        .chain(fleet)
+        .chain(spread)
+    {
         if !want.contains(&m.as_str()) {
             want.push(m);
         }
