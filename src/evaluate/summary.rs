@@ -2,10 +2,12 @@
 //!
 //! A run of a long window holds only the figures its policy's rules and the warnings read
 //! (`run_index::Run::holding`); the statistics of the other metrics are taken from the runs'
-//! records, read again from the history in passes over the window, a few metrics' columns at
-//! a time: at most [`COLUMN_BYTES`] of figures are gathered at once, whatever the window.
-//! Each metric's column is the same figures in the same order as when every run held every
-//! figure, so the statistics are the same to the bit.
+//! records, read again from the history in passes over the window, holding no figure of any
+//! run: the sums in the column's order (the mean, the spread, the interval: the same folds
+//! as [`Stats::of`], so the same to the bit), and the median by the figures' places in
+//! `f64::total_cmp`'s order, [`BITS`] more bits of it told apart each pass, until the
+//! figures left around the middle are at most [`GATHER`], gathered and sorted. A few passes
+//! (three or four for real figures), whatever the window; at most about 50 KiB a metric.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,15 +16,17 @@ use chrono::NaiveDate;
 use crate::policy::Aggregate;
 use crate::run_index::{Records, Run};
 
-use super::stats::Stats;
+use super::stats::{Stats, Sums, of_order_key, order_key};
 use super::{Day, LatestDay, day_of};
 
-/// The figures gathered at once when the statistics are read from the records: the columns
-/// of as many metrics as fit, one pass over the window's records for each such batch.
-pub const COLUMN_BYTES: usize = 16 << 20;
+/// Bits of a figure's place in order told apart in one pass: 2,048 counts for each middle
+/// figure sought.
+const BITS: u32 = 11;
+/// Figures around the middle few enough to be gathered whole in the next pass and sorted.
+const GATHER: u32 = 4096;
 
 /// The statistics of every metric present in any of `runs`, one metric at a time from the
-/// figures the runs hold, then the rest from their records in `records`, in batches.
+/// figures the runs hold, then the rest in passes over their records in `records`.
 pub(super) fn metric_stats(
     runs: &[Run],
     records: &Records,
@@ -73,26 +77,29 @@ pub(super) fn metric_stats(
     if matches!(records, Records::None) {
         return Ok(metrics);
     }
-    let unheld: Vec<&'static str> = unheld.into_iter().collect();
-    let per_batch = (COLUMN_BYTES / 8 / runs.len().max(1)).max(1);
-    for batch in unheld.chunks(per_batch) {
-        let mut columns: Vec<Vec<f64>> = vec![Vec::new(); batch.len()];
+    let mut streams: Vec<Stream> = unheld.into_iter().map(Stream::new).collect();
+    let mut pass = 0;
+    while streams.iter().any(|s| !s.done(pass)) {
         let mut reader = records.reader();
         for r in runs {
-            if !batch.iter().any(|m| r.names.contains(m)) {
+            if !streams.iter().any(|s| r.names.contains(&s.name)) {
                 continue;
             }
             let all = reader.metrics(r)?;
-            for (m, c) in batch.iter().zip(&mut columns) {
-                if let Some(&v) = all.get(*m) {
-                    c.push(v);
+            for s in &mut streams {
+                if let Some(&x) = all.get(s.name) {
+                    s.add(x, pass);
                 }
             }
         }
-        for (m, c) in batch.iter().zip(columns) {
-            if let Some(s) = Stats::of(&c) {
-                metrics.insert(m.to_string(), s);
-            }
+        for s in &mut streams {
+            s.settle(pass);
+        }
+        pass += 1;
+    }
+    for s in &streams {
+        if let Some(stats) = s.stats() {
+            metrics.insert(s.name.to_string(), stats);
         }
     }
     Ok(metrics)
@@ -183,4 +190,253 @@ pub fn held_metrics(policy: &crate::policy::Policy) -> &'static [&'static str] {
         l.push(k);
         k
     })
+}
+
+/// One metric's statistics, gathered in passes over figures read again.
+struct Stream {
+    name: &'static str,
+    n: usize,
+    sum: f64,
+    min: f64,
+    max: f64,
+    positive: bool,
+    sum_ln: f64,
+    squares: f64,
+    squares_ln: f64,
+    /// The first pass's counts of the figures by the top bits of their places in order.
+    first: Vec<u32>,
+    /// The middle figures sought (one, or two for an even count), once the count is known.
+    middle: Vec<Middle>,
+}
+
+/// A figure sought by its rank in order.
+struct Middle {
+    /// Its rank among the figures of the bucket it is known to be in.
+    rank: usize,
+    /// The top `known` bits of its place in order.
+    prefix: u64,
+    known: u32,
+    /// This pass's counts of the bucket's figures by their next bits.
+    counts: Vec<u32>,
+    /// The bucket's figures, once they are few.
+    gathered: Option<Vec<f64>>,
+    found: Option<f64>,
+}
+
+impl Middle {
+    /// Where a figure's place `key` falls in this pass's counts, if in the bucket.
+    fn slot(&self, key: u64) -> Option<usize> {
+        if self.known > 0 && key >> (64 - self.known) != self.prefix {
+            return None;
+        }
+        let bits = self.counts.len().trailing_zeros();
+        Some(((key << self.known) >> (64 - bits)) as usize)
+    }
+
+    /// After a pass: the figure, or the narrower bucket it is in.
+    fn settle(&mut self, counts: &[u32]) {
+        if let Some(mut g) = self.gathered.take() {
+            g.sort_by(f64::total_cmp);
+            self.found = Some(g[self.rank]);
+            return;
+        }
+        let bits = counts.len().trailing_zeros();
+        let mut before = 0usize;
+        for (b, &c) in counts.iter().enumerate() {
+            if self.rank < before + c as usize {
+                self.prefix = if self.known == 0 {
+                    b as u64
+                } else {
+                    (self.prefix << bits) | b as u64
+                };
+                self.known += bits;
+                self.rank -= before;
+                if self.known == 64 {
+                    self.found = Some(of_order_key(self.prefix));
+                } else if c <= GATHER {
+                    self.gathered = Some(Vec::with_capacity(c as usize));
+                    self.counts = Vec::new();
+                } else {
+                    self.counts = vec![0; 1 << BITS.min(64 - self.known)];
+                }
+                return;
+            }
+            before += c as usize;
+        }
+        unreachable!("the rank is within the figures counted");
+    }
+}
+
+impl Stream {
+    fn new(name: &'static str) -> Stream {
+        // Each sum starts where `Iterator::sum` starts, so that it is the same fold.
+        let zero = || std::iter::empty::<f64>().sum::<f64>();
+        Stream {
+            name,
+            n: 0,
+            sum: zero(),
+            min: f64::NAN,
+            max: f64::NAN,
+            positive: true,
+            sum_ln: zero(),
+            squares: zero(),
+            squares_ln: zero(),
+            first: vec![0; 1 << BITS],
+            middle: Vec::new(),
+        }
+    }
+
+    /// Whether the statistics are complete before pass `pass`.
+    fn done(&self, pass: usize) -> bool {
+        pass >= 2 && self.middle.iter().all(|m| m.found.is_some()) || pass >= 1 && self.n == 0
+    }
+
+    /// A figure of this metric, in pass `pass` (the runs in the column's order).
+    fn add(&mut self, x: f64, pass: usize) {
+        // As `Stats::of`, finite figures only.
+        if !x.is_finite() {
+            return;
+        }
+        let key = order_key(x);
+        if pass == 0 {
+            if self.n == 0 {
+                (self.min, self.max) = (x, x);
+            }
+            self.n += 1;
+            self.sum += x;
+            if x.total_cmp(&self.min).is_lt() {
+                self.min = x;
+            }
+            if x.total_cmp(&self.max).is_ge() {
+                self.max = x;
+            }
+            self.positive &= x > 0.0;
+            self.sum_ln += x.ln();
+            self.first[(key >> (64 - BITS)) as usize] += 1;
+            return;
+        }
+        if pass == 1 {
+            let mean = self.sum / self.n as f64;
+            self.squares += (x - mean).powi(2);
+            if self.positive {
+                let ly = self.sum_ln / self.n as f64;
+                self.squares_ln += (x.ln() - ly).powi(2);
+            }
+        }
+        for m in self.middle.iter_mut().filter(|m| m.found.is_none()) {
+            let Some(slot) = m.slot(key) else {
+                continue;
+            };
+            match &mut m.gathered {
+                Some(g) => g.push(x),
+                None => m.counts[slot] += 1,
+            }
+        }
+    }
+
+    /// After pass `pass`: the middle figures sought, or nearer.
+    fn settle(&mut self, pass: usize) {
+        if pass == 0 {
+            if self.n == 0 {
+                return;
+            }
+            let ranks = if self.n % 2 == 1 {
+                vec![self.n / 2]
+            } else {
+                vec![self.n / 2 - 1, self.n / 2]
+            };
+            let first = std::mem::take(&mut self.first);
+            for rank in ranks {
+                let mut m = Middle {
+                    rank,
+                    prefix: 0,
+                    known: 0,
+                    counts: Vec::new(),
+                    gathered: None,
+                    found: None,
+                };
+                m.settle(&first);
+                self.middle.push(m);
+            }
+            return;
+        }
+        for m in self.middle.iter_mut().filter(|m| m.found.is_none()) {
+            let counts = std::mem::take(&mut m.counts);
+            m.settle(&counts);
+        }
+    }
+
+    fn stats(&self) -> Option<Stats> {
+        if self.n == 0 {
+            return None;
+        }
+        let found = |i: usize| self.middle[i].found.expect("every pass made");
+        let median = match self.middle.len() {
+            1 => found(0),
+            _ => (found(0) + found(1)) / 2.0,
+        };
+        Some(Stats::of_sums(&Sums {
+            n: self.n,
+            sum: self.sum,
+            min: self.min,
+            max: self.max,
+            median,
+            squares: self.squares,
+            logs: self.positive.then_some((self.sum_ln, self.squares_ln)),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The statistics gathered in passes are those of the column held whole, to the bit,
+    /// for columns of repeated, negative, zero, tiny and huge figures and counts odd and even.
+    #[test]
+    fn statistics_in_passes_are_those_of_the_whole_column() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut columns: Vec<Vec<f64>> = vec![
+            vec![5.0],
+            vec![2.0, 1.0],
+            vec![0.0, -0.0, 0.0, 3.0],
+            vec![7.0; 10_001],
+            vec![-3.5, 1e-300, 1e300, 4.0, f64::NAN, f64::INFINITY, 2.0],
+        ];
+        for n in [3usize, 4, 4096, 4097, 20_000, 20_001] {
+            columns.push(
+                (0..n)
+                    .map(|_| 4000.0 + (next() % 1000) as f64 / 7.0)
+                    .collect(),
+            );
+            columns.push((0..n).map(|_| f64::from_bits(next() >> 2)).collect());
+            columns.push((0..n).map(|_| (next() % 5) as f64).collect());
+        }
+        for c in &columns {
+            let mut s = Stream::new("m");
+            let mut pass = 0;
+            while !s.done(pass) {
+                for &x in c {
+                    s.add(x, pass);
+                }
+                s.settle(pass);
+                pass += 1;
+            }
+            let want = Stats::of(c);
+            let got = s.stats();
+            assert_eq!(
+                format!("{got:?}"),
+                format!("{want:?}"),
+                "{} figures",
+                c.len()
+            );
+            assert!(pass <= 8, "{pass} passes");
+        }
+    }
 }
