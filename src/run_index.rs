@@ -46,7 +46,13 @@ pub enum At {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
     pub timestamp: DateTime<FixedOffset>,
+    /// The figures judging and the tables read: every figure of the record, or, for a run of
+    /// a long window read from a history, only those [`Run::holding`] kept (the others are
+    /// read again from the record, [`RecordReader::metrics`]).
     pub metrics: Metrics,
+    /// The names of every figure the record has (one stored list shared by the runs of one
+    /// kind): [`metrics`](Self::metrics)'s own, unless it holds only some.
+    pub names: &'static [&'static str],
     /// Shared with the runs of the same invocation read just before (they come together).
     pub invocation: Option<Arc<str>>,
     /// The record carries an IOPS series (the HTML draws it).
@@ -77,11 +83,25 @@ impl Run {
         &self.info
     }
 
+    /// Whether [`metrics`](Self::metrics) holds every figure of the record.
+    pub fn holds_all(&self) -> bool {
+        std::ptr::eq(self.metrics.names(), self.names)
+    }
+
+    /// The run holding only the figures of `keep` (what a policy's rules and the warnings
+    /// read), the rest read again from its record where a format shows them: a long window's
+    /// runs then cost a few figures each, not every figure of every run.
+    pub fn holding(mut self, keep: &'static [&'static str]) -> Run {
+        self.metrics = self.metrics.only(keep);
+        self
+    }
+
     /// The run of a record held in memory, at `index` of the evaluation's records.
     pub fn of(r: &Record, index: usize) -> Run {
         Run {
             timestamp: r.timestamp,
             metrics: r.metrics.clone(),
+            names: r.metrics.names(),
             invocation: r.invocation.as_deref().map(Arc::from),
             has_series: r.iops_series.is_some(),
             series_step: step_of(r.iops_series.as_ref()),
@@ -138,6 +158,67 @@ macro_rules! run_fields {
 run_fields!(Run);
 run_fields!(Record);
 
+impl<T: RunFields> RunFields for &T {
+    fn timestamp(&self) -> DateTime<FixedOffset> {
+        (*self).timestamp()
+    }
+    fn host(&self) -> &str {
+        (*self).host()
+    }
+    fn policy(&self) -> &str {
+        (*self).policy()
+    }
+    fn engine(&self) -> &str {
+        (*self).engine()
+    }
+    fn job(&self) -> &JobShape {
+        (*self).job()
+    }
+    fn target(&self) -> &Target {
+        (*self).target()
+    }
+    fn metrics(&self) -> &Metrics {
+        (*self).metrics()
+    }
+    fn source(&self) -> Source {
+        (*self).source()
+    }
+}
+
+/// A run with every figure of its record (read again where it holds only some), for a table
+/// of every metric.
+pub struct WithAll<'a> {
+    pub run: &'a Run,
+    pub metrics: Metrics,
+}
+
+impl RunFields for WithAll<'_> {
+    fn timestamp(&self) -> DateTime<FixedOffset> {
+        self.run.timestamp
+    }
+    fn host(&self) -> &str {
+        &self.run.host
+    }
+    fn policy(&self) -> &str {
+        &self.run.policy
+    }
+    fn engine(&self) -> &str {
+        &self.run.engine
+    }
+    fn job(&self) -> &JobShape {
+        &self.run.job
+    }
+    fn target(&self) -> &Target {
+        &self.run.target
+    }
+    fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+    fn source(&self) -> Source {
+        self.run.source
+    }
+}
+
 /// The contexts met so far while reading, newest first, so that runs sharing one share its
 /// memory. A history holds few: one per host, directory, engine and tool version.
 #[derive(Default)]
@@ -187,6 +268,7 @@ impl Contexts {
         };
         Run {
             timestamp,
+            names: metrics.names(),
             metrics,
             invocation,
             has_series,
@@ -301,6 +383,45 @@ impl RecordReader<'_> {
         }
     }
 
+    /// Every figure of `run`'s record: its own where it holds them all, else read again from
+    /// the history line (the metrics alone are taken from it).
+    pub fn metrics(&mut self, run: &Run) -> std::io::Result<Metrics> {
+        if run.holds_all() {
+            return Ok(run.metrics.clone());
+        }
+        match (self.records, run.at) {
+            (Records::Memory(_), At::Index(_)) => self.with(run, |r| r.metrics.clone()),
+            (Records::File { file, path }, At::Line { line, offset, len }) => {
+                #[derive(serde::Deserialize)]
+                struct Figures {
+                    timestamp: DateTime<FixedOffset>,
+                    #[serde(default)]
+                    metrics: Metrics,
+                }
+                let text = self.text(file, offset, len)?;
+                // The timestamp and the figures alone, where the line's keys say where they
+                // are: a few hundred bytes parsed, not the line; anything unexpected is read
+                // the long way.
+                if let (Some(t), Some(m)) = (
+                    value_at::<DateTime<FixedOffset>>(text, b"\"timestamp\":"),
+                    value_at::<Metrics>(text, b"\"metrics\":"),
+                ) && t == run.timestamp
+                    && std::ptr::eq(m.names(), run.names)
+                {
+                    return Ok(m);
+                }
+                let f: Figures = serde_json::from_slice(text.trim_ascii()).map_err(|e| {
+                    changed(path, line, format!("not the record read before ({e})"))
+                })?;
+                if f.timestamp != run.timestamp || f.metrics.names() != run.names {
+                    return Err(changed(path, line, "not the record read before".into()));
+                }
+                Ok(f.metrics)
+            }
+            _ => Err(not_kept()),
+        }
+    }
+
     /// Calls `f` with the whole record of `run` as it is written out (JSON's `runs[]`): the
     /// same bytes as the [`Record`] [`with`](Self::with) gives, from a history line without
     /// building the record's strings.
@@ -326,6 +447,15 @@ impl RecordReader<'_> {
             _ => Err(not_kept()),
         }
     }
+}
+
+/// The value after the first `key` (a quoted name and its colon) in a history line: the
+/// top-level one where no value before it holds the same key (a string cannot: its quotes
+/// are escaped). The caller checks what it gets against what the run holds.
+fn value_at<T: serde::de::DeserializeOwned>(text: &[u8], key: &[u8]) -> Option<T> {
+    let at = memchr::memmem::find(text, key)? + key.len();
+    let mut de = serde_json::Deserializer::from_slice(&text[at..]);
+    T::deserialize(&mut de).ok()
 }
 
 /// A run's whole record as it is written out: see [`RecordReader::with_whole`].

@@ -195,18 +195,22 @@ impl Grouping {
 
     /// Evaluates every group, in the order of their names (host, policy, directory, engine).
     pub fn evaluate(self, policy: &Policy, now: DateTime<Utc>, strict: bool) -> Vec<Evaluation> {
-        self.evaluate_until(policy, now, strict, None)
+        self.evaluate_in(policy, now, strict, None, &Records::None)
+            .expect("runs that hold every figure are judged without reading their records")
     }
 
-    /// [`Grouping::evaluate`], each group decided by the sequential rule where `until` (and
-    /// the group's runs) allow it (`report --until-decided`).
-    pub fn evaluate_until(
+    /// [`Grouping::evaluate`] of runs that hold only some figures (`Run::holding`), the rest
+    /// read again from `records`, each group decided by the sequential rule where `until` (and
+    /// the group's runs) allow it (`report --until-decided`); an error says the history could
+    /// not be read again.
+    pub fn evaluate_in(
         self,
         policy: &Policy,
         now: DateTime<Utc>,
         strict: bool,
         until: Option<evaluate::sequential::Settings>,
-    ) -> Vec<Evaluation> {
+        records: &Records,
+    ) -> std::io::Result<Vec<Evaluation>> {
         let Grouping {
             engines,
             mut groups,
@@ -229,9 +233,9 @@ impl Grouping {
                         .map(|(k, v)| (k.clone(), *v))
                         .collect();
                 }
-                let mut ev = evaluate::evaluate_runs(recs, policy, &opts);
+                let mut ev = evaluate::evaluate_runs_in(recs, policy, &opts, records)?;
                 ev.group = Some(g);
-                ev
+                Ok(ev)
             })
             .collect()
     }

@@ -45,7 +45,9 @@ pub fn run(cfg: ReportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     // Each record goes straight into its group as it is read.
     // The evaluation keeps of each run what judging and the tables need, and its place in
     // the file: the formats that print whole records read them again from the same open file.
+    // Each run holds only the figures judging reads; the others are read again from the file.
     let mut grouping = Grouping::new(&filter);
+    let held = crate::evaluate::held_metrics(&policy);
     let records = match open_history()? {
         Some(file) => {
             let skipped = history::scan_runs(
@@ -54,7 +56,7 @@ pub fn run(cfg: ReportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
                 history::MAX_LINE,
                 Some(since),
                 |h| filter.keeps_head(h),
-                |r| grouping.add(r),
+                |r| grouping.add(r.holding(held)),
             )?;
             for w in history::skipped_warnings(&skipped) {
                 ctx.warn(w);
@@ -66,7 +68,7 @@ pub fn run(cfg: ReportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     // --until-decided decides each group's verdict with it (a policy over raw devices judges
     // the devices as one set, without it).
     let until = until.filter(|_| policy.devices.is_none());
-    let mut evs = grouping.evaluate_until(&policy, now, strict, until);
+    let mut evs = grouping.evaluate_in(&policy, now, strict, until, &records)?;
     // A policy over raw devices: the host's devices judged as one set, with their spread.
     if policy.devices.is_some() && !evs.is_empty() {
         return super::run_devices::report(evs, &policy, since, now, strict, &outputs, ctx);

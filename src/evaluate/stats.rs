@@ -106,6 +106,88 @@ impl Stats {
     }
 }
 
+/// What [`Stats::of`] takes of a column of finite figures, gathered in passes over figures
+/// read again rather than held (`summary`): each sum a left fold in the column's order, as
+/// [`Stats::of`] makes it, so the statistics are the same to the bit.
+pub(super) struct Sums {
+    pub n: usize,
+    pub sum: f64,
+    pub min: f64,
+    pub max: f64,
+    pub median: f64,
+    /// Σ (x − mean)².
+    pub squares: f64,
+    /// Where every figure is above 0: Σ ln x and Σ (ln x − ȳ)², ȳ = Σ ln x / n.
+    pub logs: Option<(f64, f64)>,
+}
+
+impl Stats {
+    /// The statistics [`Stats::of`] gives of the column `s` was gathered from.
+    pub(super) fn of_sums(s: &Sums) -> Stats {
+        let n = s.n;
+        let mean = s.sum / n as f64;
+        let stdev = if n > 1 {
+            (s.squares / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        let (ci95_low, ci95_high) = ci95_of_sums(n, mean, stdev, s.logs);
+        let bounded = n >= CI_MIN_RUNS
+            && if ci95_low > 0.0 {
+                ci95_high <= CI_MAX_SPAN * ci95_low
+            } else {
+                ci95_high <= 2.0 * mean
+            };
+        Stats {
+            ci95_too_few: !bounded,
+            n,
+            mean,
+            median: s.median,
+            min: s.min,
+            max: s.max,
+            stdev,
+            cv: if mean != 0.0 { stdev / mean.abs() } else { 0.0 },
+            ci95_low,
+            ci95_high,
+        }
+    }
+}
+
+/// [`ci95_of_mean`] from the sums of [`Sums`], step for step.
+fn ci95_of_sums(n: usize, mean: f64, stdev: f64, logs: Option<(f64, f64)>) -> (f64, f64) {
+    if n < 2 {
+        return (mean, mean);
+    }
+    let t = t_975(n - 1);
+    if let Some((sum, squares)) = logs {
+        let ly = sum / n as f64;
+        let s2 = squares / (n - 1) as f64;
+        if stdev == 0.0 {
+            return (mean, mean);
+        }
+        let half = t * (s2 / n as f64 + s2 * s2 / (2.0 * (n - 1) as f64)).sqrt();
+        let centre = ly + s2 / 2.0;
+        let (low, high) = ((centre - half).exp(), (centre + half).exp());
+        if high.is_finite() {
+            return (low, high);
+        }
+    }
+    let half = t * stdev / (n as f64).sqrt();
+    ((mean - half).max(0.0), mean + half)
+}
+
+/// The place of a figure in `f64::total_cmp`'s order, as an unsigned number: the median is
+/// found by these, a few bits more each pass.
+pub(super) fn order_key(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 { !b } else { b | 1 << 63 }
+}
+
+/// The figure of an [`order_key`].
+pub(super) fn of_order_key(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+}
+
 /// The 95% interval of the arithmetic mean of positive, right-skewed figures (IOPS, MB/s,
 /// latencies): the modified Cox method for lognormal data (Land 1972; Zhou & Gao 1997;
 /// Olsson 2005), with ȳ and s² the mean and variance of ln x:

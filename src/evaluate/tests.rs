@@ -1,4 +1,5 @@
 use super::*;
+use crate::policy::{Level, Op};
 
 fn policy() -> Policy {
     crate::policy::resolve("swimlane").unwrap().policy

@@ -192,6 +192,7 @@ impl Judge<'_> {
             since: self.since,
         };
         let mut grouping = Grouping::new(&filter);
+        let held = crate::evaluate::held_metrics(self.policy);
         let mut out = NodeFile::default();
         let mut passed = Passed::default();
         let mut fleets = Passed::default();
@@ -209,7 +210,8 @@ impl Judge<'_> {
                 seen.borrow_mut().note(h, policy);
                 h.policy == policy && h.timestamp >= since
             },
-            |r| grouping.add(r),
+            // A node is judged, never listed: its runs hold only what judging reads.
+            |r| grouping.add(r.holding(held)),
         );
         let mut work = Work::default();
         let reader = Stoppable {

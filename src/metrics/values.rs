@@ -145,6 +145,33 @@ impl Metrics {
         &self.values
     }
 
+    /// The figures of the names `keep` lists (any order), the others dropped: what a judged
+    /// run of a long window holds (`run_index::Run::holding`). Worked out once per list of
+    /// names, as runs of one kind share one (`keep` is a stored list, never freed, so that
+    /// it is known by its place).
+    pub fn only(&self, keep: &'static [&'static str]) -> Metrics {
+        thread_local! {
+            /// The last list seen and, for the last `keep`, the places kept and their names.
+            static ONLY: RefCell<(usize, usize, Vec<usize>, Names)> =
+                const { RefCell::new((0, 0, Vec::new(), &[])) };
+        }
+        ONLY.with(|o| {
+            let mut o = o.borrow_mut();
+            let (list, wanted) = (self.names.as_ptr() as usize, keep.as_ptr() as usize);
+            if o.0 != list || o.1 != wanted {
+                let places: Vec<usize> = (0..self.names.len())
+                    .filter(|&i| keep.contains(&self.names[i]))
+                    .collect();
+                let names: Vec<&'static str> = places.iter().map(|&i| self.names[i]).collect();
+                *o = (list, wanted, places, intern_list(&names));
+            }
+            Metrics {
+                names: o.3,
+                values: o.2.iter().map(|&i| self.values[i]).collect(),
+            }
+        })
+    }
+
     /// From pairs in any order; a name given twice keeps its last value, as a map would.
     fn from_pairs(mut v: Vec<(&'static str, f64)>) -> Metrics {
         // Stable: of equal names the last given ends last, and is the one kept.

@@ -34,10 +34,13 @@ impl DayRow {
 }
 
 /// The runs grouped by day, in date order, with `columns` (metric names) summed per day.
-pub fn days(runs: &[impl RunFields], columns: &[&str]) -> BTreeMap<NaiveDate, DayRow> {
+pub fn days<R: RunFields>(
+    runs: impl IntoIterator<Item = R>,
+    columns: &[&str],
+) -> BTreeMap<NaiveDate, DayRow> {
     let mut out: BTreeMap<NaiveDate, DayRow> = BTreeMap::new();
     for r in runs {
-        let d = out.entry(crate::evaluate::day_of(r)).or_default();
+        let d = out.entry(crate::evaluate::day_of(&r)).or_default();
         if d.sums.is_empty() {
             d.sums = vec![(0.0, 0); columns.len()];
         }

@@ -22,6 +22,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::evaluate::Evaluation;
+use crate::run_index::Records;
 
 const FIXED: [&str; 6] = ["timestamp", "host", "engine", "source", "dir", "policy"];
 const AFTER: [&str; 9] = [
@@ -36,7 +37,8 @@ const AFTER: [&str; 9] = [
     "judged_on",
 ];
 
-pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
+/// `records` is where a run's figures it does not hold are read again (`Run::holding`).
+pub fn render(ev: &Evaluation, records: &Records, out: &mut dyn Write) -> io::Result<()> {
     // A row per run: written through one buffer, each row built in one reused line.
     let mut out = io::BufWriter::with_capacity(1 << 16, out);
     let metrics = super::metric_columns(ev);
@@ -70,6 +72,8 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     // of one kind share one), not looked up by name for each of a row's 33 figures.
     let mut names: Option<&[&str]> = None;
     let mut places: Vec<Option<usize>> = Vec::with_capacity(metrics.len());
+    let mut reader = records.reader();
+    let mut read;
     for (i, (run, result, deviations)) in judged.chain(excluded).enumerate() {
         line.clear();
         let mut row = Row {
@@ -82,7 +86,13 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         row.field(run.source.as_str());
         row.field(&run.target.dir);
         row.field(&run.policy);
-        let these = run.metrics.names();
+        let all = if run.holds_all() {
+            &run.metrics
+        } else {
+            read = reader.metrics(run)?;
+            &read
+        };
+        let these = all.names();
         if !names.is_some_and(|n| std::ptr::eq(n, these)) {
             names = Some(these);
             places.clear();
@@ -92,7 +102,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
                     .map(|m| these.binary_search(&m.as_str()).ok()),
             );
         }
-        let figures = run.metrics.figures();
+        let figures = all.figures();
         for place in &places {
             // fmt_exact of a finite figure: digits, a point and a sign, never quoted.
             row.next();
@@ -234,7 +244,7 @@ mod tests {
             .collect();
         let ev = crate::evaluate::tests::swimlane_report(records, "2026-11-02T00:00:00Z");
         let mut out = Vec::new();
-        super::render(&ev, &mut out).unwrap();
+        super::render(&ev, &crate::run_index::Records::None, &mut out).unwrap();
         let mut rows = csv::Reader::from_reader(out.as_slice());
         let header = rows.headers().unwrap().clone();
         let col = |name: &str| header.iter().position(|h| h == name).unwrap();

@@ -20,7 +20,8 @@ pub fn lines(runs: &[Run], records: &Records) -> std::io::Result<Vec<String>> {
         0
     };
     for (i, r) in runs.iter().enumerate().skip(first) {
-        let m = &r.metrics;
+        // Every figure of the run, read again where it holds only some (`Run::holding`).
+        let m = &reader.metrics(r)?;
         let mut parts: Vec<String> = Vec::new();
         for dir in ["write", "read"] {
             let get = |k: &str| m.get(&format!("{dir}_{k}")).copied();

@@ -111,7 +111,7 @@ pub fn render(
         Format::Table => table::render(ev, records, style, out),
         Format::Json => json::render(ev, records, out),
         Format::Jsonl => json::render_line(ev, records, out),
-        Format::Csv => csv::render(ev, out),
+        Format::Csv => csv::render(ev, records, out),
         Format::Markdown => markdown::render(ev, out),
         Format::Prometheus => prometheus::render(ev, out),
         Format::Junit => junit::render(ev, out),
@@ -136,7 +136,7 @@ pub fn metric_columns(ev: &Evaluation) -> Vec<String> {
     let mut rest: BTreeSet<&str> = BTreeSet::new();
     let mut last: Option<&[&str]> = None;
     for r in &ev.runs {
-        let names = r.metrics.names();
+        let names = r.names;
         if last.is_some_and(|l| std::ptr::eq(l, names)) {
             continue;
         }

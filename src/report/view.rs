@@ -389,8 +389,8 @@ pub fn runs_note(ev: &Evaluation) -> Option<String> {
 /// `extra` metric. A run without a metric does not count towards that column's mean; a day
 /// with none reads "—". The runs table past the limit and the terminal's table are built
 /// from these rows.
-pub fn day_rows(
-    runs: &[impl RunFields],
+pub fn day_rows<R: RunFields>(
+    runs: impl IntoIterator<Item = R>,
     rules: &[&RuleResult],
     extra: &[&str],
     engine_col: bool,

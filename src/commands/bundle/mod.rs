@@ -275,7 +275,9 @@ fn scan(
     // In the same pass, of each run in the window, what judging needs; the reports' whole
     // records are read again from the spool by their offsets (lines are numbered as the
     // spool's, as the bundle's history.jsonl has them).
+    // Each run holds only the figures judging reads; the others are read again from the spool.
     let mut grouping = Grouping::new(filter);
+    let held = crate::evaluate::held_metrics(&loaded.policy);
     let mut window_runs = 0;
     let mut scanner = history::RunScanner::new(
         history_path,
@@ -284,7 +286,7 @@ fn scan(
         |h: &history::RecordHead| filter.keeps_head(h),
         |r| {
             window_runs += 1;
-            grouping.add(r)
+            grouping.add(r.holding(held))
         },
     );
     let kept = match history::open_for_reading(history_path)? {
@@ -300,7 +302,9 @@ fn scan(
     let skipped = scanner.finish();
     spool.seek(SeekFrom::Start(0)).map_err(cannot_read)?;
     let records = Records::file(spool.try_clone().map_err(cannot_read)?, history_path);
-    let mut evs = grouping.evaluate(&loaded.policy, now, false);
+    let mut evs = grouping
+        .evaluate_in(&loaded.policy, now, false, None, &records)
+        .map_err(cannot_read)?;
     // The group of the latest run first: that is the one the node's schedule feeds.
     evs.sort_by_key(|e| std::cmp::Reverse(e.runs.iter().map(|r| r.timestamp).max()));
     Ok(Scanned {

@@ -69,7 +69,7 @@ pub fn render(ev: &Evaluation, records: &Records, out: &mut dyn Write) -> io::Re
     flush(&mut h)?;
     charts::series_section(&mut h, ev, records)?;
     flush(&mut h)?;
-    tables::runs_section(&mut h, ev);
+    tables::runs_section(&mut h, ev, records)?;
     flush(&mut h)?;
     tables::rules_section(&mut h, ev);
     tables::days_section(&mut h, ev);

@@ -8,21 +8,29 @@ use crate::evaluate::Evaluation;
 use crate::report::view::{self, Align, Emphasis, Outcome, RowKind, Table};
 use crate::report::xml::{attr, text};
 use crate::report::{chart, view_node};
+use crate::run_index::{RecordReader, Records, WithAll};
 
-pub fn runs_section(h: &mut String, ev: &Evaluation) {
+/// `records` is where a run's figures it does not hold are read again (`Run::holding`).
+pub fn runs_section(h: &mut String, ev: &Evaluation, records: &Records) -> std::io::Result<()> {
     h.push_str("<section id=\"runs\">\n<h2>Runs</h2>\n");
     match view::runs_table(ev) {
-        Some(t) => runs_table(h, ev, &t),
+        Some(t) => runs_table(h, ev, &t, records)?,
         None => {
             let _ = writeln!(h, "<p>{}</p>", text(view_node::no_runs_words(ev)));
         }
     }
     not_counted(h, ev);
     h.push_str("</section>\n");
+    Ok(())
 }
 
 /// The runs table, then every metric of each run (or each day), folded away.
-fn runs_table(h: &mut String, ev: &Evaluation, t: &Table) {
+fn runs_table(
+    h: &mut String,
+    ev: &Evaluation,
+    t: &Table,
+    records: &Records,
+) -> std::io::Result<()> {
     if let Some(note) = view::runs_note(ev) {
         let _ = writeln!(h, "<p class=\"muted\">{}</p>", text(&note));
     }
@@ -33,9 +41,9 @@ fn runs_table(h: &mut String, ev: &Evaluation, t: &Table) {
 
     // Every metric the runs have, folded away: a <details> element needs no script.
     let all = crate::report::metric_columns(ev);
+    let mut reader = records.reader();
     if view::runs_by_day(ev) {
-        all_metrics_by_day(h, ev, &all);
-        return;
+        return all_metrics_by_day(h, ev, &all, &mut reader);
     }
     h.push_str("<details><summary>All metrics of each run</summary>\n<div class=\"scroll\"><table class=\"all-metrics\">\n<thead><tr><th class=\"num\">#</th><th>directory</th>");
     for m in &all {
@@ -49,9 +57,9 @@ fn runs_table(h: &mut String, ev: &Evaluation, t: &Table) {
             i + 1,
             text(&run.target.dir)
         );
+        let figures = reader.metrics(run)?;
         for m in &all {
-            let cell = run
-                .metrics
+            let cell = figures
                 .get(m)
                 .map(|&v| crate::numbers::fmt_value(v))
                 .unwrap_or("—".into());
@@ -60,6 +68,7 @@ fn runs_table(h: &mut String, ev: &Evaluation, t: &Table) {
         h.push_str("</tr>\n");
     }
     h.push_str("</tbody>\n</table></div>\n</details>\n");
+    Ok(())
 }
 
 /// The runs left out of the verdict, each with the reason, under their own heading.
@@ -76,14 +85,32 @@ fn not_counted(h: &mut String, ev: &Evaluation) {
 
 /// Past the runs table's limit, every metric's mean per day (as the runs table has a row per
 /// day), folded away like the per-run one.
-fn all_metrics_by_day(h: &mut String, ev: &Evaluation, all: &[String]) {
+fn all_metrics_by_day(
+    h: &mut String,
+    ev: &Evaluation,
+    all: &[String],
+    reader: &mut RecordReader,
+) -> std::io::Result<()> {
     h.push_str("<details><summary>All metrics, the mean of each day's runs</summary>\n<div class=\"scroll\"><table class=\"all-metrics\">\n<thead><tr><th>runs</th><th>day</th>");
     for m in all {
         let _ = write!(h, "<th class=\"num\">{}</th>", text(m));
     }
     h.push_str("</tr></thead>\n<tbody>\n");
     let names: Vec<&str> = all.iter().map(String::as_str).collect();
-    for row in view::day_rows(&ev.runs, &[], &names, false, None) {
+    // Each run with every figure, read again one at a time where it holds only some.
+    let mut failed = None;
+    let runs = ev.runs.iter().map_while(|run| match reader.metrics(run) {
+        Ok(metrics) => Some(WithAll { run, metrics }),
+        Err(e) => {
+            failed = Some(e);
+            None
+        }
+    });
+    let rows = view::day_rows(runs, &[], &names, false, None);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    for row in rows {
         h.push_str("<tr>");
         for c in &row.cells {
             let class = if c.align == Align::Right {
@@ -96,6 +123,7 @@ fn all_metrics_by_day(h: &mut String, ev: &Evaluation, all: &[String]) {
         h.push_str("</tr>\n");
     }
     h.push_str("</tbody>\n</table></div>\n</details>\n");
+    Ok(())
 }
 
 pub fn rules_section(h: &mut String, ev: &Evaluation) {

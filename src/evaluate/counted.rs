@@ -1,0 +1,108 @@
+//! Which runs count towards the verdict, and why the others do not.
+
+use std::collections::BTreeMap;
+
+use crate::deviation::{self, Deviation};
+use crate::policy::Policy;
+use crate::run_index::Run;
+
+use super::{FUTURE_REASON, NotCounted, Options, RunLines, Scope, Warning, is_future};
+
+/// The runs left out of the verdict and what the counted ones deviate by.
+pub(super) struct Counted {
+    /// The runs left out, each with its reason: those the caller gave, then the others'.
+    pub excluded: Vec<(Run, String)>,
+    /// How the counted runs' test differs from the policy's, in the order found, each once.
+    pub deviations: Vec<Deviation>,
+    pub caveats: Vec<String>,
+    pub run_deviations: RunLines,
+    pub run_effects: Vec<Option<deviation::Effect>>,
+    pub not_counted: Vec<NotCounted>,
+    pub future_warning: Option<Warning>,
+}
+
+/// Takes out of `runs` (in time order) those that do not count, after the runs the caller
+/// left out (`given`, each with its reason).
+pub(super) fn sort_out(
+    runs: &mut Vec<Run>,
+    given: Vec<(Run, String)>,
+    policy: &Policy,
+    opts: &Options,
+) -> Counted {
+    // Which runs count. A run dated in the future never does (its clock is wrong); in a
+    // report, only runs of the policy's test do. A run or an import judges what it was given,
+    // and the deviations decide what its verdict can be.
+    let mut future: Vec<Run> = Vec::new();
+    let mut excluded: Vec<(Run, String)> = given;
+    // In the order found, each once.
+    let mut deviations: Vec<Deviation> = Vec::new();
+    let mut caveats: Vec<String> = Vec::new();
+    let mut run_deviations = RunLines::default();
+    let mut run_effects: Vec<Option<deviation::Effect>> = Vec::new();
+    // The runs left out are taken out in place (None: dated in the future), so that a year
+    // of runs is never held twice.
+    let mut left_out: Vec<Option<String>> = Vec::new();
+    // Runs of one context are checked once.
+    let mut checker = deviation::Checker::new(policy);
+    let out: Vec<Run> = runs
+        .extract_if(.., |r| {
+            if is_future(r, opts.now) {
+                left_out.push(None);
+                return true;
+            }
+            let c = checker.check(r);
+            if opts.scope == Scope::Report && !c.check.is_policy_test() {
+                left_out.push(Some(c.list.clone()));
+                return true;
+            }
+            run_deviations.push(&c.list);
+            run_effects.push(c.check.effect());
+            for d in &c.check.deviations {
+                if !deviations.contains(d) {
+                    deviations.push(d.clone());
+                }
+            }
+            for c in &c.check.caveats {
+                if !caveats.contains(c) {
+                    caveats.push(c.clone());
+                }
+            }
+            false
+        })
+        .collect();
+    for (r, why) in out.into_iter().zip(left_out) {
+        match why {
+            None => future.push(r),
+            Some(reason) => excluded.push((r, reason)),
+        }
+    }
+    let mut not_counted: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, reason) in &excluded {
+        *not_counted.entry(reason.clone()).or_default() += 1;
+    }
+    let mut future_warning = None;
+    if !future.is_empty() {
+        let latest = future.iter().map(|r| r.timestamp).max().expect("non-empty");
+        not_counted.insert(FUTURE_REASON.into(), future.len());
+        future_warning = Some(Warning::FutureRuns {
+            count: future.len(),
+            latest,
+        });
+        for r in future {
+            excluded.push((r, FUTURE_REASON.into()));
+        }
+    }
+    let not_counted: Vec<NotCounted> = not_counted
+        .into_iter()
+        .map(|(reason, runs)| NotCounted { reason, runs })
+        .collect();
+    Counted {
+        excluded,
+        deviations,
+        caveats,
+        run_deviations,
+        run_effects,
+        not_counted,
+        future_warning,
+    }
+}
