@@ -51,7 +51,6 @@ const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
         "report/chart/runs.rs::runs",
         "one chart's drawing in order; to be split",
     ),
-    ("report/compare.rs::render", "to be split"),
     ("report/fleet/table.rs::render", "to be split"),
     ("report/markdown.rs::render", "to be split"),
     ("report/prometheus.rs::render", "to be split"),
