@@ -52,7 +52,6 @@ const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
         "one chart's drawing in order; to be split",
     ),
     ("report/fleet/table.rs::render", "to be split"),
-    ("report/prometheus.rs::render", "to be split"),
     (
         "report/table.rs::render",
         "to be split once its number formatting moves out (#28 item 4)",
