@@ -47,10 +47,6 @@ const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
         "one fleet input's classification; to be split",
     ),
     ("fleet/result.rs::rejudge", "to be split"),
-    (
-        "report/chart/runs.rs::runs",
-        "one chart's drawing in order; to be split",
-    ),
     ("report/fleet/table.rs::render", "to be split"),
     (
         "report/table.rs::render",
