@@ -35,94 +35,120 @@ pub(super) fn find_start(text: &str, from: usize) -> Option<usize> {
 
 /// Reads the JSON report(s) starting at `start`. `Ok(None)`: valid JSON, but not fio's.
 pub(super) fn parse(text: &str, start: usize) -> Result<Option<FioOutput>, ParseError> {
-    let mut notes = Vec::new();
-    let mut reports: Vec<Value> = Vec::new();
-    let mut first_error: Option<ParseError> = None;
-    let mut pos = start;
-    let mut end = start;
-    // `--status-interval` writes one report after another; the last complete one is the
-    // result. A `{"` in the noise before the report fails to parse and the next one is tried.
-    // The attempts are bounded so that a hostile input cannot keep the parser busy.
-    let mut failures = 0;
-    let mut report_at = start;
-    for _ in 0..1000 {
-        let slice = &text[pos..];
-        let mut stream = serde_json::Deserializer::from_str(slice).into_iter::<Value>();
-        let next_from = match stream.next() {
-            Some(Ok(v)) => {
-                end = pos + stream.byte_offset();
-                if is_fio_report(&v) {
-                    if reports.is_empty() {
-                        report_at = pos;
-                    }
-                    reports.push(v);
-                } else if let Some(inner) = kubestr_reports(&v) {
-                    if reports.is_empty() {
-                        report_at = pos;
-                    }
-                    if !notes.contains(&KUBESTR_NOTE.to_string()) {
-                        notes.push(KUBESTR_NOTE.to_string());
-                    }
-                    reports.extend(inner);
-                }
-                end
-            }
-            Some(Err(e)) => {
-                let line = count_lines(&text[..pos]) + e.line();
-                if !reports.is_empty() {
-                    notes.push(format!(
-                        "a later JSON report is incomplete or damaged (line {line}); the last complete one was used"
-                    ));
-                    break;
-                }
-                failures += 1;
-                first_error.get_or_insert(if e.is_eof() {
-                    ParseError::Truncated(format!(
-                        "the JSON output ends before it is complete, at line {line}"
-                    ))
-                } else {
-                    ParseError::NotFio(format!(
-                        "the JSON output is damaged at line {line}, column {}: {e}",
-                        e.column()
-                    ))
-                });
-                if e.is_eof() || failures >= 20 {
-                    break;
-                }
-                pos + 1
-            }
-            None => break,
+    let scan = Scan::of(text, start);
+    if scan.reports.is_empty() {
+        return match scan.first_error {
+            Some(e) => Err(e),
+            None => Ok(None),
         };
-        match find_start(text, next_from) {
-            Some(next) => pos = next,
-            None => break,
-        }
     }
-    if reports.is_empty()
-        && let Some(e) = first_error
-    {
-        return Err(e);
+    let mut notes = scan.notes;
+    notes.extend(surroundings(text, scan.report_at, scan.end));
+    let runs = runs_of(scan.reports);
+    let count = runs.len();
+    let mut out = read_runs(runs);
+    out.notes.splice(0..0, notes);
+    if count > 1 {
+        out.notes.push(format!(
+            "the input holds {count} JSON reports of different fio runs; each is read on its own"
+        ));
     }
-    if reports.is_empty() {
-        return Ok(None);
-    }
-    // The reports of one fio run (`--status-interval` writes one after another, each the
-    // run so far), and the runs one after another (a command run twice, a report pasted
-    // twice): a report starts a run of its own unless it is a later status of the one before.
-    let mut runs: Vec<Vec<Value>> = Vec::new();
-    for r in reports {
-        match runs.last_mut() {
-            Some(series)
-                if series
-                    .last()
-                    .is_some_and(|last| *last != r && status_of_one_run(last, &r)) =>
-            {
-                series.push(r)
+    Ok(Some(out))
+}
+
+/// The JSON values found from a start on: fio's reports (also inside kubestr's), where the
+/// first began and the last ended, and what the reading met on the way.
+struct Scan {
+    reports: Vec<Value>,
+    /// The kubestr note, or a damaged report after a complete one.
+    notes: Vec<String>,
+    /// Why nothing could be read, where no report was.
+    first_error: Option<ParseError>,
+    /// Where the first report starts and where the last JSON value read ends.
+    report_at: usize,
+    end: usize,
+}
+
+impl Scan {
+    /// `--status-interval` writes one report after another; the last complete one is the
+    /// result. A `{"` in the noise before the report fails to parse and the next one is tried.
+    /// The attempts are bounded so that a hostile input cannot keep the parser busy.
+    fn of(text: &str, start: usize) -> Scan {
+        let mut scan = Scan {
+            reports: Vec::new(),
+            notes: Vec::new(),
+            first_error: None,
+            report_at: start,
+            end: start,
+        };
+        let mut pos = start;
+        let mut failures = 0;
+        for _ in 0..1000 {
+            let slice = &text[pos..];
+            let mut stream = serde_json::Deserializer::from_str(slice).into_iter::<Value>();
+            let next_from = match stream.next() {
+                Some(Ok(v)) => {
+                    scan.end = pos + stream.byte_offset();
+                    scan.take(v, pos);
+                    scan.end
+                }
+                Some(Err(e)) => {
+                    let line = count_lines(&text[..pos]) + e.line();
+                    if !scan.reports.is_empty() {
+                        scan.notes.push(format!(
+                            "a later JSON report is incomplete or damaged (line {line}); the last complete one was used"
+                        ));
+                        break;
+                    }
+                    failures += 1;
+                    scan.first_error.get_or_insert(if e.is_eof() {
+                        ParseError::Truncated(format!(
+                            "the JSON output ends before it is complete, at line {line}"
+                        ))
+                    } else {
+                        ParseError::NotFio(format!(
+                            "the JSON output is damaged at line {line}, column {}: {e}",
+                            e.column()
+                        ))
+                    });
+                    if e.is_eof() || failures >= 20 {
+                        break;
+                    }
+                    pos + 1
+                }
+                None => break,
+            };
+            match find_start(text, next_from) {
+                Some(next) => pos = next,
+                None => break,
             }
-            _ => runs.push(vec![r]),
         }
+        scan
     }
 
+    /// Keeps `v`, read at `pos`, when it is fio's report or kubestr's around fio's.
+    fn take(&mut self, v: Value, pos: usize) {
+        let found = if is_fio_report(&v) {
+            vec![v]
+        } else if let Some(inner) = kubestr_reports(&v) {
+            if !self.notes.contains(&KUBESTR_NOTE.to_string()) {
+                self.notes.push(KUBESTR_NOTE.to_string());
+            }
+            inner
+        } else {
+            return;
+        };
+        if self.reports.is_empty() {
+            self.report_at = pos;
+        }
+        self.reports.extend(found);
+    }
+}
+
+/// What stands around the reports: lines of noise before them and after them, and fio's
+/// word that the run was interrupted.
+fn surroundings(text: &str, report_at: usize, end: usize) -> Vec<String> {
+    let mut notes = Vec::new();
     let before = &text[..report_at];
     let noise = before.lines().filter(|l| !l.trim().is_empty()).count();
     if noise > 0 {
@@ -142,7 +168,33 @@ pub(super) fn parse(text: &str, start: usize) -> Result<Option<FioOutput>, Parse
     if text.contains("terminating on signal") {
         notes.push("interrupted run (fio: terminating on signal): the figures cover the time until the interruption".into());
     }
+    notes
+}
 
+/// The reports grouped by fio run (`--status-interval` writes one after another, each the
+/// run so far), and the runs one after another (a command run twice, a report pasted
+/// twice): a report starts a run of its own unless it is a later status of the one before.
+fn runs_of(reports: Vec<Value>) -> Vec<Vec<Value>> {
+    let mut runs: Vec<Vec<Value>> = Vec::new();
+    for r in reports {
+        match runs.last_mut() {
+            Some(series)
+                if series
+                    .last()
+                    .is_some_and(|last| *last != r && status_of_one_run(last, &r)) =>
+            {
+                series.push(r)
+            }
+            _ => runs.push(vec![r]),
+        }
+    }
+    runs
+}
+
+/// Each run's last report read, its jobs placed ("JSON report 2, job 1" where there are
+/// several runs), into one output: the first version and time stated, every job, each note
+/// once.
+fn read_runs(runs: Vec<Vec<Value>>) -> FioOutput {
     let count = runs.len();
     let mut out: Option<FioOutput> = None;
     for (k, mut series) in runs.into_iter().enumerate() {
@@ -178,14 +230,7 @@ pub(super) fn parse(text: &str, start: usize) -> Result<Option<FioOutput>, Parse
             }
         });
     }
-    let mut out = out.expect("at least one report");
-    out.notes.splice(0..0, notes);
-    if count > 1 {
-        out.notes.push(format!(
-            "the input holds {count} JSON reports of different fio runs; each is read on its own"
-        ));
-    }
-    Ok(Some(out))
+    out.expect("at least one report")
 }
 
 /// Whether `later` is a later status report of the run `earlier` reports (fio
