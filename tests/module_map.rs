@@ -31,10 +31,6 @@ const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
         "being restructured for bounded memory (#27 item 7)",
     ),
     (
-        "fio/text/assemble.rs::finish",
-        "one pass over a parsed text's blocks; to be split",
-    ),
-    (
         "fio/text/state.rs::dispatch",
         "the text reader's state machine, one arm per line kind",
     ),
