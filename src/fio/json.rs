@@ -192,8 +192,7 @@ fn runs_of(reports: Vec<Value>) -> Vec<Vec<Value>> {
 }
 
 /// Each run's last report read, its jobs placed ("JSON report 2, job 1" where there are
-/// several runs), into one output: the first version and time stated, every job, each note
-/// once.
+/// several runs), one after another in one output.
 fn read_runs(runs: Vec<Vec<Value>>) -> FioOutput {
     let count = runs.len();
     let mut out: Option<FioOutput> = None;
@@ -217,17 +216,7 @@ fn read_runs(runs: Vec<Vec<Value>>) -> FioOutput {
         }
         out = Some(match out {
             None => run,
-            Some(mut all) => {
-                all.fio_version = all.fio_version.or(run.fio_version);
-                all.timestamp = all.timestamp.or(run.timestamp);
-                all.jobs.extend(run.jobs);
-                for n in run.notes {
-                    if !all.notes.contains(&n) {
-                        all.notes.push(n);
-                    }
-                }
-                all
-            }
+            Some(all) => all.followed_by(run),
         });
     }
     out.expect("at least one report")
