@@ -389,6 +389,17 @@ fn is_fio_report(v: &Value) -> bool {
     v.get("jobs").is_some_and(Value::is_array) || v.get("client_stats").is_some_and(Value::is_array)
 }
 
+/// What the directions' keys tell of the report's version and units, gathered over its jobs.
+#[derive(Default)]
+struct Keys {
+    /// Latency bins: json+.
+    plus: bool,
+    /// `io_bytes` without `io_kbytes`: KiB (fio ≤ 2.20).
+    kib_io: bool,
+    /// A direction without `bw_bytes` (before fio 3.2).
+    no_bw_bytes: bool,
+}
+
 fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
     let fio_version = report
         .get("fio version")
@@ -408,10 +419,9 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
+    let disk = super::disk::from_json(report.get("disk_util"));
 
-    let mut plus = false;
-    let mut kib_io = false;
-    let mut no_bw_bytes = false;
+    let mut keys = Keys::default();
     let mut jobs = Vec::new();
     for j in entries {
         let Some(obj) = j.as_object() else { continue };
@@ -423,63 +433,9 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         if report.get("jobs").is_none() && name == "All clients" {
             continue;
         }
-        let mut opts = global.clone();
-        opts.extend(options(obj.get("job options")));
-        let mut shape = shape_from_options(&opts);
-        // kubestr's JSON without its job file lists only some options: what it does not list
-        // is unknown.
-        let partial = report.get(PARTIAL_OPTIONS).is_some();
-        shape.limits = stated_limits(report.get("global options"), obj.get("job options"), &opts)
-            .filter(|_| !partial);
-        // A JSON output lists every option the job was given: an end_fsync it does not list
-        // is fio's default, 0, so the output proves there was none.
-        if shape.end_fsync.is_none() && !partial {
-            shape.end_fsync = Some(false);
-        }
-
-        let mut m = Measurement {
-            bs: shape.bs,
-            cpu_usr_pct: obj.get("usr_cpu").and_then(Value::as_f64),
-            cpu_sys_pct: obj.get("sys_cpu").and_then(Value::as_f64),
-            ..Measurement::default()
-        };
-        for (key, slot) in [("read", &mut m.read), ("write", &mut m.write)] {
-            if let Some(d) = obj.get(key).and_then(Value::as_object) {
-                plus |= has_bins(d);
-                kib_io |= d.contains_key("io_bytes") && !d.contains_key("io_kbytes");
-                if let Some(dir) = direction(d, shape.bs) {
-                    no_bw_bytes |= !d.contains_key("bw_bytes");
-                    *slot = Some(dir);
-                }
-            }
-        }
-        // unified_rw_reporting: one "mixed" direction. It is a write or read figure only when
-        // the job does one direction.
-        if let Some(d) = obj.get("mixed").and_then(Value::as_object)
-            && let Some(dir) = direction(d, shape.bs)
-        {
-            match shape.rw {
-                Some(rw) if rw.writes() && !rw.reads() && m.write.is_none() => m.write = Some(dir),
-                Some(rw) if rw.reads() && !rw.writes() && m.read.is_none() => m.read = Some(dir),
-                _ => notes.push(format!(
-                    "job '{name}': unified_rw_reporting mixes reads and writes into one figure; it was not used"
-                )),
-            }
-        }
-        if let Some(sync) = obj.get("sync").and_then(Value::as_object) {
-            // fio 3.x leaves sync.total_ios at 0 although it counted the syncs: the
-            // latency object's N says how many there were.
-            let n = sync
-                .get("lat_ns")
-                .and_then(Value::as_object)
-                .and_then(|l| l.get("N"))
-                .and_then(as_u64)
-                .unwrap_or(0);
-            let total = sync.get("total_ios").and_then(as_u64).unwrap_or(0).max(n);
-            if total > 0 {
-                m.sync = latency(sync, "lat_ns", "lat", total);
-            }
-        }
+        let shape = job_shape(report, obj, &global);
+        let mut m = measurement(obj, &name, &shape, &mut keys, &mut notes);
+        m.disk = disk.clone();
         let mut job = FioJob::new(
             name,
             obj.get("groupid")
@@ -504,20 +460,15 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         jobs.push(job);
     }
 
-    if kib_io {
+    if keys.kib_io {
         notes.push(
             "fio ≤ 2.20 JSON: io_bytes is in KiB; bytes and bandwidth were computed from it".into(),
         );
-    } else if no_bw_bytes {
+    } else if keys.no_bw_bytes {
         notes.push("no bw_bytes in this fio version (added in 3.2): bandwidth was computed from io_bytes and runtime as fio does".into());
     }
-
-    let disk = super::disk::from_json(report.get("disk_util"));
-    for j in &mut jobs {
-        j.measurement.disk = disk.clone();
-    }
     FioOutput {
-        format: if plus {
+        format: if keys.plus {
             FioFormat::JsonPlus
         } else {
             FioFormat::Json
@@ -527,6 +478,88 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         jobs,
         notes,
         command: None,
+    }
+}
+
+/// The shape of job `obj` from the report's global options and its own, with the limits it
+/// states and what an unlisted `end_fsync` proves.
+fn job_shape(
+    report: &Value,
+    obj: &Map<String, Value>,
+    global: &HashMap<String, String>,
+) -> JobShape {
+    let mut opts = global.clone();
+    opts.extend(options(obj.get("job options")));
+    let mut shape = shape_from_options(&opts);
+    // kubestr's JSON without its job file lists only some options: what it does not list
+    // is unknown.
+    let partial = report.get(PARTIAL_OPTIONS).is_some();
+    shape.limits = stated_limits(report.get("global options"), obj.get("job options"), &opts)
+        .filter(|_| !partial);
+    // A JSON output lists every option the job was given: an end_fsync it does not list
+    // is fio's default, 0, so the output proves there was none.
+    if shape.end_fsync.is_none() && !partial {
+        shape.end_fsync = Some(false);
+    }
+    shape
+}
+
+/// Job `obj`'s measurement: CPU, each direction (a mixed one only where the job does one kind
+/// of I/O) and its syncs.
+fn measurement(
+    obj: &Map<String, Value>,
+    name: &str,
+    shape: &JobShape,
+    keys: &mut Keys,
+    notes: &mut Vec<String>,
+) -> Measurement {
+    let mut m = Measurement {
+        bs: shape.bs,
+        cpu_usr_pct: obj.get("usr_cpu").and_then(Value::as_f64),
+        cpu_sys_pct: obj.get("sys_cpu").and_then(Value::as_f64),
+        ..Measurement::default()
+    };
+    for (key, slot) in [("read", &mut m.read), ("write", &mut m.write)] {
+        if let Some(d) = obj.get(key).and_then(Value::as_object) {
+            keys.plus |= has_bins(d);
+            keys.kib_io |= d.contains_key("io_bytes") && !d.contains_key("io_kbytes");
+            if let Some(dir) = direction(d, shape.bs) {
+                keys.no_bw_bytes |= !d.contains_key("bw_bytes");
+                *slot = Some(dir);
+            }
+        }
+    }
+    // unified_rw_reporting: one "mixed" direction. It is a write or read figure only when
+    // the job does one direction.
+    if let Some(d) = obj.get("mixed").and_then(Value::as_object)
+        && let Some(dir) = direction(d, shape.bs)
+    {
+        match shape.rw {
+            Some(rw) if rw.writes() && !rw.reads() && m.write.is_none() => m.write = Some(dir),
+            Some(rw) if rw.reads() && !rw.writes() && m.read.is_none() => m.read = Some(dir),
+            _ => notes.push(format!(
+                "job '{name}': unified_rw_reporting mixes reads and writes into one figure; it was not used"
+            )),
+        }
+    }
+    m.sync = obj.get("sync").and_then(Value::as_object).and_then(syncs);
+    m
+}
+
+/// The syncs' latency, where the job issued any. fio 3.x leaves `sync.total_ios` at 0 although
+/// it counted the syncs: the latency object's N says how many there were.
+fn syncs(sync: &Map<String, Value>) -> Option<Latency> {
+    let n = sync
+        .get("lat_ns")
+        .and_then(Value::as_object)
+        .and_then(|l| l.get("N"))
+        .and_then(as_u64)
+        .unwrap_or(0);
+    let total = sync.get("total_ios").and_then(as_u64).unwrap_or(0).max(n);
+    if total > 0 {
+        latency(sync, "lat_ns", "lat", total)
+    } else {
+        None
     }
 }
 
