@@ -355,15 +355,7 @@ fn run_marks(
     if points.len() > 1 {
         let mut sorted: Vec<&Point> = points.iter().collect();
         sorted.sort_by_key(|p| p.time);
-        let path: Vec<String> = sorted
-            .iter()
-            .map(|p| format!("{:.1},{:.1}", x(p.time), y(p.value)))
-            .collect();
-        let _ = writeln!(
-            s,
-            "<polyline class=\"series\" points=\"{}\"/>",
-            path.join(" ")
-        );
+        series_line(s, sorted.iter().map(|p| (x(p.time), y(p.value))));
     }
     for p in points {
         let class = match mark_class(
@@ -399,6 +391,16 @@ fn run_marks(
             text(&tip)
         );
     }
+}
+
+/// The line through the marks at `(x, y)`, in order: `polyline.series`.
+fn series_line(s: &mut String, marks: impl Iterator<Item = (f64, f64)>) {
+    let path: Vec<String> = marks.map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+    let _ = writeln!(
+        s,
+        "<polyline class=\"series\" points=\"{}\"/>",
+        path.join(" ")
+    );
 }
 
 /// Above the plot: the count of runs (and days) with the aggregate on the left, the verdict
@@ -511,15 +513,7 @@ fn day_lines(
 ) {
     let unit = unit_of(rule);
     if days.len() > 1 {
-        let path: Vec<String> = days
-            .iter()
-            .map(|d| format!("{:.1},{:.1}", x(d.time()), y(d.mean())))
-            .collect();
-        let _ = writeln!(
-            s,
-            "<polyline class=\"series\" points=\"{}\"/>",
-            path.join(" ")
-        );
+        series_line(s, days.iter().map(|d| (x(d.time()), y(d.mean()))));
     }
     for d in days {
         let mean = d.mean();
