@@ -20,14 +20,6 @@ const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
         "the engine's hot loop: one body the compiler sees whole",
     ),
     (
-        "fio/json.rs::parse",
-        "one pass over fio's JSON fields; to be split",
-    ),
-    (
-        "fio/text/assemble.rs::finish",
-        "one pass over a parsed text's blocks; to be split",
-    ),
-    (
         "fio/text/state.rs::dispatch",
         "the text reader's state machine, one arm per line kind",
     ),
@@ -36,14 +28,7 @@ const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
         "one fleet input's classification; to be split",
     ),
     ("fleet/result.rs::rejudge", "to be split"),
-    (
-        "report/chart/runs.rs::runs",
-        "one chart's drawing in order; to be split",
-    ),
-    ("report/compare.rs::render", "to be split"),
     ("report/fleet/table.rs::render", "to be split"),
-    ("report/markdown.rs::render", "to be split"),
-    ("report/prometheus.rs::render", "to be split"),
 ];
 
 /// Lines of code (not blank, not comment) a file may hold before its `#[cfg(test)]` items.

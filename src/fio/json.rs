@@ -35,94 +35,120 @@ pub(super) fn find_start(text: &str, from: usize) -> Option<usize> {
 
 /// Reads the JSON report(s) starting at `start`. `Ok(None)`: valid JSON, but not fio's.
 pub(super) fn parse(text: &str, start: usize) -> Result<Option<FioOutput>, ParseError> {
-    let mut notes = Vec::new();
-    let mut reports: Vec<Value> = Vec::new();
-    let mut first_error: Option<ParseError> = None;
-    let mut pos = start;
-    let mut end = start;
-    // `--status-interval` writes one report after another; the last complete one is the
-    // result. A `{"` in the noise before the report fails to parse and the next one is tried.
-    // The attempts are bounded so that a hostile input cannot keep the parser busy.
-    let mut failures = 0;
-    let mut report_at = start;
-    for _ in 0..1000 {
-        let slice = &text[pos..];
-        let mut stream = serde_json::Deserializer::from_str(slice).into_iter::<Value>();
-        let next_from = match stream.next() {
-            Some(Ok(v)) => {
-                end = pos + stream.byte_offset();
-                if is_fio_report(&v) {
-                    if reports.is_empty() {
-                        report_at = pos;
-                    }
-                    reports.push(v);
-                } else if let Some(inner) = kubestr_reports(&v) {
-                    if reports.is_empty() {
-                        report_at = pos;
-                    }
-                    if !notes.contains(&KUBESTR_NOTE.to_string()) {
-                        notes.push(KUBESTR_NOTE.to_string());
-                    }
-                    reports.extend(inner);
-                }
-                end
-            }
-            Some(Err(e)) => {
-                let line = count_lines(&text[..pos]) + e.line();
-                if !reports.is_empty() {
-                    notes.push(format!(
-                        "a later JSON report is incomplete or damaged (line {line}); the last complete one was used"
-                    ));
-                    break;
-                }
-                failures += 1;
-                first_error.get_or_insert(if e.is_eof() {
-                    ParseError::Truncated(format!(
-                        "the JSON output ends before it is complete, at line {line}"
-                    ))
-                } else {
-                    ParseError::NotFio(format!(
-                        "the JSON output is damaged at line {line}, column {}: {e}",
-                        e.column()
-                    ))
-                });
-                if e.is_eof() || failures >= 20 {
-                    break;
-                }
-                pos + 1
-            }
-            None => break,
+    let scan = Scan::of(text, start);
+    if scan.reports.is_empty() {
+        return match scan.first_error {
+            Some(e) => Err(e),
+            None => Ok(None),
         };
-        match find_start(text, next_from) {
-            Some(next) => pos = next,
-            None => break,
-        }
     }
-    if reports.is_empty()
-        && let Some(e) = first_error
-    {
-        return Err(e);
+    let mut notes = scan.notes;
+    notes.extend(surroundings(text, scan.report_at, scan.end));
+    let runs = runs_of(scan.reports);
+    let count = runs.len();
+    let mut out = read_runs(runs);
+    out.notes.splice(0..0, notes);
+    if count > 1 {
+        out.notes.push(format!(
+            "the input holds {count} JSON reports of different fio runs; each is read on its own"
+        ));
     }
-    if reports.is_empty() {
-        return Ok(None);
-    }
-    // The reports of one fio run (`--status-interval` writes one after another, each the
-    // run so far), and the runs one after another (a command run twice, a report pasted
-    // twice): a report starts a run of its own unless it is a later status of the one before.
-    let mut runs: Vec<Vec<Value>> = Vec::new();
-    for r in reports {
-        match runs.last_mut() {
-            Some(series)
-                if series
-                    .last()
-                    .is_some_and(|last| *last != r && status_of_one_run(last, &r)) =>
-            {
-                series.push(r)
+    Ok(Some(out))
+}
+
+/// The JSON values found from a start on: fio's reports (also inside kubestr's), where the
+/// first began and the last ended, and what the reading met on the way.
+struct Scan {
+    reports: Vec<Value>,
+    /// The kubestr note, or a damaged report after a complete one.
+    notes: Vec<String>,
+    /// Why nothing could be read, where no report was.
+    first_error: Option<ParseError>,
+    /// Where the first report starts and where the last JSON value read ends.
+    report_at: usize,
+    end: usize,
+}
+
+impl Scan {
+    /// `--status-interval` writes one report after another; the last complete one is the
+    /// result. A `{"` in the noise before the report fails to parse and the next one is tried.
+    /// The attempts are bounded so that a hostile input cannot keep the parser busy.
+    fn of(text: &str, start: usize) -> Scan {
+        let mut scan = Scan {
+            reports: Vec::new(),
+            notes: Vec::new(),
+            first_error: None,
+            report_at: start,
+            end: start,
+        };
+        let mut pos = start;
+        let mut failures = 0;
+        for _ in 0..1000 {
+            let slice = &text[pos..];
+            let mut stream = serde_json::Deserializer::from_str(slice).into_iter::<Value>();
+            let next_from = match stream.next() {
+                Some(Ok(v)) => {
+                    scan.end = pos + stream.byte_offset();
+                    scan.take(v, pos);
+                    scan.end
+                }
+                Some(Err(e)) => {
+                    let line = count_lines(&text[..pos]) + e.line();
+                    if !scan.reports.is_empty() {
+                        scan.notes.push(format!(
+                            "a later JSON report is incomplete or damaged (line {line}); the last complete one was used"
+                        ));
+                        break;
+                    }
+                    failures += 1;
+                    scan.first_error.get_or_insert(if e.is_eof() {
+                        ParseError::Truncated(format!(
+                            "the JSON output ends before it is complete, at line {line}"
+                        ))
+                    } else {
+                        ParseError::NotFio(format!(
+                            "the JSON output is damaged at line {line}, column {}: {e}",
+                            e.column()
+                        ))
+                    });
+                    if e.is_eof() || failures >= 20 {
+                        break;
+                    }
+                    pos + 1
+                }
+                None => break,
+            };
+            match find_start(text, next_from) {
+                Some(next) => pos = next,
+                None => break,
             }
-            _ => runs.push(vec![r]),
         }
+        scan
     }
 
+    /// Keeps `v`, read at `pos`, when it is fio's report or kubestr's around fio's.
+    fn take(&mut self, v: Value, pos: usize) {
+        let found = if is_fio_report(&v) {
+            vec![v]
+        } else if let Some(inner) = kubestr_reports(&v) {
+            if !self.notes.contains(&KUBESTR_NOTE.to_string()) {
+                self.notes.push(KUBESTR_NOTE.to_string());
+            }
+            inner
+        } else {
+            return;
+        };
+        if self.reports.is_empty() {
+            self.report_at = pos;
+        }
+        self.reports.extend(found);
+    }
+}
+
+/// What stands around the reports: lines of noise before them and after them, and fio's
+/// word that the run was interrupted.
+fn surroundings(text: &str, report_at: usize, end: usize) -> Vec<String> {
+    let mut notes = Vec::new();
     let before = &text[..report_at];
     let noise = before.lines().filter(|l| !l.trim().is_empty()).count();
     if noise > 0 {
@@ -142,7 +168,32 @@ pub(super) fn parse(text: &str, start: usize) -> Result<Option<FioOutput>, Parse
     if text.contains("terminating on signal") {
         notes.push("interrupted run (fio: terminating on signal): the figures cover the time until the interruption".into());
     }
+    notes
+}
 
+/// The reports grouped by fio run (`--status-interval` writes one after another, each the
+/// run so far), and the runs one after another (a command run twice, a report pasted
+/// twice): a report starts a run of its own unless it is a later status of the one before.
+fn runs_of(reports: Vec<Value>) -> Vec<Vec<Value>> {
+    let mut runs: Vec<Vec<Value>> = Vec::new();
+    for r in reports {
+        match runs.last_mut() {
+            Some(series)
+                if series
+                    .last()
+                    .is_some_and(|last| *last != r && status_of_one_run(last, &r)) =>
+            {
+                series.push(r)
+            }
+            _ => runs.push(vec![r]),
+        }
+    }
+    runs
+}
+
+/// Each run's last report read, its jobs placed ("JSON report 2, job 1" where there are
+/// several runs), one after another in one output.
+fn read_runs(runs: Vec<Vec<Value>>) -> FioOutput {
     let count = runs.len();
     let mut out: Option<FioOutput> = None;
     for (k, mut series) in runs.into_iter().enumerate() {
@@ -165,27 +216,10 @@ pub(super) fn parse(text: &str, start: usize) -> Result<Option<FioOutput>, Parse
         }
         out = Some(match out {
             None => run,
-            Some(mut all) => {
-                all.fio_version = all.fio_version.or(run.fio_version);
-                all.timestamp = all.timestamp.or(run.timestamp);
-                all.jobs.extend(run.jobs);
-                for n in run.notes {
-                    if !all.notes.contains(&n) {
-                        all.notes.push(n);
-                    }
-                }
-                all
-            }
+            Some(all) => all.followed_by(run),
         });
     }
-    let mut out = out.expect("at least one report");
-    out.notes.splice(0..0, notes);
-    if count > 1 {
-        out.notes.push(format!(
-            "the input holds {count} JSON reports of different fio runs; each is read on its own"
-        ));
-    }
-    Ok(Some(out))
+    out.expect("at least one report")
 }
 
 /// Whether `later` is a later status report of the run `earlier` reports (fio
@@ -355,6 +389,17 @@ fn is_fio_report(v: &Value) -> bool {
     v.get("jobs").is_some_and(Value::is_array) || v.get("client_stats").is_some_and(Value::is_array)
 }
 
+/// What the directions' keys tell of the report's version and units, gathered over its jobs.
+#[derive(Default)]
+struct Keys {
+    /// Latency bins: json+.
+    plus: bool,
+    /// `io_bytes` without `io_kbytes`: KiB (fio ≤ 2.20).
+    kib_io: bool,
+    /// A direction without `bw_bytes` (before fio 3.2).
+    no_bw_bytes: bool,
+}
+
 fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
     let fio_version = report
         .get("fio version")
@@ -374,10 +419,9 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
+    let disk = super::disk::from_json(report.get("disk_util"));
 
-    let mut plus = false;
-    let mut kib_io = false;
-    let mut no_bw_bytes = false;
+    let mut keys = Keys::default();
     let mut jobs = Vec::new();
     for j in entries {
         let Some(obj) = j.as_object() else { continue };
@@ -389,63 +433,9 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         if report.get("jobs").is_none() && name == "All clients" {
             continue;
         }
-        let mut opts = global.clone();
-        opts.extend(options(obj.get("job options")));
-        let mut shape = shape_from_options(&opts);
-        // kubestr's JSON without its job file lists only some options: what it does not list
-        // is unknown.
-        let partial = report.get(PARTIAL_OPTIONS).is_some();
-        shape.limits = stated_limits(report.get("global options"), obj.get("job options"), &opts)
-            .filter(|_| !partial);
-        // A JSON output lists every option the job was given: an end_fsync it does not list
-        // is fio's default, 0, so the output proves there was none.
-        if shape.end_fsync.is_none() && !partial {
-            shape.end_fsync = Some(false);
-        }
-
-        let mut m = Measurement {
-            bs: shape.bs,
-            cpu_usr_pct: obj.get("usr_cpu").and_then(Value::as_f64),
-            cpu_sys_pct: obj.get("sys_cpu").and_then(Value::as_f64),
-            ..Measurement::default()
-        };
-        for (key, slot) in [("read", &mut m.read), ("write", &mut m.write)] {
-            if let Some(d) = obj.get(key).and_then(Value::as_object) {
-                plus |= has_bins(d);
-                kib_io |= d.contains_key("io_bytes") && !d.contains_key("io_kbytes");
-                if let Some(dir) = direction(d, shape.bs) {
-                    no_bw_bytes |= !d.contains_key("bw_bytes");
-                    *slot = Some(dir);
-                }
-            }
-        }
-        // unified_rw_reporting: one "mixed" direction. It is a write or read figure only when
-        // the job does one direction.
-        if let Some(d) = obj.get("mixed").and_then(Value::as_object)
-            && let Some(dir) = direction(d, shape.bs)
-        {
-            match shape.rw {
-                Some(rw) if rw.writes() && !rw.reads() && m.write.is_none() => m.write = Some(dir),
-                Some(rw) if rw.reads() && !rw.writes() && m.read.is_none() => m.read = Some(dir),
-                _ => notes.push(format!(
-                    "job '{name}': unified_rw_reporting mixes reads and writes into one figure; it was not used"
-                )),
-            }
-        }
-        if let Some(sync) = obj.get("sync").and_then(Value::as_object) {
-            // fio 3.x leaves sync.total_ios at 0 although it counted the syncs: the
-            // latency object's N says how many there were.
-            let n = sync
-                .get("lat_ns")
-                .and_then(Value::as_object)
-                .and_then(|l| l.get("N"))
-                .and_then(as_u64)
-                .unwrap_or(0);
-            let total = sync.get("total_ios").and_then(as_u64).unwrap_or(0).max(n);
-            if total > 0 {
-                m.sync = latency(sync, "lat_ns", "lat", total);
-            }
-        }
+        let shape = job_shape(report, obj, &global);
+        let mut m = measurement(obj, &name, &shape, &mut keys, &mut notes);
+        m.disk = disk.clone();
         let mut job = FioJob::new(
             name,
             obj.get("groupid")
@@ -470,20 +460,15 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         jobs.push(job);
     }
 
-    if kib_io {
+    if keys.kib_io {
         notes.push(
             "fio ≤ 2.20 JSON: io_bytes is in KiB; bytes and bandwidth were computed from it".into(),
         );
-    } else if no_bw_bytes {
+    } else if keys.no_bw_bytes {
         notes.push("no bw_bytes in this fio version (added in 3.2): bandwidth was computed from io_bytes and runtime as fio does".into());
     }
-
-    let disk = super::disk::from_json(report.get("disk_util"));
-    for j in &mut jobs {
-        j.measurement.disk = disk.clone();
-    }
     FioOutput {
-        format: if plus {
+        format: if keys.plus {
             FioFormat::JsonPlus
         } else {
             FioFormat::Json
@@ -493,6 +478,88 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
         jobs,
         notes,
         command: None,
+    }
+}
+
+/// The shape of job `obj` from the report's global options and its own, with the limits it
+/// states and what an unlisted `end_fsync` proves.
+fn job_shape(
+    report: &Value,
+    obj: &Map<String, Value>,
+    global: &HashMap<String, String>,
+) -> JobShape {
+    let mut opts = global.clone();
+    opts.extend(options(obj.get("job options")));
+    let mut shape = shape_from_options(&opts);
+    // kubestr's JSON without its job file lists only some options: what it does not list
+    // is unknown.
+    let partial = report.get(PARTIAL_OPTIONS).is_some();
+    shape.limits = stated_limits(report.get("global options"), obj.get("job options"), &opts)
+        .filter(|_| !partial);
+    // A JSON output lists every option the job was given: an end_fsync it does not list
+    // is fio's default, 0, so the output proves there was none.
+    if shape.end_fsync.is_none() && !partial {
+        shape.end_fsync = Some(false);
+    }
+    shape
+}
+
+/// Job `obj`'s measurement: CPU, each direction (a mixed one only where the job does one kind
+/// of I/O) and its syncs.
+fn measurement(
+    obj: &Map<String, Value>,
+    name: &str,
+    shape: &JobShape,
+    keys: &mut Keys,
+    notes: &mut Vec<String>,
+) -> Measurement {
+    let mut m = Measurement {
+        bs: shape.bs,
+        cpu_usr_pct: obj.get("usr_cpu").and_then(Value::as_f64),
+        cpu_sys_pct: obj.get("sys_cpu").and_then(Value::as_f64),
+        ..Measurement::default()
+    };
+    for (key, slot) in [("read", &mut m.read), ("write", &mut m.write)] {
+        if let Some(d) = obj.get(key).and_then(Value::as_object) {
+            keys.plus |= has_bins(d);
+            keys.kib_io |= d.contains_key("io_bytes") && !d.contains_key("io_kbytes");
+            if let Some(dir) = direction(d, shape.bs) {
+                keys.no_bw_bytes |= !d.contains_key("bw_bytes");
+                *slot = Some(dir);
+            }
+        }
+    }
+    // unified_rw_reporting: one "mixed" direction. It is a write or read figure only when
+    // the job does one direction.
+    if let Some(d) = obj.get("mixed").and_then(Value::as_object)
+        && let Some(dir) = direction(d, shape.bs)
+    {
+        match shape.rw {
+            Some(rw) if rw.writes() && !rw.reads() && m.write.is_none() => m.write = Some(dir),
+            Some(rw) if rw.reads() && !rw.writes() && m.read.is_none() => m.read = Some(dir),
+            _ => notes.push(format!(
+                "job '{name}': unified_rw_reporting mixes reads and writes into one figure; it was not used"
+            )),
+        }
+    }
+    m.sync = obj.get("sync").and_then(Value::as_object).and_then(syncs);
+    m
+}
+
+/// The syncs' latency, where the job issued any. fio 3.x leaves `sync.total_ios` at 0 although
+/// it counted the syncs: the latency object's N says how many there were.
+fn syncs(sync: &Map<String, Value>) -> Option<Latency> {
+    let n = sync
+        .get("lat_ns")
+        .and_then(Value::as_object)
+        .and_then(|l| l.get("N"))
+        .and_then(as_u64)
+        .unwrap_or(0);
+    let total = sync.get("total_ios").and_then(as_u64).unwrap_or(0).max(n);
+    if total > 0 {
+        latency(sync, "lat_ns", "lat", total)
+    } else {
+        None
     }
 }
 

@@ -189,6 +189,22 @@ pub struct FioOutput {
     pub command: Option<StatedCommand>,
 }
 
+impl FioOutput {
+    /// This output with the next fio run's of the same input after it: its jobs after these,
+    /// the first version and time stated, each note once.
+    pub(crate) fn followed_by(mut self, run: FioOutput) -> FioOutput {
+        self.fio_version = self.fio_version.or(run.fio_version);
+        self.timestamp = self.timestamp.or(run.timestamp);
+        self.jobs.extend(run.jobs);
+        for n in run.notes {
+            if !self.notes.contains(&n) {
+                self.notes.push(n);
+            }
+        }
+        self
+    }
+}
+
 /// How [`parse_with`] reads what an output leaves out.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ParseOptions {

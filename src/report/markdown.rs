@@ -11,12 +11,39 @@ use super::view::{self, Align, Emphasis, Outcome, Table};
 use super::view_node;
 
 pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
-    let p = &ev.policy;
-    let id = super::identity(ev);
+    let notes = view_node::notes(ev);
+    banner(ev, &notes, out)?;
+    policy_section(ev, out)?;
+    runs_section(ev, out)?;
+    table_section(
+        out,
+        "Rules",
+        view_node::rules_table(ev),
+        "The policy has no rules.",
+    )?;
+    if let Some(t) = view::days_table(ev) {
+        heading(&t, out)?;
+        table(&t, out)?;
+        writeln!(out)?;
+    }
+    evidence_section(&notes, out)?;
+    warnings_section(&notes, out)?;
+    writeln!(
+        out,
+        "<sub>iopscheck {}, generated {}</sub>",
+        crate::version::VERSION,
+        ev.generated.format("%Y-%m-%d %H:%M:%S UTC")
+    )?;
+    Ok(())
+}
+
+/// The title and the verdict with its reason; under them the test's shape and what keeps it
+/// from being the policy's.
+fn banner(ev: &Evaluation, notes: &view_node::Notes, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "# iopscheck: {} — {}",
-        esc(&p.name),
+        esc(&ev.policy.name),
         verdict_word(ev.verdict)
     )?;
     writeln!(out)?;
@@ -29,8 +56,6 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         esc(&ev.reason)
     )?;
     writeln!(out)?;
-    // The test's shape and what keeps it from being the policy's, under the banner.
-    let notes = view_node::notes(ev);
     let context = &notes.beside_verdict;
     if !ev.runs.is_empty() || !context.is_empty() {
         if !ev.runs.is_empty() {
@@ -41,7 +66,14 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         }
         writeln!(out)?;
     }
+    Ok(())
+}
 
+/// The policy, its source (a link where the address is safe), what was tested and how it was
+/// judged.
+fn policy_section(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
+    let p = &ev.policy;
+    let id = super::identity(ev);
     writeln!(out, "## Policy")?;
     writeln!(out)?;
     writeln!(out, "- **{}**: {}", esc(&p.name), esc(&p.description))?;
@@ -90,10 +122,12 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         p.aggregate.as_str(),
         view_node::strict_words(ev.strict)
     )?;
-    writeln!(out)?;
+    writeln!(out)
+}
 
-    // Past 200 runs the runs table has a row per day: said first, under the heading. The runs
-    // left out of the verdict follow, each with the reason.
+/// The runs: past 200 runs the table has a row per day, said first, under the heading. The
+/// runs left out of the verdict follow, each with the reason.
+fn runs_section(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "## Runs")?;
     writeln!(out)?;
     if let Some(note) = view::runs_note(ev) {
@@ -121,19 +155,11 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         table(&t, out)?;
         writeln!(out)?;
     }
-    table_section(
-        out,
-        "Rules",
-        view_node::rules_table(ev),
-        "The policy has no rules.",
-    )?;
+    Ok(())
+}
 
-    if let Some(t) = view::days_table(ev) {
-        heading(&t, out)?;
-        table(&t, out)?;
-        writeln!(out)?;
-    }
-
+/// What the verdict rests on, and how the test differed from the policy's, where it did.
+fn evidence_section(notes: &view_node::Notes, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "## Evidence")?;
     writeln!(out)?;
     writeln!(out, "{}", esc(&notes.evidence))?;
@@ -146,7 +172,10 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         }
         writeln!(out)?;
     }
+    Ok(())
+}
 
+fn warnings_section(notes: &view_node::Notes, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "## Warnings")?;
     writeln!(out)?;
     if notes.warnings.is_empty() {
@@ -155,14 +184,7 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     for w in &notes.warnings {
         writeln!(out, "- ⚠️ {}", esc(w))?;
     }
-    writeln!(out)?;
-    writeln!(
-        out,
-        "<sub>iopscheck {}, generated {}</sub>",
-        crate::version::VERSION,
-        ev.generated.format("%Y-%m-%d %H:%M:%S UTC")
-    )?;
-    Ok(())
+    writeln!(out)
 }
 
 /// A section of one view table: its heading, then the table, or `none` without one.

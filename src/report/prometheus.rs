@@ -115,144 +115,23 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         ("dir", &id.dir),
         ("engine", &id.engine),
     ]);
-
-    let mut verdict = Family::new(
-        "iopscheck_verdict",
-        "Verdict of the latest evaluation: 1 pass, 0 fail, NaN inconclusive (see iopscheck_verdict_state).",
-    );
-    let mut state = Family::new(
-        "iopscheck_verdict_state",
-        "1 for the verdict of the latest evaluation (pass, fail or inconclusive), 0 for the others.",
-    );
-    push_verdict(&mut verdict, &mut state, &base, ev.verdict);
-
-    let mut value = Family::new(
-        "iopscheck_rule_value",
-        "Aggregate (mean or median) of the rule's metric across the runs, in the metric's own unit.",
-    );
-    let mut latest = Family::new(
-        "iopscheck_rule_latest_day_value",
-        "Aggregate (mean or median) of the rule's metric across the latest calendar day's runs alone, in the metric's own unit.",
-    );
-    let mut threshold = Family::new(
-        "iopscheck_rule_threshold",
-        "Threshold of the rule, in the metric's own unit.",
-    );
-    let mut passed = Family::new(
-        "iopscheck_rule_passed",
-        "1 when the aggregate meets the rule's threshold, 0 when it misses it or the rule fails on its latest runs or a run's sustained level (JSON rules[].fails_on).",
-    );
-    let mut marginal = Family::new(
-        "iopscheck_rule_marginal",
-        "1 when the 95% confidence interval of the mean straddles the threshold: more runs could change the result.",
-    );
-    let mut seen: Vec<(String, &str, &str)> = Vec::new();
-    let mut duplicates = Vec::new();
-    for r in &ev.rules {
-        // Two rules with the same metric, operator and level would be the same series; the
-        // first one is exported and the others named in a comment.
-        let key = (r.metric.clone(), r.op.as_str(), r.level.as_str());
-        if seen.contains(&key) {
-            duplicates.push(format!("{} {} {}", r.metric, r.op.as_str(), r.threshold));
-            continue;
-        }
-        seen.push(key);
-        let l = base
-            .with("metric", &r.metric)
-            .with("op", r.op.as_str())
-            .with("level", r.level.as_str());
-        // A threshold the host facts cannot resolve has no value to export.
-        if r.resolved() {
-            threshold.push(&l, r.threshold);
-        }
-        if let Some(v) = r.value {
-            value.push(&l, v);
-        }
-        if let Some(d) = &r.latest_day {
-            latest.push(&l, d.value);
-        }
-        if let Some(p) = r.passed {
-            passed.push(&l, bool_value(p));
-        }
-        marginal.push(&l, bool_value(r.marginal));
-    }
-
-    let mut runs = Family::new("iopscheck_runs", "Number of runs judged.");
-    runs.push(&base, ev.evidence.runs as f64);
-    // Not "_days": a count of calendar dates, not a duration (promtool would ask for seconds).
-    let mut days = Family::new(
-        "iopscheck_run_dates",
-        "Number of distinct calendar dates (each run's local date) with judged runs.",
-    );
-    days.push(&base, ev.evidence.days as f64);
-    let mut runs_required = Family::new(
-        "iopscheck_runs_required",
-        "Runs the policy's evidence rule asks for before a report gives a verdict.",
-    );
-    runs_required.push(&base, f64::from(ev.evidence.min_runs));
-    let mut days_required = Family::new(
-        "iopscheck_run_dates_required",
-        "Distinct calendar dates with runs the policy's evidence rule asks for before a report gives a verdict.",
-    );
-    days_required.push(&base, f64::from(ev.evidence.min_days));
-    let mut enough = Family::new(
-        "iopscheck_evidence_sufficient",
-        "1 when the runs and days meet the policy's evidence rule.",
-    );
-    enough.push(&base, bool_value(ev.evidence.enough));
-    let mut last = Family::new(
-        "iopscheck_last_run_timestamp_seconds",
-        "Unix time of the latest run judged.",
-    );
-    if let Some(t) = ev.runs.iter().map(|r| r.timestamp).max() {
-        last.push(&base, t.timestamp_millis() as f64 / 1000.0);
-    }
-    let mut warnings = Family::new(
-        "iopscheck_warnings",
-        "Number of warnings about the evidence; their text is in the comments of this file.",
-    );
-    warnings.push(&base, ev.warnings.len() as f64);
-
-    // The sequential decision (--until-decided): its run count, error rates and bounds.
-    let mut seq_n = Family::new(
-        "iopscheck_sequential_runs",
-        "Runs in the sequential decision's current sequence (--until-decided).",
-    );
-    let mut seq_alpha = Family::new(
-        "iopscheck_sequential_alpha",
-        "The sequential decision's bound on the chance of a false pass.",
-    );
-    let mut seq_beta = Family::new(
-        "iopscheck_sequential_beta",
-        "The sequential decision's bound on the chance of a false fail.",
-    );
-    let mut seq_delta = Family::new(
-        "iopscheck_sequential_delta",
-        "The sequential decision's indifference zone around the threshold, a fraction.",
-    );
-    let mut seq_low = Family::new(
-        "iopscheck_sequential_lower_bound",
-        "Anytime-valid lower bound of the rule's mean, in the metric's own unit.",
-    );
-    let mut seq_high = Family::new(
-        "iopscheck_sequential_upper_bound",
-        "Anytime-valid upper bound of the rule's mean, in the metric's own unit.",
-    );
-    for d in &ev.sequential {
-        let l = base.with("metric", &d.metric).with("op", d.op.as_str());
-        seq_n.push(&l, d.sequence.n as f64);
-        seq_alpha.push(&l, d.sequence.alpha);
-        seq_beta.push(&l, d.sequence.beta);
-        seq_delta.push(&l, d.sequence.delta);
-        if let Some(v) = d.sequence.low {
-            seq_low.push(&l, v);
-        }
-        if let Some(v) = d.sequence.high {
-            seq_high.push(&l, v);
-        }
-    }
-
+    let rules = RuleFamilies::of(ev, &base);
     let mut s = String::new();
+    comments(ev, &rules.duplicates, &mut s);
+    let families = verdict_families(ev, &base)
+        .into_iter()
+        .chain(rules.families)
+        .chain(evidence_families(ev, &base))
+        .chain(sequential_families(ev, &base));
+    for f in families {
+        f.write(&mut s);
+    }
+    out.write_all(s.as_bytes())
+}
+
+/// The comments that open the file: the verdict and its reason, what stands beside it
+/// (deviations, caveats, runs not counted), the warnings, and the rules not exported.
+fn comments(ev: &Evaluation, duplicates: &[String], s: &mut String) {
     let _ = writeln!(
         s,
         "# iopscheck {}: policy {}, verdict {} {}: {}",
@@ -262,47 +141,192 @@ pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
         comment_text(&ev.judged_on()),
         comment_text(&ev.reason)
     );
-    // What stands beside the verdict: deviations, caveats, runs not counted.
     for line in super::verdict_context(ev) {
         let _ = writeln!(s, "# {}", comment_text(&line));
     }
     for w in &ev.warnings {
         let _ = writeln!(s, "# warning: {}", comment_text(&w.to_string()));
     }
-    for d in &duplicates {
+    for d in duplicates {
         let _ = writeln!(
             s,
             "# not exported: rule {} repeats the metric, operator and level of an earlier rule",
             comment_text(d)
         );
     }
-    for f in [
-        &verdict,
-        &state,
-        &value,
-        &latest,
-        &threshold,
-        &passed,
-        &marginal,
-        &runs,
-        &days,
-        &runs_required,
-        &days_required,
-        &enough,
-        &last,
-        &warnings,
-    ] {
-        f.write(&mut s);
+}
+
+/// `iopscheck_verdict` and `iopscheck_verdict_state`.
+fn verdict_families(ev: &Evaluation, base: &Labels) -> [Family; 2] {
+    let mut verdict = Family::new(
+        "iopscheck_verdict",
+        "Verdict of the latest evaluation: 1 pass, 0 fail, NaN inconclusive (see iopscheck_verdict_state).",
+    );
+    let mut state = Family::new(
+        "iopscheck_verdict_state",
+        "1 for the verdict of the latest evaluation (pass, fail or inconclusive), 0 for the others.",
+    );
+    push_verdict(&mut verdict, &mut state, base, ev.verdict);
+    [verdict, state]
+}
+
+/// The rules' series, a sample a rule under its `metric`, `op` and `level`, and the rules
+/// left out because an earlier one has the same labels.
+struct RuleFamilies {
+    families: [Family; 5],
+    /// "metric op threshold" of each rule not exported.
+    duplicates: Vec<String>,
+}
+
+impl RuleFamilies {
+    fn of(ev: &Evaluation, base: &Labels) -> RuleFamilies {
+        let mut value = Family::new(
+            "iopscheck_rule_value",
+            "Aggregate (mean or median) of the rule's metric across the runs, in the metric's own unit.",
+        );
+        let mut latest = Family::new(
+            "iopscheck_rule_latest_day_value",
+            "Aggregate (mean or median) of the rule's metric across the latest calendar day's runs alone, in the metric's own unit.",
+        );
+        let mut threshold = Family::new(
+            "iopscheck_rule_threshold",
+            "Threshold of the rule, in the metric's own unit.",
+        );
+        let mut passed = Family::new(
+            "iopscheck_rule_passed",
+            "1 when the aggregate meets the rule's threshold, 0 when it misses it or the rule fails on its latest runs or a run's sustained level (JSON rules[].fails_on).",
+        );
+        let mut marginal = Family::new(
+            "iopscheck_rule_marginal",
+            "1 when the 95% confidence interval of the mean straddles the threshold: more runs could change the result.",
+        );
+        let mut seen: Vec<(String, &str, &str)> = Vec::new();
+        let mut duplicates = Vec::new();
+        for r in &ev.rules {
+            // Two rules with the same metric, operator and level would be the same series; the
+            // first one is exported and the others named in a comment.
+            let key = (r.metric.clone(), r.op.as_str(), r.level.as_str());
+            if seen.contains(&key) {
+                duplicates.push(format!("{} {} {}", r.metric, r.op.as_str(), r.threshold));
+                continue;
+            }
+            seen.push(key);
+            let l = base
+                .with("metric", &r.metric)
+                .with("op", r.op.as_str())
+                .with("level", r.level.as_str());
+            // A threshold the host facts cannot resolve has no value to export.
+            if r.resolved() {
+                threshold.push(&l, r.threshold);
+            }
+            if let Some(v) = r.value {
+                value.push(&l, v);
+            }
+            if let Some(d) = &r.latest_day {
+                latest.push(&l, d.value);
+            }
+            if let Some(p) = r.passed {
+                passed.push(&l, bool_value(p));
+            }
+            marginal.push(&l, bool_value(r.marginal));
+        }
+        RuleFamilies {
+            families: [value, latest, threshold, passed, marginal],
+            duplicates,
+        }
     }
-    for f in [
-        &seq_n, &seq_alpha, &seq_beta, &seq_delta, &seq_low, &seq_high,
+}
+
+/// The evidence: runs and dates judged and required, whether they suffice, the latest run's
+/// time and the number of warnings.
+fn evidence_families(ev: &Evaluation, base: &Labels) -> [Family; 7] {
+    let mut runs = Family::new("iopscheck_runs", "Number of runs judged.");
+    runs.push(base, ev.evidence.runs as f64);
+    // Not "_days": a count of calendar dates, not a duration (promtool would ask for seconds).
+    let mut days = Family::new(
+        "iopscheck_run_dates",
+        "Number of distinct calendar dates (each run's local date) with judged runs.",
+    );
+    days.push(base, ev.evidence.days as f64);
+    let mut runs_required = Family::new(
+        "iopscheck_runs_required",
+        "Runs the policy's evidence rule asks for before a report gives a verdict.",
+    );
+    runs_required.push(base, f64::from(ev.evidence.min_runs));
+    let mut days_required = Family::new(
+        "iopscheck_run_dates_required",
+        "Distinct calendar dates with runs the policy's evidence rule asks for before a report gives a verdict.",
+    );
+    days_required.push(base, f64::from(ev.evidence.min_days));
+    let mut enough = Family::new(
+        "iopscheck_evidence_sufficient",
+        "1 when the runs and days meet the policy's evidence rule.",
+    );
+    enough.push(base, bool_value(ev.evidence.enough));
+    let mut last = Family::new(
+        "iopscheck_last_run_timestamp_seconds",
+        "Unix time of the latest run judged.",
+    );
+    if let Some(t) = ev.runs.iter().map(|r| r.timestamp).max() {
+        last.push(base, t.timestamp_millis() as f64 / 1000.0);
+    }
+    let mut warnings = Family::new(
+        "iopscheck_warnings",
+        "Number of warnings about the evidence; their text is in the comments of this file.",
+    );
+    warnings.push(base, ev.warnings.len() as f64);
+    [
+        runs,
+        days,
+        runs_required,
+        days_required,
+        enough,
+        last,
+        warnings,
     ]
-    .into_iter()
-    .filter(|_| !ev.sequential.is_empty())
-    {
-        f.write(&mut s);
+}
+
+/// The sequential decision (--until-decided): its run count, error rates and bounds, a sample
+/// a decision under its `metric` and `op`; no samples (so nothing written) without one.
+fn sequential_families(ev: &Evaluation, base: &Labels) -> [Family; 6] {
+    let mut n = Family::new(
+        "iopscheck_sequential_runs",
+        "Runs in the sequential decision's current sequence (--until-decided).",
+    );
+    let mut alpha = Family::new(
+        "iopscheck_sequential_alpha",
+        "The sequential decision's bound on the chance of a false pass.",
+    );
+    let mut beta = Family::new(
+        "iopscheck_sequential_beta",
+        "The sequential decision's bound on the chance of a false fail.",
+    );
+    let mut delta = Family::new(
+        "iopscheck_sequential_delta",
+        "The sequential decision's indifference zone around the threshold, a fraction.",
+    );
+    let mut low = Family::new(
+        "iopscheck_sequential_lower_bound",
+        "Anytime-valid lower bound of the rule's mean, in the metric's own unit.",
+    );
+    let mut high = Family::new(
+        "iopscheck_sequential_upper_bound",
+        "Anytime-valid upper bound of the rule's mean, in the metric's own unit.",
+    );
+    for d in &ev.sequential {
+        let l = base.with("metric", &d.metric).with("op", d.op.as_str());
+        n.push(&l, d.sequence.n as f64);
+        alpha.push(&l, d.sequence.alpha);
+        beta.push(&l, d.sequence.beta);
+        delta.push(&l, d.sequence.delta);
+        if let Some(v) = d.sequence.low {
+            low.push(&l, v);
+        }
+        if let Some(v) = d.sequence.high {
+            high.push(&l, v);
+        }
     }
-    out.write_all(s.as_bytes())
+    [n, alpha, beta, delta, low, high]
 }
 
 /// The verdict as a gauge: 1 pass, 0 fail, NaN inconclusive.

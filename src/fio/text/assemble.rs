@@ -2,6 +2,8 @@
 //! the run, `Starting N processes`, the laid-out size, the `issued` sync count) and
 //! measurement, and the notes on what the text does not prove.
 
+use chrono::{DateTime, FixedOffset};
+
 use super::date::{local_time, parse_ctime};
 use super::fields::DdirLine;
 use super::fields::PreHeader;
@@ -13,11 +15,54 @@ use crate::fio::{FioFormat, FioJob, FioOutput, ParseError};
 use crate::job::JobShape;
 use crate::measure::{BwBasis, DirectionStats, Latency, Measurement};
 
+/// What the directions read say about the whole text, gathered over its blocks for the
+/// closing notes.
+#[derive(Default)]
+struct Caveats {
+    /// A direction without an `issued` line: its I/O count is IOPS × runtime.
+    estimated: bool,
+    /// A figure printed with a fraction.
+    fraction: bool,
+    /// A direction in the layout of fio before 2.20.
+    old_layout: bool,
+}
+
 impl State {
     pub(super) fn finish(self, mut notes: Vec<String>) -> Result<FioOutput, ParseError> {
-        // DirectionStats markers whose figures could not be read: an error when nothing else could
+        // Direction lines whose figures could not be read: an error when nothing else could
         // be read, else a warning naming each.
+        let unreadable = self.unreadable_lines();
         let readable = self.blocks.iter().any(|b| !b.dirs.is_empty());
+        if !readable && let Some(first) = unreadable.first() {
+            return Err(ParseError::Unreadable(first.clone()));
+        }
+        notes.extend(unreadable);
+        notes.extend(self.summaries_without_blocks());
+        let (timestamp, zone_note) = match self.date() {
+            Some((t, note)) => (Some(t), Some(note)),
+            None => (None, None),
+        };
+        let mut caveats = Caveats::default();
+        let mut jobs = Vec::new();
+        for b in &self.blocks {
+            let mut job = self.job(b, &mut caveats, &mut notes);
+            job.timestamp = timestamp;
+            jobs.push(job);
+        }
+        notes.extend(self.closing_notes(&caveats, zone_note));
+        Ok(FioOutput {
+            format: FioFormat::Text,
+            fio_version: self.version,
+            timestamp,
+            jobs,
+            notes,
+            command: None,
+        })
+    }
+
+    /// A line each for the result lines whose figures could not be read, in a job block or
+    /// outside any.
+    fn unreadable_lines(&self) -> Vec<String> {
         let mut unreadable: Vec<String> = Vec::new();
         for b in &self.blocks {
             for (kind, no, text) in &b.unreadable {
@@ -41,10 +86,13 @@ impl State {
                 shorten(text)
             ));
         }
-        if !readable && let Some(first) = unreadable.first() {
-            return Err(ParseError::Unreadable(first.clone()));
-        }
-        notes.extend(unreadable);
+        unreadable
+    }
+
+    /// A note for each direction a group's summary shows that none of the group's job blocks
+    /// has a line for: its figures are missing.
+    fn summaries_without_blocks(&self) -> Vec<String> {
+        let mut notes = Vec::new();
         for (g, kind, no) in &self.summary_kinds {
             let in_group = |b: &&Block| b.groupid == *g;
             let blocks: Vec<&Block> = self.blocks.iter().filter(in_group).collect();
@@ -60,163 +108,136 @@ impl State {
                 ));
             }
         }
-        let single_pre = self.pre.len() == 1;
-        let mut timestamp = None;
-        let mut zone_note = None;
-        let mut estimated = false;
-        let mut fraction = false;
-        let mut old_layout = false;
-        let mut jobs = Vec::new();
-        let version = self.version.as_deref().and_then(version_tuple);
-        let same_name = |name: &str| self.blocks.iter().filter(|b| b.name == name).count();
-        for b in &self.blocks {
-            let base = host_tag(&b.name).map_or(b.name.as_str(), |(_, r)| r);
-            let pre = self
-                .pre
-                .iter()
-                .find(|p| p.name == base && p.group == b.groupid)
-                .or_else(|| self.pre.iter().find(|p| p.name == base));
-            let numjobs = if b.jobs > 1 {
-                Some(b.jobs)
-            } else {
-                match pre {
-                    Some(p) if !p.cloned => Some(1),
-                    Some(_) if single_pre => self.started,
-                    Some(_) => None,
-                    // no header line and no "Starting" line: the block's own `jobs=1`, when
-                    // no other block has its name (numjobs clones without group_reporting
-                    // print one block each) and the output is not cut
-                    None if self.started.is_none()
-                        && self.group_lines
-                        && same_name(&b.name) == 1 =>
-                    {
-                        Some(1)
-                    }
-                    None => None,
-                }
-            };
-            // group_reporting over several job definitions: no one shape
-            let definitions = group_definitions(&self.pre, b.groupid);
-            let mixed = (b.jobs > 1 && definitions.len() > 1).then(|| {
-                format!(
-                    "group_reporting over {} job definitions ({}): its figures mix them",
-                    definitions.len(),
-                    definitions.join("; ")
-                )
-            });
-            let mut shape = JobShape {
-                rw: pre.and_then(|p| p.rw),
-                bs: pre.and_then(|p| p.bs),
-                ioengine: pre.and_then(|p| p.ioengine.clone()),
-                iodepth: pre.and_then(|p| p.iodepth),
-                numjobs,
-                size: self
-                    .laid_out
-                    .iter()
-                    .find(|(n, _)| n == base)
-                    .map(|(_, s)| *s),
-                ..JobShape::default()
-            };
-            if mixed.is_some() {
-                let group: Vec<&PreHeader> =
-                    self.pre.iter().filter(|p| p.group == b.groupid).collect();
-                let all_same =
-                    |f: &dyn Fn(&PreHeader) -> String| group.windows(2).all(|w| f(w[0]) == f(w[1]));
-                if !all_same(&|p| format!("{:?}", p.rw)) {
-                    shape.rw = None;
-                }
-                if !all_same(&|p| format!("{:?}", p.bs)) {
-                    shape.bs = None;
-                }
-                if !all_same(&|p| format!("{:?}", p.ioengine)) {
-                    shape.ioengine = None;
-                }
-                if !all_same(&|p| format!("{:?}", p.iodepth)) {
-                    shape.iodepth = None;
-                }
-                if !all_same(&|p| format!("{:?}", self.laid_out.iter().find(|(n, _)| *n == p.name)))
-                {
-                    shape.size = None;
-                }
-            }
-            shape.end_fsync = end_fsync_from_issued(version, b, &shape);
-            if timestamp.is_none()
-                && let Some(d) = &b.date
-                && let Some(naive) = parse_ctime(d)
-            {
-                let local = local_time(naive);
-                zone_note = Some(format!(
-                    "the text's date '{}' has no time zone; it was read as this machine's local time (UTC{})",
-                    d.split_whitespace().take(5).collect::<Vec<_>>().join(" "),
-                    local.format("%:z")
-                ));
-                timestamp = Some(local);
-            }
-            let mut m = Measurement {
-                bs: shape.bs,
-                cpu_usr_pct: b.usr,
-                cpu_sys_pct: b.sys,
-                sync: b.sync.clone().map(|mut s| {
-                    s.n = b.issued.map_or(0, |i| i[3]);
-                    s.percentiles.sort_by(|a, c| a.0.total_cmp(&c.0));
-                    s
-                }),
-                ..Measurement::default()
-            };
-            for d in b.dirs.clone() {
-                fraction |= d.fraction;
-                old_layout |= d.old_layout;
-                if let Some(msg) = &d.mismatch {
-                    notes.push(format!("job '{}': {msg}", b.name));
-                }
-                let issued = b.issued.map(|i| match d.kind {
-                    Ddir::Read => i[0],
-                    Ddir::Write => i[1],
-                    Ddir::Trim => i[2],
-                    Ddir::Mixed => i[..3].iter().fold(0u64, |a, &x| a.saturating_add(x)),
-                });
-                estimated |= issued.is_none();
-                let kind = d.kind;
-                let dir = into_direction(d, issued);
-                match kind {
-                    Ddir::Read => m.read = Some(dir),
-                    Ddir::Write => m.write = Some(dir),
-                    Ddir::Trim => {}
-                    Ddir::Mixed => match shape.rw {
-                        Some(rw) if rw.writes() && !rw.reads() => m.write = Some(dir),
-                        Some(rw) if rw.reads() && !rw.writes() => m.read = Some(dir),
-                        _ => notes.push(format!(
-                            "job '{}': unified_rw_reporting mixes reads and writes into one figure; it was not used",
-                            b.name
-                        )),
-                    },
-                }
-            }
-            let mut job = FioJob::new(b.name.clone(), b.groupid, shape, m, b.err);
-            job.mixed = mixed;
-            job.error_text = b.err_text.clone();
-            job.place = format!("line {}", b.line);
-            job.process = b.pid.map(|p| format!("pid={p}"));
-            job.grouped = self.status_groups.contains(&b.groupid);
-            jobs.push(job);
-        }
-        for j in &mut jobs {
-            j.timestamp = timestamp;
-        }
+        notes
+    }
 
-        notes.push(format!(
+    /// The first job block's date that reads, as this machine's local time, with the note
+    /// that says so.
+    fn date(&self) -> Option<(DateTime<FixedOffset>, String)> {
+        self.blocks.iter().find_map(|b| {
+            let d = b.date.as_ref()?;
+            let local = local_time(parse_ctime(d)?);
+            let note = format!(
+                "the text's date '{}' has no time zone; it was read as this machine's local time (UTC{})",
+                d.split_whitespace().take(5).collect::<Vec<_>>().join(" "),
+                local.format("%:z")
+            );
+            Some((local, note))
+        })
+    }
+
+    /// The job of block `b`: its shape and its measurement.
+    fn job(&self, b: &Block, caveats: &mut Caveats, notes: &mut Vec<String>) -> FioJob {
+        let base = host_tag(&b.name).map_or(b.name.as_str(), |(_, r)| r);
+        let pre = self
+            .pre
+            .iter()
+            .find(|p| p.name == base && p.group == b.groupid)
+            .or_else(|| self.pre.iter().find(|p| p.name == base));
+        // group_reporting over several job definitions: no one shape
+        let definitions = group_definitions(&self.pre, b.groupid);
+        let mixed = (b.jobs > 1 && definitions.len() > 1).then(|| {
+            format!(
+                "group_reporting over {} job definitions ({}): its figures mix them",
+                definitions.len(),
+                definitions.join("; ")
+            )
+        });
+        let mut shape = JobShape {
+            rw: pre.and_then(|p| p.rw),
+            bs: pre.and_then(|p| p.bs),
+            ioengine: pre.and_then(|p| p.ioengine.clone()),
+            iodepth: pre.and_then(|p| p.iodepth),
+            numjobs: self.numjobs(b, pre),
+            size: self.laid_out_size(base),
+            ..JobShape::default()
+        };
+        if mixed.is_some() {
+            self.keep_what_the_definitions_share(b.groupid, &mut shape);
+        }
+        let version = self.version.as_deref().and_then(version_tuple);
+        shape.end_fsync = end_fsync_from_issued(version, b, &shape);
+        let m = measurement(b, &shape, caveats, notes);
+        let mut job = FioJob::new(b.name.clone(), b.groupid, shape, m, b.err);
+        job.mixed = mixed;
+        job.error_text = b.err_text.clone();
+        job.place = format!("line {}", b.line);
+        job.process = b.pid.map(|p| format!("pid={p}"));
+        job.grouped = self.status_groups.contains(&b.groupid);
+        job
+    }
+
+    /// The block's count of jobs: its own `jobs=N` past 1, else what the header line before
+    /// the run (`pre`) and the `Starting N processes` line prove.
+    fn numjobs(&self, b: &Block, pre: Option<&PreHeader>) -> Option<u32> {
+        if b.jobs > 1 {
+            return Some(b.jobs);
+        }
+        match pre {
+            Some(p) if !p.cloned => Some(1),
+            Some(_) if self.pre.len() == 1 => self.started,
+            Some(_) => None,
+            // no header line and no "Starting" line: the block's own `jobs=1`, when
+            // no other block has its name (numjobs clones without group_reporting
+            // print one block each) and the output is not cut
+            None if self.started.is_none()
+                && self.group_lines
+                && self.blocks.iter().filter(|x| x.name == b.name).count() == 1 =>
+            {
+                Some(1)
+            }
+            None => None,
+        }
+    }
+
+    /// The size fio laid out for the job named `name`.
+    fn laid_out_size(&self, name: &str) -> Option<u64> {
+        self.laid_out
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| *s)
+    }
+
+    /// A group reported over several job definitions: each field of the shape only where
+    /// every definition of the group has the same.
+    fn keep_what_the_definitions_share(&self, group: u32, shape: &mut JobShape) {
+        let group: Vec<&PreHeader> = self.pre.iter().filter(|p| p.group == group).collect();
+        let all_same =
+            |f: &dyn Fn(&PreHeader) -> String| group.windows(2).all(|w| f(w[0]) == f(w[1]));
+        if !all_same(&|p| format!("{:?}", p.rw)) {
+            shape.rw = None;
+        }
+        if !all_same(&|p| format!("{:?}", p.bs)) {
+            shape.bs = None;
+        }
+        if !all_same(&|p| format!("{:?}", p.ioengine)) {
+            shape.ioengine = None;
+        }
+        if !all_same(&|p| format!("{:?}", p.iodepth)) {
+            shape.iodepth = None;
+        }
+        if !all_same(&|p| format!("{:?}", self.laid_out.iter().find(|(n, _)| *n == p.name))) {
+            shape.size = None;
+        }
+    }
+
+    /// The notes that close a text's reading: the figures' precision and where the I/O counts
+    /// come from, the date's zone, an interruption, fio's errors, a missing summary and terse
+    /// lines passed over.
+    fn closing_notes(&self, caveats: &Caveats, zone_note: Option<String>) -> Vec<String> {
+        let mut notes = vec![format!(
             "text output: bandwidth and IOPS are the figures fio printed (3–4 significant digits); I/O counts {}",
-            if estimated {
+            if caveats.estimated {
                 "are estimated as IOPS × runtime where fio printed no 'issued' line"
             } else {
                 "come from fio's 'issued' lines"
             }
-        ));
+        )];
         let before_2_20 = match self.version.as_deref().and_then(version_tuple) {
             Some(v) => v < (2, 20),
-            None => old_layout,
+            None => caveats.old_layout,
         };
-        if fraction && before_2_20 {
+        if caveats.fraction && before_2_20 {
             notes.push(
                 "fio before 2.20 printed fractions with an unreliable last digit (e.g. 35.1GiB/s for 35.9); treat decimals in this output with care".into(),
             );
@@ -242,15 +263,59 @@ impl State {
         if self.extra_terse {
             notes.push("terse lines in the same output were ignored".into());
         }
-        Ok(FioOutput {
-            format: FioFormat::Text,
-            fio_version: self.version,
-            timestamp,
-            jobs,
-            notes,
-            command: None,
-        })
+        notes
     }
+}
+
+/// Block `b`'s measurement: CPU, syncs and each direction it printed (a mixed one,
+/// `unified_rw_reporting`, only where the job does one kind of I/O).
+fn measurement(
+    b: &Block,
+    shape: &JobShape,
+    caveats: &mut Caveats,
+    notes: &mut Vec<String>,
+) -> Measurement {
+    let mut m = Measurement {
+        bs: shape.bs,
+        cpu_usr_pct: b.usr,
+        cpu_sys_pct: b.sys,
+        sync: b.sync.clone().map(|mut s| {
+            s.n = b.issued.map_or(0, |i| i[3]);
+            s.percentiles.sort_by(|a, c| a.0.total_cmp(&c.0));
+            s
+        }),
+        ..Measurement::default()
+    };
+    for d in b.dirs.clone() {
+        caveats.fraction |= d.fraction;
+        caveats.old_layout |= d.old_layout;
+        if let Some(msg) = &d.mismatch {
+            notes.push(format!("job '{}': {msg}", b.name));
+        }
+        let issued = b.issued.map(|i| match d.kind {
+            Ddir::Read => i[0],
+            Ddir::Write => i[1],
+            Ddir::Trim => i[2],
+            Ddir::Mixed => i[..3].iter().fold(0u64, |a, &x| a.saturating_add(x)),
+        });
+        caveats.estimated |= issued.is_none();
+        let kind = d.kind;
+        let dir = into_direction(d, issued);
+        match kind {
+            Ddir::Read => m.read = Some(dir),
+            Ddir::Write => m.write = Some(dir),
+            Ddir::Trim => {}
+            Ddir::Mixed => match shape.rw {
+                Some(rw) if rw.writes() && !rw.reads() => m.write = Some(dir),
+                Some(rw) if rw.reads() && !rw.writes() => m.read = Some(dir),
+                _ => notes.push(format!(
+                    "job '{}': unified_rw_reporting mixes reads and writes into one figure; it was not used",
+                    b.name
+                )),
+            },
+        }
+    }
+    m
 }
 
 /// The job definitions (`rw bs engine depth`) that the header lines give a group, distinct.

@@ -132,17 +132,7 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
         }
         out = Some(match out {
             None => run,
-            Some(mut all) => {
-                all.fio_version = all.fio_version.or(run.fio_version);
-                all.timestamp = all.timestamp.or(run.timestamp);
-                all.jobs.extend(run.jobs);
-                for n in run.notes {
-                    if !all.notes.contains(&n) {
-                        all.notes.push(n);
-                    }
-                }
-                all
-            }
+            Some(all) => all.followed_by(run),
         });
     }
     let Some(mut out) = out else {

@@ -315,7 +315,6 @@ fn hline(
     b
 }
 
-/// The shaded side of the threshold that meets it.
 /// The class of a figure drawn against `rule` on a test that deviates by `standing`
 /// (`report::view::judge_on`): "pass" or "fail" on the policy's test, "fail" on a test that
 /// only flatters, else "unjudged", drawn in no verdict's colour.
