@@ -856,4 +856,86 @@ pub(crate) mod tests {
         assert_eq!(judged(&[node("a", "/d", Some(5.0))]).passed, None);
         assert_eq!(judged(&[node("a", "/d", None)]).passed, None);
     }
+
+    /// What a fleet rule says in each case, word for word: the text every format carries.
+    #[test]
+    fn a_fleet_rule_says_each_case_in_the_nodes_terms() {
+        let rule = crate::policy::FleetRule {
+            metric: "total_iops".into(),
+            max_over_min: 1.1,
+            level: crate::policy::Level::Fail,
+            note: None,
+        };
+        let node = |host: &str, v: Option<f64>| {
+            let mut r = row(host, Verdict::Pass, 0.0);
+            r.figures = v
+                .map(|v| ("total_iops".to_string(), v))
+                .into_iter()
+                .collect();
+            r
+        };
+        let sets: Vec<Vec<NodeRow>> = vec![
+            vec![node("a", Some(1000.0)), node("b", Some(1050.0))],
+            vec![node("a", Some(1000.0)), node("b", Some(2000.0))],
+            vec![node("a", Some(1000.0)), node("b", Some(0.0))],
+            vec![
+                node("a", Some(1000.0)),
+                node("b", Some(1050.0)),
+                node("c", None),
+            ],
+            vec![
+                node("a", Some(1000.0)),
+                node("b", Some(2000.0)),
+                node("c", None),
+            ],
+            vec![node("a", Some(1000.0))],
+            vec![node("a", Some(1000.0)), node("c", None)],
+            vec![node("a", None)],
+        ];
+        let said: Vec<(Option<bool>, String)> = sets
+            .iter()
+            .map(|s| {
+                let r = judge_fleet_rule(&rule, s);
+                (r.passed, r.text)
+            })
+            .collect();
+        let expected: &[(Option<bool>, &str)] = &[
+            (
+                Some(true),
+                "fleet rule total_iops: max/min across nodes ≤ 1.1: meets it, max/min 1.05 (b 1050 IOPS / a 1000 IOPS)",
+            ),
+            (
+                Some(false),
+                "fleet rule total_iops: max/min across nodes ≤ 1.1: fails, max/min 2 (b 2000 IOPS / a 1000 IOPS) exceeds it",
+            ),
+            (
+                Some(false),
+                "fleet rule total_iops: max/min across nodes ≤ 1.1: fails, max/min +Inf (a 1000 IOPS / b 0 IOPS) exceeds it",
+            ),
+            (
+                None,
+                "fleet rule total_iops: max/min across nodes ≤ 1.1: cannot be judged over every node: max/min 1.05 (b 1050 IOPS / a 1000 IOPS) so far; not measured on c",
+            ),
+            (
+                Some(false),
+                "fleet rule total_iops: max/min across nodes ≤ 1.1: fails, max/min 2 (b 2000 IOPS / a 1000 IOPS) exceeds it; not measured on c",
+            ),
+            (
+                None,
+                "fleet rule total_iops: max/min across nodes ≤ 1.1: cannot be judged on one node; give every node's results to compare them",
+            ),
+            (
+                None,
+                "fleet rule total_iops: max/min across nodes ≤ 1.1: cannot be judged: fewer than two nodes measured it; not measured on c",
+            ),
+            (
+                None,
+                "fleet rule total_iops: max/min across nodes ≤ 1.1: cannot be judged: fewer than two nodes measured it; not measured on a",
+            ),
+        ];
+        assert_eq!(said.len(), expected.len());
+        for (s, e) in said.iter().zip(expected) {
+            assert_eq!((s.0, s.1.as_str()), *e);
+        }
+    }
 }
