@@ -391,18 +391,21 @@ impl Fleet {
         self.apply_rules(results);
     }
 
+    /// The rules over the set that decide its verdict: those of level fail, and with
+    /// `--strict` those of level warn.
+    pub fn deciding_rules(&self) -> impl Iterator<Item = &FleetRuleResult> {
+        self.rules.iter().filter(|r| {
+            r.level == crate::policy::Level::Fail
+                || (self.strict && r.level == crate::policy::Level::Warn)
+        })
+    }
+
     /// Rules over the set already judged (a fleet's, or a device set's spread rules): their
     /// verdicts join the rows', as [`Fleet::judge_rules`] says.
     pub fn apply_rules(&mut self, results: Vec<FleetRuleResult>) {
-        use crate::policy::Level;
         self.rules = results;
-        let deciding = |r: &&FleetRuleResult| {
-            r.level == Level::Fail || (self.strict && r.level == Level::Warn)
-        };
         let verdicts: Vec<Verdict> = self
-            .rules
-            .iter()
-            .filter(deciding)
+            .deciding_rules()
             .map(|r| match r.passed {
                 Some(true) => Verdict::Pass,
                 Some(false) => Verdict::Fail,
@@ -416,9 +419,7 @@ impl Fleet {
         let nodes = self.verdict;
         self.verdict = Verdict::worst([nodes, rules_verdict]);
         let said: Vec<&str> = self
-            .rules
-            .iter()
-            .filter(deciding)
+            .deciding_rules()
             .filter(|r| r.passed != Some(true))
             .map(|r| r.text.as_str())
             .collect();
