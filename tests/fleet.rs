@@ -1675,3 +1675,67 @@ fn the_reply_says_what_fails_when_only_a_rule_over_the_fleet_does() {
         "{reply}"
     );
 }
+
+#[test]
+fn a_large_fleets_summary_is_one_line_under_200_characters_with_its_deciding_figure() {
+    let n = Nodes::new();
+    let mut files = Vec::new();
+    // Twelve nodes: eight pass, two fail (one further off), two have one day of runs.
+    for i in 0..12 {
+        let host = format!("storage-node-{i:02}");
+        let (days, mb_s) = match i {
+            3 => (2, 9.0),
+            7 => (2, 11.0),
+            5 | 9 => (1, 16.4),
+            _ => (2, 16.4),
+        };
+        files.push(n.history(&format!("{i}.jsonl"), &runs(&host, "/data", days, mb_s)));
+    }
+    let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let (code, v) = fleet_json(&paths, &[]);
+    assert_eq!(code, 1);
+    // The counts, the evidence and the reason alone are over 200 characters.
+    let long = format!(
+        "FAIL swimlane fleet: 12 nodes (8 pass, 2 fail, 2 inconclusive); {}; {}",
+        v["judged_on"].as_str().unwrap(),
+        v["reason"].as_str().unwrap()
+    );
+    assert!(long.chars().count() > 200, "{long}");
+    let (host, lowest) = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["verdict"] == "fail")
+        .map(|h| (h["host"].as_str().unwrap(), h["value"].as_f64().unwrap()))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+
+    let out = iopscheck()
+        .arg("fleet")
+        .args(&paths)
+        .args(["--format", "summary"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.strip_suffix('\n').unwrap();
+    assert!(!line.contains('\n'), "{text}");
+    assert!(
+        line.chars().count() < 200,
+        "{} {line}",
+        line.chars().count()
+    );
+    assert!(
+        line.starts_with("FAIL swimlane fleet: 12 nodes (8 pass, 2 fail, 2 inconclusive)"),
+        "{line}"
+    );
+    // The deciding figure once: the lowest failing node's, against the threshold.
+    let figure = iopscheck::testing::numbers::fmt_value(lowest);
+    assert!(
+        line.contains(&format!("{host} {figure} IOPS, needs ≥ 3000 IOPS")),
+        "{line}"
+    );
+    assert_eq!(line.matches(&figure).count(), 1, "{line}");
+    // And the one caveat that matters most: why the first undecided node is.
+    assert!(line.contains("; caveat: storage-node-05: "), "{line}");
+}

@@ -564,6 +564,33 @@ impl Fleet {
     /// their history", "the only node judged on its history"; with `--require-evidence`, that
     /// it applies.
     pub fn judged_on(&self) -> String {
+        let sitting = self
+            .rows
+            .iter()
+            .filter(|r| r.basis() == Basis::Sitting)
+            .count();
+        let mut s = self.judged_on_short();
+        if self.of_devices {
+            // One host's devices, all of this sitting or all of its history.
+            return s;
+        }
+        if self.require_evidence {
+            s.push_str(&format!(
+                " (--require-evidence: the policy's {} runs over {} days of every node)",
+                self.min_runs, self.min_days
+            ));
+        } else if sitting > 0 {
+            s.push_str(&format!(
+                " (the policy's rule of {} runs over {} days judges histories only; --require-evidence applies it to every node)",
+                self.min_runs, self.min_days
+            ));
+        }
+        s
+    }
+
+    /// Which evidence the nodes' verdicts are of, without the policy's rule of evidence: "5
+    /// nodes judged on one sitting each, 3 on their history".
+    pub fn judged_on_short(&self) -> String {
         let n = self.rows.len();
         let count = |b: Basis| self.rows.iter().filter(|r| r.basis() == b).count();
         let (sitting, history, nothing) = (
@@ -574,7 +601,7 @@ impl Fleet {
         let nouns = self.nouns();
         let (one, many) = (nouns.one, nouns.many);
         let nodes = |k: usize| nouns.of(k);
-        let mut s = if n == 0 {
+        if n == 0 {
             format!("no {many}")
         } else if sitting == n {
             match n {
@@ -607,23 +634,7 @@ impl Fleet {
                 parts.push(format!("{nothing} with nothing to judge"));
             }
             parts.join(", ")
-        };
-        if self.of_devices {
-            // One host's devices, all of this sitting or all of its history.
-            return s;
         }
-        if self.require_evidence {
-            s.push_str(&format!(
-                " (--require-evidence: the policy's {} runs over {} days of every node)",
-                self.min_runs, self.min_days
-            ));
-        } else if sitting > 0 {
-            s.push_str(&format!(
-                " (the policy's rule of {} runs over {} days judges histories only; --require-evidence applies it to every node)",
-                self.min_runs, self.min_days
-            ));
-        }
-        s
     }
 
     /// What the set and its rows are called, in every sentence of every format: a fleet's
