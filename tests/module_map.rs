@@ -43,16 +43,10 @@ const ALLOWED_LONG_FNS: &[(&str, &str)] = &[
         "the text reader's state machine, one arm per line kind",
     ),
     (
-        "fleet/judge.rs::input",
-        "one fleet input's classification; to be split",
-    ),
-    ("fleet/result.rs::rejudge", "to be split"),
-    (
         "report/chart/runs.rs::runs",
         "one chart's drawing in order; to be split",
     ),
     ("report/compare.rs::render", "to be split"),
-    ("report/fleet/table.rs::render", "to be split"),
     ("report/markdown.rs::render", "to be split"),
     ("report/prometheus.rs::render", "to be split"),
     (
