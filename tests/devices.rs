@@ -267,6 +267,15 @@ fn a_slower_drive_fails_its_rules_and_the_spread_and_alike_drives_pass() {
         "{reason}"
     );
     assert!(reason.contains(rig.b.dev.to_str().unwrap()), "{reason}");
+    // The failing drive is named under its own host: a host's name is never reworded
+    // ("node1" once read "device1", the set's words put over the fleet's).
+    assert!(
+        reason.contains(&format!(
+            "devices: 1 of 2 devices fails: node1 {}",
+            rig.b.dev.display()
+        )),
+        "{reason}"
+    );
 
     // One record per device per run, each naming its device; none of it written to a device.
     let lines = rig.env.history_lines();

@@ -1573,3 +1573,169 @@ fn a_warning_several_nodes_share_is_said_once_and_the_fleet_ends_with_its_counts
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Six runs of Confluent's test over two days on `host`, each measuring the metric of the
+/// policy's fleet rule (total IOPS) at `iops`: one broker's history.
+fn broker(n: &Nodes, host: &str, iops: f64) -> PathBuf {
+    let p = iopscheck::testing::policy::resolve("confluent")
+        .unwrap()
+        .policy;
+    let records: Vec<Record> = (0..6)
+        .map(|i| {
+            let mut r = rec(host, "/data", Duration::hours(30 - 5 * i), 1.0);
+            r.policy = p.name.clone();
+            r.job = p.job.shape();
+            r.engine = p.job.ioengine.to_string();
+            r.metrics = p.fleet.iter().map(|f| (f.metric.clone(), iops)).collect();
+            r
+        })
+        .collect();
+    n.history(&format!("{host}.jsonl"), &records)
+}
+
+fn confluent_fleet(files: &[&Path], format: &str) -> (i32, String) {
+    let out = iopscheck()
+        .args(["fleet", "--policy", "confluent", "--format", format])
+        .args(files)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn the_reply_says_what_fails_when_only_a_rule_over_the_fleet_does() {
+    let n = Nodes::new();
+    let bound = iopscheck::testing::policy::resolve("confluent")
+        .unwrap()
+        .policy
+        .fleet[0]
+        .max_over_min;
+    let a = broker(&n, "broker-a", 4000.0);
+    let b = broker(&n, "broker-b", 4000.0 * 1.02);
+    // further off than the bound allows: each broker passes alone, the fleet fails
+    let c = broker(&n, "broker-c", 4000.0 / (bound * 1.2));
+    let (code, v) = fleet_json(&[&a, &b, &c], &["--policy", "confluent"]);
+    assert_eq!((code, v["verdict"].as_str()), (1, Some("fail")), "{v}");
+    assert!(
+        v["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["verdict"] == "pass"),
+        "{v}"
+    );
+
+    let (code, reply) = confluent_fleet(&[&a, &b, &c], "reply");
+    assert_eq!(code, 1);
+    // No count of failing nodes where none fails, no empty list.
+    assert!(!reply.contains("0 do") && !reply.contains("()"), "{reply}");
+    assert!(
+        reply.starts_with("The nodes together do not meet Confluent's requirement."),
+        "{reply}"
+    );
+    assert!(
+        reply.contains("On its own, each of these meets it: broker-a, broker-b, broker-c."),
+        "{reply}"
+    );
+    // The rule that fails, with the two brokers furthest apart.
+    let rule = reply
+        .lines()
+        .find(|l| l.starts_with("Together they differ more than Confluent allows: "))
+        .unwrap_or_else(|| panic!("{reply}"));
+    assert!(
+        rule.contains("broker-b") && rule.contains("broker-c") && rule.contains("exceeds it"),
+        "{rule}"
+    );
+
+    // A failing broker besides: it is named, and the rule still said.
+    let slow = broker(&n, "broker-d", 0.0);
+    let (_, reply) = confluent_fleet(&[&a, &b, &slow], "reply");
+    assert!(!reply.contains("()"), "{reply}");
+    assert!(
+        reply.contains("Together they differ more than Confluent allows: "),
+        "{reply}"
+    );
+
+    // One broker alone: the rule cannot be judged, and nothing else is wrong.
+    let (code, reply) = confluent_fleet(&[&a], "reply");
+    assert_eq!(code, 3);
+    assert!(!reply.contains("0 of") && !reply.contains("()"), "{reply}");
+    assert!(
+        reply.starts_with(
+            "We cannot tell yet whether the nodes together meet Confluent's requirement."
+        ),
+        "{reply}"
+    );
+    assert!(
+        reply.contains("How alike they are cannot be judged yet: ")
+            && reply.contains("give every node's results"),
+        "{reply}"
+    );
+}
+
+#[test]
+fn a_large_fleets_summary_is_one_line_under_200_characters_with_its_deciding_figure() {
+    let n = Nodes::new();
+    let mut files = Vec::new();
+    // Twelve nodes: eight pass, two fail (one further off), two have one day of runs.
+    for i in 0..12 {
+        let host = format!("storage-node-{i:02}");
+        let (days, mb_s) = match i {
+            3 => (2, 9.0),
+            7 => (2, 11.0),
+            5 | 9 => (1, 16.4),
+            _ => (2, 16.4),
+        };
+        files.push(n.history(&format!("{i}.jsonl"), &runs(&host, "/data", days, mb_s)));
+    }
+    let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let (code, v) = fleet_json(&paths, &[]);
+    assert_eq!(code, 1);
+    // The counts, the evidence and the reason alone are over 200 characters.
+    let long = format!(
+        "FAIL swimlane fleet: 12 nodes (8 pass, 2 fail, 2 inconclusive); {}; {}",
+        v["judged_on"].as_str().unwrap(),
+        v["reason"].as_str().unwrap()
+    );
+    assert!(long.chars().count() > 200, "{long}");
+    let (host, lowest) = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["verdict"] == "fail")
+        .map(|h| (h["host"].as_str().unwrap(), h["value"].as_f64().unwrap()))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+
+    let out = iopscheck()
+        .arg("fleet")
+        .args(&paths)
+        .args(["--format", "summary"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.strip_suffix('\n').unwrap();
+    assert!(!line.contains('\n'), "{text}");
+    assert!(
+        line.chars().count() < 200,
+        "{} {line}",
+        line.chars().count()
+    );
+    assert!(
+        line.starts_with("FAIL swimlane fleet: 12 nodes (8 pass, 2 fail, 2 inconclusive)"),
+        "{line}"
+    );
+    // The deciding figure once: the lowest failing node's, against the threshold.
+    let figure = iopscheck::testing::numbers::fmt_value(lowest);
+    assert!(
+        line.contains(&format!("{host} {figure} IOPS, needs ≥ 3000 IOPS")),
+        "{line}"
+    );
+    assert_eq!(line.matches(&figure).count(), 1, "{line}");
+    // And the one caveat that matters most: why the first undecided node is.
+    assert!(line.contains("; caveat: storage-node-05: "), "{line}");
+}

@@ -419,9 +419,8 @@ pub fn device_set(
     scope: &str,
 ) -> Fleet {
     let rows: Vec<NodeRow> = evs.iter().map(|ev| row_of(ev, policy, scope)).collect();
-    let info = evaluate::evaluate(&[], policy, &Options::new(Scope::Report, now)).policy;
     let mut set = Fleet::new(
-        info,
+        evaluate::PolicyInfo::of(policy),
         DecidingRule::of(policy),
         since,
         rows,
@@ -429,12 +428,8 @@ pub fn device_set(
         strict,
         now,
     )
-    .with_evidence(policy.evidence.min_runs, policy.evidence.min_days, false);
-    set.of_devices = true;
-    set.reason = set
-        .reason
-        .replace("nodes", "devices")
-        .replace("node", "device");
+    .with_evidence(policy.evidence.min_runs, policy.evidence.min_days, false)
+    .for_devices();
     let results = policy
         .devices
         .iter()
@@ -442,7 +437,6 @@ pub fn device_set(
         .map(|r| crate::fleet::devices::judge(r, &set.rows))
         .collect();
     set.apply_rules(results);
-    set.reason = set.reason.replacen("; nodes: ", "; devices: ", 1);
     set
 }
 

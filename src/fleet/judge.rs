@@ -286,19 +286,7 @@ impl Judge<'_> {
                         stop.set(true);
                     }
                 }
-                Unit::Other { line, text } => {
-                    let text = String::from_utf8_lossy(text);
-                    passed.push(line, || {
-                        if text.contains("{\"schema_version\"") {
-                            format!(
-                                "a JSON object after text that is neither a `kubectl logs --prefix` prefix nor a `--timestamps` time, skipped: {}",
-                                shorten(&text)
-                            )
-                        } else {
-                            format!("not an iopscheck result, skipped: {}", shorten(&text))
-                        }
-                    });
-                }
+                Unit::Other { line, text } => passed.push(line, || other_line(text)),
                 Unit::Unread { first, last, why } => passed.push(first, || {
                     if first == last {
                         format!("skipped: {why}")
@@ -315,52 +303,56 @@ impl Judge<'_> {
         work.gathered = split.gathered;
         work.lines = split.lines;
         out.work = work;
+        let read = Read {
+            units,
+            results,
+            lone_objects,
+            prefixed: split.prefixed,
+            skipped: scanner.finish(),
+            passed,
+            fleets,
+            seen: seen.into_inner(),
+        };
+        self.conclude(name, stdin, out, read, grouping)
+    }
+
+    /// An input read to its end: refused if it holds nothing of a node, else its rows (its
+    /// history's evaluated per group) and the warnings about the file.
+    fn conclude(
+        &self,
+        name: &str,
+        stdin: bool,
+        mut out: NodeFile,
+        read: Read,
+        grouping: Grouping,
+    ) -> Result<NodeFile, InputError> {
         // The history reader's skipped lines and the lines passed over here, in line order.
-        let skipped = scanner.finish();
-        let total = skipped.len() + passed.total();
-        let mut named: Vec<(usize, String)> = skipped
+        let total = read.skipped.len() + read.passed.total();
+        let mut named: Vec<(usize, String)> = read
+            .skipped
             .into_iter()
             .take(SKIPPED_SHOWN)
             .map(|s| (s.line, format!("skipped: {}", s.reason)))
-            .chain(passed.first)
+            .chain(read.passed.first)
             .collect();
         named.sort_by_key(|(line, _)| *line);
         named.truncate(SKIPPED_SHOWN);
-        let seen = seen.into_inner();
+        let seen = read.seen;
 
-        if results == 0 && seen.heads == 0 {
-            if fleets.total() > 0 {
-                return Err(InputError::FleetResult);
-            }
-            if units == 0 && stdin {
-                return Err(InputError::Refused(
-                    "empty: no results or history records came in (did the command before the pipe print anything?)"
-                        .into(),
-                ));
-            }
-            if units == 0 {
+        if read.results == 0 && seen.heads == 0 {
+            if read.units == 0 && !stdin && read.fleets.total() == 0 {
                 // An empty history: a node that has not run yet.
                 out.rows.push(self.no_evidence(name, &seen));
                 return Ok(out);
             }
-            let first = named
-                .first()
-                .map(|(n, t)| format!(": line {n}: {t}"))
-                .unwrap_or_default();
-            if units == 1 && lone_objects == 1 {
-                return Err(InputError::Refused(
-                    "a JSON object that is neither an iopscheck result (`--format json`) nor a history record"
-                        .into(),
-                ));
-            }
-            if stdin || split.prefixed {
-                return Err(InputError::Refused(format!(
-                    "no iopscheck result or history record in it (the pods print theirs with `iopscheck run --format jsonl`){first}"
-                )));
-            }
-            return Err(InputError::Refused(format!(
-                "neither an iopscheck JSON result (`--format json`) nor a history (JSON Lines){first}"
-            )));
+            return Err(nothing_of_a_node(
+                stdin,
+                read.units,
+                read.lone_objects,
+                read.prefixed,
+                read.fleets.total(),
+                named.first(),
+            ));
         }
         if seen.heads > 0 {
             let evs = grouping.evaluate(self.policy, self.now, self.strict);
@@ -379,14 +371,14 @@ impl Judge<'_> {
                 total - SKIPPED_SHOWN
             ));
         }
-        for (line, _) in &fleets.first {
+        for (line, _) in &read.fleets.first {
             out.warnings
                 .push(format!("{name}:{line}: a fleet's result, left out"));
         }
-        if fleets.more > 0 {
+        if read.fleets.more > 0 {
             out.warnings.push(format!(
                 "{name}: {} more fleets' results left out",
-                fleets.more
+                read.fleets.more
             ));
         }
         Ok(out)
@@ -479,6 +471,77 @@ impl Judge<'_> {
             standing: None,
             figures: Default::default(),
         }
+    }
+}
+
+/// What reading an input found besides its rows, for [`Judge::conclude`].
+struct Read {
+    /// Objects and lines read.
+    units: usize,
+    /// Nodes' results among them.
+    results: usize,
+    /// Objects that are neither a result nor a record.
+    lone_objects: usize,
+    /// Its lines carried `kubectl logs` prefixes.
+    prefixed: bool,
+    /// Lines the history reader skipped.
+    skipped: Vec<history::Skipped>,
+    /// Lines passed over here.
+    passed: Passed,
+    /// Fleets' results, left out.
+    fleets: Passed,
+    seen: Seen,
+}
+
+/// Why an input with neither a node's result nor a history record gives no rows: it is a
+/// fleet's result, an empty stdin, a lone object of another kind, or something else (named
+/// by its first line passed over).
+fn nothing_of_a_node(
+    stdin: bool,
+    units: usize,
+    lone_objects: usize,
+    prefixed: bool,
+    fleets: usize,
+    first: Option<&(usize, String)>,
+) -> InputError {
+    if fleets > 0 {
+        return InputError::FleetResult;
+    }
+    if units == 0 {
+        return InputError::Refused(
+            "empty: no results or history records came in (did the command before the pipe print anything?)"
+                .into(),
+        );
+    }
+    let first = first
+        .map(|(n, t)| format!(": line {n}: {t}"))
+        .unwrap_or_default();
+    if units == 1 && lone_objects == 1 {
+        return InputError::Refused(
+            "a JSON object that is neither an iopscheck result (`--format json`) nor a history record"
+                .into(),
+        );
+    }
+    if stdin || prefixed {
+        return InputError::Refused(format!(
+            "no iopscheck result or history record in it (the pods print theirs with `iopscheck run --format jsonl`){first}"
+        ));
+    }
+    InputError::Refused(format!(
+        "neither an iopscheck JSON result (`--format json`) nor a history (JSON Lines){first}"
+    ))
+}
+
+/// A line passed over that is not a JSON object on its own: what it is, quoted short.
+fn other_line(text: &[u8]) -> String {
+    let text = String::from_utf8_lossy(text);
+    if text.contains("{\"schema_version\"") {
+        format!(
+            "a JSON object after text that is neither a `kubectl logs --prefix` prefix nor a `--timestamps` time, skipped: {}",
+            shorten(&text)
+        )
+    } else {
+        format!("not an iopscheck result, skipped: {}", shorten(&text))
     }
 }
 

@@ -10,6 +10,7 @@
 pub mod devices;
 mod judge;
 mod result;
+mod spread;
 pub mod stream;
 
 use std::collections::BTreeMap;
@@ -20,6 +21,38 @@ use crate::evaluate::{PolicyInfo, Verdict};
 use crate::policy::{Aggregate, Op, Policy};
 
 pub use judge::{InputError, Judge, cross_check};
+pub use spread::{FleetRuleResult, judge_fleet_rule};
+
+/// What a set and its members are called, in every sentence said of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Nouns {
+    /// The set: "fleet", "devices".
+    pub set: &'static str,
+    /// One member: "node", "device".
+    pub one: &'static str,
+    /// Members: "nodes", "devices".
+    pub many: &'static str,
+}
+
+impl Nouns {
+    /// A fleet of nodes.
+    pub const NODES: Nouns = Nouns {
+        set: "fleet",
+        one: "node",
+        many: "nodes",
+    };
+    /// One host's raw devices (`run --device`).
+    pub const DEVICES: Nouns = Nouns {
+        set: "devices",
+        one: "device",
+        many: "devices",
+    };
+
+    /// "node" for one, "nodes" for any other count.
+    pub fn of(self, n: usize) -> &'static str {
+        if n == 1 { self.one } else { self.many }
+    }
+}
 
 /// Where a row's verdict came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,110 +166,6 @@ pub fn fleet_figures(ev: &crate::evaluate::Evaluation, policy: &Policy) -> BTree
             Some((m.clone(), s.aggregate(policy.evidence.aggregate)))
         })
         .collect()
-}
-
-/// A rule over the fleet, judged: the spread of a metric's aggregates across the nodes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FleetRuleResult {
-    pub metric: String,
-    pub max_over_min: f64,
-    pub level: crate::policy::Level,
-    /// The largest node's figure over the smallest's, over the nodes that measured it.
-    pub ratio: Option<f64>,
-    /// None: it cannot be told (fewer than two nodes measured it, or some did not while the
-    /// others agree).
-    pub passed: Option<bool>,
-    /// "fleet rule total_iops: max/min 1.25 (node2 5,000 / node1 4,000 IOPS) exceeds 1.1"
-    pub text: String,
-}
-
-/// Judges a fleet rule over the rows. A spread already too wide among the nodes that measured
-/// the metric fails (more nodes can only widen it); a pass needs every node's figure.
-pub fn judge_fleet_rule(rule: &crate::policy::FleetRule, rows: &[NodeRow]) -> FleetRuleResult {
-    let unit = crate::metrics::unit(&rule.metric);
-    let figure = |v: f64| format!("{} {unit}", crate::numbers::fmt_precise(v));
-    // A host with several rows (directories, devices) is named with the directory.
-    let label = |r: &NodeRow| -> String {
-        if rows.iter().filter(|o| o.host == r.host).count() > 1 {
-            format!("{} {}", r.host, r.dir)
-        } else {
-            r.host.clone()
-        }
-    };
-    let measured: Vec<(String, f64)> = rows
-        .iter()
-        .filter_map(|r| r.figures.get(&rule.metric).map(|&v| (label(r), v)))
-        .collect();
-    let unmeasured: Vec<String> = rows
-        .iter()
-        .filter(|r| !r.figures.contains_key(&rule.metric))
-        .map(label)
-        .collect();
-    let head = format!(
-        "fleet rule {}: max/min across nodes ≤ {}",
-        rule.metric,
-        crate::numbers::fmt_precise(rule.max_over_min)
-    );
-    let largest = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-    let smallest = measured.iter().min_by(|a, b| a.1.total_cmp(&b.1));
-    let (ratio, spread) = match (largest, smallest) {
-        (Some(l), Some(s)) if measured.len() >= 2 => {
-            let ratio = if s.1 > 0.0 {
-                l.1 / s.1
-            } else if l.1 > 0.0 {
-                f64::INFINITY
-            } else {
-                1.0
-            };
-            (
-                Some(ratio),
-                format!(
-                    "max/min {} ({} {} / {} {})",
-                    crate::numbers::fmt_precise(ratio),
-                    l.0,
-                    figure(l.1),
-                    s.0,
-                    figure(s.1)
-                ),
-            )
-        }
-        _ => (None, String::new()),
-    };
-    let missing = if unmeasured.is_empty() {
-        String::new()
-    } else {
-        format!("; not measured on {}", unmeasured.join(", "))
-    };
-    let (passed, text) = match ratio {
-        Some(r) if r > rule.max_over_min => (
-            Some(false),
-            format!("{head}: fails, {spread} exceeds it{missing}"),
-        ),
-        Some(_) if unmeasured.is_empty() => (Some(true), format!("{head}: meets it, {spread}")),
-        Some(_) => (
-            None,
-            format!("{head}: cannot be judged over every node: {spread} so far{missing}"),
-        ),
-        // One node is alike only with itself: that says nothing of the brokers not given.
-        None if rows.len() == 1 && unmeasured.is_empty() => (
-            None,
-            format!(
-                "{head}: cannot be judged on one node; give every node's results to compare them"
-            ),
-        ),
-        None => (
-            None,
-            format!("{head}: cannot be judged: fewer than two nodes measured it{missing}"),
-        ),
-    };
-    FleetRuleResult {
-        metric: rule.metric.clone(),
-        max_over_min: rule.max_over_min,
-        level: rule.level,
-        ratio,
-        passed,
-        text,
-    }
 }
 
 impl NodeRow {
@@ -462,18 +391,21 @@ impl Fleet {
         self.apply_rules(results);
     }
 
+    /// The rules over the set that decide its verdict: those of level fail, and with
+    /// `--strict` those of level warn.
+    pub fn deciding_rules(&self) -> impl Iterator<Item = &FleetRuleResult> {
+        self.rules.iter().filter(|r| {
+            r.level == crate::policy::Level::Fail
+                || (self.strict && r.level == crate::policy::Level::Warn)
+        })
+    }
+
     /// Rules over the set already judged (a fleet's, or a device set's spread rules): their
     /// verdicts join the rows', as [`Fleet::judge_rules`] says.
     pub fn apply_rules(&mut self, results: Vec<FleetRuleResult>) {
-        use crate::policy::Level;
         self.rules = results;
-        let deciding = |r: &&FleetRuleResult| {
-            r.level == Level::Fail || (self.strict && r.level == Level::Warn)
-        };
         let verdicts: Vec<Verdict> = self
-            .rules
-            .iter()
-            .filter(deciding)
+            .deciding_rules()
             .map(|r| match r.passed {
                 Some(true) => Verdict::Pass,
                 Some(false) => Verdict::Fail,
@@ -487,14 +419,17 @@ impl Fleet {
         let nodes = self.verdict;
         self.verdict = Verdict::worst([nodes, rules_verdict]);
         let said: Vec<&str> = self
-            .rules
-            .iter()
-            .filter(deciding)
+            .deciding_rules()
             .filter(|r| r.passed != Some(true))
             .map(|r| r.text.as_str())
             .collect();
         if !said.is_empty() {
-            self.reason = format!("{}; nodes: {}", said.join("; "), self.reason);
+            self.reason = format!(
+                "{}; {}: {}",
+                said.join("; "),
+                self.nouns().many,
+                self.reason
+            );
         }
         for r in &self.rules {
             if !self.warnings.contains(&r.text) {
@@ -568,11 +503,12 @@ impl Fleet {
         c
     }
 
-    /// "2 of 3 nodes fail: node2, node3; every node must pass".
+    /// "2 of 3 nodes fail: node2, node3; every node must pass" (or devices, of one host's).
     fn explain(&self) -> String {
+        let Nouns { one, many, .. } = self.nouns();
         let n = self.rows.len();
         if n == 0 {
-            return "no nodes to judge: give the nodes' JSON results or history files".into();
+            return format!("no {many} to judge: give the {many}' JSON results or history files");
         }
         let names = |v: Verdict| -> String {
             let names: Vec<String> = self
@@ -593,15 +529,14 @@ impl Fleet {
             }
         };
         let c = self.counts();
-        let nodes = |k: usize| if k == 1 { "node" } else { "nodes" };
         match self.verdict {
-            Verdict::Pass if n == 1 => "the only node passes".into(),
-            Verdict::Pass => format!("all {n} nodes pass"),
+            Verdict::Pass if n == 1 => format!("the only {one} passes"),
+            Verdict::Pass => format!("all {n} {many} pass"),
             Verdict::Fail => {
                 let mut s = format!(
                     "{} of {n} {} {}: {}",
                     c.fail,
-                    nodes(n),
+                    self.nouns().of(n),
                     if c.fail == 1 { "fails" } else { "fail" },
                     names(Verdict::Fail)
                 );
@@ -612,13 +547,13 @@ impl Fleet {
                         names(Verdict::Inconclusive)
                     ));
                 }
-                s.push_str("; every node must pass");
+                s.push_str(&format!("; every {one} must pass"));
                 s
             }
             Verdict::Inconclusive => format!(
-                "{} of {n} {} {} inconclusive: {}; none fails, but every node must pass",
+                "{} of {n} {} {} inconclusive: {}; none fails, but every {one} must pass",
                 c.inconclusive,
-                nodes(n),
+                self.nouns().of(n),
                 if c.inconclusive == 1 { "is" } else { "are" },
                 names(Verdict::Inconclusive)
             ),
@@ -629,6 +564,33 @@ impl Fleet {
     /// their history", "the only node judged on its history"; with `--require-evidence`, that
     /// it applies.
     pub fn judged_on(&self) -> String {
+        let sitting = self
+            .rows
+            .iter()
+            .filter(|r| r.basis() == Basis::Sitting)
+            .count();
+        let mut s = self.judged_on_short();
+        if self.of_devices {
+            // One host's devices, all of this sitting or all of its history.
+            return s;
+        }
+        if self.require_evidence {
+            s.push_str(&format!(
+                " (--require-evidence: the policy's {} runs over {} days of every node)",
+                self.min_runs, self.min_days
+            ));
+        } else if sitting > 0 {
+            s.push_str(&format!(
+                " (the policy's rule of {} runs over {} days judges histories only; --require-evidence applies it to every node)",
+                self.min_runs, self.min_days
+            ));
+        }
+        s
+    }
+
+    /// Which evidence the nodes' verdicts are of, without the policy's rule of evidence: "5
+    /// nodes judged on one sitting each, 3 on their history".
+    pub fn judged_on_short(&self) -> String {
         let n = self.rows.len();
         let count = |b: Basis| self.rows.iter().filter(|r| r.basis() == b).count();
         let (sitting, history, nothing) = (
@@ -636,18 +598,20 @@ impl Fleet {
             count(Basis::History),
             count(Basis::Nothing),
         );
-        let nodes = |k: usize| if k == 1 { "node" } else { "nodes" };
-        let mut s = if n == 0 {
-            "no nodes".to_string()
+        let nouns = self.nouns();
+        let (one, many) = (nouns.one, nouns.many);
+        let nodes = |k: usize| nouns.of(k);
+        if n == 0 {
+            format!("no {many}")
         } else if sitting == n {
             match n {
-                1 => "the only node judged on one sitting".into(),
-                _ => format!("all {n} nodes judged on one sitting each"),
+                1 => format!("the only {one} judged on one sitting"),
+                _ => format!("all {n} {many} judged on one sitting each"),
             }
         } else if history == n {
             match n {
-                1 => "the only node judged on its history".into(),
-                _ => format!("all {n} nodes judged on their history"),
+                1 => format!("the only {one} judged on its history"),
+                _ => format!("all {n} {many} judged on their history"),
             }
         } else {
             let mut parts = Vec::new();
@@ -670,33 +634,25 @@ impl Fleet {
                 parts.push(format!("{nothing} with nothing to judge"));
             }
             parts.join(", ")
-        };
-        if self.of_devices {
-            // One host's devices, all of this sitting or all of its history.
-            return s.replace("nodes", "devices").replace("node", "device");
         }
-        if self.require_evidence {
-            s.push_str(&format!(
-                " (--require-evidence: the policy's {} runs over {} days of every node)",
-                self.min_runs, self.min_days
-            ));
-        } else if sitting > 0 {
-            s.push_str(&format!(
-                " (the policy's rule of {} runs over {} days judges histories only; --require-evidence applies it to every node)",
-                self.min_runs, self.min_days
-            ));
-        }
-        s
     }
 
-    /// What the set is and what a row is, as every format names them: ("fleet", "node"), or
-    /// ("devices", "device") for one host's raw devices.
-    pub fn nouns(&self) -> (&'static str, &'static str) {
+    /// What the set and its rows are called, in every sentence of every format: a fleet's
+    /// nodes, or one host's raw devices.
+    pub fn nouns(&self) -> Nouns {
         if self.of_devices {
-            ("devices", "device")
+            Nouns::DEVICES
         } else {
-            ("fleet", "node")
+            Nouns::NODES
         }
+    }
+
+    /// The set as one host's raw devices (`run --device`, `report` of a policy with
+    /// `devices`): its reason said again in their words.
+    pub fn for_devices(mut self) -> Fleet {
+        self.of_devices = true;
+        self.reason = self.explain();
+        self
     }
 
     /// "mean write_iops_formula" for column titles.

@@ -163,6 +163,24 @@ struct ReadRuns {
     other_policies: BTreeMap<String, usize>,
 }
 
+/// A result being judged again: what each of its rows is made with.
+struct Rejudged<'a> {
+    /// Where it is: "FILE" or "FILE:LINE".
+    at: &'a str,
+    claim: &'a Claim,
+    /// Its runs' one host, if they name one.
+    host: Option<&'a str>,
+    /// Notes about the result itself, on each of its rows.
+    notes: Vec<String>,
+    /// Every run it carries is judged here (none skipped, repeated, of another policy or
+    /// older than the window): what it states of its figures can be checked.
+    complete: bool,
+    /// Its runs give one evaluation.
+    single: bool,
+    /// The newest of its runs older than the window.
+    newest_older: Option<DateTime<FixedOffset>>,
+}
+
 /// How many of a result's skipped or repeated runs are named one by one.
 const NAMED: usize = 3;
 
@@ -298,20 +316,40 @@ impl Judge<'_> {
         &self,
         at: &str,
         claim: &Claim,
-        read: ReadRuns,
+        mut read: ReadRuns,
         host: Option<String>,
     ) -> Result<NodeFile, String> {
         let complete =
             read.skipped.is_empty() && read.repeated.is_empty() && read.other_policies.is_empty();
-        let (in_window, older): (Vec<Run>, Vec<Run>) = read
-            .runs
+        let (in_window, older): (Vec<Run>, Vec<Run>) = std::mem::take(&mut read.runs)
             .into_iter()
             .partition(|r| in_window(r, self.since));
-        let newest_older = older.iter().map(|r| r.timestamp).max();
-        let complete = complete && older.is_empty();
+        let evs = self.evaluations(claim, in_window);
+        let notes = self.notes(claim, &read, older.len(), &evs);
+        let of = Rejudged {
+            at,
+            claim,
+            host: host.as_deref(),
+            notes,
+            // what the result states of its figures is checked where it is of the same runs
+            complete: complete && older.is_empty(),
+            single: evs.len() == 1,
+            newest_older: older.iter().map(|r| r.timestamp).max(),
+        };
+        let rows = evs.into_iter().map(|ev| self.row(&of, ev)).collect();
+        Ok(NodeFile {
+            rows,
+            ..NodeFile::default()
+        })
+    }
+
+    /// The runs in the window evaluated in the result's scope: a report's by host, directory
+    /// and engine under the evidence rule (one evaluation without runs when none is left), a
+    /// run's or an import's as one sitting.
+    fn evaluations(&self, claim: &Claim, in_window: Vec<Run>) -> Vec<Evaluation> {
         let mut opts = Options::new(claim.scope, self.now);
         opts.strict = self.strict;
-        let evs: Vec<Evaluation> = match claim.scope {
+        match claim.scope {
             Scope::Report => {
                 let filter = Filter {
                     host: None,
@@ -334,9 +372,18 @@ impl Judge<'_> {
             Scope::Run | Scope::Import => {
                 vec![evaluate::evaluate_runs(in_window, self.policy, &opts)]
             }
-        };
+        }
+    }
 
-        // Notes about the result itself, on each of its rows.
+    /// Notes about the result itself, on each of its rows: runs skipped, repeated, of other
+    /// policies or older than the window; a time in the future; a threshold not the fleet's.
+    fn notes(
+        &self,
+        claim: &Claim,
+        read: &ReadRuns,
+        older: usize,
+        evs: &[Evaluation],
+    ) -> Vec<String> {
         let mut notes = Vec::new();
         for (i, why) in read.skipped.iter().take(NAMED) {
             notes.push(format!("its runs[{i}] is skipped: {why}"));
@@ -365,11 +412,11 @@ impl Judge<'_> {
                 self.policy.name
             ));
         }
-        if !older.is_empty() && evs.iter().any(|e| !e.runs.is_empty()) {
+        if older > 0 && evs.iter().any(|e| !e.runs.is_empty()) {
             notes.push(format!(
                 "{} of its runs {} older than the window (since {}): not counted",
-                older.len(),
-                if older.len() == 1 { "is" } else { "are" },
+                older,
+                if older == 1 { "is" } else { "are" },
                 self.since.with_timezone(&Local).format("%Y-%m-%d %H:%M")
             ));
         }
@@ -395,118 +442,134 @@ impl Judge<'_> {
                 fmt_precise(h.threshold)
             ));
         }
+        notes
+    }
 
-        let mut rows = Vec::with_capacity(evs.len());
-        let single = evs.len() == 1;
-        for ev in evs {
-            let mut row_notes = notes.clone();
-            let (host, dir, engine) = identity(&ev, claim, host.as_deref(), at);
-            if let Some(g) = &claim.group
-                && !ev.runs.is_empty()
-                && (g.host != host || g.dir != dir || g.engine != engine)
-            {
-                row_notes.push(format!(
-                    "its group names {} {} {}, but its runs are {host} {dir} {engine}: the runs decide",
-                    g.host, g.dir, g.engine
-                ));
-            }
-            let rule = self
-                .head
-                .as_ref()
-                .and_then(|h| ev.rules.iter().find(|r| r.metric == h.metric));
-            let value = rule.and_then(|r| r.value);
-            // What the result states of its figures, where it states them of the same runs.
-            if complete && single && ev.scope == claim.scope {
-                let stated = self.claimed_rule(claim).and_then(|r| r.value);
-                let differs = match (stated, value) {
-                    (Some(a), Some(b)) => (a - b).abs() > 1e-9 * a.abs().max(b.abs()).max(1.0),
-                    (a, b) => a.is_some() != b.is_some(),
-                };
-                // A run's result states where the node's history stands, not its own runs.
-                let counted =
-                    claim.scope == Scope::Report && claim.evidence.runs != ev.evidence.runs;
-                if differs || counted {
-                    let shown = |v: Option<f64>| v.map_or("nothing".into(), fmt_precise);
-                    row_notes.push(format!(
-                        "its result states {} over {} runs; its runs give {} over {}: the runs decide",
-                        shown(stated),
-                        claim.evidence.runs,
-                        shown(value),
-                        ev.evidence.runs
-                    ));
-                }
-            }
-            let judged = ev.verdict;
-            let mut verdict = Verdict::worst([claim.verdict, judged]);
-            let mut reason = if claim.verdict == judged {
-                ev.reason.clone()
-            } else if verdict == judged {
-                format!(
-                    "its runs give {judged}, not the {} its result states: {}",
-                    claim.verdict, ev.reason
-                )
-            } else {
-                format!(
-                    "the node says {} ({}); judged here from its runs: {judged} ({})",
-                    claim.verdict, claim.reason, ev.reason
-                )
-            };
-            let mut last_run: Option<DateTime<FixedOffset>> =
-                ev.runs.iter().map(|r| r.timestamp).max();
-            // A result whose runs are all older than the window no longer describes the node.
-            if ev.runs.is_empty() {
-                let stale = newest_older
-                    .map(|t| t.with_timezone(&Utc))
-                    .or((claim.generated < self.since && ev.not_counted.is_empty())
-                        .then_some(claim.generated));
-                if let Some(t) = stale {
-                    verdict = Verdict::Inconclusive;
-                    reason = format!(
-                        "stale: its newest run ({}) is older than the window (since {}); the node said {}: {}",
-                        t.with_timezone(&Local).format("%Y-%m-%d %H:%M"),
-                        self.since.with_timezone(&Local).format("%Y-%m-%d %H:%M"),
-                        claim.verdict,
-                        claim.reason
-                    );
-                    last_run = newest_older;
-                }
-            }
-            let mut warnings: Vec<String> = ev.warnings.iter().map(|w| w.to_string()).collect();
-            for w in &claim.warnings {
-                if !warnings.contains(w) {
-                    warnings.push(w.clone());
-                }
-            }
-            warnings.extend(row_notes);
-            rows.push(NodeRow {
-                host,
-                dir,
-                engine,
-                file: at.to_string(),
-                source: RowSource::Result,
-                scope: Some(claim.scope.as_str().to_string()),
-                runs: ev.evidence.runs,
-                days: ev.evidence.days,
-                value,
-                threshold: rule
-                    .map(|r| r.threshold)
-                    .or(self.head.as_ref().map(|h| h.threshold)),
-                verdict,
-                reason,
-                warnings,
-                last_run,
-                pending: (self.until && ev.scope == Scope::Report)
-                    .then(|| crate::evaluate::sequential::Pending::of(&ev, self.policy))
-                    .flatten()
-                    .map(|p| (p, claim.verdict)),
-                standing: crate::deviation::effect_of(&ev.deviations),
-                figures: super::fleet_figures(&ev, self.policy),
-            });
+    /// One evaluation of the result's runs as its row: never better than the node said, and
+    /// where the two differ (in verdict, group or figure), the row says so.
+    fn row(&self, of: &Rejudged, ev: Evaluation) -> NodeRow {
+        let claim = of.claim;
+        let mut row_notes = of.notes.clone();
+        let (host, dir, engine) = identity(&ev, claim, of.host, of.at);
+        if let Some(g) = &claim.group
+            && !ev.runs.is_empty()
+            && (g.host != host || g.dir != dir || g.engine != engine)
+        {
+            row_notes.push(format!(
+                "its group names {} {} {}, but its runs are {host} {dir} {engine}: the runs decide",
+                g.host, g.dir, g.engine
+            ));
         }
-        Ok(NodeFile {
-            rows,
-            ..NodeFile::default()
+        let rule = self
+            .head
+            .as_ref()
+            .and_then(|h| ev.rules.iter().find(|r| r.metric == h.metric));
+        let value = rule.and_then(|r| r.value);
+        if of.complete && of.single && ev.scope == claim.scope {
+            row_notes.extend(self.stated_figure(claim, &ev, value));
+        }
+        let (verdict, reason, last_run) = self.verdict(of, &ev);
+        let mut warnings: Vec<String> = ev.warnings.iter().map(|w| w.to_string()).collect();
+        for w in &claim.warnings {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
+        }
+        warnings.extend(row_notes);
+        NodeRow {
+            host,
+            dir,
+            engine,
+            file: of.at.to_string(),
+            source: RowSource::Result,
+            scope: Some(claim.scope.as_str().to_string()),
+            runs: ev.evidence.runs,
+            days: ev.evidence.days,
+            value,
+            threshold: rule
+                .map(|r| r.threshold)
+                .or(self.head.as_ref().map(|h| h.threshold)),
+            verdict,
+            reason,
+            warnings,
+            last_run,
+            pending: (self.until && ev.scope == Scope::Report)
+                .then(|| crate::evaluate::sequential::Pending::of(&ev, self.policy))
+                .flatten()
+                .map(|p| (p, claim.verdict)),
+            standing: crate::deviation::effect_of(&ev.deviations),
+            figures: super::fleet_figures(&ev, self.policy),
+        }
+    }
+
+    /// What the result states of its figure where it differs from what its runs give (or
+    /// where a report's result counts other runs than its own).
+    fn stated_figure(&self, claim: &Claim, ev: &Evaluation, value: Option<f64>) -> Option<String> {
+        let stated = self.claimed_rule(claim).and_then(|r| r.value);
+        let differs = match (stated, value) {
+            (Some(a), Some(b)) => (a - b).abs() > 1e-9 * a.abs().max(b.abs()).max(1.0),
+            (a, b) => a.is_some() != b.is_some(),
+        };
+        // A run's result states where the node's history stands, not its own runs.
+        let counted = claim.scope == Scope::Report && claim.evidence.runs != ev.evidence.runs;
+        (differs || counted).then(|| {
+            let shown = |v: Option<f64>| v.map_or("nothing".into(), fmt_precise);
+            format!(
+                "its result states {} over {} runs; its runs give {} over {}: the runs decide",
+                shown(stated),
+                claim.evidence.runs,
+                shown(value),
+                ev.evidence.runs
+            )
         })
+    }
+
+    /// The row's verdict (never better than the node's own), its reason and its newest run; a
+    /// result whose runs are all older than the window no longer describes the node.
+    fn verdict(
+        &self,
+        of: &Rejudged,
+        ev: &Evaluation,
+    ) -> (Verdict, String, Option<DateTime<FixedOffset>>) {
+        let claim = of.claim;
+        let judged = ev.verdict;
+        let verdict = Verdict::worst([claim.verdict, judged]);
+        let reason = if claim.verdict == judged {
+            ev.reason.clone()
+        } else if verdict == judged {
+            format!(
+                "its runs give {judged}, not the {} its result states: {}",
+                claim.verdict, ev.reason
+            )
+        } else {
+            format!(
+                "the node says {} ({}); judged here from its runs: {judged} ({})",
+                claim.verdict, claim.reason, ev.reason
+            )
+        };
+        let last_run = ev.runs.iter().map(|r| r.timestamp).max();
+        if !ev.runs.is_empty() {
+            return (verdict, reason, last_run);
+        }
+        let stale = of
+            .newest_older
+            .map(|t| t.with_timezone(&Utc))
+            .or((claim.generated < self.since && ev.not_counted.is_empty())
+                .then_some(claim.generated));
+        match stale {
+            Some(t) => (
+                Verdict::Inconclusive,
+                format!(
+                    "stale: its newest run ({}) is older than the window (since {}); the node said {}: {}",
+                    t.with_timezone(&Local).format("%Y-%m-%d %H:%M"),
+                    self.since.with_timezone(&Local).format("%Y-%m-%d %H:%M"),
+                    claim.verdict,
+                    claim.reason
+                ),
+                of.newest_older,
+            ),
+            None => (verdict, reason, last_run),
+        }
     }
 
     /// The result's own figure for the fleet's deciding rule.

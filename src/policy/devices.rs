@@ -80,6 +80,22 @@ impl Bound {
             Bound::MaxDiffPct(p) => 1.0 / (1.0 - p / 100.0),
         }
     }
+
+    /// A spread found (the largest figure over the smallest), stated as the bound is:
+    /// "max/min 1.25", or IBM's "difference 20.00%" (100 × (max − min) / max).
+    pub fn state(self, ratio: f64) -> String {
+        match self {
+            Bound::MaxOverMin(_) => format!("max/min {}", crate::numbers::fmt_precise(ratio)),
+            Bound::MaxDiffPct(_) => {
+                let pct = if ratio.is_finite() {
+                    100.0 * (1.0 - 1.0 / ratio)
+                } else {
+                    100.0
+                };
+                format!("difference {pct:.2}%")
+            }
+        }
+    }
 }
 
 /// A spread rule: `{metric, max_over_min | max_diff_pct, level, note}`.

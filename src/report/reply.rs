@@ -326,17 +326,40 @@ pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         names(Verdict::Fail),
         names(Verdict::Inconclusive),
     );
+    // The policy's rules over the fleet that decide, and did not pass: a fleet can fail (or
+    // be undecided) by them while no node does.
+    let deciding: Vec<&crate::fleet::FleetRuleResult> = fleet.deciding_rules().collect();
+    let rules_failed: Vec<&str> = deciding
+        .iter()
+        .filter(|r| r.passed == Some(false))
+        .map(|r| r.text.as_str())
+        .collect();
+    let rules_open: Vec<&str> = deciding
+        .iter()
+        .filter(|r| r.passed.is_none())
+        .map(|r| r.text.as_str())
+        .collect();
     let mut paras = vec![match fleet.verdict {
         Verdict::Pass => format!(
             "Good news: every node ({}) meets {who}'s requirement.",
             fleet.rows.len()
         ),
+        // Only a rule over the fleet fails (or cannot be judged): no node is named for it.
+        Verdict::Fail if fail.is_empty() => {
+            format!("The nodes together do not meet {who}'s requirement.")
+        }
         Verdict::Fail => format!(
             "Not every node meets {who}'s requirement: {} do{} not ({}).",
             fail.len(),
             if fail.len() == 1 { "es" } else { "" },
             fail.join(", ")
         ),
+        Verdict::Inconclusive if fleet.rows.is_empty() => format!(
+            "We cannot tell whether the nodes meet {who}'s requirement: no node's results were given."
+        ),
+        Verdict::Inconclusive if inc.is_empty() => {
+            format!("We cannot tell yet whether the nodes together meet {who}'s requirement.")
+        }
         Verdict::Inconclusive => format!(
             "We cannot tell yet whether every node meets {who}'s requirement: {} of {} cannot be judged yet ({}).",
             inc.len(),
@@ -345,7 +368,17 @@ pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         ),
     }];
     if fleet.verdict != Verdict::Pass && !pass.is_empty() {
-        paras.push(format!("These nodes meet it: {}.", pass.join(", ")));
+        paras.push(if rules_failed.is_empty() && rules_open.is_empty() {
+            format!("These nodes meet it: {}.", pass.join(", "))
+        } else {
+            format!("On its own, each of these meets it: {}.", pass.join(", "))
+        });
+    }
+    for t in rules_failed {
+        paras.push(format!("Together they differ more than {who} allows: {t}."));
+    }
+    for t in rules_open {
+        paras.push(format!("How alike they are cannot be judged yet: {t}."));
     }
     if !inc.is_empty() && !fleet.policy.fio_command.is_empty() {
         paras.push(format!(

@@ -159,7 +159,11 @@ fn shorten(s: &str, max: usize) -> String {
     t
 }
 
-/// The fleet in one line: its verdict, the nodes by verdict, and why.
+/// The fleet in one line of at most [`MAX_CHARS`]: its verdict, the nodes by verdict and which
+/// evidence they were judged on, what decides (the rules over the fleet that do not pass, the
+/// nodes that fail with the worst figure, the nodes undecided; for a pass the figure closest
+/// to the threshold), and the one caveat that matters most (see [`fleet_caveats`]), with the
+/// count of the others.
 pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let count = |v: crate::evaluate::Verdict| fleet.rows.iter().filter(|r| r.verdict == v).count();
     use crate::evaluate::Verdict::*;
@@ -167,9 +171,9 @@ pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         "{} {} {}: {} {}{} ({} pass, {} fail, {} inconclusive)",
         fleet.verdict.as_str().to_uppercase(),
         fleet.policy.name,
-        fleet.nouns().0,
+        fleet.nouns().set,
         fleet.rows.len(),
-        fleet.nouns().1,
+        fleet.nouns().one,
         plural(fleet.rows.len()),
         count(Pass),
         count(Fail),
@@ -184,19 +188,198 @@ pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
         }
         return writeln!(out, "{}", shorten(&one_line(&line), MAX_CHARS));
     }
-    line.push_str("; ");
-    line.push_str(&fleet.judged_on());
-    if !fleet.reason.trim().is_empty() {
+    // Which evidence: the words every format says it in, without the policy's rule of
+    // evidence, or where every node was judged on the same, those few words after the counts.
+    let n = fleet.rows.len();
+    let all_on = |b: crate::fleet::Basis| n > 0 && fleet.rows.iter().all(|r| r.basis() == b);
+    if all_on(crate::fleet::Basis::History) {
+        line.push_str(if n == 1 {
+            " judged on its history"
+        } else {
+            " judged on their history"
+        });
+    } else if all_on(crate::fleet::Basis::Sitting) {
+        line.push_str(if n == 1 {
+            " judged on one sitting"
+        } else {
+            " judged on one sitting each"
+        });
+    } else {
         line.push_str("; ");
-        line.push_str(fleet.reason.trim());
+        line.push_str(&fleet.judged_on_short());
     }
-    if let Some(first) = fleet.warnings.first() {
-        line.push_str(&format!("; caveat: {first}"));
-        if fleet.warnings.len() > 1 {
-            line.push_str(&format!(" (+{} more)", fleet.warnings.len() - 1));
+    if fleet.require_evidence {
+        line.push_str(" (--require-evidence)");
+    }
+    let mut parts = vec![line];
+    // What decides: the deciding rules over the fleet that do not pass (each with its
+    // figure), the nodes that fail with the worst figure among them, the nodes undecided.
+    let deciding: Vec<&crate::fleet::FleetRuleResult> = fleet
+        .deciding_rules()
+        .filter(|r| r.passed != Some(true))
+        .collect();
+    parts.extend(deciding.iter().map(|r| r.text.clone()));
+    let all = fleet_caveats(fleet);
+    // Names the caveat needs the room of are left out (the counts say how many).
+    const CAVEAT_ROOM: usize = 50;
+    let fits = |parts: &[String], more: &str| {
+        all.is_empty()
+            || one_line(&format!("{}; {more}", parts.join("; ")))
+                .chars()
+                .count()
+                + CAVEAT_ROOM
+                <= MAX_CHARS
+    };
+    // The node furthest off first, with its figure; the others by name, room permitting.
+    let worst = deciding_figure(fleet, Fail);
+    let others = named(fleet, Fail, worst.as_ref().map(|w| w.0));
+    match (worst, others) {
+        (Some((_, figure)), None) => parts.push(format!("fail: {figure}")),
+        (Some((_, figure)), Some(others)) => {
+            let named = format!("fail: {figure}, also {others}");
+            parts.push(if fits(&parts, &named) {
+                named
+            } else {
+                format!("fail: {figure}")
+            });
+        }
+        (None, Some(fails)) => parts.push(format!("fail: {fails}")),
+        (None, None) => {}
+    }
+    if fleet.verdict == Pass
+        && let Some((_, figure)) = deciding_figure(fleet, Pass)
+    {
+        parts.push(format!("closest to the threshold: {figure}"));
+    }
+    if let Some(open) = named(fleet, Inconclusive, None) {
+        let open = format!("inconclusive: {open}");
+        if fits(&parts, &open) {
+            parts.push(open);
         }
     }
-    writeln!(out, "{}", one_line(&line))
+    let mut line = one_line(&parts.join("; "));
+    if let Some(first) = all.first() {
+        let more = if all.len() > 1 {
+            format!(" (+{} more)", all.len() - 1)
+        } else {
+            String::new()
+        };
+        let room = MAX_CHARS
+            .saturating_sub(line.chars().count() + "; caveat: ".len() + more.chars().count());
+        let text = shorten(&one_line(first), room);
+        if !text.is_empty() {
+            line.push_str(&format!("; caveat: {text}{more}"));
+        }
+    }
+    writeln!(out, "{}", shorten(&line, MAX_CHARS))
+}
+
+/// The nodes with a verdict (but the one left out), by label: "node2, node5, node7 and 3
+/// more"; None for none.
+fn named(
+    fleet: &Fleet,
+    v: crate::evaluate::Verdict,
+    but: Option<&crate::fleet::NodeRow>,
+) -> Option<String> {
+    const NAMED: usize = 3;
+    let labels: Vec<String> = fleet
+        .rows
+        .iter()
+        .filter(|r| r.verdict == v && !but.is_some_and(|b| std::ptr::eq(b, *r)))
+        .map(|r| r.label(fleet))
+        .collect();
+    match labels.len() {
+        0 => None,
+        n if n <= NAMED => Some(labels.join(", ")),
+        n => Some(format!(
+            "{} and {} more",
+            labels[..NAMED].join(", "),
+            n - NAMED
+        )),
+    }
+}
+
+/// The deciding rule's figure of the node furthest on the wrong side of its threshold among
+/// those with the verdict (the lowest, for a rule of "at least"): "slow 1200 IOPS, needs ≥
+/// 3000 IOPS", with its row. None without a deciding rule or a figure.
+fn deciding_figure(
+    fleet: &Fleet,
+    v: crate::evaluate::Verdict,
+) -> Option<(&crate::fleet::NodeRow, String)> {
+    use crate::policy::Op;
+    let head = fleet.head.as_ref()?;
+    let measured = fleet
+        .rows
+        .iter()
+        .filter(|r| r.verdict == v)
+        .filter_map(|r| Some((r, r.value?, r.threshold?)));
+    let (row, value, threshold) = match head.op {
+        Op::Ge | Op::Gt => measured.min_by(|a, b| a.1.total_cmp(&b.1)),
+        Op::Le | Op::Lt => measured.max_by(|a, b| a.1.total_cmp(&b.1)),
+    }?;
+    let figure = format!(
+        "{} {}{}, needs {} {}{}",
+        row.label(fleet),
+        fmt_value(value),
+        unit(head.unit),
+        head.op,
+        fmt_value(threshold),
+        unit(head.unit)
+    );
+    Some((row, figure))
+}
+
+/// What qualifies the fleet's verdict, the most important first: nodes judged on another
+/// test than the policy's (those whose figure flatters first), why the first node undecided is
+/// (and a failing one without a figure), rules over the fleet that do not decide and do not
+/// pass, then the nodes' warnings (each said once with its nodes) and
+/// those about the files. A deciding rule already said is not said again.
+fn fleet_caveats(fleet: &Fleet) -> Vec<String> {
+    use crate::deviation::Effect;
+    let mut out = Vec::new();
+    for effect in [Effect::Flatters, Effect::EitherWay] {
+        for r in fleet.rows.iter().filter(|r| r.standing == Some(effect)) {
+            out.push(format!(
+                "{}: not the policy's test{}",
+                r.label(fleet),
+                if effect == Effect::Flatters {
+                    ", which flatters it"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    // Why a node that fails has no figure said, and why the first undecided one is.
+    use crate::evaluate::Verdict;
+    let unsaid_fail = fleet
+        .rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Fail && r.value.is_none());
+    let undecided = fleet
+        .rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Inconclusive);
+    for r in unsaid_fail.take(1).chain(undecided.take(1)) {
+        out.push(format!("{}: {}", r.label(fleet), r.reason));
+    }
+    let deciding: Vec<&crate::fleet::FleetRuleResult> = fleet.deciding_rules().collect();
+    let others = fleet
+        .rules
+        .iter()
+        .filter(|r| r.passed != Some(true) && !deciding.contains(r));
+    out.extend(others.map(|r| r.text.clone()));
+    let rule_texts: Vec<&str> = fleet.rules.iter().map(|r| r.text.as_str()).collect();
+    for note in super::view_fleet::fleet_view(fleet).notes {
+        if rule_texts.contains(&note.text.as_str()) {
+            continue;
+        }
+        out.push(match note.node {
+            Some(node) => format!("{node}: {}", note.text),
+            None => note.text,
+        });
+    }
+    out
 }
 
 /// " IOPS" for a unit, nothing for none: a figure's unit as the one-line formats print it.

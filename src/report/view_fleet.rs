@@ -132,10 +132,10 @@ pub fn fleet_view(fleet: &Fleet) -> FleetView {
         .map(|(text, labels)| {
             let node = match labels.len() {
                 1 => labels[0].clone(),
-                n if n <= NAMED => format!("{n} {}s ({})", fleet.nouns().1, labels.join(", ")),
+                n if n <= NAMED => format!("{n} {}s ({})", fleet.nouns().one, labels.join(", ")),
                 n => format!(
                     "{n} {}s ({}, and {} more)",
-                    fleet.nouns().1,
+                    fleet.nouns().one,
                     labels[..NAMED].join(", "),
                     n - NAMED
                 ),

@@ -16,18 +16,18 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     let p = &fleet.policy;
     let word = fleet.verdict.as_str().to_uppercase();
     let c = fleet.counts();
-    let n = fleet.nouns().1;
+    let n = fleet.nouns().one;
     let view = fleet_view(fleet);
     let mut h = String::new();
     page_start(
         &mut h,
-        &format!("iopscheck {}: {} — {word}", fleet.nouns().0, p.name),
+        &format!("iopscheck {}: {} — {word}", fleet.nouns().set, p.name),
         CSS,
     );
     banner(
         &mut h,
         fleet.verdict,
-        &format!("iopscheck {}: {}", fleet.nouns().0, p.name),
+        &format!("iopscheck {}: {}", fleet.nouns().set, p.name),
         &fleet.judged_on(),
         &fleet.reason,
     );

@@ -15,7 +15,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "# iopscheck {}: {} — {} {word}",
-        fleet.nouns().0,
+        fleet.nouns().set,
         esc(&p.name),
         verdict_icon(fleet.verdict)
     )?;
@@ -44,7 +44,7 @@ pub fn render(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "- {}s: {} ({} pass, {} fail, {} inconclusive)",
-        fleet.nouns().1,
+        fleet.nouns().one,
         c.total(),
         c.pass,
         c.fail,
