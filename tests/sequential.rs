@@ -273,6 +273,85 @@ fn run_until_decided_stops_at_the_floor_on_a_clear_node_and_records_every_run() 
 }
 
 #[test]
+fn run_until_decided_names_an_unreadable_history_line_as_report_does() {
+    let env = Env::new();
+    // Swimlane's job at a test's scale, a floor of 4 runs: the sequence goes on.
+    let policy = env.swimlane_policy("small.yaml", |y| {
+        y.replace("size: 4g", "size: 8m")
+            .replace("runtime: 60s", "runtime: 1s")
+            .replace("min_runs: 6", "min_runs: 4")
+            .replace("min_days: 2", "min_days: 1")
+    });
+    let run = || {
+        env.cmd()
+            .args([
+                "run",
+                "--until-decided",
+                "--runs",
+                "1",
+                "--engine",
+                "posixaio",
+            ])
+            .args(["--format", "json", "--policy"])
+            .arg(&policy)
+            .arg("--dir")
+            .arg(&env.dir)
+            .output()
+            .unwrap()
+    };
+    for _ in 0..2 {
+        let out = run();
+        assert!(
+            [0, 1, 3].contains(&out.status.code().unwrap()),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // A line damaged between the two runs' records.
+    let text = std::fs::read_to_string(&env.history).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    let damaged = format!(
+        "{}\n{{\"schema_version\":1,\"timestamp\": cut\n{}\n",
+        lines[0], lines[1]
+    );
+    std::fs::write(&env.history, &damaged).unwrap();
+
+    // What report says of it: the file and line, and why.
+    let report = env
+        .cmd()
+        .args(["report", "--format", "json", "--policy"])
+        .arg(&policy)
+        .output()
+        .unwrap();
+    let report_err = String::from_utf8_lossy(&report.stderr);
+    let named = format!("{}:2: skipped: ", env.history.display());
+    let said = report_err
+        .lines()
+        .find(|l| l.contains(&named))
+        .unwrap_or_else(|| panic!("report does not name line 2: {report_err}"));
+
+    // run --until-decided says the same, and judges the two readable runs and its own.
+    let out = run();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!([0, 1, 3].contains(&out.status.code().unwrap()), "{err}");
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.contains(&named))
+            .collect::<Vec<_>>(),
+        vec![said],
+        "named once, as report names it: {err}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {err}"));
+    assert_eq!(j["sequential"][0]["n"].as_u64(), Some(3), "{j}");
+    // The history is appended to, never rewritten: the damaged line stays where it was.
+    let after = std::fs::read_to_string(&env.history).unwrap();
+    assert!(after.starts_with(&damaged), "{after}");
+    assert_eq!(after.lines().count(), 4);
+}
+
+#[test]
 fn run_until_decided_refuses_what_would_never_decide() {
     let env = Env::new();
     for (args, flag) in [

@@ -249,7 +249,8 @@ fn sequence_ended(plan: &Plan, group: &Group, ctx: &Ctx) -> anyhow::Result<bool>
     let (Some((policy, settings)), Some(p)) = (&plan.until, &plan.history) else {
         return Ok(false);
     };
-    let (ev, _) = group_sequence(p, group, policy, settings, false, Utc::now(), &[])?;
+    // The lines it cannot read are named once, with the verdict (Sitting::judge).
+    let (ev, _, _) = group_sequence(p, group, policy, settings, false, Utc::now(), &[])?;
     let ended =
         ev.sequential.iter().all(|d| d.sequence.outcome.ended()) && !ev.sequential.is_empty();
     let line = ev

@@ -34,7 +34,7 @@ use crate::units;
 use self::execute::Ended;
 use self::files::{DISCARD_SLOW, REMOVAL_SILENT, release_files};
 use self::plan::{Plan, Runner, choose_runner, invocation_id};
-use self::sequence::{group_sequence, history_evidence, recheck_due, standing};
+use self::sequence::{group_sequence, history_evidence, name_skipped, recheck_due, standing};
 use crate::commands::lock::HostLock;
 use crate::commands::signals::{self};
 
@@ -94,11 +94,12 @@ pub fn run(cfg: RunConfig, ctx: &Ctx) -> anyhow::Result<u8> {
             engine: runner.used(&policy.job).to_string(),
         };
         let now = Utc::now();
-        let (mut ev, held) =
+        let (mut ev, held, skipped) =
             group_sequence(p, &group, &declared_policy, &settings, strict, now, &notes)?;
         if let Some(due) = recheck_due(&ev, every)
             && now < due
         {
+            name_skipped(&skipped, ctx);
             let stands = standing(&ev, due, every);
             crate::out::err_line(format_args!("iopscheck: {stands}"));
             ev.warnings.push(stands);
@@ -249,7 +250,10 @@ impl Sitting<'_> {
         let group = records.first().map(Group::of);
         if let (Some(settings), Some(p), Some(g)) = (&self.until, self.history, &group) {
             match group_sequence(p, g, self.policy, settings, self.strict, now, &self.notes) {
-                Ok(judged) => return judged,
+                Ok((ev, records, skipped)) => {
+                    name_skipped(&skipped, ctx);
+                    return (ev, records);
+                }
                 Err(e) => ctx.warn(e),
             }
         }

@@ -13,7 +13,8 @@ use crate::policy::Policy;
 use crate::run_index::Records;
 
 /// The group's runs in the history over the policy's window, judged as `report
-/// --until-decided` judges them.
+/// --until-decided` judges them, and the lines that could not be read (for the caller to
+/// name, as `report` names them, once).
 pub(super) fn group_sequence(
     path: &Path,
     group: &Group,
@@ -22,10 +23,10 @@ pub(super) fn group_sequence(
     strict: bool,
     now: DateTime<Utc>,
     notes: &[Warning],
-) -> anyhow::Result<(evaluate::Evaluation, Records)> {
+) -> anyhow::Result<(evaluate::Evaluation, Records, Vec<history::Skipped>)> {
     let since = crate::select::window_start(now, policy.evidence.window.0);
     let filter = crate::select::Filter::group(group, since);
-    let (all, _) = history::read_where(path, |h| {
+    let (all, skipped) = history::read_where(path, |h| {
         filter.keeps_head(h) && filter.engine.as_ref() == Some(&h.engine)
     })?;
     let in_group: Vec<Record> = all.into_iter().filter(|r| filter.keeps(r)).collect();
@@ -35,7 +36,14 @@ pub(super) fn group_sequence(
     opts.sequential = Some(*settings);
     let (mut ev, records) = evaluate::evaluate_left_out(in_group, Vec::new(), policy, &opts);
     ev.group = Some(group.clone());
-    Ok((ev, records))
+    Ok((ev, records, skipped))
+}
+
+/// Names the history lines that could not be read, as every reader of a history names them.
+pub(super) fn name_skipped(skipped: &[history::Skipped], ctx: &Ctx) {
+    for w in history::skipped_warnings(skipped) {
+        ctx.warn(w);
+    }
 }
 
 /// Where the group stands against the policy's evidence rule: its runs of the policy's test
@@ -74,9 +82,7 @@ pub(super) fn history_evidence(
     });
     match read {
         Ok(skipped) => {
-            for w in history::skipped_warnings(&skipped) {
-                ctx.warn(w);
-            }
+            name_skipped(&skipped, ctx);
             Some(count.status())
         }
         Err(e) => {
