@@ -535,33 +535,34 @@ sed -n "s/^ *\([^ :]*\):.*/\1/p" /proc/net/dev | tr "\n" " "'
             fail "what the Job's container sees ($how)"
             printf '%s\n' "$seen"
         fi
+        # pod_ran WHAT MANIFEST NAME RUN-POD-ARGS...: runs the manifest's container as its pod
+        # would, its log in $work/NAME.jsonl, its volumes under $work/NAME; passes on a
+        # verdict's exit code (0, 1 or 3).
+        pod_ran() {
+            local what=$1 manifest=$2 name=$3 rc
+            shift 3
+            "$k8s_python" packaging/ci/run-pod.py "$manifest" \
+                --image "$image" --work "$work/$name" --node image-node "${run_with[@]}" \
+                "$@" > "$work/$name.jsonl" 2> "$work/$name.err"
+            rc=$?
+            if [ $rc -eq 0 ] || [ $rc -eq 1 ] || [ $rc -eq 3 ]; then
+                pass "$what ($how; exit $rc)"
+            else
+                fail "$what ($how), exit $rc"
+                tail -20 "$work/$name.err"
+            fi
+        }
         quick=(--size 8m --runtime 1 --runs 1)
-        "$k8s_python" packaging/ci/run-pod.py packaging/kubernetes/storageclass/job.yaml \
-            --image "$image" --work "$work/image-job" --node image-node "${run_with[@]}" \
-            -- "${quick[@]}" > "$work/image-job.jsonl" 2> "$work/image-job.err"
-        rc=$?
-        if [ $rc -eq 0 ] || [ $rc -eq 1 ] || [ $rc -eq 3 ]; then
-            pass "the StorageClass Job's container ran its check ($how: uid 65532, read-only root, a volume, no network; exit $rc)"
-        else
-            fail "the StorageClass Job's container ($how), exit $rc"
-            tail -20 "$work/image-job.err"
-        fi
+        pod_ran "the StorageClass Job's container ran its check (uid 65532, read-only root, a volume, no network)" \
+            packaging/kubernetes/storageclass/job.yaml image-job -- "${quick[@]}"
         check "the Job's volume holds no test file afterwards" \
             bash -c "[ -z \"\$(ls -A '$work/image-job/data')\" ]"
         check "iopscheck fleet - judges the Job's log line: its node, on one sitting" \
             bash -c "'$bin' fleet - --format json < '$work/image-job.jsonl' | '$k8s_python' -c \"import json,sys; f=json.load(sys.stdin); \
 assert f['kind']=='fleet' and f['verdict'] in ('pass','fail','inconclusive') and [(h['host'], h['judged_on']) for h in f['hosts']]==[('image-node','sitting')], f\""
-        "$k8s_python" packaging/ci/run-pod.py packaging/kubernetes/node/daemonset.yaml \
-            --image "$image" --work "$work/image-node" --node image-node "${run_with[@]}" \
-            --first-word-only --env "IOPSCHECK_RUN_ARGS=${quick[*]}" \
-            > "$work/image-node.jsonl" 2> "$work/image-node.err"
-        rc=$?
-        if [ $rc -eq 0 ] || [ $rc -eq 1 ] || [ $rc -eq 3 ]; then
-            pass "the DaemonSet's container ran one scheduled check with the image's shell and tools ($how; exit $rc)"
-        else
-            fail "the DaemonSet's container ($how), exit $rc"
-            tail -20 "$work/image-node.err"
-        fi
+        pod_ran "the DaemonSet's container ran one scheduled check with the image's shell and tools" \
+            packaging/kubernetes/node/daemonset.yaml image-node \
+            --first-word-only --env "IOPSCHECK_RUN_ARGS=${quick[*]}"
         check "iopscheck fleet - judges the DaemonSet's log line: its node, on its history" \
             bash -c "'$bin' fleet - --format json < '$work/image-node.jsonl' | '$k8s_python' -c \"import json,sys; f=json.load(sys.stdin); \
 assert f['kind']=='fleet' and [(h['host'], h['judged_on']) for h in f['hosts']]==[('image-node','history')], f\""
