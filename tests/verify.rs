@@ -105,6 +105,45 @@ fn lines(b: &[u8]) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// A change made to a bundle's members.
+type BundleTamper = Box<dyn Fn(&mut Members)>;
+
+/// Edits the bundle's history line by line.
+fn edit_history(m: &mut Members, edit: impl FnOnce(&mut Vec<Vec<u8>>)) {
+    let h = member(m, "/history.jsonl");
+    let mut ls = lines(h);
+    edit(&mut ls);
+    *h = ls.concat();
+}
+
+/// `verify PATH EXTRA` finds `path` altered (exit 1, ALTERED) and says each of `says`.
+fn assert_altered(env: &common::Env, path: &Path, extra: &[&Path], how: &str, says: &[&str]) {
+    let (code, text) = verify_with(env, path, extra);
+    assert_eq!(code, Some(1), "{how}: {text}");
+    assert!(text.starts_with("ALTERED"), "{how}: {text}");
+    for s in says {
+        assert!(text.contains(s), "{how}: `{s}` in {text}");
+    }
+}
+
+/// Each tampering of the bundle `original` (members), re-packed, is found altered by `verify
+/// EXTRA` with what it says.
+fn assert_each_altered(
+    env: &common::Env,
+    original: &Members,
+    extra: &[&Path],
+    cases: Vec<(&str, BundleTamper, Vec<&str>)>,
+) {
+    for (how, tamper, says) in cases {
+        let mut m = original.clone();
+        tamper(&mut m);
+        assert_ne!(&m, original, "{how}: the tampering changed something");
+        let p = env.tmp.path().join("tampered.tar.gz");
+        write(&p, &m);
+        assert_altered(env, &p, extra, how, &says);
+    }
+}
+
 fn verify(env: &common::Env, path: &Path) -> (Option<i32>, String) {
     verify_with(env, path, &[])
 }
@@ -151,17 +190,15 @@ fn an_untouched_bundle_is_verified_and_every_tampering_is_caught_with_its_lines(
         .1
         .clone();
 
-    type Tamper = Box<dyn Fn(&mut Members)>;
-    let cases: Vec<(&str, Tamper, Vec<&str>)> = vec![
+    let cases: Vec<(&str, BundleTamper, Vec<&str>)> = vec![
         (
             "a figure edited",
             Box::new(|m| {
-                let h = member(m, "/history.jsonl");
-                let mut ls = lines(h);
-                let l = String::from_utf8(ls[2].clone()).unwrap();
-                assert!(l.contains("16.6"));
-                ls[2] = l.replacen("16.6", "61.6", 1).into_bytes();
-                *h = ls.concat();
+                edit_history(m, |ls| {
+                    let l = String::from_utf8(ls[2].clone()).unwrap();
+                    assert!(l.contains("16.6"));
+                    ls[2] = l.replacen("16.6", "61.6", 1).into_bytes();
+                })
             }),
             vec![
                 "history.jsonl",
@@ -172,10 +209,9 @@ fn an_untouched_bundle_is_verified_and_every_tampering_is_caught_with_its_lines(
         (
             "a line dropped",
             Box::new(|m| {
-                let h = member(m, "/history.jsonl");
-                let mut ls = lines(h);
-                ls.remove(1);
-                *h = ls.concat();
+                edit_history(m, |ls| {
+                    ls.remove(1);
+                })
             }),
             vec![
                 "original line 2 missing",
@@ -185,12 +221,7 @@ fn an_untouched_bundle_is_verified_and_every_tampering_is_caught_with_its_lines(
         ),
         (
             "lines reordered",
-            Box::new(|m| {
-                let h = member(m, "/history.jsonl");
-                let mut ls = lines(h);
-                ls.swap(0, 4);
-                *h = ls.concat();
-            }),
+            Box::new(|m| edit_history(m, |ls| ls.swap(0, 4))),
             vec![
                 "line 1 was line 5",
                 "line 5 was line 1",
@@ -201,11 +232,10 @@ fn an_untouched_bundle_is_verified_and_every_tampering_is_caught_with_its_lines(
         (
             "a line added",
             Box::new(|m| {
-                let h = member(m, "/history.jsonl");
-                let mut ls = lines(h);
-                let copy = ls[0].clone();
-                ls.push(copy);
-                *h = ls.concat();
+                edit_history(m, |ls| {
+                    let copy = ls[0].clone();
+                    ls.push(copy);
+                })
             }),
             vec![
                 "7 lines, the manifest says 6",
@@ -252,19 +282,7 @@ fn an_untouched_bundle_is_verified_and_every_tampering_is_caught_with_its_lines(
             vec!["extra.json: added"],
         ),
     ];
-    for (how, tamper, says) in cases {
-        let mut m = original.clone();
-        tamper(&mut m);
-        assert_ne!(m, original, "{how}: the tampering changed something");
-        let p = env.tmp.path().join("tampered.tar.gz");
-        write(&p, &m);
-        let (code, text) = verify(&env, &p);
-        assert_eq!(code, Some(1), "{how}: {text}");
-        assert!(text.starts_with("ALTERED"), "{how}: {text}");
-        for s in says {
-            assert!(text.contains(s), "{how}: `{s}` in {text}");
-        }
-    }
+    assert_each_altered(&env, &original, &[], cases);
 }
 
 #[test]
@@ -397,12 +415,7 @@ fn a_history_verifies_and_each_tampering_is_named_by_its_line() {
         tamper(&mut ls);
         let p = env.tmp.path().join("tampered.jsonl");
         std::fs::write(&p, ls.concat()).unwrap();
-        let (code, text) = verify(&env, &p);
-        assert_eq!(code, Some(1), "{how}: {text}");
-        assert!(text.starts_with("ALTERED"), "{how}: {text}");
-        for s in says {
-            assert!(text.contains(s), "{how}: `{s}` in {text}");
-        }
+        assert_altered(&env, &p, &[], how, &says);
     }
 }
 
@@ -455,8 +468,7 @@ fn a_signed_bundle_is_checked_against_the_key_and_each_forgery_is_caught() {
         .unwrap()
         .to_pem(ssh_key::LineEnding::LF)
         .unwrap();
-    type Tamper = Box<dyn Fn(&mut Members)>;
-    let cases: Vec<(&str, Tamper, Vec<&str>)> = vec![
+    let cases: Vec<(&str, BundleTamper, Vec<&str>)> = vec![
         (
             "the signature stripped",
             Box::new(|m| m.retain(|(n, _)| !n.ends_with("/manifest.json.sig"))),
@@ -471,12 +483,11 @@ fn a_signed_bundle_is_checked_against_the_key_and_each_forgery_is_caught() {
             // a figure edited, and the manifest made again to match it
             "the history edited and its manifest replaced",
             Box::new(|m| {
-                let h = member(m, "/history.jsonl");
-                let mut ls = lines(h);
-                let l = String::from_utf8(ls[1].clone()).unwrap();
-                ls[1] = l.replacen("16.5", "61.5", 1).into_bytes();
-                let edited = ls.concat();
-                *h = edited.clone();
+                edit_history(m, |ls| {
+                    let l = String::from_utf8(ls[1].clone()).unwrap();
+                    ls[1] = l.replacen("16.5", "61.5", 1).into_bytes();
+                });
+                let edited = member(m, "/history.jsonl").clone();
                 let (file, entry) = iopscheck::testing::evidence::digest_history(&edited);
                 let mf = member(m, "/manifest.json");
                 let mut v: serde_json::Value = serde_json::from_slice(mf).unwrap();
@@ -490,19 +501,7 @@ fn a_signed_bundle_is_checked_against_the_key_and_each_forgery_is_caught() {
             ],
         ),
     ];
-    for (how, tamper, says) in cases {
-        let mut m = original.clone();
-        tamper(&mut m);
-        assert_ne!(m, original, "{how}: the tampering changed something");
-        let p = env.tmp.path().join("tampered.tar.gz");
-        write(&p, &m);
-        let (code, text) = verify_with(&env, &p, &[Path::new("--key"), &a_pub]);
-        assert_eq!(code, Some(1), "{how}: {text}");
-        assert!(text.starts_with("ALTERED"), "{how}: {text}");
-        for s in says {
-            assert!(text.contains(s), "{how}: `{s}` in {text}");
-        }
-    }
+    assert_each_altered(&env, &original, &[Path::new("--key"), &a_pub], cases);
 
     // keys given the wrong way round: exit 2, naming the flag, and no bundle written
     let out = env
