@@ -31,10 +31,12 @@ fn write(env: &Env, nodes: &[(&str, &[f64])]) -> Vec<DateTime<FixedOffset>> {
     times
 }
 
-/// The ratio of the arithmetic means and its 95% interval, computed here: each side's log
-/// mean by Cox (ȳ + s²/2, variance s²/n + s⁴/(2(n−1))), Welch–Satterthwaite's degrees of
-/// freedom rounded down, Student's t from a printed table.
-fn expected(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
+/// What the interval of the ratio of `a`'s and `b`'s mean IOPS (from MB/s figures, 4 KiB
+/// blocks) is made of, computed here: each side's log mean by Cox (ȳ + s²/2, variance
+/// s²/n + s⁴/(2(n−1))) and Welch–Satterthwaite's degrees of freedom rounded down. (the ratio
+/// of the arithmetic means, each side's log mean, the two variances' sum, the degrees of
+/// freedom)
+fn cox_welch(a: &[f64], b: &[f64]) -> (f64, (f64, f64), f64, usize) {
     let iops = |v: &[f64]| -> Vec<f64> { v.iter().map(|m| m / 4.0 * 1024.0).collect() };
     let (a, b) = (iops(a), iops(b));
     let cox = |v: &[f64]| {
@@ -46,20 +48,55 @@ fn expected(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
     };
     let ((la, va, fa), (lb, vb, fb)) = (cox(&a), cox(&b));
     let df = ((va + vb).powi(2) / (va * va / fa + vb * vb / fb)).floor() as usize;
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    (mean(&a) / mean(&b), (la, lb), va + vb, df)
+}
+
+/// The ratio of the arithmetic means and its 95% interval, computed here ([`cox_welch`]),
+/// Student's t from a printed table.
+fn expected(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
+    let (ratio, (la, lb), var, df) = cox_welch(a, b);
     const T: [f64; 12] = [
         12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
     ];
-    let half = T[df - 1] * (va + vb).sqrt();
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    (
-        mean(&a) / mean(&b),
-        (la - lb - half).exp(),
-        (la - lb + half).exp(),
-    )
+    let half = T[df - 1] * var.sqrt();
+    (ratio, (la - lb - half).exp(), (la - lb + half).exp())
 }
 
 const NODE7: [f64; 6] = [9.0, 10.0, 8.5, 9.5, 10.5, 9.2];
 const NODE3: [f64; 6] = [15.0, 16.5, 14.0, 15.5, 17.0, 15.8];
+
+/// node7 against node3.
+const SEVEN_VS_THREE: [&str; 5] = ["compare", "--host", "node7", "--vs-host", "node3"];
+
+/// `iopscheck ARGS --format json`: exit 0 (else its stderr is shown), and the JSON.
+fn json(env: &Env, args: &[&str]) -> serde_json::Value {
+    let out = env
+        .cmd()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The first row of a CSV output, by column name.
+fn csv_row(out: &[u8]) -> std::collections::HashMap<String, String> {
+    let mut rd = csv::Reader::from_reader(out);
+    let headers = rd.headers().unwrap().clone();
+    let row = rd.records().next().unwrap().unwrap();
+    headers
+        .iter()
+        .zip(row.iter())
+        .map(|(h, v)| (h.to_string(), v.to_string()))
+        .collect()
+}
 
 #[test]
 fn two_nodes_ratio_and_interval_are_those_computed_independently_in_every_format() {
@@ -69,26 +106,12 @@ fn two_nodes_ratio_and_interval_are_those_computed_independently_in_every_format
     assert!(high < 1.0, "the case is a real difference: {low}–{high}");
     let cmd = |format: &str| {
         env.cmd()
-            .args([
-                "compare",
-                "--host",
-                "node7",
-                "--vs-host",
-                "node3",
-                "--format",
-                format,
-            ])
+            .args(SEVEN_VS_THREE)
+            .args(["--format", format])
             .output()
             .unwrap()
     };
-    let out = cmd("json");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = json(&env, &SEVEN_VS_THREE);
     assert_eq!(j["kind"], "comparison");
     assert!((j["ratio"].as_f64().unwrap() - ratio).abs() < 1e-12, "{j}");
     assert!((j["ci95_low"].as_f64().unwrap() - low).abs() < 1e-9, "{j}");
@@ -128,16 +151,9 @@ fn two_nodes_ratio_and_interval_are_those_computed_independently_in_every_format
             "{format}:\n{text}"
         );
     }
-    let out = cmd("csv");
-    let mut rd = csv::Reader::from_reader(out.stdout.as_slice());
-    let headers = rd.headers().unwrap().clone();
-    let row = rd.records().next().unwrap().unwrap();
-    let col = |name: &str| {
-        let i = headers.iter().position(|h| h == name).unwrap();
-        row[i].to_string()
-    };
-    assert!((col("ratio").parse::<f64>().unwrap() - ratio).abs() < 1e-12);
-    assert_eq!(col("real"), "true");
+    let col = csv_row(&cmd("csv").stdout);
+    assert!((col["ratio"].parse::<f64>().unwrap() - ratio).abs() < 1e-12);
+    assert_eq!(col["real"], "true");
 }
 
 #[test]
@@ -148,20 +164,7 @@ fn the_same_node_before_and_after_a_date_and_a_side_too_thin() {
     figures.extend(NODE3.iter().map(|m| m / 2.0));
     let times = write(&env, &[("node1", &figures)]);
     let at = times[6].format("%Y-%m-%dT%H:%M:%S%:z").to_string();
-    let out = env
-        .cmd()
-        .args([
-            "compare", "--host", "node1", "--at", &at, "--format", "json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = json(&env, &["compare", "--host", "node1", "--at", &at]);
     let after: Vec<f64> = figures[6..].to_vec();
     let (ratio, low, high) = expected(&after, &figures[..6]);
     assert!((j["ratio"].as_f64().unwrap() - ratio).abs() < 1e-12 && (ratio - 0.5).abs() < 1e-9);
@@ -193,7 +196,7 @@ fn compare_writes_its_outputs_to_files_as_report_does_and_never_over_an_input() 
     let env = Env::new();
     write(&env, &[("node7", &NODE7), ("node3", &NODE3)]);
     let history = std::fs::read_to_string(&env.history).unwrap();
-    let base = ["compare", "--host", "node7", "--vs-host", "node3"];
+    let base = SEVEN_VS_THREE;
     let stdout = |format: &str| {
         let out = env
             .cmd()
@@ -285,18 +288,8 @@ fn t_quantile(alpha: f64, df: usize) -> f64 {
 
 /// `expected` at the level `alpha`, with `t_quantile` for Student's t.
 fn expected_at(a: &[f64], b: &[f64], alpha: f64) -> (f64, f64, usize) {
-    let iops = |v: &[f64]| -> Vec<f64> { v.iter().map(|m| m / 4.0 * 1024.0).collect() };
-    let (a, b) = (iops(a), iops(b));
-    let cox = |v: &[f64]| {
-        let n = v.len() as f64;
-        let l: Vec<f64> = v.iter().map(|x| x.ln()).collect();
-        let m = l.iter().sum::<f64>() / n;
-        let s2 = l.iter().map(|y| (y - m) * (y - m)).sum::<f64>() / (n - 1.0);
-        (m + s2 / 2.0, s2 / n + s2 * s2 / (2.0 * (n - 1.0)), n - 1.0)
-    };
-    let ((la, va, fa), (lb, vb, fb)) = (cox(&a), cox(&b));
-    let df = ((va + vb).powi(2) / (va * va / fa + vb * vb / fb)).floor() as usize;
-    let half = t_quantile(alpha, df) * (va + vb).sqrt();
+    let (_, (la, lb), var, df) = cox_welch(a, b);
+    let half = t_quantile(alpha, df) * var.sqrt();
     ((la - lb - half).exp(), (la - lb + half).exp(), df)
 }
 
@@ -304,13 +297,7 @@ fn expected_at(a: &[f64], b: &[f64], alpha: f64) -> (f64, f64, usize) {
 fn alpha_sets_the_intervals_level_in_every_format_and_bad_values_are_refused() {
     let env = Env::new();
     write(&env, &[("node7", &NODE7), ("node3", &NODE3)]);
-    let cmd = |extra: &[&str]| {
-        env.cmd()
-            .args(["compare", "--host", "node7", "--vs-host", "node3"])
-            .args(extra)
-            .output()
-            .unwrap()
-    };
+    let cmd = |extra: &[&str]| env.cmd().args(SEVEN_VS_THREE).args(extra).output().unwrap();
     let (_, low95, high95) = expected(&NODE7, &NODE3);
     // The independent quantile reproduces the printed table's at 95% (to its 3 decimals):
     // the two computations here agree before either is held against the binary.
@@ -320,14 +307,7 @@ fn alpha_sets_the_intervals_level_in_every_format_and_bad_values_are_refused() {
     for (alpha, level) in [(0.1, "90"), (0.01, "99"), (0.001, "99.9")] {
         let a = alpha.to_string();
         let (low, high, df) = expected_at(&NODE7, &NODE3, alpha);
-        let out = cmd(&["--alpha", &a, "--format", "json"]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let j = json(&env, &[&SEVEN_VS_THREE[..], &["--alpha", &a]].concat());
         assert_eq!(j["df"].as_u64(), Some(df as u64), "{j}");
         assert_eq!(j["alpha"].as_f64(), Some(alpha), "{j}");
         assert!((j["confidence"].as_f64().unwrap() - (1.0 - alpha)).abs() < 1e-12);
@@ -377,14 +357,10 @@ fn alpha_sets_the_intervals_level_in_every_format_and_bad_values_are_refused() {
             );
         }
         // The machine formats carry the level and the bounds as figures.
-        let out = cmd(&["--alpha", &a, "--format", "csv"]);
-        let mut rd = csv::Reader::from_reader(out.stdout.as_slice());
-        let headers = rd.headers().unwrap().clone();
-        let row = rd.records().next().unwrap().unwrap();
-        let col = |name: &str| row[headers.iter().position(|h| h == name).unwrap()].to_string();
-        assert_eq!(col("alpha").parse::<f64>().unwrap(), alpha);
-        assert!((col("ci_low").parse::<f64>().unwrap() / low - 1.0).abs() < 1e-6);
-        assert!(col("ci95_low").is_empty(), "not the 95% interval");
+        let col = csv_row(&cmd(&["--alpha", &a, "--format", "csv"]).stdout);
+        assert_eq!(col["alpha"].parse::<f64>().unwrap(), alpha);
+        assert!((col["ci_low"].parse::<f64>().unwrap() / low - 1.0).abs() < 1e-6);
+        assert!(col["ci95_low"].is_empty(), "not the 95% interval");
         let out = cmd(&["--alpha", &a, "--format", "prometheus"]);
         let text = String::from_utf8(out.stdout).unwrap();
         let gauge = |name: &str| -> Option<f64> {
