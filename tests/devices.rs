@@ -54,6 +54,28 @@ impl Drop for Loop {
     }
 }
 
+/// A loop device over a file `name` of `size` bytes in RAM (/dev/shm): the loop is detached
+/// first, then the file removed. Err: why there is none here (the test skips, saying so).
+struct RamLoop {
+    l: Loop,
+    backing: PathBuf,
+    _ram: tempfile::TempDir,
+}
+
+fn ram_loop(name: &str, size: u64) -> Result<RamLoop, String> {
+    if !libc_is_root() {
+        return Err("needs root for a loop device".into());
+    }
+    let ram = tempfile::tempdir_in("/dev/shm").map_err(|e| format!("no /dev/shm: {e}"))?;
+    let backing = ram.path().join(name);
+    let l = Loop::new(&backing, size)?;
+    Ok(RamLoop {
+        l,
+        backing,
+        _ram: ram,
+    })
+}
+
 /// A blkio cgroup with read-IOPS limits per device; removed on drop (its only task, the
 /// binary, has exited by then).
 struct Throttle {
@@ -213,6 +235,22 @@ impl Rig {
     }
 }
 
+/// `run --no-history -p POLICY --device DEV`, which must refuse (exit 2; `what` and its
+/// stderr shown otherwise): its stderr.
+fn refused(env: &Env, policy: impl AsRef<std::ffi::OsStr>, dev: &Path, what: &str) -> String {
+    let out = env
+        .cmd()
+        .args(["run", "--no-history", "-p"])
+        .arg(policy)
+        .arg("--device")
+        .arg(dev)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    err
+}
+
 fn libc_is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -356,43 +394,25 @@ fn a_device_the_job_would_write_or_that_is_not_a_device_is_refused_naming_the_fl
         ("a file", file.clone()),
         ("nothing", env.tmp.path().join("absent")),
     ] {
-        let out = env
-            .cmd()
-            .args(["run", "--no-history", "-p", "swimlane", "--device"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        let err = refused(&env, "swimlane", &path, what);
         assert!(err.contains("--device"), "{what}: {err}");
     }
     assert_eq!(std::fs::read(&file).unwrap(), b"x");
 
     // A device under a job that writes (Swimlane's random writes): refused before it is
     // opened, its bytes untouched.
-    if !libc_is_root() {
-        return common::skip("needs root for a loop device");
-    }
-    let ram = tempfile::tempdir_in("/dev/shm").unwrap();
-    let backing = ram.path().join("w.img");
-    let l = match Loop::new(&backing, 8 << 20) {
-        Ok(l) => l,
+    let ram = match ram_loop("w.img", 8 << 20) {
+        Ok(r) => r,
         Err(why) => return common::skip(&why),
     };
-    std::fs::write(&backing, vec![7u8; 8 << 20]).unwrap();
-    let out = env
-        .cmd()
-        .args(["run", "--no-history", "-p", "swimlane", "--device"])
-        .arg(&l.dev)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (l, backing) = (&ram.l, &ram.backing);
+    std::fs::write(backing, vec![7u8; 8 << 20]).unwrap();
+    let err = refused(&env, "swimlane", &l.dev, "a job that writes");
     assert!(
         err.contains(&format!("--device {}", l.dev.display())) && err.contains("writes"),
         "{err}"
     );
-    assert!(std::fs::read(&backing).unwrap().iter().all(|&b| b == 7));
+    assert!(std::fs::read(backing).unwrap().iter().all(|&b| b == 7));
 
     // A device policy without --device.
     let policy = env.tmp.path().join("p.yaml");
@@ -512,30 +532,14 @@ fn ibm_ece_judges_each_nvme_drive_and_fails_drives_more_than_ten_percent_apart()
 
 #[test]
 fn an_ece_policy_refuses_a_drive_of_another_type() {
-    if !libc_is_root() {
-        return common::skip("needs root for a loop device");
-    }
     let env = Env::new();
-    let ram = tempfile::tempdir_in("/dev/shm").unwrap();
-    let l = match Loop::new(&ram.path().join("n.img"), 8 << 20) {
-        Ok(l) => l,
+    let ram = match ram_loop("n.img", 8 << 20) {
+        Ok(r) => r,
         Err(why) => return common::skip(&why),
     };
+    let l = &ram.l;
     // A loop device is not rotational and not NVMe: an SSD to IBM's tool.
-    let out = env
-        .cmd()
-        .args([
-            "run",
-            "--no-history",
-            "-p",
-            "ibm-storage-scale-ece-nvme",
-            "--device",
-        ])
-        .arg(&l.dev)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(&env, "ibm-storage-scale-ece-nvme", &l.dev, "an SSD");
     assert!(
         err.contains(&format!("--device {}: is an SSD", l.dev.display()))
             && err.contains("for an NVMe drive"),
@@ -556,15 +560,12 @@ impl Drop for Mounted {
 
 #[test]
 fn a_mounted_device_is_refused_naming_the_flag() {
-    if !libc_is_root() {
-        return common::skip("needs root (a loop device, mounting it)");
-    }
     let env = Env::new();
-    let ram = tempfile::tempdir_in("/dev/shm").unwrap();
-    let l = match Loop::new(&ram.path().join("m.img"), 16 << 20) {
-        Ok(l) => l,
+    let ram = match ram_loop("m.img", 16 << 20) {
+        Ok(r) => r,
         Err(why) => return common::skip(&why),
     };
+    let l = &ram.l;
     let ok = |c: &mut Command| c.status().is_ok_and(|s| s.success());
     if !ok(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&l.dev)) {
         return common::skip("mkfs.ext4 (e2fsprogs) failed or is not installed");
@@ -576,16 +577,7 @@ fn a_mounted_device_is_refused_naming_the_flag() {
         return common::skip("cannot mount the loop device here");
     }
     std::fs::write(env.tmp.path().join("p.yaml"), POLICY).unwrap();
-    let out = env
-        .cmd()
-        .args(["run", "--no-history", "-p"])
-        .arg(env.tmp.path().join("p.yaml"))
-        .arg("--device")
-        .arg(&l.dev)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(&env, env.tmp.path().join("p.yaml"), &l.dev, "mounted");
     assert!(
         err.contains(&format!("--device {}: is mounted", l.dev.display())),
         "{err}"
@@ -595,19 +587,13 @@ fn a_mounted_device_is_refused_naming_the_flag() {
 
 #[test]
 fn a_loop_device_over_a_file_in_ram_is_a_ram_disk_and_never_passes() {
-    if !libc_is_root() {
-        return common::skip("needs root for a loop device");
-    }
     let env = Env::new();
-    let ram = match tempfile::tempdir_in("/dev/shm") {
-        Ok(d) => d,
-        Err(_) => return common::skip("no /dev/shm"),
-    };
-    let a = match Loop::new(&ram.path().join("a.img"), 8 << 20) {
-        Ok(l) => l,
+    let ram_a = match ram_loop("a.img", 8 << 20) {
+        Ok(r) => r,
         Err(why) => return common::skip(&why),
     };
-    let b = Loop::new(&ram.path().join("b.img"), 8 << 20).unwrap();
+    let ram_b = ram_loop("b.img", 8 << 20).unwrap();
+    let (a, b) = (&ram_a.l, &ram_b.l);
     let policy = env.tmp.path().join("p.yaml");
     std::fs::write(&policy, POLICY.replace("runtime: 2s", "runtime: 1s")).unwrap();
     let out = env
