@@ -26,6 +26,60 @@ fn iopscheck() -> Command {
     Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"))
 }
 
+/// The places of a scheduled check, in a temp dir: its data directory (empty, its canonical
+/// path), history, state directory and run lock.
+struct Sched {
+    tmp: tempfile::TempDir,
+    data: PathBuf,
+    history: PathBuf,
+    state: PathBuf,
+    lock: PathBuf,
+}
+
+impl Sched {
+    fn new() -> Sched {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        let data = data.canonicalize().unwrap();
+        let history = tmp.path().join("history.jsonl");
+        let state = tmp.path().join("state");
+        let lock = tmp.path().join("run.lock");
+        Sched {
+            tmp,
+            data,
+            history,
+            state,
+            lock,
+        }
+    }
+
+    /// An env file's lines naming these places and the binary built, no textfile, then `more`.
+    fn env_file(&self, more: &str) -> String {
+        format!(
+            "IOPSCHECK_DIR={}\nIOPSCHECK_BIN={}\nIOPSCHECK_HISTORY={}\nIOPSCHECK_STATE_DIR={}\nIOPSCHECK_LOCK_FILE={}\nIOPSCHECK_TEXTFILE=\n{more}",
+            self.data.display(),
+            assert_cmd::cargo::cargo_bin!("iopscheck").display(),
+            self.history.display(),
+            self.state.display(),
+            self.lock.display(),
+        )
+    }
+
+    /// The scheduled script under `sh`, with the binary built and these places (but the data
+    /// directory) in its environment.
+    fn script(&self) -> std::process::Command {
+        let mut c = std::process::Command::new("sh");
+        c.arg(repo().join("packaging/libexec/iopscheck-scheduled"))
+            .env("IOPSCHECK_BIN", assert_cmd::cargo::cargo_bin!("iopscheck"))
+            .env("IOPSCHECK_STATE_DIR", &self.state)
+            .env("IOPSCHECK_HISTORY", &self.history)
+            .env("IOPSCHECK_LOCK_FILE", &self.lock)
+            .env("NO_COLOR", "1");
+        c
+    }
+}
+
 #[test]
 fn version_names_the_commit_it_was_built_from() {
     let out = iopscheck().arg("--version").output().unwrap();
@@ -217,10 +271,9 @@ fn nothing_runs_before_the_administrator_names_a_directory() {
 fn an_env_file_line_with_a_backslash_is_refused_before_anything_runs() {
     // systemd reads `\` as an escape and a trailing one as a continuation line; the cron path's
     // reader does not, so it refuses such a line rather than run with another setting.
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let file = tmp.path().join("iopscheck.env");
+    let sched = Sched::new();
+    let (data, history) = (&sched.data, &sched.history);
+    let file = sched.tmp.path().join("iopscheck.env");
     std::fs::write(
         &file,
         format!(
@@ -229,17 +282,7 @@ fn an_env_file_line_with_a_backslash_is_refused_before_anything_runs() {
         ),
     )
     .unwrap();
-    let history = tmp.path().join("history.jsonl");
-    let out = std::process::Command::new("sh")
-        .arg(repo().join("packaging/libexec/iopscheck-scheduled"))
-        .arg("--env")
-        .arg(&file)
-        .env("IOPSCHECK_BIN", assert_cmd::cargo::cargo_bin!("iopscheck"))
-        .env("IOPSCHECK_HISTORY", &history)
-        .env("IOPSCHECK_STATE_DIR", tmp.path().join("state"))
-        .env("IOPSCHECK_LOCK_FILE", tmp.path().join("run.lock"))
-        .output()
-        .unwrap();
+    let out = sched.script().arg("--env").arg(&file).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -247,7 +290,7 @@ fn an_env_file_line_with_a_backslash_is_refused_before_anything_runs() {
         "{err}"
     );
     assert!(!history.exists(), "nothing ran");
-    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(data).unwrap().count(), 0);
 }
 
 #[test]
@@ -536,23 +579,15 @@ fn write_history_of(path: &Path, host: &str, dir: &str, figures: &[f64]) {
 /// `fleet -` judges the node on its history from it.
 #[test]
 fn the_scheduled_checks_log_line_is_the_historys_verdict_for_fleet() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let data = data.canonicalize().unwrap();
-    let history = tmp.path().join("history.jsonl");
-    write_history(&history, "node-7", data.to_str().unwrap(), 16.4);
-    let out = std::process::Command::new("sh")
-        .arg(repo().join("packaging/libexec/iopscheck-scheduled"))
-        .env("IOPSCHECK_BIN", assert_cmd::cargo::cargo_bin!("iopscheck"))
-        .env("IOPSCHECK_DIR", &data)
+    let sched = Sched::new();
+    let tmp = &sched.tmp;
+    write_history(&sched.history, "node-7", sched.data.to_str().unwrap(), 16.4);
+    let out = sched
+        .script()
+        .env("IOPSCHECK_DIR", &sched.data)
         .env("IOPSCHECK_HOST", "node-7")
-        .env("IOPSCHECK_STATE_DIR", tmp.path().join("state"))
-        .env("IOPSCHECK_HISTORY", &history)
-        .env("IOPSCHECK_LOCK_FILE", tmp.path().join("run.lock"))
         .env("IOPSCHECK_RUN_ARGS", "--size 8m --runtime 1 --runs 1")
         .env("IOPSCHECK_LOG_FORMAT", "jsonl")
-        .env("NO_COLOR", "1")
         .output()
         .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
@@ -586,31 +621,24 @@ fn the_scheduled_checks_log_line_is_the_historys_verdict_for_fleet() {
 
 #[test]
 fn the_scheduled_check_runs_then_exports_the_windows_verdict() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let data = data.canonicalize().unwrap();
-    let history = tmp.path().join("history.jsonl");
+    let sched = Sched::new();
+    let tmp = &sched.tmp;
     write_history(
-        &history,
+        &sched.history,
         &iopscheck::testing::machine::hostname(),
-        data.to_str().unwrap(),
+        sched.data.to_str().unwrap(),
         16.4,
     );
     std::fs::create_dir(tmp.path().join("textfile")).unwrap();
     let script = repo().join("packaging/libexec/iopscheck-scheduled");
     let run = |textfile: &Path| {
-        let mut c = std::process::Command::new("sh");
-        c.arg(&script)
-            .env("IOPSCHECK_BIN", assert_cmd::cargo::cargo_bin!("iopscheck"))
-            .env("IOPSCHECK_DIR", &data)
-            .env("IOPSCHECK_STATE_DIR", tmp.path().join("state"))
-            .env("IOPSCHECK_HISTORY", &history)
+        sched
+            .script()
+            .env("IOPSCHECK_DIR", &sched.data)
             .env("IOPSCHECK_TEXTFILE", textfile)
-            .env("IOPSCHECK_LOCK_FILE", tmp.path().join("run.lock"))
             .env("IOPSCHECK_RUN_ARGS", "--size 32m --runtime 1 --runs 1")
-            .env("NO_COLOR", "1");
-        c.output().unwrap()
+            .output()
+            .unwrap()
     };
     let out = run(&tmp.path().join("textfile/iopscheck.prom"));
     let code = out.status.code().unwrap();
@@ -762,19 +790,11 @@ fn scheduled(shell: &[&str], args: &[&std::ffi::OsStr]) -> (Option<i32>, String)
 
 #[test]
 fn the_env_file_sets_the_documented_settings_and_never_the_script_itself() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let history = tmp.path().join("history.jsonl");
+    let sched = Sched::new();
+    let (tmp, history) = (&sched.tmp, &sched.history);
     let mark = tmp.path().join("executed");
-    let settings = format!(
-        "IOPSCHECK_DIR={}\nIOPSCHECK_BIN={}\nIOPSCHECK_HISTORY={}\nIOPSCHECK_STATE_DIR={}\nIOPSCHECK_LOCK_FILE={}\nIOPSCHECK_TEXTFILE=\nIOPSCHECK_RUN_ARGS=--size 8m --runtime 1 --runs 1 --engine psync\n",
-        data.display(),
-        assert_cmd::cargo::cargo_bin!("iopscheck").display(),
-        history.display(),
-        tmp.path().join("state").display(),
-        tmp.path().join("run.lock").display(),
-    );
+    let settings =
+        sched.env_file("IOPSCHECK_RUN_ARGS=--size 8m --runtime 1 --runs 1 --engine psync\n");
     let file = tmp.path().join("iopscheck.env");
     for shell in shells() {
         // Lines that would steer the script: an arithmetic expression that runs a command
@@ -821,22 +841,18 @@ fn the_env_file_sets_the_documented_settings_and_never_the_script_itself() {
             [Some(0), Some(1), Some(3)].contains(&code),
             "{shell:?}: {err}"
         );
-        let text = std::fs::read_to_string(&history).unwrap();
+        let text = std::fs::read_to_string(history).unwrap();
         let r: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
         assert_eq!(r["host"], "node-a", "{shell:?}");
         assert_eq!(r["overrides"]["size"], "8m", "{shell:?}");
-        std::fs::remove_file(&history).unwrap();
+        std::fs::remove_file(history).unwrap();
     }
 }
 
 #[test]
 fn the_recheck_setting_tests_until_decided_then_only_when_due() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let data = data.canonicalize().unwrap();
-    let history = tmp.path().join("history.jsonl");
-    let state = tmp.path().join("state");
+    let sched = Sched::new();
+    let (tmp, data, history, state) = (&sched.tmp, &sched.data, &sched.history, &sched.state);
     // Swimlane's job at a test's scale (a policy file, as --size is not the policy's test).
     let shown = iopscheck()
         .args(["policy", "show", "swimlane"])
@@ -852,24 +868,19 @@ fn the_recheck_setting_tests_until_decided_then_only_when_due() {
     )
     .unwrap();
     let settings = |policy: &Path| {
-        format!(
-            "IOPSCHECK_DIR={}\nIOPSCHECK_BIN={}\nIOPSCHECK_HISTORY={}\nIOPSCHECK_STATE_DIR={}\nIOPSCHECK_LOCK_FILE={}\nIOPSCHECK_TEXTFILE=\nIOPSCHECK_HOST=node-a\nIOPSCHECK_POLICY={}\nIOPSCHECK_RUN_ARGS=--engine posixaio\nIOPSCHECK_RECHECK_EVERY=2d\n",
-            data.display(),
-            assert_cmd::cargo::cargo_bin!("iopscheck").display(),
-            history.display(),
-            state.display(),
-            tmp.path().join("run.lock").display(),
+        sched.env_file(&format!(
+            "IOPSCHECK_HOST=node-a\nIOPSCHECK_POLICY={}\nIOPSCHECK_RUN_ARGS=--engine posixaio\nIOPSCHECK_RECHECK_EVERY=2d\n",
             policy.display(),
-        )
+        ))
     };
     let file = tmp.path().join("iopscheck.env");
     for shell in shells() {
         // No runs yet: undecided, so the check tests -- once, not the sequence's budget.
-        let _ = std::fs::remove_file(&history);
+        let _ = std::fs::remove_file(history);
         std::fs::write(&file, settings(&small)).unwrap();
         let (code, err) = scheduled(&shell, &["--env".as_ref(), file.as_os_str()]);
         assert_eq!(code, Some(3), "{shell:?}: {err}");
-        let lines = std::fs::read_to_string(&history).unwrap();
+        let lines = std::fs::read_to_string(history).unwrap();
         assert_eq!(lines.lines().count(), 1, "{shell:?}: {err}");
         assert!(!err.contains("no test run"), "{shell:?}: {err}");
         assert!(
@@ -883,8 +894,8 @@ fn the_recheck_setting_tests_until_decided_then_only_when_due() {
         let figures: Vec<f64> = (0..6)
             .map(|i| 16.4 * (1.0 + 0.02 * (i % 3) as f64))
             .collect();
-        write_history_of(&history, "node-a", data.to_str().unwrap(), &figures);
-        let before = std::fs::read_to_string(&history).unwrap();
+        write_history_of(history, "node-a", data.to_str().unwrap(), &figures);
+        let before = std::fs::read_to_string(history).unwrap();
         std::fs::write(&file, settings(Path::new("swimlane"))).unwrap();
         let (code, err) = scheduled(&shell, &["--env".as_ref(), file.as_os_str()]);
         assert_eq!(code, Some(0), "{shell:?}: {err}");
@@ -893,7 +904,7 @@ fn the_recheck_setting_tests_until_decided_then_only_when_due() {
             "{shell:?}: {err}"
         );
         assert_eq!(
-            std::fs::read_to_string(&history).unwrap(),
+            std::fs::read_to_string(history).unwrap(),
             before,
             "{shell:?}"
         );
@@ -911,16 +922,12 @@ fn the_recheck_setting_tests_until_decided_then_only_when_due() {
 /// where the default budget of 30 would leave it undecided.
 #[test]
 fn the_decisions_settings_in_run_args_are_the_reports_too() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let data = data.canonicalize().unwrap();
-    let history = tmp.path().join("history.jsonl");
-    let state = tmp.path().join("state");
+    let sched = Sched::new();
+    let (tmp, data, history, state) = (&sched.tmp, &sched.data, &sched.history, &sched.state);
     // About Swimlane's 3000 IOPS (11.72 MB/s), ±8%.
     let figures = [11.0, 12.6, 11.9, 12.4, 11.2, 11.8];
-    write_history_of(&history, "node-a", data.to_str().unwrap(), &figures);
-    let before = std::fs::read_to_string(&history).unwrap();
+    write_history_of(history, "node-a", data.to_str().unwrap(), &figures);
+    let before = std::fs::read_to_string(history).unwrap();
     // The case is not vacuous: at the default settings the sequence goes on.
     let out = iopscheck()
         .args([
@@ -932,7 +939,7 @@ fn the_decisions_settings_in_run_args_are_the_reports_too() {
             "node-a",
         ])
         .arg("--history")
-        .arg(&history)
+        .arg(history)
         .output()
         .unwrap();
     let at_defaults: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -944,13 +951,8 @@ fn the_decisions_settings_in_run_args_are_the_reports_too() {
     let file = tmp.path().join("iopscheck.env");
     std::fs::write(
         &file,
-        format!(
-            "IOPSCHECK_DIR={}\nIOPSCHECK_BIN={}\nIOPSCHECK_HISTORY={}\nIOPSCHECK_STATE_DIR={}\nIOPSCHECK_LOCK_FILE={}\nIOPSCHECK_TEXTFILE=\nIOPSCHECK_HOST=node-a\nIOPSCHECK_RUN_ARGS=--engine posixaio --alpha 0.01 --beta=0.02 --max-runs 6 --max-days=5\nIOPSCHECK_RECHECK_EVERY=2d\n",
-            data.display(),
-            assert_cmd::cargo::cargo_bin!("iopscheck").display(),
-            history.display(),
-            state.display(),
-            tmp.path().join("run.lock").display(),
+        sched.env_file(
+            "IOPSCHECK_HOST=node-a\nIOPSCHECK_RUN_ARGS=--engine posixaio --alpha 0.01 --beta=0.02 --max-runs 6 --max-days=5\nIOPSCHECK_RECHECK_EVERY=2d\n",
         ),
     )
     .unwrap();
@@ -960,7 +962,7 @@ fn the_decisions_settings_in_run_args_are_the_reports_too() {
         // The run judged the sequence ended at its budget of 6 and tested nothing ...
         assert_eq!(code, Some(3), "{shell:?}: {err}");
         assert!(err.contains("no test run"), "{shell:?}: {err}");
-        assert_eq!(std::fs::read_to_string(&history).unwrap(), before);
+        assert_eq!(std::fs::read_to_string(history).unwrap(), before);
         // ... and the report says the same, at the same settings.
         let report: Value =
             serde_json::from_str(&std::fs::read_to_string(state.join("report.json")).unwrap())
