@@ -3,29 +3,17 @@
 
 mod common;
 
-use chrono::{DateTime, Duration, FixedOffset, Utc};
+use chrono::{DateTime, FixedOffset};
 use common::Env;
 
 /// `figures` (MB/s) for each host, three runs a day ending yesterday.
 fn write(env: &Env, nodes: &[(&str, &[f64])]) -> Vec<DateTime<FixedOffset>> {
-    let midnight = Utc::now()
-        .date_naive()
-        .and_hms_opt(0, 0, 0)
-        .unwrap()
-        .and_utc()
-        .fixed_offset();
     let mut lines = String::new();
     let mut times = Vec::new();
     for (host, figures) in nodes {
-        let days = figures.len().div_ceil(3) as i64;
-        for (i, &mb_s) in figures.iter().enumerate() {
-            let t = midnight - Duration::days(days - (i / 3) as i64)
-                + Duration::hours(8 + 6 * (i % 3) as i64);
-            let r = common::swimlane_record(host, "/data", t, mb_s);
-            lines.push_str(&serde_json::to_string(&r).unwrap());
-            lines.push('\n');
-            times.push(t);
-        }
+        let (l, t) = common::three_a_day(host, "/data", figures);
+        lines.push_str(&l);
+        times.extend(t);
     }
     std::fs::write(&env.history, lines).unwrap();
     times

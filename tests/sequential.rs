@@ -14,23 +14,7 @@ fn history(env: &Env, figures: &[f64]) -> Vec<DateTime<FixedOffset>> {
 
 /// [`history`] for the directory `dir`.
 fn history_in(env: &Env, dir: &str, figures: &[f64]) -> Vec<DateTime<FixedOffset>> {
-    let days = figures.len().div_ceil(3) as i64;
-    let midnight = Utc::now()
-        .date_naive()
-        .and_hms_opt(0, 0, 0)
-        .unwrap()
-        .and_utc()
-        .fixed_offset();
-    let mut lines = String::new();
-    let mut times = Vec::new();
-    for (i, &mb_s) in figures.iter().enumerate() {
-        let t = midnight - Duration::days(days - (i / 3) as i64)
-            + Duration::hours(8 + 6 * (i % 3) as i64);
-        let r = common::swimlane_record("node1", dir, t, mb_s);
-        lines.push_str(&serde_json::to_string(&r).unwrap());
-        lines.push('\n');
-        times.push(t);
-    }
+    let (lines, times) = common::three_a_day("node1", dir, figures);
     std::fs::write(&env.history, lines).unwrap();
     times
 }
