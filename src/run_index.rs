@@ -422,6 +422,30 @@ impl RecordReader<'_> {
         }
     }
 
+    /// Every figure of `run`'s record into `out`, in the order of `run.names`: the same
+    /// figures as [`metrics`](Self::metrics), without building them into a [`Metrics`], and
+    /// from a line written as iopscheck writes it, without reading any key but the
+    /// timestamp's and the figures' (the statistics' passes read every run's this way).
+    pub fn figures(&mut self, run: &Run, out: &mut Vec<f64>) -> std::io::Result<()> {
+        out.clear();
+        if run.holds_all() {
+            out.extend_from_slice(run.metrics.figures());
+            return Ok(());
+        }
+        if let (Records::File { file, .. }, At::Line { offset, len, .. }) = (self.records, run.at) {
+            let text = self.text(file, offset, len)?;
+            if value_at::<DateTime<FixedOffset>>(text, b"\"timestamp\":") == Some(run.timestamp)
+                && figures_at(text, run.names, out)
+            {
+                return Ok(());
+            }
+            out.clear();
+        }
+        let m = self.metrics(run)?;
+        out.extend_from_slice(m.figures());
+        Ok(())
+    }
+
     /// Calls `f` with the whole record of `run` as it is written out (JSON's `runs[]`): the
     /// same bytes as the [`Record`] [`with`](Self::with) gives, from a history line without
     /// building the record's strings.
@@ -456,6 +480,45 @@ fn value_at<T: serde::de::DeserializeOwned>(text: &[u8], key: &[u8]) -> Option<T
     let at = memchr::memmem::find(text, key)? + key.len();
     let mut de = serde_json::Deserializer::from_slice(&text[at..]);
     T::deserialize(&mut de).ok()
+}
+
+/// The figures of the first metrics object in a history line into `out`, when its keys are
+/// `names` in that order, written as iopscheck writes them (no space, no escape): each figure
+/// parsed by serde_json from the same bytes as a [`Metrics`] read from the line would be, so
+/// the same to the bit. False for anything else (the caller reads the line the long way).
+fn figures_at(text: &[u8], names: &[&str], out: &mut Vec<f64>) -> bool {
+    const KEY: &[u8] = b"\"metrics\":";
+    let Some(at) = memchr::memmem::find(text, KEY) else {
+        return false;
+    };
+    let Some(mut rest) = text[at + KEY.len()..].strip_prefix(b"{") else {
+        return false;
+    };
+    for (i, name) in names.iter().enumerate() {
+        if i > 0 {
+            let Some(r) = rest.strip_prefix(b",") else {
+                return false;
+            };
+            rest = r;
+        }
+        let Some(r) = rest
+            .strip_prefix(b"\"")
+            .and_then(|r| r.strip_prefix(name.as_bytes()))
+            .and_then(|r| r.strip_prefix(b"\":"))
+        else {
+            return false;
+        };
+        let end = r
+            .iter()
+            .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+            .unwrap_or(r.len());
+        let Ok(x) = serde_json::from_slice::<f64>(&r[..end]) else {
+            return false;
+        };
+        out.push(x);
+        rest = &r[end..];
+    }
+    rest.first() == Some(&b'}')
 }
 
 /// A run's whole record as it is written out: see [`RecordReader::with_whole`].
@@ -651,6 +714,17 @@ mod tests {
                     .unwrap();
                 assert_eq!(of_line, of_record, "pretty: {pretty}");
             }
+        }
+        // A run holding only some figures reads them all again: the short way from a line as
+        // iopscheck writes it, the long way from the reordered one, the same either way.
+        let keep: &'static [&'static str] = &[];
+        let mut figures = Vec::new();
+        for run in &runs {
+            let part = run.clone().holding(keep);
+            assert!(!part.holds_all());
+            reader.figures(&part, &mut figures).unwrap();
+            assert_eq!(figures, run.metrics.figures());
+            assert_eq!(figures, reader.metrics(&part).unwrap().figures());
         }
         // A record held in memory is written as itself.
         let run = Run::of(&whole, 0);

@@ -79,17 +79,32 @@ pub(super) fn metric_stats(
     }
     let mut streams: Vec<Stream> = unheld.into_iter().map(Stream::new).collect();
     let mut pass = 0;
+    // A run's figures, in the order of its names; and, for the runs' last list of names, the
+    // streams still gathering with the place of their figure in it (worked out once a list).
+    let mut figures: Vec<f64> = Vec::new();
+    let mut places: Vec<(usize, usize)> = Vec::new();
     while streams.iter().any(|s| !s.done(pass)) {
         let mut reader = records.reader();
+        let mut last: Option<&[&str]> = None;
         for r in runs {
-            if !streams.iter().any(|s| r.names.contains(&s.name)) {
+            if !last.is_some_and(|l| std::ptr::eq(l, r.names)) {
+                places.clear();
+                for (i, s) in streams.iter().enumerate() {
+                    if s.done(pass) {
+                        continue;
+                    }
+                    if let Some(p) = r.names.iter().position(|k| *k == s.name) {
+                        places.push((i, p));
+                    }
+                }
+                last = Some(r.names);
+            }
+            if places.is_empty() {
                 continue;
             }
-            let all = reader.metrics(r)?;
-            for s in &mut streams {
-                if let Some(&x) = all.get(s.name) {
-                    s.add(x, pass);
-                }
+            reader.figures(r, &mut figures)?;
+            for &(i, p) in &places {
+                streams[i].add(figures[p], pass);
             }
         }
         for s in &mut streams {
