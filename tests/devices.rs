@@ -267,27 +267,46 @@ fn row<'a>(json: &'a serde_json::Value, dev: &Path) -> &'a serde_json::Value {
 
 #[test]
 fn a_slower_drive_fails_its_rules_and_the_spread_and_alike_drives_pass() {
-    let rig = match Rig::new() {
-        Ok(r) => r,
-        Err(why) => return common::skip(&why),
-    };
     // The loops' files are on the disk: their records name its filesystem, not RAM.
-    // Alike: the same limit on both.
-    rig.throttle.limit(&rig.a, FAST);
-    rig.throttle.limit(&rig.b, FAST);
-    let (code, json, stderr) = rig.run(&["--format", "json"]);
-    assert_eq!(json["kind"], "devices", "{json:#}");
-    assert_eq!(code, Some(0), "{json:#}\n{stderr}");
-    assert_eq!(json["verdict"], "pass");
-    for d in [&rig.a.dev, &rig.b.dev] {
-        assert_eq!(row(&json, d)["verdict"], "pass", "{json:#}");
-    }
-    let warnings = json["warnings"].to_string();
-    assert!(
-        warnings.contains("spread of read_iops_mean across devices")
-            && warnings.contains("meets it"),
-        "{warnings}"
-    );
+    // Alike: the same limit on both. Alike drives are alike only when each runs at its limit:
+    // both at 95% of it or more, their means are within 10% of each other and every second
+    // is above the rules' 250, so they must pass. A machine too loaded to drive them at
+    // their limit (the scheduler, not the throttle, set their rates) does not give this test
+    // its condition: tried again on fresh drives, then skipped with the figures.
+    let mut slowed = vec![];
+    let rig = loop {
+        let rig = match Rig::new() {
+            Ok(r) => r,
+            Err(why) => return common::skip(&why),
+        };
+        rig.throttle.limit(&rig.a, FAST);
+        rig.throttle.limit(&rig.b, FAST);
+        let (code, json, stderr) = rig.run(&["--format", "json"]);
+        assert_eq!(json["kind"], "devices", "{json:#}");
+        let rates = [&rig.a.dev, &rig.b.dev].map(|d| row(&json, d)["value"].as_f64().unwrap());
+        if code != Some(0) && rates.iter().any(|&r| r < f64::from(FAST) * 0.95) {
+            slowed.push(rates);
+            if slowed.len() == 3 {
+                return common::skip(&format!(
+                    "the machine is too loaded to run two drives at their {FAST} IOPS limit (read_iops of each, in 3 tries: {slowed:?})"
+                ));
+            }
+            eprintln!("drives below their limit ({rates:?}): the machine is loaded; again");
+            continue;
+        }
+        assert_eq!(code, Some(0), "{json:#}\n{stderr}");
+        assert_eq!(json["verdict"], "pass");
+        for d in [&rig.a.dev, &rig.b.dev] {
+            assert_eq!(row(&json, d)["verdict"], "pass", "{json:#}");
+        }
+        let warnings = json["warnings"].to_string();
+        assert!(
+            warnings.contains("spread of read_iops_mean across devices")
+                && warnings.contains("meets it"),
+            "{warnings}"
+        );
+        break rig;
+    };
 
     // One drive at a quarter of the other's rate.
     rig.throttle.limit(&rig.b, SLOW);

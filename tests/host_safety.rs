@@ -658,6 +658,12 @@ impl Lines {
             }
         }
     }
+
+    /// Every line read, up to the end of the stream (call once the child has ended).
+    fn all(mut self) -> Vec<String> {
+        self.seen.extend(self.rx.iter());
+        self.seen
+    }
 }
 
 #[test]
@@ -719,10 +725,27 @@ fn an_interrupted_runs_flush_holds_the_lock_and_the_next_run_waits_for_it() {
         assert!(test_files(&env.dir).is_empty());
 
         // Waited for: a run started now says so, writes nothing until the flush has ended,
-        // then goes ahead.
-        let mut next = spawn_run(&env, &SMALL);
+        // then goes ahead. How long the flush takes once let go is the kernel's (the fsync,
+        // then the trim of 512 MiB on a disk mounted with discard: minutes on a busy disk), so
+        // the wait is made longer than any flush: with the default 120 s a slow flush ended
+        // the run with exit 2, as promised, and the test with it.
+        let mut next = StdCommand::new(bin())
+            .args(["run", "--dir"])
+            .arg(&env.dir)
+            .args(SMALL)
+            .env("IOPSCHECK_HISTORY", &env.history)
+            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+            .env("IOPSCHECK_FLUSH_WAIT", "1d")
+            .env("NO_COLOR", "1")
+            .env_remove("IOPSCHECK_FIO")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         let mut lines = Lines::of(&mut next);
-        lines.wait_for("still being flushed");
+        let note = lines.wait_for("still being flushed");
+        assert!(note.contains("waiting up to 86400s"), "{note}");
         assert!(
             test_files(&env.dir).is_empty(),
             "nothing written while waiting"
@@ -730,7 +753,11 @@ fn an_interrupted_runs_flush_holds_the_lock_and_the_next_run_waits_for_it() {
         assert!(next.try_wait().unwrap().is_none());
         kill(flusher, libc::SIGCONT);
         let status = next.wait().unwrap();
-        assert!([0, 1, 3].contains(&status.code().unwrap()), "{status}");
+        let said = lines.all();
+        assert!(
+            [0, 1, 3].contains(&status.code().unwrap()),
+            "{status}: {said:#?}"
+        );
         assert_eq!(env.history_lines().len(), 1);
         return;
     }

@@ -537,8 +537,14 @@ fn a_disk_whose_burst_credits_run_out_is_told_after_the_run() {
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        // A disk that itself stalled (its pacer starved on a loaded machine) is no burst disk:
+        // run again, then skipped with the reason, never passed.
         if let Err(why) = disk.kept_busy() {
-            assert!(tries < 3, "the emulated disk stalled in 3 runs: {why}");
+            if tries == 3 {
+                return skip(&format!(
+                    "the emulated disk stalled in 3 runs, the last: {why}; the machine is too loaded to test on it"
+                ));
+            }
             eprintln!("the emulated disk stalled ({why}); again");
             continue;
         }

@@ -510,10 +510,20 @@ fn run_until_decided_then_rechecks_once_per_period() {
             serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {err}"));
         (out.status.code(), j, err)
     };
-    // Undecided at first (no runs): tests until decided, at the floor.
+    // Undecided at first (no runs): tests until decided, not before the floor, and stops
+    // there. How many runs real figures take to decide is the disk's (on a loaded machine
+    // their spread can leave the bound short at the floor): the runs recorded are those the
+    // decision says it took, never one more.
     let (code, j, err) = run("1d");
     assert_eq!(code, Some(0), "{j}\n{err}");
-    assert_eq!(env.history_lines().len(), 3, "{err}");
+    let s = &j["sequential"][0];
+    assert_eq!(s["outcome"].as_str(), Some("pass"), "{s}");
+    // `n`: the runs the decision took; `after`: runs given after it.
+    let took = s["n"].as_u64().unwrap() as usize;
+    assert!(took >= 3, "not before the floor: {s}");
+    assert_eq!(s["after"].as_u64(), Some(0), "stopped once decided: {s}");
+    assert!(s["restarted"].is_null(), "{s}");
+    assert_eq!(env.history_lines().len(), took, "{err}");
     assert!(!err.contains("no test run"), "{err}");
     // Decided seconds ago: nothing is tested.
     let (code, j, err) = run("1d");
@@ -522,9 +532,12 @@ fn run_until_decided_then_rechecks_once_per_period() {
         (Some(0), Some("pass")),
         "{err}"
     );
-    assert_eq!(env.history_lines().len(), 3, "{err}");
+    assert_eq!(env.history_lines().len(), took, "{err}");
     assert!(err.contains("next re-check due"), "{err}");
-    // The same runs two days older: the re-check is due, and it is one run.
+    // The same runs two days older: the re-check is due, and it is one run, watched for a
+    // step or a fall. A figure that steps away from the others (a loaded machine) restarts
+    // the sequence, which then tests until decided again: one run cannot be shown then, and
+    // is said to be skipped.
     let older: Vec<String> = env
         .history_lines()
         .iter()
@@ -540,13 +553,21 @@ fn run_until_decided_then_rechecks_once_per_period() {
     let (code, j, err) = run("1d");
     assert_eq!(code, Some(0), "{j}\n{err}");
     assert!(!err.contains("no test run"), "{err}");
-    assert_eq!(env.history_lines().len(), 4, "one re-check run: {err}");
     let s = &j["sequential"][0];
-    assert_eq!(
-        (s["outcome"].as_str(), s["after"].as_u64()),
-        (Some("pass"), Some(1)),
-        "{s}"
-    );
+    assert_eq!(s["outcome"].as_str(), Some("pass"), "{s}");
+    if s["restarted"].is_null() {
+        assert_eq!(s["after"].as_u64(), Some(1), "{s}");
+        assert_eq!(
+            env.history_lines().len(),
+            took + 1,
+            "one re-check run: {err}"
+        );
+    } else {
+        assert!(env.history_lines().len() > took, "{err}");
+        common::skip(&format!(
+            "the re-check's figure stepped away from the earlier runs' (a loaded machine), so the sequence restarted and one re-check run cannot be shown: {s}"
+        ));
+    }
     assert_eq!(env.dir_listing(), Vec::<String>::new(), "no test file left");
 }
 
