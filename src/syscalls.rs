@@ -303,6 +303,15 @@ impl Drop for SignalsHeld {
     }
 }
 
+/// Whether `sig` is ignored (SIG_IGN) in this process now.
+pub fn signal_ignored(sig: i32) -> bool {
+    let mut old = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
+    // SAFETY: with a null new action, sigaction only fills `old`, which is ours and zeroed.
+    let r = unsafe { libc::sigaction(sig, std::ptr::null(), old.as_mut_ptr()) };
+    // SAFETY: zero-initialised, and filled by sigaction where it succeeded.
+    r == 0 && unsafe { old.assume_init() }.sa_sigaction == libc::SIG_IGN
+}
+
 /// Gives `sig` its default action back.
 pub fn default_signal_action(sig: i32) {
     // SAFETY: resetting a disposition to SIG_DFL installs no handler of ours.

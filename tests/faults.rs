@@ -17,7 +17,7 @@ fn bin() -> PathBuf {
 
 /// Starts `iopscheck run` in the background with this env's history and lock.
 fn spawn_run(env: &Env, dir: &Path, extra: &[&str]) -> Child {
-    StdCommand::new(bin())
+    common::default_signals(StdCommand::new(bin()))
         .args(["run", "--dir"])
         .arg(dir)
         .args(extra)
@@ -167,6 +167,69 @@ fn sigint_while_writing_removes_the_file_records_nothing_and_exits_130() {
         env.history_lines().is_empty(),
         "an interrupted run is not a result"
     );
+}
+
+/// The signals in a /proc/PID/status mask line ("SigIgn:", "SigCgt:") of `pid`.
+fn signal_mask(pid: u32, line: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let hex = status
+        .lines()
+        .find_map(|l| l.strip_prefix(line))
+        .unwrap_or_else(|| panic!("no {line} in {status}"));
+    u64::from_str_radix(hex.trim(), 16).unwrap()
+}
+
+/// `nohup iopscheck run …` and `iopscheck run … &` in a script start the run with SIGHUP, or
+/// SIGINT and SIGQUIT, ignored, so that a closed terminal or a ^C meant for the foreground
+/// leaves it running. The run keeps them ignored (a handler of its own would end it) and still
+/// answers every other terminating signal.
+#[test]
+fn a_run_started_with_hangup_and_interrupt_ignored_keeps_them_ignored() {
+    use std::os::unix::process::CommandExt as _;
+    let env = Env::new();
+    let ignored = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT];
+    let mut cmd = StdCommand::new(bin());
+    cmd.args(["run", "--dir"])
+        .arg(&env.dir)
+        .args(one_run("64m", "30", "psync"))
+        .env("IOPSCHECK_HISTORY", &env.history)
+        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: runs in the child before exec and calls only signal(2), async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            for sig in ignored {
+                libc::signal(sig, libc::SIG_IGN);
+            }
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    // The test file exists once the run watches its signals.
+    wait_for_test_file(&env.dir, &mut child);
+    let bit = |sig: i32| 1u64 << (sig - 1);
+    let (ign, caught) = (
+        signal_mask(child.id(), "SigIgn:"),
+        signal_mask(child.id(), "SigCgt:"),
+    );
+    for sig in ignored {
+        assert_ne!(ign & bit(sig), 0, "signal {sig} is no longer ignored");
+        assert_eq!(caught & bit(sig), 0, "signal {sig} is caught");
+    }
+    assert_ne!(caught & bit(libc::SIGTERM), 0, "SIGTERM is not answered");
+    // An ignored signal is dropped when sent: only SIGTERM ends the run, and cleans up.
+    for sig in ignored {
+        signal(&child, sig);
+    }
+    signal(&child, libc::SIGTERM);
+    let (code, _, err) = wait_code(child);
+    assert_eq!(code, Some(143), "{err}");
+    assert!(err.contains("SIGTERM"), "{err}");
+    assert!(test_files(&env.dir).is_empty());
+    assert!(env.history_lines().is_empty());
 }
 
 #[test]
@@ -354,7 +417,7 @@ fn run_to(env: &Env, ending: Ending, quiet: bool) -> (Option<i32>, String) {
         ),
         Ending::SigintBetweenRuns => ("psync", "2", "60s", None),
     };
-    let mut cmd = StdCommand::new(bin());
+    let mut cmd = common::default_signals(StdCommand::new(bin()));
     if quiet {
         cmd.arg("--quiet");
     }
@@ -801,7 +864,7 @@ fn codes_open_and_closed(
     args: &[&std::ffi::OsStr],
 ) -> (Option<i32>, Option<i32>, String) {
     let open = env.cmd().args(args).output().unwrap();
-    let closed = StdCommand::new(bin())
+    let closed = common::default_signals(StdCommand::new(bin()))
         .args(args)
         .env("IOPSCHECK_HISTORY", &env.history)
         .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
@@ -980,7 +1043,7 @@ fn no_command_panics_on_a_closed_stdout_or_stderr() {
         cases.push(vec!["completions", shell]);
     }
     for args in cases {
-        let out = StdCommand::new(bin())
+        let out = common::default_signals(StdCommand::new(bin()))
             .args(&args)
             .env("IOPSCHECK_HISTORY", &env.history)
             .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
@@ -993,7 +1056,7 @@ fn no_command_panics_on_a_closed_stdout_or_stderr() {
         assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
         assert_ne!(out.status.code(), Some(2), "{args:?}: {err}");
         // Both closed, as with `2>&1 | head -1`: still no panic.
-        let both = StdCommand::new(bin())
+        let both = common::default_signals(StdCommand::new(bin()))
             .args(&args)
             .env("IOPSCHECK_HISTORY", &env.history)
             .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))

@@ -67,7 +67,7 @@ fn output_within(mut cmd: StdCommand, limit: Duration) -> std::process::Output {
 
 /// `iopscheck ARGS` with this env's lock, as a std command.
 fn std_cmd(env: &Env, args: &[&std::ffi::OsStr]) -> StdCommand {
-    let mut c = StdCommand::new(bin());
+    let mut c = common::default_signals(StdCommand::new(bin()));
     c.args(args)
         .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
         .env("NO_COLOR", "1")
@@ -729,7 +729,7 @@ fn an_interrupted_runs_flush_holds_the_lock_and_the_next_run_waits_for_it() {
         // then the trim of 512 MiB on a disk mounted with discard: minutes on a busy disk), so
         // the wait is made longer than any flush: with the default 120 s a slow flush ended
         // the run with exit 2, as promised, and the test with it.
-        let mut next = StdCommand::new(bin())
+        let mut next = common::default_signals(StdCommand::new(bin()))
             .args(["run", "--dir"])
             .arg(&env.dir)
             .args(SMALL)
@@ -1090,7 +1090,7 @@ fn the_verdict_is_out_before_the_test_file_is_freed() {
     let env = Env::new();
     for format in ["table", "json"] {
         let out_path = env.tmp.path().join(format!("stdout.{format}"));
-        let mut run = StdCommand::new(bin())
+        let mut run = common::default_signals(StdCommand::new(bin()))
             .args(["run", "--dir"])
             .arg(&env.dir)
             .args(SMALL)
@@ -1152,7 +1152,7 @@ fn a_disk_mounted_with_discard_is_said_before_the_run_and_its_removal_after_the_
     };
     // A file large enough for its removal to be said at once on such a disk (256 MiB).
     let run = |dir: &Path| {
-        let out = StdCommand::new(bin())
+        let out = common::default_signals(StdCommand::new(bin()))
             .args(["run", "--dir"])
             .arg(dir)
             .args([

@@ -41,7 +41,9 @@ impl Output for std::process::Command {
 
 /// `env.cmd()` as a std Command, whose stdin can be a file.
 fn std_cmd(env: &Env) -> std::process::Command {
-    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"));
+    let mut c = common::default_signals(std::process::Command::new(assert_cmd::cargo::cargo_bin!(
+        "iopscheck"
+    )));
     c.env("IOPSCHECK_HISTORY", &env.history)
         .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
         .env("NO_COLOR", "1")

@@ -326,24 +326,26 @@ fn a_second_run_on_the_host_refuses_while_one_holds_the_lock() {
     let env = Env::new();
     // A run in the middle of its test holds the lock (tests/host_safety.rs has the lock held
     // by other programs and by what an interrupted run leaves).
-    let mut first = std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"))
-        .args(["run", "--no-history", "--dir"])
-        .arg(&env.dir)
-        .args([
-            "--size",
-            "64m",
-            "--runtime",
-            "60",
-            "--runs",
-            "1",
-            "--engine",
-            "psync",
-        ])
-        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut first = common::default_signals(std::process::Command::new(
+        assert_cmd::cargo::cargo_bin!("iopscheck"),
+    ))
+    .args(["run", "--no-history", "--dir"])
+    .arg(&env.dir)
+    .args([
+        "--size",
+        "64m",
+        "--runtime",
+        "60",
+        "--runs",
+        "1",
+        "--engine",
+        "psync",
+    ])
+    .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
     let t = std::time::Instant::now();
     while !common::listing(&env.dir)
         .iter()

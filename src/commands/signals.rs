@@ -7,6 +7,13 @@
 //! met it, see `crate::out`), SIGKILL and SIGSTOP (cannot be caught), and the signals of a
 //! program fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS), which no cleanup could
 //! trust itself to survive; a file they leave is removed by the next run (testfile.rs).
+//!
+//! A signal the check was started with ignored stays ignored: `nohup` ignores SIGHUP, and a
+//! shell ignores SIGINT and SIGQUIT for a job it starts in the background, so that closing
+//! the terminal or a ^C meant for the foreground does not end it. A handler of ours in their
+//! place would end such a run anyway.
+
+use std::sync::OnceLock;
 
 use anyhow::Context as _;
 use tokio::signal::unix::{SignalKind, signal};
@@ -35,6 +42,27 @@ pub fn terminating() -> Vec<i32> {
     v
 }
 
+/// The terminating signals this process was started with ignored. Read once, before any
+/// handler of ours exists (`Signals::watch` and `restore_defaults` both ask here first).
+fn ignored_at_start() -> &'static [i32] {
+    static IGNORED: OnceLock<Vec<i32>> = OnceLock::new();
+    IGNORED.get_or_init(|| {
+        terminating()
+            .into_iter()
+            .filter(|&sig| crate::syscalls::signal_ignored(sig))
+            .collect()
+    })
+}
+
+/// The terminating signals a run answers: all but those it was started with ignored.
+fn answered() -> Vec<i32> {
+    let ignored = ignored_at_start();
+    terminating()
+        .into_iter()
+        .filter(|sig| !ignored.contains(sig))
+        .collect()
+}
+
 /// The name of a signal for messages: "SIGHUP", or "signal 40".
 pub fn name(sig: i32) -> String {
     let known = [
@@ -60,7 +88,7 @@ pub fn name(sig: i32) -> String {
         .unwrap_or_else(|| format!("signal {sig}"))
 }
 
-/// Watches every terminating signal from the moment it is created; `recv` returns the next
+/// Watches every terminating signal it answers from the moment it is created; `recv` returns the next
 /// one's number. Must be created inside the tokio runtime.
 pub struct Signals {
     rx: mpsc::UnboundedReceiver<i32>,
@@ -69,7 +97,7 @@ pub struct Signals {
 impl Signals {
     pub fn watch() -> anyhow::Result<Signals> {
         let (tx, rx) = mpsc::unbounded_channel();
-        for sig in terminating() {
+        for sig in answered() {
             let mut s = signal(SignalKind::from_raw(sig))
                 .with_context(|| format!("cannot watch {}", name(sig)))?;
             let tx = tx.clone();
@@ -90,9 +118,10 @@ impl Signals {
     }
 }
 
-/// Gives every terminating signal its default action back, once nothing is left to clean up.
+/// Gives every terminating signal it answers its default action back, once nothing is left
+/// to clean up (one it was started with ignored stays ignored).
 pub fn restore_defaults() {
-    for sig in terminating() {
+    for sig in answered() {
         // No handler of ours runs any more.
         crate::syscalls::default_signal_action(sig);
     }

@@ -92,6 +92,25 @@ impl Env {
     }
 }
 
+/// `cmd` with the terminating signals a test sends given their default action in the child.
+/// A child inherits what its parent ignores: started from a script's background job (`&`)
+/// or under `nohup`, the test binary ignores SIGINT, SIGQUIT or SIGHUP, and so would the
+/// command it signals, which keeps them ignored as a user's `nohup` asks (tests/faults.rs).
+pub fn default_signals(mut cmd: std::process::Command) -> std::process::Command {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: the closure runs in the child between fork and exec and calls only signal(2),
+    // which is async-signal-safe; it touches no memory of the parent's.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
 pub fn listing(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
