@@ -332,7 +332,7 @@ fn judge(
         not_counted: &not_counted,
         fleet: &policy.fleet,
     };
-    let (verdict, reason, overruled) = decide(&judged);
+    let (verdict, reason, reason_names, overruled) = decide(&judged);
     // A rule the verdict fails on its latest runs is a failed rule in every format, not a
     // met one beside a FAIL.
     if verdict == Verdict::Fail
@@ -390,6 +390,7 @@ fn judge(
         days,
         differences,
         deviations,
+        reason_names,
         caveats,
         not_counted,
         excluded,

@@ -582,9 +582,9 @@ fn verdict(
     for (deviation, line) in super::view_node::beside_verdict_lines(ev) {
         // The note under the runs table, or the verdict's reason, named the deviation
         // already.
-        if let Some(d) = deviation.map(|d| d.to_string())
+        if let Some(d) = deviation
             && !style.verbose
-            && (judging_said || ev.reason.contains(d.split(" (").next().unwrap_or(&d)))
+            && (judging_said || ev.reason_names == Some(d.effect))
         {
             continue;
         }
@@ -780,5 +780,64 @@ mod tests {
         quick.job.runtime_s = Some(10.0);
         let runs = vec![quick, rec("2026-12-04T09:00:00Z", 16.0)];
         crate::evaluate::tests::swimlane_report_held(runs, "2026-12-02T12:00:00Z")
+    }
+
+    /// One run of Swimlane's test changed by `change`, judged as `run` judges it, and the
+    /// table printed (`verbose` or not).
+    fn one_run(
+        change: impl Fn(&mut crate::history::Record),
+        verbose: bool,
+    ) -> (crate::evaluate::Evaluation, String) {
+        let mut r = crate::evaluate::tests::rec("2026-12-01T10:00:00Z", 16.0);
+        change(&mut r);
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T12:00:00Z")
+            .unwrap()
+            .to_utc();
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let opts = crate::evaluate::Options::new(crate::evaluate::Scope::Run, now);
+        let (ev, records) = crate::evaluate::evaluate_left_out(vec![r], Vec::new(), &policy, &opts);
+        let mut out = Vec::new();
+        let style = crate::report::Style {
+            color: false,
+            verbose,
+        };
+        super::render(&ev, &records, &style, &mut out).unwrap();
+        (ev, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn a_deviation_is_listed_beside_the_verdict_unless_the_reason_names_it() {
+        let small = |r: &mut crate::history::Record| r.job.size = Some(64 << 20);
+        let other_bs = |r: &mut crate::history::Record| r.job.bs = Some(8192);
+        let unmeasured = |r: &mut crate::history::Record| {
+            r.job.size = Some(64 << 20);
+            r.metrics.clear();
+        };
+        // (the change, whether the reason names its deviation)
+        type Change<'a> = &'a dyn Fn(&mut crate::history::Record);
+        let cases: [(Change, bool); 3] = [(&small, true), (&other_bs, true), (&unmeasured, false)];
+        for (i, (change, named)) in cases.into_iter().enumerate() {
+            let (ev, text) = one_run(change, false);
+            assert_eq!(ev.deviations.len(), 1, "case {i}: {:?}", ev.deviations);
+            let d = &ev.deviations[0];
+            let line = format!("\n  not the policy's test: {d} (");
+            assert_eq!(
+                ev.reason_names == Some(d.effect),
+                named,
+                "case {i}: {}",
+                ev.reason
+            );
+            // What the type claims the reason says, it says.
+            assert_eq!(
+                ev.reason.contains(&d.to_string()),
+                named,
+                "case {i}: {}",
+                ev.reason
+            );
+            assert_eq!(text.contains(&line), !named, "case {i}: {line}\n{text}");
+            // --verbose lists it always.
+            let (_, verbose) = one_run(change, true);
+            assert!(verbose.contains(&line), "case {i}: {line}\n{verbose}");
+        }
     }
 }
