@@ -9,6 +9,7 @@ use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde::Serialize;
 
 pub mod caveat;
+mod reader;
 
 use self::caveat::Caveat;
 use super::Options;

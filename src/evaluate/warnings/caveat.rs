@@ -5,9 +5,9 @@ use std::fmt;
 /// A caveat of an imported input.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Caveat {
-    /// The fio reader's own words on what an output states (the precision of text output, a
-    /// date without a time zone): `fio::FioOutput::notes`.
-    Reader(String),
+    /// What the fio reader says of an output (the precision of text output, a date without a
+    /// time zone): `fio::FioOutput::notes`, worded in `warnings/reader.rs`.
+    Reader(crate::fio::Note),
     /// The output has no timestamp: the file's modification time was used, or (without one)
     /// the time of the import.
     NoTimestamp { file_time: bool },
@@ -107,7 +107,7 @@ impl Figures {
 impl fmt::Display for Caveat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Caveat::Reader(words) => f.write_str(words),
+            Caveat::Reader(note) => super::reader::write(f, note, true),
             Caveat::NoTimestamp { file_time } => write!(
                 f,
                 "the output has no timestamp; the {} time was used",
