@@ -41,6 +41,8 @@ use rules::{judge_sustained, sustained_verdict};
 pub use run_lines::RunLines;
 pub use stats::{Stats, t_975};
 pub use summary::held_metrics;
+#[cfg(test)]
+pub(crate) use warnings::examples as warning_examples;
 pub use warnings::{Warning, caveat};
 use warnings::{dedup, find_warnings};
 

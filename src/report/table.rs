@@ -536,27 +536,28 @@ fn warnings(
             && matches!(w, Warning::NotPolicysTest(_))
             && !notes.beside_verdict.is_empty()
     };
-    let shown: Vec<&String> = ev
+    let shown: Vec<(&Warning, &String)> = ev
         .warnings
         .iter()
         .zip(&notes.warnings)
         .filter(|(w, _)| !restated(w))
-        .map(|(_, text)| text)
         .collect();
     if shown.len() < notes.warnings.len() {
         behind.push("why each deviation matters");
     }
-    for w in &shown {
-        // Without --verbose, what was found; the advice after it with --verbose.
-        let w: &str = match w.split_once("; ") {
-            Some((fact, _)) if !style.verbose && fact.chars().count() >= 40 => {
+    for (warning, whole) in &shown {
+        // Without --verbose, what was found (a headline of 40 characters or more: a shorter
+        // one says too little alone); the advice after it with --verbose.
+        let headline = warning.headline().to_string();
+        let w: &str =
+            if !style.verbose && headline.len() < whole.len() && headline.chars().count() >= 40 {
                 if !behind.contains(&"each warning's advice") {
                     behind.push("each warning's advice");
                 }
-                fact
-            }
-            _ => w,
-        };
+                &headline
+            } else {
+                whole
+            };
         let text = wrap("warning: ", w);
         let text = text.replacen("warning:", &paint(style, "warning:", "33"), 1);
         writeln!(out, "{text}")?;
@@ -839,5 +840,50 @@ mod tests {
             let (_, verbose) = one_run(change, true);
             assert!(verbose.contains(&line), "case {i}: {line}\n{verbose}");
         }
+    }
+
+    #[test]
+    fn the_table_prints_each_warnings_headline_without_verbose_and_its_sentence_with_it() {
+        let mut r = crate::evaluate::tests::rec("2026-12-01T10:00:00Z", 16.0);
+        r.target.filesystem = Some("ext4".into());
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T12:00:00Z")
+            .unwrap()
+            .to_utc();
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let opts = crate::evaluate::Options::new(crate::evaluate::Scope::Run, now);
+        let (mut ev, records) =
+            crate::evaluate::evaluate_left_out(vec![r], Vec::new(), &policy, &opts);
+        let printed = |ev: &crate::evaluate::Evaluation, verbose: bool| {
+            let mut out = Vec::new();
+            let style = crate::report::Style {
+                color: false,
+                verbose,
+            };
+            super::render(ev, &records, &style, &mut out).unwrap();
+            words(&String::from_utf8(out).unwrap())
+        };
+        let mut shortened = 0;
+        for w in crate::evaluate::warning_examples() {
+            let (whole, headline) = (w.to_string(), w.headline().to_string());
+            ev.warnings = vec![w];
+            let short = printed(&ev, false);
+            // A headline under 40 characters says too little alone: the whole sentence.
+            let expected = if headline.chars().count() >= 40 {
+                shortened += usize::from(headline != whole);
+                &headline
+            } else {
+                &whole
+            };
+            let line = format!("warning: {} ", words(expected));
+            assert!(short.contains(&line), "{line}\n{short}");
+            if expected != &whole {
+                assert!(!short.contains(&words(&whole)), "{whole}\n{short}");
+                assert!(short.contains("more with --verbose"), "{short}");
+            }
+            let verbose = printed(&ev, true);
+            let line = format!("warning: {} ", words(&whole));
+            assert!(verbose.contains(&line), "{line}\n{verbose}");
+        }
+        assert!(shortened > 20, "{shortened}");
     }
 }

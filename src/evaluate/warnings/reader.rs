@@ -190,6 +190,9 @@ fn words(note: &Note) -> (String, Option<String>) {
 }
 
 #[cfg(test)]
+pub(super) use tests::examples;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::fio::note::{Place, Unreadable};
@@ -253,7 +256,7 @@ mod tests {
     /// The arms of [`facts`].
     const KINDS: usize = 34;
 
-    fn examples() -> Vec<Note> {
+    pub(in crate::evaluate) fn examples() -> Vec<Note> {
         let unreadable = |line, text: &str, place| Unreadable {
             line,
             text: text.into(),
