@@ -383,7 +383,12 @@ fn the_json_samples_give_fio_exact_figures() {
 #[test]
 fn leading_noise_and_interruption_are_noted() {
     let out = parsed("fio-3.33-json-rw-interrupted-leading-noise.json");
-    let notes = out.notes.join("\n");
+    let notes = out
+        .notes
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
     assert!(notes.contains("skipped 1 line of noise"), "{notes}");
     assert!(notes.contains("interrupted run"), "{notes}");
     assert_eq!(out.jobs[0].shape.runtime_s, Some(300.0));
@@ -392,7 +397,9 @@ fn leading_noise_and_interruption_are_noted() {
     let out = parsed("fio-3.8-83-g24a9-terse-randread-32jobs-with-error-lines.txt");
     assert_eq!(out.jobs[0].error, 11);
     assert!(
-        out.notes.iter().any(|n| n.contains("16 error lines")),
+        out.notes
+            .iter()
+            .any(|n| n.to_string().contains("16 error lines")),
         "{:?}",
         out.notes
     );
@@ -403,7 +410,11 @@ fn text_dates_are_local_times_with_a_note() {
     let out = parsed("fio-3.33-posixaio-randwrite.txt");
     let ts = out.timestamp.unwrap();
     assert_eq!(ts.naive_local().to_string(), "2026-11-30 08:12:48");
-    assert!(out.notes.iter().any(|n| n.contains("no time zone")));
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.to_string().contains("no time zone"))
+    );
 }
 
 #[test]
@@ -412,19 +423,19 @@ fn old_fio_text_precision_caveats_are_noted() {
     assert!(
         out.notes
             .iter()
-            .any(|n| n.contains("unreliable last digit"))
+            .any(|n| n.to_string().contains("unreliable last digit"))
     );
     let out = parsed("fio-3.1-text-write.txt");
     assert!(
         out.notes
             .iter()
-            .any(|n| n.contains("11.0MiB/s") && n.contains("12.6MB/s"))
+            .any(|n| n.to_string().contains("11.0MiB/s") && n.to_string().contains("12.6MB/s"))
     );
     let out = parsed("fio-3.25-text-8groups-seq-rand-read-write.txt");
     assert!(
         !out.notes
             .iter()
-            .any(|n| n.contains("disagree") || n.contains("unreliable"))
+            .any(|n| n.to_string().contains("disagree") || n.to_string().contains("unreliable"))
     );
 }
 
@@ -520,7 +531,7 @@ fn noise_around_a_text_output_is_skipped() {
     assert!(
         got.notes
             .iter()
-            .any(|n| n.contains("skipped 2 lines of noise")),
+            .any(|n| n.to_string().contains("skipped 2 lines of noise")),
         "{:?}",
         got.notes
     );
@@ -548,7 +559,11 @@ fn text_cut_after_a_job_header_is_truncated() {
     // cut after the results but before the summary: readable, with a note
     let cut = &text[..text.find("Run status").unwrap()];
     let out = parse(cut.as_bytes()).unwrap();
-    assert!(out.notes.iter().any(|n| n.contains("Run status")));
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.to_string().contains("Run status"))
+    );
 }
 
 #[test]
@@ -607,7 +622,9 @@ fn braces_in_the_noise_before_the_json_are_passed_over() {
     let out = parse(pasted.as_bytes()).unwrap();
     assert_eq!(summary(&out), summary(&parsed("fio-3.33-sample.json")));
     assert!(
-        out.notes.iter().any(|n| n.contains("skipped 2 lines")),
+        out.notes
+            .iter()
+            .any(|n| n.to_string().contains("skipped 2 lines")),
         "{:?}",
         out.notes
     );
@@ -642,14 +659,18 @@ fn of_several_status_reports_of_one_run_the_last_is_used() {
     assert!(
         out.notes
             .iter()
-            .any(|n| n.contains("2 JSON reports of one fio run")),
+            .any(|n| n.to_string().contains("2 JSON reports of one fio run")),
         "{:?}",
         out.notes
     );
     // a last report cut short: the previous complete one, with a note
     let out = parse(format!("{last}\n{}", &earlier[..earlier.len() / 2]).as_bytes()).unwrap();
     assert_eq!(summary(&out), summary(&parsed("fio-3.33-sample.json")));
-    assert!(out.notes.iter().any(|n| n.contains("incomplete")));
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.to_string().contains("incomplete"))
+    );
 }
 
 #[test]
@@ -769,7 +790,11 @@ random-write: (groupid=0, jobs=1): err= 0: pid=1873: Tue Jun  2 14:14:32 2020
     // no issued line: the count is an estimate, and the notes say so. IOPS=3994 is
     // truncated, so 3994.5 × 156.935 s; the article's run had about 626.9k writes.
     assert_eq!(m.write.as_ref().unwrap().ios, 626_877);
-    assert!(out.notes.iter().any(|n| n.contains("estimated")));
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.to_string().contains("estimated"))
+    );
 
     // the same run as fio 2.16 would print it
     let old = "random-write: (groupid=0, jobs=1): err= 0: pid=1873: Tue Jun  2 14:14:32 2020
@@ -869,7 +894,11 @@ fn assert_same_figures(name: &str, how: &str, got: &str, want: &FioOutput) {
     assert_eq!(out.fio_version, want.fio_version, "{name} ({how})");
     assert_eq!(out.timestamp, want.timestamp, "{name} ({how})");
     assert_eq!(summary(&out), summary(want), "{name} ({how})");
-    let lost = |o: &FioOutput| o.notes.iter().any(|n| n.contains("lost line breaks"));
+    let lost = |o: &FioOutput| {
+        o.notes
+            .iter()
+            .any(|n| n.to_string().contains("lost line breaks"))
+    };
     assert_eq!(
         lost(&out),
         lost(want),

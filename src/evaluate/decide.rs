@@ -38,11 +38,12 @@ pub(super) fn straddles(s: &Stats, op: Op, threshold: f64) -> bool {
     s.n > 1 && op.holds(s.ci95_low, threshold) != op.holds(s.ci95_high, threshold)
 }
 
-/// The verdict, its reason, and the rule it fails on its latest runs although the window's
-/// aggregate meets it (its metric, and those runs in words), which every format then shows
-/// as failed.
-pub(super) fn decide(j: &Judged) -> (Verdict, String, Option<(String, String)>) {
-    let (verdict, reason) = verdict(j);
+/// The verdict, its reason, the effect whose deviations the reason names each
+/// (`Evaluation::reason_names`), and the rule it fails on its latest runs although the
+/// window's aggregate meets it (its metric, and those runs in words), which every format then
+/// shows as failed.
+pub(super) fn decide(j: &Judged) -> (Verdict, String, Option<Effect>, Option<(String, String)>) {
+    let ((verdict, reason), names) = verdict(j);
     let overruled = (verdict == Verdict::Fail && !j.deciding().any(|r| r.passed == Some(false)))
         .then(|| latest_miss(j.deciding(), j.runs))
         .flatten()
@@ -58,14 +59,16 @@ pub(super) fn decide(j: &Judged) -> (Verdict, String, Option<(String, String)>) 
                 ),
             )
         });
-    (verdict, reason, overruled)
+    (verdict, reason, names, overruled)
 }
 
 /// The verdict and its reason: the cases in the order they are tried, the first that applies
 /// deciding. Nothing to judge; a test the output contradicts; not the policy's test; a rule
 /// not measured; a threshold the runs cannot resolve; too little evidence for a report; the
-/// latest runs missing a rule the window meets; then pass or fail on the rules.
-fn verdict(j: &Judged) -> (Verdict, String) {
+/// latest runs missing a rule the window meets; then pass or fail on the rules. With it, the
+/// effect whose deviations the reason names each: those that move the figure either way where
+/// the runs are not the policy's test, those that flatter in a pass or a fail.
+fn verdict(j: &Judged) -> ((Verdict, String), Option<Effect>) {
     let not_counted = if j.not_counted.is_empty() {
         String::new()
     } else {
@@ -74,17 +77,20 @@ fn verdict(j: &Judged) -> (Verdict, String) {
     };
     let nc = not_counted.as_str();
     if j.runs.is_empty() {
-        return no_runs(j, nc);
+        return (no_runs(j, nc), None);
     }
-    if let Some(v) = contradicted(j, nc)
-        .or_else(|| not_the_test(j, nc))
-        .or_else(|| not_measured(j, nc))
-    {
-        return v;
+    if let Some(v) = contradicted(j, nc) {
+        return (v, None);
+    }
+    if let Some(v) = not_the_test(j, nc) {
+        return (v, Some(Effect::EitherWay));
+    }
+    if let Some(v) = not_measured(j, nc) {
+        return (v, None);
     }
     let failed: Vec<&RuleResult> = j.deciding().filter(|r| r.passed == Some(false)).collect();
     if let Some(v) = unresolved(j, &failed, nc) {
-        return v;
+        return (v, None);
     }
     // The latest runs that miss a rule the window's aggregate meets (over_time.rs): the
     // window's mean must not hide a node that fails now.
@@ -96,18 +102,23 @@ fn verdict(j: &Judged) -> (Verdict, String) {
             "fail"
         };
         return (
-            Verdict::Inconclusive,
-            format!(
-                "not enough evidence yet ({}){nc}; so far the runs lean towards {leaning}",
-                j.evidence.advice()
+            (
+                Verdict::Inconclusive,
+                format!(
+                    "not enough evidence yet ({}){nc}; so far the runs lean towards {leaning}",
+                    j.evidence.advice()
+                ),
             ),
+            None,
         );
     }
     let marg = undecided(j);
+    // A pass or a fail names the deviations that flatter the disk.
+    let flatters = (!flattering(j).is_empty()).then_some(Effect::Flatters);
     match (failed.is_empty(), &latest) {
-        (true, Some((r, l))) => failing_lately(r, l, nc),
-        (true, None) => passed(j, &marg, nc),
-        (false, _) => failed_on(j, &failed, &marg, nc),
+        (true, Some((r, l))) => (failing_lately(r, l, nc), None),
+        (true, None) => (passed(j, &marg, nc), flatters),
+        (false, _) => (failed_on(j, &failed, &marg, nc), flatters),
     }
 }
 

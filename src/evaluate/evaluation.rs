@@ -120,6 +120,11 @@ pub struct Evaluation {
     /// How the judged runs' test differs from the policy's (run, import): each named in the
     /// verdict; a flattering one turns a pass into inconclusive.
     pub deviations: Vec<Deviation>,
+    /// The deviations of this effect are each named in `reason` (either way: not the policy's
+    /// test; flatters: a pass or a fail on a test that flatters), so a format that prints the
+    /// reason need not list them again.
+    #[serde(skip)]
+    pub reason_names: Option<deviation::Effect>,
     /// What the judged runs' outputs do not state, where a deviation could hide ("end fsync
     /// not stated"): shown with the verdict.
     pub caveats: Vec<String>,

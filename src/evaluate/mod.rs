@@ -41,6 +41,8 @@ use rules::{judge_sustained, sustained_verdict};
 pub use run_lines::RunLines;
 pub use stats::{Stats, t_975};
 pub use summary::held_metrics;
+#[cfg(test)]
+pub(crate) use warnings::examples as warning_examples;
 pub use warnings::{Warning, caveat};
 use warnings::{dedup, find_warnings};
 
@@ -332,7 +334,7 @@ fn judge(
         not_counted: &not_counted,
         fleet: &policy.fleet,
     };
-    let (verdict, reason, overruled) = decide(&judged);
+    let (verdict, reason, reason_names, overruled) = decide(&judged);
     // A rule the verdict fails on its latest runs is a failed rule in every format, not a
     // met one beside a FAIL.
     if verdict == Verdict::Fail
@@ -390,6 +392,7 @@ fn judge(
         days,
         differences,
         deviations,
+        reason_names,
         caveats,
         not_counted,
         excluded,

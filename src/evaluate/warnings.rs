@@ -3,17 +3,17 @@
 //! shown once and carried in every format.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde::Serialize;
 
 pub mod caveat;
+mod reader;
+mod words;
 
 use self::caveat::Caveat;
 use super::Options;
 use super::stats::{Stats, modified_z_scores, t_975};
-use crate::numbers::short;
 use crate::policy::{Op, Policy};
 use crate::run_index::Run;
 
@@ -142,206 +142,6 @@ pub struct IdleRun {
 pub const OUTLIER_Z: f64 = 3.5;
 /// First run faster than the mean of the others by this factor: the page cache was empty.
 pub const FIRST_RUN_FACTOR: f64 = 1.5;
-
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Warning::HighSpread { metric, cv, limit } => write!(
-                f,
-                "runs disagree: {metric} varies by {:.0}% of its mean (limit {:.0}%); caching and neighbours move single runs, so gather more runs before trusting the average",
-                cv * 100.0,
-                limit * 100.0
-            ),
-            Warning::FileSmallerThanRam { size, ram } => write!(
-                f,
-                "the test file ({}) is smaller than this machine's RAM ({}): the page cache can absorb much of it and flatter buffered results (the article's caveat); run several times over days, or use a larger --size",
-                crate::units::format_size(*size),
-                crate::units::format_size(*ram)
-            ),
-            Warning::FirstRunFaster {
-                metric,
-                first,
-                rest,
-            } => write!(
-                f,
-                "the first run was {:.1}× faster than the others ({metric} {} vs {}): it likely ran into an empty page cache; later runs describe the steady state better",
-                first / rest,
-                short(*first),
-                short(*rest)
-            ),
-            Warning::NetworkTarget { filesystem } => write!(
-                f,
-                "the target is on a network filesystem ({filesystem}): results describe the network and the server as much as this node's disk"
-            ),
-            Warning::MixedEngines { engines } => {
-                let list: Vec<_> = engines.iter().map(|(e, n)| format!("{e}: {n}")).collect();
-                write!(
-                    f,
-                    "the window holds runs of several engines ({}); engines give different numbers on the same disk, so each is judged on its own",
-                    list.join(", ")
-                )
-            }
-            Warning::Outlier {
-                metric,
-                timestamp,
-                value,
-                score,
-            } => write!(
-                f,
-                "the run of {} is far from the others ({metric} {}, modified z-score {:.1}); check what else the node was doing then",
-                timestamp.format("%Y-%m-%d %H:%M"),
-                short(*value),
-                score
-            ),
-            Warning::Declining {
-                metric,
-                first,
-                last,
-            } => write!(
-                f,
-                "{metric} is falling steadily with time: its daily mean went from {} on {} to {} on {} ({:+.0}%); burst credits of a cloud disk running out look like this, and the verdict judges the latest day too",
-                short(first.1),
-                first.0,
-                short(last.1),
-                last.0,
-                if first.1 != 0.0 {
-                    (last.1 / first.1 - 1.0) * 100.0
-                } else {
-                    0.0
-                }
-            ),
-            Warning::FutureRuns { count, latest } => write!(
-                f,
-                "{count} run{} dated in the future (the latest {}) {} not counted: a clock was wrong when {} recorded; fix the clock, the runs stay in the history",
-                if *count == 1 { "" } else { "s" },
-                latest.format("%Y-%m-%d %H:%M %:z"),
-                if *count == 1 { "is" } else { "are" },
-                if *count == 1 { "it was" } else { "they were" },
-            ),
-            Warning::ScaledThreshold { resolution } => {
-                write!(f, "threshold scaled with the machine: {resolution}")
-            }
-            Warning::NotPolicysTest(d) => write!(f, "not the policy's test: {d}: {}", d.why()),
-            Warning::StaleSource { seen, url } => write!(
-                f,
-                "source seen {seen} (over a year ago): check it is current; the source: {url}"
-            ),
-            Warning::IdleSignature {
-                metric,
-                rho,
-                runs,
-                longest: a,
-                shortest: b,
-            } => write!(
-                f,
-                "{metric} follows the idle time before each run (rank correlation {rho:.2} over {runs} runs): the run of {} after {} idle measured {}, the run of {} after {} measured {}; a disk whose burst credits refill while idle looks like this, and its figure then says when the test ran more than what the disk keeps up",
-                a.timestamp.format("%Y-%m-%d %H:%M"),
-                idle_words(a.idle_s),
-                short(a.value),
-                b.timestamp.format("%Y-%m-%d %H:%M"),
-                idle_words(b.idle_s),
-                short(b.value),
-            ),
-            Warning::NoSeries { runs, low } => no_series(f, *runs, low),
-            Warning::DecisionStands {
-                outcomes,
-                decided_at,
-                due,
-                every,
-            } => decision_stands(f, outcomes, *decided_at, *due, *every),
-            Warning::InputCaveat { about, caveat } => write!(f, "{about}: {caveat}"),
-            Warning::EngineFallback {
-                asked,
-                reason,
-                used,
-            } => write!(
-                f,
-                "{asked} is not usable here ({reason}); fell back to {used}"
-            ),
-            Warning::StepInsideRun {
-                steps,
-                runs,
-                worst,
-                before,
-                after,
-                at_s,
-            } => write!(
-                f,
-                "IOPS fell step-wise inside {steps} of {runs} runs (the run of {}: from {before:.0} to {after:.0} IOPS after {at_s:.1} s): the page cache filling up or burst credits running out look like this; the run's figure averages both parts",
-                worst.format(RUN_TIME),
-            ),
-            Warning::SlowFinalFsync {
-                slow,
-                runs,
-                worst,
-                fsync_ms,
-                runtime_ms,
-            } => write!(
-                f,
-                "the final fsync took most of the time in {slow} of {runs} runs (the run of {}: {:.1} s of {:.1} s): the writes went to the page cache and the disk paid at the end, inside the measured time",
-                worst.format(RUN_TIME),
-                fsync_ms / 1000.0,
-                runtime_ms / 1000.0
-            ),
-        }
-    }
-}
-
-/// [`Warning::NoSeries`]'s sentence.
-fn no_series(f: &mut fmt::Formatter<'_>, runs: usize, low: &[(usize, f64, f64)]) -> fmt::Result {
-    f.write_str("fio's output gives each run's IOPS per interval only as a summary, not a series: whether a disk's burst credits ran out inside a run cannot be told from it (a native `iopscheck run` samples the disk every 500 ms and judges the level it sustained)")?;
-    if !low.is_empty() {
-        let each: Vec<String> = low
-            .iter()
-            .map(|(i, min, mean)| {
-                format!(
-                    "run {i}: lowest {} IOPS, mean {}",
-                    crate::numbers::fmt_value(*min),
-                    crate::numbers::fmt_value(*mean)
-                )
-            })
-            .collect();
-        write!(
-            f,
-            "; in {} of {runs} runs the lowest interval is under 0.8 × the mean, as a step down would make it ({})",
-            low.len(),
-            each.join("; ")
-        )?;
-    }
-    Ok(())
-}
-
-/// [`Warning::DecisionStands`]'s sentence.
-fn decision_stands(
-    f: &mut fmt::Formatter<'_>,
-    outcomes: &[super::sequential::Outcome],
-    decided_at: Option<DateTime<FixedOffset>>,
-    due: DateTime<chrono::Utc>,
-    every: std::time::Duration,
-) -> fmt::Result {
-    let outcomes: Vec<&str> = outcomes.iter().map(|o| o.as_str()).collect();
-    write!(
-        f,
-        "no test run: this node's sequence ended {}",
-        outcomes.join(", ")
-    )?;
-    if let Some(t) = decided_at {
-        write!(
-            f,
-            " at the run of {}",
-            t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M UTC")
-        )?;
-    }
-    write!(
-        f,
-        " and stands; next re-check due {} (--recheck-every {})",
-        due.format("%Y-%m-%d %H:%M UTC"),
-        crate::units::format_duration(every)
-    )
-}
-
-/// How a run is named in the warnings about what happened inside it.
-const RUN_TIME: &str = "%Y-%m-%d %H:%M:%S";
 
 impl Warning {
     /// The policy's source, when it was read more than a year before `today`: the warning a
@@ -575,17 +375,6 @@ pub(super) fn idle_signature(runs: &[Run], metric: &str, op: Op) -> Option<Warni
     })
 }
 
-/// "8.0 h", "25 min", "40 s".
-fn idle_words(s: f64) -> String {
-    if s >= 5400.0 {
-        format!("{:.1} h", s / 3600.0)
-    } else if s >= 90.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{s:.0} s")
-    }
-}
-
 /// Spearman's rank correlation (average ranks for ties).
 fn spearman(x: &[f64], y: &[f64]) -> f64 {
     let rank = |v: &[f64]| {
@@ -727,9 +516,231 @@ fn series_warnings(runs: &[Run]) -> Vec<Warning> {
     out
 }
 
+/// One warning of each kind (each caveat of an input, each reader's note among them), with
+/// facts that stand out: what the tests of their sentences and of the table's short form go
+/// through. The match in `kind_of` has no catch-all, so a new kind fails to compile there
+/// until it is given an example here.
+#[cfg(test)]
+pub(crate) fn examples() -> Vec<Warning> {
+    use caveat::{Figures, Statement};
+    let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap();
+    let day = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+    let by = Statement::CommandLine { line: 3 };
+    let contradicted = |figures| Caveat::Contradicted {
+        by: by.clone(),
+        figures,
+    };
+    let mut caveats = vec![
+        Caveat::NoTimestamp { file_time: true },
+        Caveat::Assumed {
+            spec: "swimlane".into(),
+        },
+        Caveat::CommandLine {
+            line: 3,
+            complete: false,
+        },
+        Caveat::StatedOtherwise {
+            by: Statement::AssumedJob {
+                spec: "swimlane".into(),
+            },
+            field: "bs".into(),
+            output: "8k".into(),
+            given: "4k".into(),
+        },
+        contradicted(Figures::Directions {
+            did: "reads only",
+            rw: "randwrite".into(),
+        }),
+        contradicted(Figures::Mix {
+            reads: 0.5,
+            rwmixread: 70,
+        }),
+        contradicted(Figures::BlockSize {
+            per_io: 8192.0,
+            bs: 4096,
+        }),
+        contradicted(Figures::Runtime {
+            ran_s: 5.0,
+            runtime_s: 60.0,
+        }),
+        contradicted(Figures::Size {
+            per_job: 1 << 20,
+            size: 1 << 30,
+        }),
+    ];
+    caveats.extend(reader::examples().into_iter().map(Caveat::Reader));
+    let run = |ts: &str, idle_s, value| IdleRun {
+        timestamp: at(ts),
+        idle_s,
+        value,
+    };
+    let mut out = vec![
+        Warning::HighSpread {
+            metric: "write_iops".into(),
+            cv: 0.42,
+            limit: 0.1,
+        },
+        Warning::FileSmallerThanRam {
+            size: 1 << 30,
+            ram: 16 << 30,
+        },
+        Warning::FirstRunFaster {
+            metric: "write_iops".into(),
+            first: 9000.0,
+            rest: 3000.0,
+        },
+        Warning::NetworkTarget {
+            filesystem: "nfs4".into(),
+        },
+        Warning::MixedEngines {
+            engines: [("fio/libaio".to_string(), 2), ("posixaio".to_string(), 3)].into(),
+        },
+        Warning::Outlier {
+            metric: "write_iops".into(),
+            timestamp: at("2026-11-02T10:00:00Z"),
+            value: 120.0,
+            score: 7.5,
+        },
+        Warning::Declining {
+            metric: "write_iops".into(),
+            first: (day("2026-11-01"), 4000.0),
+            last: (day("2026-11-20"), 2000.0),
+        },
+        Warning::FutureRuns {
+            count: 2,
+            latest: at("2027-01-01T00:00:00Z"),
+        },
+        Warning::ScaledThreshold {
+            resolution: "write_iops: 500 IOPS × 8 vCPUs = 4,000 IOPS".into(),
+        },
+        // Not judged is what was found, not advice: the headline keeps it.
+        Warning::ScaledThreshold {
+            resolution: "write_iops 500 IOPS per vCPU: the threshold cannot be resolved, as 1 of 1 run do not state the vCPUs; this rule is not judged".into(),
+        },
+        Warning::NotPolicysTest(crate::deviation::Deviation {
+            field: "size",
+            expected: "4 GiB".into(),
+            found: "64 MiB".into(),
+            effect: crate::deviation::Effect::Flatters,
+        }),
+        Warning::StaleSource {
+            seen: day("2024-05-01"),
+            url: "https://example.com/requirements".into(),
+        },
+        Warning::IdleSignature {
+            metric: "write_iops".into(),
+            rho: 0.93,
+            runs: 8,
+            longest: run("2026-11-03T08:00:00Z", 28800.0, 9000.0),
+            shortest: run("2026-11-03T09:00:00Z", 40.0, 3000.0),
+        },
+        Warning::NoSeries {
+            runs: 3,
+            low: Vec::new(),
+        },
+        Warning::NoSeries {
+            runs: 3,
+            low: vec![(2, 1000.0, 3000.0)],
+        },
+        Warning::EngineFallback {
+            asked: "io_uring".into(),
+            reason: "the kernel refused io_uring_setup".into(),
+            used: "posixaio".into(),
+        },
+        Warning::StepInsideRun {
+            steps: 1,
+            runs: 3,
+            worst: at("2026-11-03T08:00:00Z"),
+            before: 9000.0,
+            after: 3000.0,
+            at_s: 12.5,
+        },
+        Warning::SlowFinalFsync {
+            slow: 2,
+            runs: 3,
+            worst: at("2026-11-03T08:00:00Z"),
+            fsync_ms: 40000.0,
+            runtime_ms: 60000.0,
+        },
+        Warning::DecisionStands {
+            outcomes: vec![super::sequential::Outcome::Pass],
+            decided_at: Some(at("2026-11-03T08:00:00Z")),
+            due: at("2026-12-03T08:00:00Z").to_utc(),
+            every: std::time::Duration::from_secs(30 * 86400),
+        },
+    ];
+    out.extend(caveats.into_iter().map(|caveat| Warning::InputCaveat {
+        about: "out.txt".into(),
+        caveat,
+    }));
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    use super::Warning;
     use crate::evaluate::{Options, Scope, evaluate};
+
+    /// Which kind of warning (of caveat, of reader's note) `w` is, numbered; no catch-all.
+    fn kind_of(w: &Warning) -> usize {
+        use super::caveat::{Caveat, Figures};
+        match w {
+            Warning::HighSpread { .. } => 0,
+            Warning::FileSmallerThanRam { .. } => 1,
+            Warning::FirstRunFaster { .. } => 2,
+            Warning::NetworkTarget { .. } => 3,
+            Warning::MixedEngines { .. } => 4,
+            Warning::Outlier { .. } => 5,
+            Warning::Declining { .. } => 6,
+            Warning::FutureRuns { .. } => 7,
+            Warning::ScaledThreshold { .. } => 8,
+            Warning::NotPolicysTest(_) => 9,
+            Warning::StaleSource { .. } => 10,
+            Warning::IdleSignature { .. } => 11,
+            Warning::NoSeries { .. } => 12,
+            Warning::EngineFallback { .. } => 13,
+            Warning::StepInsideRun { .. } => 14,
+            Warning::SlowFinalFsync { .. } => 15,
+            Warning::DecisionStands { .. } => 16,
+            Warning::InputCaveat { caveat, .. } => match caveat {
+                Caveat::Reader(_) => 17,
+                Caveat::NoTimestamp { .. } => 18,
+                Caveat::Assumed { .. } => 19,
+                Caveat::CommandLine { .. } => 20,
+                Caveat::StatedOtherwise { .. } => 21,
+                Caveat::Contradicted { figures, .. } => match figures {
+                    Figures::Directions { .. } => 22,
+                    Figures::Mix { .. } => 23,
+                    Figures::BlockSize { .. } => 24,
+                    Figures::Runtime { .. } => 25,
+                    Figures::Size { .. } => 26,
+                },
+            },
+        }
+    }
+
+    #[test]
+    fn each_warnings_headline_is_its_sentence_up_to_what_follows_from_it() {
+        let mut kinds = std::collections::BTreeSet::new();
+        let mut shortened = 0;
+        for w in super::examples() {
+            kinds.insert(kind_of(&w));
+            let (whole, headline) = (w.to_string(), w.headline().to_string());
+            assert!(headline.chars().count() > 20, "{w:?}: {headline}");
+            // The headline is the sentence's start, and what it leaves out comes after "; ".
+            let rest = whole
+                .strip_prefix(&headline)
+                .unwrap_or_else(|| panic!("{whole}"));
+            assert!(rest.is_empty() || rest.starts_with("; "), "{whole}");
+            // A rule not judged is a fact, not advice: said in the short form too.
+            if matches!(w, Warning::ScaledThreshold { .. }) {
+                assert_eq!(headline, whole);
+            }
+            shortened += usize::from(!rest.is_empty());
+        }
+        assert_eq!(kinds, (0..27).collect(), "an example of each kind");
+        assert!(shortened > 20, "{shortened}");
+    }
 
     /// The warnings and the reason of one run on `filesystem`, judged as `run` judges it.
     fn on(filesystem: &str) -> (Vec<String>, String) {

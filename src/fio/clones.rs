@@ -79,12 +79,11 @@ pub fn combine(out: &mut FioOutput) {
         job.grouped = true;
         let processes: Vec<&str> = clones.iter().filter_map(|c| c.process.as_deref()).collect();
         job.process = (!processes.is_empty()).then(|| processes.join(" "));
-        out.notes.push(format!(
-            "job '{}' (group {}): {} clones reported one by one (numjobs without group_reporting) were combined into one run, as fio's 'Run status group' line combines them: I/Os and bytes summed over the longest runtime; their latency percentiles and IOPS samples cannot be combined from the output and are not stated",
-            job.name,
-            job.groupid,
-            clones.len()
-        ));
+        out.notes.push(super::Note::Clones {
+            job: job.name.clone(),
+            group: job.groupid,
+            clones: clones.len(),
+        });
         out.jobs[ix[0]] = job;
         for &i in &ix[1..] {
             drop[i] = true;
@@ -207,7 +206,11 @@ mod tests {
         // min of the two blocks' `clat (nsec): min=96` and `min=99`
         assert_eq!(clat.min_ns, 96.0);
         assert!(clat.mean_ns > 18_499.0 && clat.mean_ns < 22_171.0);
-        assert!(out.notes.iter().any(|n| n.contains("2 clones")));
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| matches!(n, crate::fio::Note::Clones { clones: 2, .. }))
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use chrono::{DateTime, FixedOffset};
 use serde_json::{Map, Value};
 
 use super::num::{fio_option_bool, fio_option_int, fio_option_size};
-use super::{FioFormat, FioJob, FioOutput, ParseError, choose_bs, count_lines};
+use super::{FioFormat, FioJob, FioOutput, Note, ParseError, choose_bs, count_lines};
 use crate::job::{IoEngine, JobShape, Rw, SyncMode};
 use crate::measure::{BwBasis, DirectionStats, Latency, Measurement};
 
@@ -49,9 +49,7 @@ pub(super) fn parse(text: &str, start: usize) -> Result<Option<FioOutput>, Parse
     let mut out = read_runs(runs);
     out.notes.splice(0..0, notes);
     if count > 1 {
-        out.notes.push(format!(
-            "the input holds {count} JSON reports of different fio runs; each is read on its own"
-        ));
+        out.notes.push(Note::JsonRuns { count });
     }
     Ok(Some(out))
 }
@@ -61,7 +59,7 @@ pub(super) fn parse(text: &str, start: usize) -> Result<Option<FioOutput>, Parse
 struct Scan {
     reports: Vec<Value>,
     /// The kubestr note, or a damaged report after a complete one.
-    notes: Vec<String>,
+    notes: Vec<Note>,
     /// Why nothing could be read, where no report was.
     first_error: Option<ParseError>,
     /// Where the first report starts and where the last JSON value read ends.
@@ -95,9 +93,7 @@ impl Scan {
                 Some(Err(e)) => {
                     let line = count_lines(&text[..pos]) + e.line();
                     if !scan.reports.is_empty() {
-                        scan.notes.push(format!(
-                            "a later JSON report is incomplete or damaged (line {line}); the last complete one was used"
-                        ));
+                        scan.notes.push(Note::DamagedReport { line });
                         break;
                     }
                     failures += 1;
@@ -131,8 +127,8 @@ impl Scan {
         let found = if is_fio_report(&v) {
             vec![v]
         } else if let Some(inner) = kubestr_reports(&v) {
-            if !self.notes.contains(&KUBESTR_NOTE.to_string()) {
-                self.notes.push(KUBESTR_NOTE.to_string());
+            if !self.notes.contains(&Note::Kubestr) {
+                self.notes.push(Note::Kubestr);
             }
             inner
         } else {
@@ -147,26 +143,23 @@ impl Scan {
 
 /// What stands around the reports: lines of noise before them and after them, and fio's
 /// word that the run was interrupted.
-fn surroundings(text: &str, report_at: usize, end: usize) -> Vec<String> {
+fn surroundings(text: &str, report_at: usize, end: usize) -> Vec<Note> {
     let mut notes = Vec::new();
     let before = &text[..report_at];
     let noise = before.lines().filter(|l| !l.trim().is_empty()).count();
     if noise > 0 {
-        notes.push(format!(
-            "skipped {noise} line{} of noise before the JSON",
-            if noise == 1 { "" } else { "s" }
-        ));
+        notes.push(Note::NoiseBefore {
+            lines: noise,
+            json: true,
+        });
     }
     let after = text.get(end..).unwrap_or("");
     let trailing = after.lines().filter(|l| !l.trim().is_empty()).count();
     if trailing > 0 {
-        notes.push(format!(
-            "ignored {trailing} line{} after the JSON",
-            if trailing == 1 { "" } else { "s" }
-        ));
+        notes.push(Note::AfterJson { lines: trailing });
     }
     if text.contains("terminating on signal") {
-        notes.push("interrupted run (fio: terminating on signal): the figures cover the time until the interruption".into());
+        notes.push(Note::Interrupted);
     }
     notes
 }
@@ -200,10 +193,9 @@ fn read_runs(runs: Vec<Vec<Value>>) -> FioOutput {
         let report = series.pop().expect("a run has a report");
         let mut run_notes = Vec::new();
         if !series.is_empty() {
-            run_notes.push(format!(
-                "{} JSON reports of one fio run (the same start: fio --status-interval); the last one was used",
-                series.len() + 1
-            ));
+            run_notes.push(Note::StatusReports {
+                count: series.len() + 1,
+            });
         }
         let mut run = read_report(&report, run_notes);
         for (i, j) in run.jobs.iter_mut().enumerate() {
@@ -280,9 +272,6 @@ fn status_of_one_run(earlier: &Value, later: &Value) -> bool {
     }
     further
 }
-
-/// Said of an output read from kubestr's JSON.
-const KUBESTR_NOTE: &str = "kubestr's JSON (kubestr fio -o json): fio's JSON report inside it was read, with the job file kubestr ran (fioConfig)";
 
 /// Marks a report whose options are kubestr's short list, not every option of the job.
 const PARTIAL_OPTIONS: &str = "iopscheck: options partly listed";
@@ -400,7 +389,7 @@ struct Keys {
     no_bw_bytes: bool,
 }
 
-fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
+fn read_report(report: &Value, mut notes: Vec<Note>) -> FioOutput {
     let fio_version = report
         .get("fio version")
         .and_then(Value::as_str)
@@ -461,11 +450,9 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
     }
 
     if keys.kib_io {
-        notes.push(
-            "fio ≤ 2.20 JSON: io_bytes is in KiB; bytes and bandwidth were computed from it".into(),
-        );
+        notes.push(Note::KibIo);
     } else if keys.no_bw_bytes {
-        notes.push("no bw_bytes in this fio version (added in 3.2): bandwidth was computed from io_bytes and runtime as fio does".into());
+        notes.push(Note::NoBwBytes);
     }
     FioOutput {
         format: if keys.plus {
@@ -511,7 +498,7 @@ fn measurement(
     name: &str,
     shape: &JobShape,
     keys: &mut Keys,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Measurement {
     let mut m = Measurement {
         bs: shape.bs,
@@ -537,9 +524,7 @@ fn measurement(
         match shape.rw {
             Some(rw) if rw.writes() && !rw.reads() && m.write.is_none() => m.write = Some(dir),
             Some(rw) if rw.reads() && !rw.writes() && m.read.is_none() => m.read = Some(dir),
-            _ => notes.push(format!(
-                "job '{name}': unified_rw_reporting mixes reads and writes into one figure; it was not used"
-            )),
+            _ => notes.push(Note::UnifiedRw { job: name.into() }),
         }
     }
     m.sync = obj.get("sync").and_then(Value::as_object).and_then(syncs);
@@ -875,7 +860,11 @@ mod tests {
         let json = json.replace("randwrite", "randrw");
         let out = parse(&json, 0).unwrap().unwrap();
         assert!(out.jobs[0].measurement.write.is_none());
-        assert!(out.notes.iter().any(|n| n.contains("unified_rw_reporting")));
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| matches!(n, Note::UnifiedRw { .. }))
+        );
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod cmdline;
 mod disk;
 pub mod installed;
 mod json;
+pub mod note;
 mod num;
 mod paste;
 mod terse;
@@ -30,6 +31,7 @@ use chrono::{DateTime, FixedOffset};
 
 pub use clones::combine as combine_clones;
 pub use cmdline::{command_line, customer_command};
+pub use note::Note;
 pub use paste::StatedCommand;
 
 use crate::job::{JobShape, Rw};
@@ -184,7 +186,7 @@ pub struct FioOutput {
     pub jobs: Vec<FioJob>,
     /// Things the reader should know: noise skipped, a local time read without its zone, a
     /// precision caveat of an old fio version…
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// The fio command line pasted with the output: the customer's statement of the job.
     pub command: Option<StatedCommand>,
 }
@@ -271,11 +273,7 @@ pub fn parse_with(input: &[u8], opts: ParseOptions) -> Result<FioOutput, ParseEr
             if opts.result_lines_alone {
                 let (with_headers, n) = text::with_headers_for_result_lines(&text);
                 let mut out = parse_text(&with_headers)?;
-                out.notes.push(format!(
-                    "fio's result line{} alone, without {} job header: the job's name, its error status (err=) and its options are not stated; each line was read as one run of the job stated by the user",
-                    if n == 1 { "" } else { "s" },
-                    if n == 1 { "its" } else { "their" }
-                ));
+                out.notes.push(Note::ResultLinesAlone { runs: n });
                 out
             } else {
                 return Err(ParseError::Lacking(format!(

@@ -3,19 +3,19 @@
 //! Each step that changed the text is said in a note, so that a reader knows the figures were
 //! decoded, not read as typed. Quote marks (`> `) are handled by [`super::unquote`].
 
+use super::note::{MailEncoding, Note};
+
 /// The text with what the medium did undone, and a note for each step that changed it.
-pub(super) fn unwrap(text: String) -> (String, Vec<String>) {
+pub(super) fn unwrap(text: String) -> (String, Vec<Note>) {
     let mut notes = Vec::new();
     let text = match mime_parts(&text) {
-        Some((decoded, what)) => {
-            notes.push(format!("{what} decoded before reading"));
+        Some((decoded, parts)) => {
+            notes.push(Note::MailParts(parts));
             decoded
         }
         None => match bare_quoted_printable(&text) {
             Some(d) => {
-                notes.push(
-                    "quoted-printable text (=3D, soft line breaks) decoded before reading".into(),
-                );
+                notes.push(Note::QuotedPrintable);
                 d
             }
             None => text,
@@ -23,7 +23,7 @@ pub(super) fn unwrap(text: String) -> (String, Vec<String>) {
     };
     let text = match html_entities(&text) {
         Some(d) => {
-            notes.push("HTML entities (&gt;, &#39;…) decoded, as from a copied web page".into());
+            notes.push(Note::HtmlEntities);
             d
         }
         None => text,
@@ -54,7 +54,7 @@ fn looks_like_header(l: &str) -> bool {
 
 /// A mail (or one of its parts pasted with its headers) whose body is quoted-printable or
 /// base64: every such part decoded in place, other lines kept. None when there is none.
-fn mime_parts(text: &str) -> Option<(String, String)> {
+fn mime_parts(text: &str) -> Option<(String, Vec<MailEncoding>)> {
     if !text.lines().any(|l| {
         l.split_once(':').is_some_and(|(k, v)| {
             k.trim().eq_ignore_ascii_case("content-transfer-encoding") && {
@@ -67,7 +67,7 @@ fn mime_parts(text: &str) -> Option<(String, String)> {
     }
     let lines: Vec<&str> = text.split('\n').map(|l| l.trim_end_matches('\r')).collect();
     let mut out = String::with_capacity(text.len());
-    let mut kinds: Vec<&str> = Vec::new();
+    let mut kinds: Vec<MailEncoding> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         // a header block: consecutive header lines, one of them the encoding
@@ -101,9 +101,9 @@ fn mime_parts(text: &str) -> Option<(String, String)> {
                     out.push_str(&String::from_utf8_lossy(&b));
                     out.push('\n');
                     let kind = if enc == "base64" {
-                        "a base64 mail part"
+                        MailEncoding::Base64
                     } else {
-                        "a quoted-printable mail part"
+                        MailEncoding::QuotedPrintable
                     };
                     if !kinds.contains(&kind) {
                         kinds.push(kind);
@@ -129,7 +129,7 @@ fn mime_parts(text: &str) -> Option<(String, String)> {
     if kinds.is_empty() {
         return None;
     }
-    Some((out, kinds.join(" and ")))
+    Some((out, kinds))
 }
 
 /// Quoted-printable without its headers (a mail body pasted as it was sent): several `=3D`
@@ -358,7 +358,7 @@ pub struct StatedCommand {
 
 /// The fio command line in the text, when there is exactly one (several different ones: none
 /// is taken, the paste does not say which ran).
-pub(super) fn stated_command(text: &str) -> Result<Option<StatedCommand>, String> {
+pub(super) fn stated_command(text: &str) -> Result<Option<StatedCommand>, Note> {
     let mut found: Vec<(usize, Vec<String>)> = Vec::new();
     let lines: Vec<&str> = text.split('\n').collect();
     let mut i = 0;
@@ -407,14 +407,9 @@ pub(super) fn stated_command(text: &str) -> Result<Option<StatedCommand>, String
                 complete,
             }))
         }
-        n => Err(format!(
-            "{n} different fio command lines (lines {}): none was read as the job's statement, the paste does not say which one ran",
-            found
-                .iter()
-                .map(|(l, _)| l.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        _ => Err(Note::CommandLines {
+            lines: found.iter().map(|(l, _)| *l).collect(),
+        }),
     }
 }
 

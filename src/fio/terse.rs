@@ -2,7 +2,7 @@
 //! default). One `;`-separated record per job: bandwidth is a truncated KiB/s integer, IOPS a
 //! truncated integer, latencies µs. Field positions: fio-semantics.md §7.3 and fio's HOWTO.
 
-use super::{FioFormat, FioJob, FioOutput, ParseError};
+use super::{FioFormat, FioJob, FioOutput, Note, ParseError};
 use crate::job::JobShape;
 use crate::measure::{BwBasis, DirectionStats, Latency, Measurement};
 
@@ -126,10 +126,11 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
         }
     }
     for (name, group, ms) in named.iter().filter(|(_, _, ms)| ms.len() > 1) {
-        notes.push(format!(
-            "{} terse lines of job '{name}' (group {group}): terse output does not say whether they are numjobs clones of one run or runs of their own, and has no group line to combine clones by; each is read as a run of its own",
-            ms.len()
-        ));
+        notes.push(Note::TerseLines {
+            job: name.to_string(),
+            group: *group,
+            lines: ms.len(),
+        });
     }
     let first_line = recs[0].0;
     let before: Vec<&str> = text
@@ -142,27 +143,26 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
         .filter(|l| l.trim_start().starts_with("fio: "))
         .count();
     if errors > 0 {
-        notes.push(format!(
-            "fio reported {errors} error line{} before the results, e.g. '{}'",
-            if errors == 1 { "" } else { "s" },
-            before
+        notes.push(Note::ErrorLines {
+            count: errors,
+            first: before
                 .iter()
                 .find(|l| l.trim_start().starts_with("fio: "))
                 .map(|l| l.trim())
                 .unwrap_or_default()
-        ));
+                .to_string(),
+        });
     }
     if before.len() > errors {
-        notes.push(format!(
-            "skipped {} line{} of noise before the output",
-            before.len() - errors,
-            if before.len() - errors == 1 { "" } else { "s" }
-        ));
+        notes.push(Note::NoiseBefore {
+            lines: before.len() - errors,
+            json: false,
+        });
     }
     if text.contains("terminating on signal") {
-        notes.push("interrupted run (fio: terminating on signal): the figures cover the time until the interruption".into());
+        notes.push(Note::Interrupted);
     }
-    notes.push("terse output: bandwidth is fio's truncated KiB/s integer and IOPS a truncated integer; I/O counts are estimated as IOPS × runtime; job options (rw, bs, ioengine…) are not in terse output".into());
+    notes.push(Note::TersePrecision);
     Ok(Some(FioOutput {
         format: FioFormat::Terse,
         fio_version: version,

@@ -536,27 +536,28 @@ fn warnings(
             && matches!(w, Warning::NotPolicysTest(_))
             && !notes.beside_verdict.is_empty()
     };
-    let shown: Vec<&String> = ev
+    let shown: Vec<(&Warning, &String)> = ev
         .warnings
         .iter()
         .zip(&notes.warnings)
         .filter(|(w, _)| !restated(w))
-        .map(|(_, text)| text)
         .collect();
     if shown.len() < notes.warnings.len() {
         behind.push("why each deviation matters");
     }
-    for w in &shown {
-        // Without --verbose, what was found; the advice after it with --verbose.
-        let w: &str = match w.split_once("; ") {
-            Some((fact, _)) if !style.verbose && fact.chars().count() >= 40 => {
+    for (warning, whole) in &shown {
+        // Without --verbose, what was found (a headline of 40 characters or more: a shorter
+        // one says too little alone); the advice after it with --verbose.
+        let headline = warning.headline().to_string();
+        let w: &str =
+            if !style.verbose && headline.len() < whole.len() && headline.chars().count() >= 40 {
                 if !behind.contains(&"each warning's advice") {
                     behind.push("each warning's advice");
                 }
-                fact
-            }
-            _ => w,
-        };
+                &headline
+            } else {
+                whole
+            };
         let text = wrap("warning: ", w);
         let text = text.replacen("warning:", &paint(style, "warning:", "33"), 1);
         writeln!(out, "{text}")?;
@@ -582,9 +583,9 @@ fn verdict(
     for (deviation, line) in super::view_node::beside_verdict_lines(ev) {
         // The note under the runs table, or the verdict's reason, named the deviation
         // already.
-        if let Some(d) = deviation.map(|d| d.to_string())
+        if let Some(d) = deviation
             && !style.verbose
-            && (judging_said || ev.reason.contains(d.split(" (").next().unwrap_or(&d)))
+            && (judging_said || ev.reason_names == Some(d.effect))
         {
             continue;
         }
@@ -780,5 +781,109 @@ mod tests {
         quick.job.runtime_s = Some(10.0);
         let runs = vec![quick, rec("2026-12-04T09:00:00Z", 16.0)];
         crate::evaluate::tests::swimlane_report_held(runs, "2026-12-02T12:00:00Z")
+    }
+
+    /// One run of Swimlane's test changed by `change`, judged as `run` judges it, and the
+    /// table printed (`verbose` or not).
+    fn one_run(
+        change: impl Fn(&mut crate::history::Record),
+        verbose: bool,
+    ) -> (crate::evaluate::Evaluation, String) {
+        let mut r = crate::evaluate::tests::rec("2026-12-01T10:00:00Z", 16.0);
+        change(&mut r);
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T12:00:00Z")
+            .unwrap()
+            .to_utc();
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let opts = crate::evaluate::Options::new(crate::evaluate::Scope::Run, now);
+        let (ev, records) = crate::evaluate::evaluate_left_out(vec![r], Vec::new(), &policy, &opts);
+        let mut out = Vec::new();
+        let style = crate::report::Style {
+            color: false,
+            verbose,
+        };
+        super::render(&ev, &records, &style, &mut out).unwrap();
+        (ev, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn a_deviation_is_listed_beside_the_verdict_unless_the_reason_names_it() {
+        let small = |r: &mut crate::history::Record| r.job.size = Some(64 << 20);
+        let other_bs = |r: &mut crate::history::Record| r.job.bs = Some(8192);
+        let unmeasured = |r: &mut crate::history::Record| {
+            r.job.size = Some(64 << 20);
+            r.metrics.clear();
+        };
+        // (the change, whether the reason names its deviation)
+        type Change<'a> = &'a dyn Fn(&mut crate::history::Record);
+        let cases: [(Change, bool); 3] = [(&small, true), (&other_bs, true), (&unmeasured, false)];
+        for (i, (change, named)) in cases.into_iter().enumerate() {
+            let (ev, text) = one_run(change, false);
+            assert_eq!(ev.deviations.len(), 1, "case {i}: {:?}", ev.deviations);
+            let d = &ev.deviations[0];
+            let line = format!("\n  not the policy's test: {d} (");
+            assert_eq!(
+                ev.reason_names == Some(d.effect),
+                named,
+                "case {i}: {}",
+                ev.reason
+            );
+            // What the type claims the reason says, it says.
+            assert_eq!(
+                ev.reason.contains(&d.to_string()),
+                named,
+                "case {i}: {}",
+                ev.reason
+            );
+            assert_eq!(text.contains(&line), !named, "case {i}: {line}\n{text}");
+            // --verbose lists it always.
+            let (_, verbose) = one_run(change, true);
+            assert!(verbose.contains(&line), "case {i}: {line}\n{verbose}");
+        }
+    }
+
+    #[test]
+    fn the_table_prints_each_warnings_headline_without_verbose_and_its_sentence_with_it() {
+        let mut r = crate::evaluate::tests::rec("2026-12-01T10:00:00Z", 16.0);
+        r.target.filesystem = Some("ext4".into());
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T12:00:00Z")
+            .unwrap()
+            .to_utc();
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let opts = crate::evaluate::Options::new(crate::evaluate::Scope::Run, now);
+        let (mut ev, records) =
+            crate::evaluate::evaluate_left_out(vec![r], Vec::new(), &policy, &opts);
+        let printed = |ev: &crate::evaluate::Evaluation, verbose: bool| {
+            let mut out = Vec::new();
+            let style = crate::report::Style {
+                color: false,
+                verbose,
+            };
+            super::render(ev, &records, &style, &mut out).unwrap();
+            words(&String::from_utf8(out).unwrap())
+        };
+        let mut shortened = 0;
+        for w in crate::evaluate::warning_examples() {
+            let (whole, headline) = (w.to_string(), w.headline().to_string());
+            ev.warnings = vec![w];
+            let short = printed(&ev, false);
+            // A headline under 40 characters says too little alone: the whole sentence.
+            let expected = if headline.chars().count() >= 40 {
+                shortened += usize::from(headline != whole);
+                &headline
+            } else {
+                &whole
+            };
+            let line = format!("warning: {} ", words(expected));
+            assert!(short.contains(&line), "{line}\n{short}");
+            if expected != &whole {
+                assert!(!short.contains(&words(&whole)), "{whole}\n{short}");
+                assert!(short.contains("more with --verbose"), "{short}");
+            }
+            let verbose = printed(&ev, true);
+            let line = format!("warning: {} ", words(&whole));
+            assert!(verbose.contains(&line), "{line}\n{verbose}");
+        }
+        assert!(shortened > 20, "{shortened}");
     }
 }

@@ -2,12 +2,14 @@
 
 use std::fmt;
 
+use super::words::then;
+
 /// A caveat of an imported input.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Caveat {
-    /// The fio reader's own words on what an output states (the precision of text output, a
-    /// date without a time zone): `fio::FioOutput::notes`.
-    Reader(String),
+    /// What the fio reader says of an output (the precision of text output, a date without a
+    /// time zone): `fio::FioOutput::notes`, worded in `warnings/reader.rs`.
+    Reader(crate::fio::Note),
     /// The output has no timestamp: the file's modification time was used, or (without one)
     /// the time of the import.
     NoTimestamp { file_time: bool },
@@ -106,17 +108,30 @@ impl Figures {
 
 impl fmt::Display for Caveat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f, true)
+    }
+}
+
+impl Caveat {
+    /// The caveat's sentence; without `whole`, what was found only (`Warning::headline`).
+    pub(super) fn write(&self, f: &mut fmt::Formatter<'_>, whole: bool) -> fmt::Result {
         match self {
-            Caveat::Reader(words) => f.write_str(words),
-            Caveat::NoTimestamp { file_time } => write!(
-                f,
-                "the output has no timestamp; the {} time was used",
-                if *file_time {
-                    "file's modification"
-                } else {
-                    "import"
-                }
-            ),
+            Caveat::Reader(note) => super::reader::write(f, note, whole),
+            Caveat::NoTimestamp { file_time } => {
+                f.write_str("the output has no timestamp")?;
+                then(
+                    f,
+                    whole,
+                    format_args!(
+                        "the {} time was used",
+                        if *file_time {
+                            "file's modification"
+                        } else {
+                            "import"
+                        }
+                    ),
+                )
+            }
             Caveat::Assumed { spec } => write!(f, "{ASSUMED} (--assume-job {spec})"),
             Caveat::CommandLine { line, complete } => write!(
                 f,
@@ -132,48 +147,69 @@ impl fmt::Display for Caveat {
                 field,
                 output,
                 given,
-            } => write!(
-                f,
-                "the output states {field}={output} where {} has {field}={given}; the output's is used",
-                by.holder()
-            ),
+            } => {
+                write!(
+                    f,
+                    "the output states {field}={output} where {} has {field}={given}",
+                    by.holder()
+                )?;
+                then(f, whole, format_args!("the output's is used"))
+            }
             Caveat::Contradicted { by, figures } => {
                 write!(f, "the output's figures contradict {}: ", by.against())?;
-                contradicted(f, by, figures)
+                contradicted(f, by, figures, whole)
             }
         }
     }
 }
 
-/// What the figures show, after "the output's figures contradict the command line: ".
-fn contradicted(f: &mut fmt::Formatter<'_>, by: &Statement, figures: &Figures) -> fmt::Result {
+/// What the figures show, after "the output's figures contradict the command line: ", and
+/// (`whole`) what is taken from them.
+fn contradicted(
+    f: &mut fmt::Formatter<'_>,
+    by: &Statement,
+    figures: &Figures,
+    whole: bool,
+) -> fmt::Result {
     match figures {
-        Figures::Directions { did, rw } => write!(
-            f,
-            "it {did} where {by} has rw={rw}; rw is not taken from it"
-        ),
-        Figures::Mix { reads, rwmixread } => write!(
-            f,
-            "{} of its I/Os where {by} has rwmixread={rwmixread}; the figures' mix is used",
-            Figures::reads_words(*reads)
-        ),
-        Figures::BlockSize { per_io, bs } => write!(
-            f,
-            "its bytes ÷ I/Os give about {} per I/O where {by} has bs={}; bs is not taken from it",
-            Figures::per_io_words(*per_io),
-            crate::units::format_size_fio(*bs)
-        ),
-        Figures::Runtime { ran_s, runtime_s } => write!(
-            f,
-            "it ran {ran_s:.1} s where {by} runs {} (time_based); runtime is not taken from it",
-            crate::units::format_duration(std::time::Duration::from_secs_f64(*runtime_s))
-        ),
-        Figures::Size { per_job, size } => write!(
-            f,
-            "it moved {} per job where {by} moves its size, {} (not time-based); the size the figures show is used",
-            crate::units::format_size(*per_job),
-            crate::units::format_size(*size)
-        ),
+        Figures::Directions { did, rw } => {
+            write!(f, "it {did} where {by} has rw={rw}")?;
+            then(f, whole, format_args!("rw is not taken from it"))
+        }
+        Figures::Mix { reads, rwmixread } => {
+            write!(
+                f,
+                "{} of its I/Os where {by} has rwmixread={rwmixread}",
+                Figures::reads_words(*reads)
+            )?;
+            then(f, whole, format_args!("the figures' mix is used"))
+        }
+        Figures::BlockSize { per_io, bs } => {
+            write!(
+                f,
+                "its bytes ÷ I/Os give about {} per I/O where {by} has bs={}",
+                Figures::per_io_words(*per_io),
+                crate::units::format_size_fio(*bs)
+            )?;
+            then(f, whole, format_args!("bs is not taken from it"))
+        }
+        Figures::Runtime { ran_s, runtime_s } => {
+            write!(
+                f,
+                "it ran {ran_s:.1} s where {by} runs {} (time_based)",
+                crate::units::format_duration(std::time::Duration::from_secs_f64(*runtime_s))
+            )?;
+            then(f, whole, format_args!("runtime is not taken from it"))
+        }
+        Figures::Size { per_job, size } => {
+            write!(
+                f,
+                "it moved {} per job where {by} moves its size, {} (not time-based)",
+                crate::units::format_size(*per_job),
+                crate::units::format_size(*size)
+            )?;
+            then(f, whole, format_args!("the size the figures show is used"))
+        }
     }
 }
 

@@ -10,8 +10,9 @@ use super::fields::PreHeader;
 use super::markers::{Ddir, host_tag};
 use super::shorten;
 use super::state::{Block, State};
+use crate::fio::note::{Place, Unreadable};
 use crate::fio::num::version_tuple;
-use crate::fio::{FioFormat, FioJob, FioOutput, ParseError};
+use crate::fio::{FioFormat, FioJob, FioOutput, Note, ParseError};
 use crate::job::JobShape;
 use crate::measure::{BwBasis, DirectionStats, Latency, Measurement};
 
@@ -28,15 +29,15 @@ struct Caveats {
 }
 
 impl State {
-    pub(super) fn finish(self, mut notes: Vec<String>) -> Result<FioOutput, ParseError> {
+    pub(super) fn finish(self, mut notes: Vec<Note>) -> Result<FioOutput, ParseError> {
         // Direction lines whose figures could not be read: an error when nothing else could
         // be read, else a warning naming each.
         let unreadable = self.unreadable_lines();
         let readable = self.blocks.iter().any(|b| !b.dirs.is_empty());
         if !readable && let Some(first) = unreadable.first() {
-            return Err(ParseError::Unreadable(first.clone()));
+            return Err(ParseError::Unreadable(first.to_string()));
         }
-        notes.extend(unreadable);
+        notes.extend(unreadable.into_iter().map(Note::Unreadable));
         notes.extend(self.summaries_without_blocks());
         let (timestamp, zone_note) = match self.date() {
             Some((t, note)) => (Some(t), Some(note)),
@@ -62,36 +63,34 @@ impl State {
 
     /// A line each for the result lines whose figures could not be read, in a job block or
     /// outside any.
-    fn unreadable_lines(&self) -> Vec<String> {
-        let mut unreadable: Vec<String> = Vec::new();
+    fn unreadable_lines(&self) -> Vec<Unreadable> {
+        let mut unreadable = Vec::new();
         for b in &self.blocks {
             for (kind, no, text) in &b.unreadable {
-                let read = b.dirs.iter().any(|d| d.kind == *kind);
-                let consequence = if read {
-                    "another one was read".to_string()
-                } else {
-                    format!("its {} figures are missing", kind.word())
-                };
-                unreadable.push(format!(
-                    "line {no}: job '{}' has a {} line whose figures could not be read ({consequence}): '{}'",
-                    b.name,
-                    kind.word(),
-                    shorten(text)
-                ));
+                unreadable.push(Unreadable {
+                    line: *no,
+                    text: shorten(text),
+                    place: Place::Job {
+                        job: b.name.clone(),
+                        direction: kind.word(),
+                        other_read: b.dirs.iter().any(|d| d.kind == *kind),
+                    },
+                });
             }
         }
         for (no, text) in &self.orphan_unreadable {
-            unreadable.push(format!(
-                "line {no}: a result line outside any job block could not be read: '{}'",
-                shorten(text)
-            ));
+            unreadable.push(Unreadable {
+                line: *no,
+                text: shorten(text),
+                place: Place::Outside,
+            });
         }
         unreadable
     }
 
     /// A note for each direction a group's summary shows that none of the group's job blocks
     /// has a line for: its figures are missing.
-    fn summaries_without_blocks(&self) -> Vec<String> {
+    fn summaries_without_blocks(&self) -> Vec<Note> {
         let mut notes = Vec::new();
         for (g, kind, no) in &self.summary_kinds {
             let in_group = |b: &&Block| b.groupid == *g;
@@ -101,11 +100,11 @@ impl State {
                     .iter()
                     .any(|b| b.dirs.iter().any(|d| d.kind == *kind) || !b.unreadable.is_empty())
             {
-                notes.push(format!(
-                    "line {no}: group {g}'s summary shows {} figures, but no job block of the group has a {} line that was read: they are missing",
-                    kind.word().to_uppercase(),
-                    kind.word()
-                ));
+                notes.push(Note::SummaryWithoutBlock {
+                    line: *no,
+                    group: *g,
+                    direction: kind.word(),
+                });
             }
         }
         notes
@@ -113,21 +112,20 @@ impl State {
 
     /// The first job block's date that reads, as this machine's local time, with the note
     /// that says so.
-    fn date(&self) -> Option<(DateTime<FixedOffset>, String)> {
+    fn date(&self) -> Option<(DateTime<FixedOffset>, Note)> {
         self.blocks.iter().find_map(|b| {
             let d = b.date.as_ref()?;
             let local = local_time(parse_ctime(d)?);
-            let note = format!(
-                "the text's date '{}' has no time zone; it was read as this machine's local time (UTC{})",
-                d.split_whitespace().take(5).collect::<Vec<_>>().join(" "),
-                local.format("%:z")
-            );
+            let note = Note::NoTimeZone {
+                date: d.split_whitespace().take(5).collect::<Vec<_>>().join(" "),
+                offset: *local.offset(),
+            };
             Some((local, note))
         })
     }
 
     /// The job of block `b`: its shape and its measurement.
-    fn job(&self, b: &Block, caveats: &mut Caveats, notes: &mut Vec<String>) -> FioJob {
+    fn job(&self, b: &Block, caveats: &mut Caveats, notes: &mut Vec<Note>) -> FioJob {
         let base = host_tag(&b.name).map_or(b.name.as_str(), |(_, r)| r);
         let pre = self
             .pre
@@ -224,44 +222,34 @@ impl State {
     /// The notes that close a text's reading: the figures' precision and where the I/O counts
     /// come from, the date's zone, an interruption, fio's errors, a missing summary and terse
     /// lines passed over.
-    fn closing_notes(&self, caveats: &Caveats, zone_note: Option<String>) -> Vec<String> {
-        let mut notes = vec![format!(
-            "text output: bandwidth and IOPS are the figures fio printed (3–4 significant digits); I/O counts {}",
-            if caveats.estimated {
-                "are estimated as IOPS × runtime where fio printed no 'issued' line"
-            } else {
-                "come from fio's 'issued' lines"
-            }
-        )];
+    fn closing_notes(&self, caveats: &Caveats, zone_note: Option<Note>) -> Vec<Note> {
+        let mut notes = vec![Note::TextPrecision {
+            estimated: caveats.estimated,
+        }];
         let before_2_20 = match self.version.as_deref().and_then(version_tuple) {
             Some(v) => v < (2, 20),
             None => caveats.old_layout,
         };
         if caveats.fraction && before_2_20 {
-            notes.push(
-                "fio before 2.20 printed fractions with an unreliable last digit (e.g. 35.1GiB/s for 35.9); treat decimals in this output with care".into(),
-            );
+            notes.push(Note::UnreliableLastDigit);
         }
         if let Some(z) = zone_note {
             notes.push(z);
         }
         if self.interrupted {
-            notes.push("interrupted run (fio: terminating on signal): the figures cover the time until the interruption".into());
+            notes.push(Note::Interrupted);
         }
         if let Some(first) = self.errors.first() {
-            notes.push(format!(
-                "fio reported {} error line{} before the results, e.g. '{first}'",
-                self.errors.len(),
-                if self.errors.len() == 1 { "" } else { "s" }
-            ));
+            notes.push(Note::ErrorLines {
+                count: self.errors.len(),
+                first: first.clone(),
+            });
         }
         if !self.group_lines {
-            notes.push(
-                "no 'Run status group' summary: the output may be cut after the job results".into(),
-            );
+            notes.push(Note::NoGroupSummary);
         }
         if self.extra_terse {
-            notes.push("terse lines in the same output were ignored".into());
+            notes.push(Note::TerseIgnored);
         }
         notes
     }
@@ -273,7 +261,7 @@ fn measurement(
     b: &Block,
     shape: &JobShape,
     caveats: &mut Caveats,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Measurement {
     let mut m = Measurement {
         bs: shape.bs,
@@ -289,8 +277,12 @@ fn measurement(
     for d in b.dirs.clone() {
         caveats.fraction |= d.fraction;
         caveats.old_layout |= d.old_layout;
-        if let Some(msg) = &d.mismatch {
-            notes.push(format!("job '{}': {msg}", b.name));
+        if let Some((bw, decimal)) = &d.mismatch {
+            notes.push(Note::MisprintedBandwidth {
+                job: b.name.clone(),
+                bw: bw.clone(),
+                decimal: decimal.clone(),
+            });
         }
         let issued = b.issued.map(|i| match d.kind {
             Ddir::Read => i[0],
@@ -308,10 +300,9 @@ fn measurement(
             Ddir::Mixed => match shape.rw {
                 Some(rw) if rw.writes() && !rw.reads() => m.write = Some(dir),
                 Some(rw) if rw.reads() && !rw.writes() => m.read = Some(dir),
-                _ => notes.push(format!(
-                    "job '{}': unified_rw_reporting mixes reads and writes into one figure; it was not used",
-                    b.name
-                )),
+                _ => notes.push(Note::UnifiedRw {
+                    job: b.name.clone(),
+                }),
             },
         }
     }

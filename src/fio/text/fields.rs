@@ -36,7 +36,8 @@ pub(super) struct DdirLine {
     /// IOPS printed as a plain integer: fio's integer division truncated it.
     pub(super) iops_truncated: bool,
     pub(super) fraction: bool,
-    pub(super) mismatch: Option<String>,
+    /// The bandwidth and the figure in parentheses, as printed, where they disagree.
+    pub(super) mismatch: Option<(String, String)>,
     pub(super) slat: Option<Latency>,
     pub(super) clat: Option<Latency>,
     pub(super) lat: Option<Latency>,
@@ -117,11 +118,8 @@ fn new_direction(r: &str) -> Option<DdirLine> {
     let mismatch = decimal.and_then(|dec| {
         let (a, b) = (binary.bytes, dec.bytes);
         // each figure is within 0.5 % of the truth when printed with 3 or more digits
-        ((a - b).abs() > 0.012 * a.max(b) && a.max(b) >= 1000.0).then(|| {
-            format!(
-                "BW={bw_s} and ({alt_s}) disagree; fio before 3.26 misprinted values just below a whole unit (11.99MiB/s as 11.0MiB/s), so the figure in parentheses is likely the right one"
-            )
-        })
+        ((a - b).abs() > 0.012 * a.max(b) && a.max(b) >= 1000.0)
+            .then(|| (bw_s.to_string(), alt_s.to_string()))
     });
     Some(DdirLine {
         iops,

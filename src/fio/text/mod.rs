@@ -33,7 +33,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-use super::{FioOutput, ParseError};
+use super::{FioOutput, Note, ParseError};
 use rejoin::rejoin;
 use resplit::split_lines;
 use state::State;
@@ -108,14 +108,13 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
         }
         let mut notes = Vec::new();
         if k == 0 && st.noise_before > 0 {
-            notes.push(format!(
-                "skipped {} line{} of noise before the output",
-                st.noise_before,
-                if st.noise_before == 1 { "" } else { "s" }
-            ));
+            notes.push(Note::NoiseBefore {
+                lines: st.noise_before,
+                json: false,
+            });
         }
         if resplit {
-            notes.push("the text had lost line breaks; it was re-split on fio's markers (a job name containing spaces may keep only its last word)".into());
+            notes.push(Note::LostLineBreaks);
         }
         // The disks' lines as fio wrote them (joined again where a mail client wrapped them).
         let to = ends[k];
@@ -139,15 +138,11 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
         return Ok(None);
     };
     for from in cut_runs {
-        out.notes.push(format!(
-            "line {from}: another fio run begins here, but its job results are missing (the paste is cut?)"
-        ));
+        out.notes.push(Note::CutRun { line: from });
     }
     let runs = out.jobs.iter().map(|j| j.invocation).max().unwrap_or(0) + 1;
     if runs > 1 {
-        out.notes.push(format!(
-            "the text holds {runs} fio runs one after another; each is read on its own"
-        ));
+        out.notes.push(Note::TextRuns { count: runs });
     }
     last_print_of_each_process(&mut out);
     Ok(Some(out))
@@ -183,10 +178,7 @@ fn last_print_of_each_process(out: &mut FioOutput) {
         i += 1;
         !superseded[i - 1]
     });
-    out.notes.push(format!(
-        "{dropped} job block{} printed again later by the same fio process (status reports, --status-interval?): the last print of each was used",
-        if dropped == 1 { " was" } else { "s were" }
-    ));
+    out.notes.push(Note::PrintedAgain { blocks: dropped });
 }
 
 /// fio's result lines alone (what `grep write` leaves of an output): the text with a job

@@ -78,7 +78,9 @@ fn client_server_blocks_are_named_per_host_and_read_without_b_per_s() {
     assert_eq!(w.bw_mb_s_printed, Some(31_600.0));
     assert_eq!(out.jobs[0].shape.rw, Some(Rw::RandWrite));
     assert!(
-        !out.notes.iter().any(|n| n.contains("lost line breaks")),
+        !out.notes
+            .iter()
+            .any(|n| n.to_string().contains("lost line breaks")),
         "{:?}",
         out.notes
     );
