@@ -425,24 +425,49 @@ impl RecordReader<'_> {
     /// Every figure of `run`'s record into `out`, in the order of `run.names`: the same
     /// figures as [`metrics`](Self::metrics), without building them into a [`Metrics`], and
     /// from a line written as iopscheck writes it, without reading any key but the
-    /// timestamp's and the figures' (the statistics' passes read every run's this way).
+    /// timestamp's and the figures'.
     pub fn figures(&mut self, run: &Run, out: &mut Vec<f64>) -> std::io::Result<()> {
+        self.read_figures(run, None, out)
+    }
+
+    /// The figures of `run`'s record at `places` (rising indices into `run.names`) into
+    /// `out`, in that order: as [`figures`](Self::figures), the others passed over unparsed
+    /// (the statistics' passes read every run's figures this way, only those they seek).
+    pub fn figures_at(
+        &mut self,
+        run: &Run,
+        places: &[usize],
+        out: &mut Vec<f64>,
+    ) -> std::io::Result<()> {
+        self.read_figures(run, Some(places), out)
+    }
+
+    fn read_figures(
+        &mut self,
+        run: &Run,
+        places: Option<&[usize]>,
+        out: &mut Vec<f64>,
+    ) -> std::io::Result<()> {
+        let pick = |all: &[f64], out: &mut Vec<f64>| match places {
+            Some(p) => out.extend(p.iter().map(|&i| all[i])),
+            None => out.extend_from_slice(all),
+        };
         out.clear();
         if run.holds_all() {
-            out.extend_from_slice(run.metrics.figures());
+            pick(run.metrics.figures(), out);
             return Ok(());
         }
         if let (Records::File { file, .. }, At::Line { offset, len, .. }) = (self.records, run.at) {
             let text = self.text(file, offset, len)?;
             if value_at::<DateTime<FixedOffset>>(text, b"\"timestamp\":") == Some(run.timestamp)
-                && figures_at(text, run.names, out)
+                && figures_in(text, run.names, places, out)
             {
                 return Ok(());
             }
             out.clear();
         }
         let m = self.metrics(run)?;
-        out.extend_from_slice(m.figures());
+        pick(m.figures(), out);
         Ok(())
     }
 
@@ -482,11 +507,12 @@ fn value_at<T: serde::de::DeserializeOwned>(text: &[u8], key: &[u8]) -> Option<T
     T::deserialize(&mut de).ok()
 }
 
-/// The figures of the first metrics object in a history line into `out`, when its keys are
-/// `names` in that order, written as iopscheck writes them (no space, no escape): each figure
-/// parsed by serde_json from the same bytes as a [`Metrics`] read from the line would be, so
-/// the same to the bit. False for anything else (the caller reads the line the long way).
-fn figures_at(text: &[u8], names: &[&str], out: &mut Vec<f64>) -> bool {
+/// The figures of the first metrics object in a history line into `out` (those at `places`,
+/// rising indices into `names`, or all), when its keys are `names` in that order, written as
+/// iopscheck writes them (no space, no escape): each figure parsed by serde_json from the same
+/// bytes as a [`Metrics`] read from the line would be, so the same to the bit; the others
+/// passed over. False for anything else (the caller reads the line the long way).
+fn figures_in(text: &[u8], names: &[&str], places: Option<&[usize]>, out: &mut Vec<f64>) -> bool {
     const KEY: &[u8] = b"\"metrics\":";
     let Some(at) = memchr::memmem::find(text, KEY) else {
         return false;
@@ -494,6 +520,7 @@ fn figures_at(text: &[u8], names: &[&str], out: &mut Vec<f64>) -> bool {
     let Some(mut rest) = text[at + KEY.len()..].strip_prefix(b"{") else {
         return false;
     };
+    let mut wanted = places.map(|p| p.iter().peekable());
     for (i, name) in names.iter().enumerate() {
         if i > 0 {
             let Some(r) = rest.strip_prefix(b",") else {
@@ -512,13 +539,21 @@ fn figures_at(text: &[u8], names: &[&str], out: &mut Vec<f64>) -> bool {
             .iter()
             .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
             .unwrap_or(r.len());
-        let Ok(x) = serde_json::from_slice::<f64>(&r[..end]) else {
-            return false;
+        let want = match &mut wanted {
+            None => true,
+            Some(w) => w.next_if_eq(&&i).is_some(),
         };
-        out.push(x);
+        if want {
+            let Ok(x) = serde_json::from_slice::<f64>(&r[..end]) else {
+                return false;
+            };
+            out.push(x);
+        } else if end == 0 {
+            return false;
+        }
         rest = &r[end..];
     }
-    rest.first() == Some(&b'}')
+    wanted.is_none_or(|mut w| w.next().is_none()) && rest.first() == Some(&b'}')
 }
 
 /// A run's whole record as it is written out: see [`RecordReader::with_whole`].
@@ -725,6 +760,13 @@ mod tests {
             reader.figures(&part, &mut figures).unwrap();
             assert_eq!(figures, run.metrics.figures());
             assert_eq!(figures, reader.metrics(&part).unwrap().figures());
+            // Some of them, the others passed over: the same figures, in the same order.
+            let all = run.metrics.figures();
+            let places: Vec<usize> = (0..all.len()).filter(|i| i % 3 != 1).collect();
+            reader.figures_at(&part, &places, &mut figures).unwrap();
+            let want: Vec<f64> = places.iter().map(|&i| all[i]).collect();
+            assert_eq!(figures, want);
+            assert!(!want.is_empty());
         }
         // A record held in memory is written as itself.
         let run = Run::of(&whole, 0);

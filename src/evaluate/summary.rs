@@ -5,11 +5,20 @@
 //! records, read again from the history in passes over the window, holding no figure of any
 //! run: the sums in the column's order (the mean, the spread, the interval: the same folds
 //! as [`Stats::of`], so the same to the bit), and the median by the figures' places in
-//! `f64::total_cmp`'s order, [`BITS`] more bits of it told apart each pass, until the
-//! figures left around the middle are at most [`GATHER`], gathered and sorted. A few passes
-//! (three or four for real figures), whatever the window; at most about 50 KiB a metric.
+//! `f64::total_cmp`'s order. The first pass counts the places by their top [`BITS`] bits, and
+//! by the next [`BITS`] in the first [`FINER`] buckets met: the middle figure's bucket is then
+//! known to 22 bits (about a thousandth of its value) for figures of one or two orders of
+//! magnitude. The second pass, needed anyway for the spread, gathers that bucket's figures if
+//! they are at most [`GATHER`], else tallies its different figures (a figure repeated, or a
+//! few, however many times), and sorts them. Two passes for real figures and for figures that
+//! repeat a few values, one where every figure is the same (the spread is then made without a
+//! pass); more only where the middle figure's bucket is beyond the first [`FINER`] met, or
+//! holds over [`GATHER`] figures of which over [`TALLY`] differ, each further pass counting 11
+//! bits more with each bucket's least and greatest (a bucket of one figure is found in the
+//! pass that picks it). Each metric holds at most about 40 KiB of counts in the first pass and
+//! 80 KiB after.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::NaiveDate;
 
@@ -24,6 +33,14 @@ use super::{Day, LatestDay, day_of};
 const BITS: u32 = 11;
 /// Figures around the middle few enough to be gathered whole in the next pass and sorted.
 const GATHER: u32 = 4096;
+/// Different figures tallied in a bucket of more than [`GATHER`] before they are counted by
+/// their bits instead (a tally of at most 1,024 takes about 34 KiB).
+const TALLY: usize = 1024;
+/// Buckets of the first pass (figures of the same sign and about the same order of magnitude:
+/// the same top [`BITS`] bits of their places) whose next [`BITS`] bits are counted too, the
+/// first met: figures of one or two orders of magnitude, as most metrics' are, are then known
+/// to 22 bits after the first pass and gathered in the second.
+const FINER: usize = 4;
 
 /// The statistics of every metric present in any of `runs`, one metric at a time from the
 /// figures the runs hold, then the rest in passes over their records in `records`.
@@ -79,36 +96,38 @@ pub(super) fn metric_stats(
     }
     let mut streams: Vec<Stream> = unheld.into_iter().map(Stream::new).collect();
     let mut pass = 0;
-    // A run's figures, in the order of its names; and, for the runs' last list of names, the
-    // streams still gathering with the place of their figure in it (worked out once a list).
+    // For the runs' last list of names: the places in it of the figures this pass reads, in
+    // order, and the stream each goes to (worked out once a list); a run's figures at them.
+    let mut places: Vec<usize> = Vec::new();
+    let mut to: Vec<usize> = Vec::new();
     let mut figures: Vec<f64> = Vec::new();
-    let mut places: Vec<(usize, usize)> = Vec::new();
-    while streams.iter().any(|s| !s.done(pass)) {
+    while streams.iter().any(|s| s.wants(pass)) {
         let mut reader = records.reader();
         let mut last: Option<&[&str]> = None;
         for r in runs {
             if !last.is_some_and(|l| std::ptr::eq(l, r.names)) {
-                places.clear();
-                for (i, s) in streams.iter().enumerate() {
-                    if s.done(pass) {
-                        continue;
-                    }
-                    if let Some(p) = r.names.iter().position(|k| *k == s.name) {
-                        places.push((i, p));
-                    }
-                }
+                let mut sought: Vec<(usize, usize)> = streams
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.wants(pass))
+                    .filter_map(|(i, s)| Some((r.names.iter().position(|k| *k == s.name)?, i)))
+                    .collect();
+                sought.sort_unstable();
+                (places, to) = sought.into_iter().unzip();
                 last = Some(r.names);
             }
             if places.is_empty() {
                 continue;
             }
-            reader.figures(r, &mut figures)?;
-            for &(i, p) in &places {
-                streams[i].add(figures[p], pass);
+            reader.figures_at(r, &places, &mut figures)?;
+            for (&i, &x) in to.iter().zip(&figures) {
+                streams[i].add(x, pass);
             }
         }
         for s in &mut streams {
-            s.settle(pass);
+            if s.wants(pass) {
+                s.settle(pass);
+            }
         }
         pass += 1;
     }
@@ -207,6 +226,242 @@ pub fn held_metrics(policy: &crate::policy::Policy) -> &'static [&'static str] {
     })
 }
 
+/// Counts of figures by [`BITS`] bits of their places in order after a prefix they share,
+/// held in pieces of [`PIECE`] buckets, each made when a figure first falls in it (figures of
+/// one or two orders of magnitude touch a few). With `bounds`, also the least and the greatest
+/// place counted in each bucket: a bucket whose least and greatest are the same holds one
+/// figure (repeated), and the figures of any other share the bits its least and greatest
+/// share.
+struct Hist {
+    /// The top `known` bits every place counted here has.
+    prefix: u64,
+    known: u32,
+    /// The bits of a place told apart here (after `known`).
+    bits: u32,
+    counts: Vec<Option<Box<[u32; PIECE]>>>,
+    /// Per piece, each bucket's least and greatest place (empty without bounds).
+    bounds: Vec<Option<Box<Bounds>>>,
+}
+
+/// A piece's buckets' least and greatest places.
+type Bounds = [(u64, u64); PIECE];
+
+/// Buckets of a [`Hist`] made at once.
+const PIECE: usize = 64;
+
+/// What a histogram tells of the figure of a rank: its bucket (its place's bits after the
+/// histogram's prefix, and how many), the rank within it and, with bounds, its least and
+/// greatest place.
+struct Bucket {
+    prefix: u64,
+    known: u32,
+    count: u32,
+    rank: usize,
+    bounds: Option<(u64, u64)>,
+}
+
+impl Hist {
+    fn new(prefix: u64, known: u32, bounds: bool) -> Hist {
+        let bits = BITS.min(64 - known);
+        let pieces = (1usize << bits).div_ceil(PIECE);
+        let mut h = Hist {
+            prefix,
+            known,
+            bits,
+            counts: Vec::new(),
+            bounds: Vec::new(),
+        };
+        h.counts.resize_with(pieces, || None);
+        if bounds {
+            h.bounds.resize_with(pieces, || None);
+        }
+        h
+    }
+
+    /// Counts place `key` `n` times, if it has the prefix.
+    fn add(&mut self, key: u64, n: u32) {
+        if self.known > 0 && key >> (64 - self.known) != self.prefix {
+            return;
+        }
+        let b = ((key << self.known) >> (64 - self.bits)) as usize;
+        let (p, i) = (b / PIECE, b % PIECE);
+        self.counts[p].get_or_insert_with(|| Box::new([0; PIECE]))[i] += n;
+        if let Some(bounds) = self.bounds.get_mut(p) {
+            let (least, greatest) =
+                &mut bounds.get_or_insert_with(|| Box::new([(u64::MAX, 0); PIECE]))[i];
+            *least = key.min(*least);
+            *greatest = key.max(*greatest);
+        }
+    }
+
+    /// The bucket of the figure of `rank` (from 0) among those counted.
+    fn find(&self, rank: usize) -> Bucket {
+        let mut before = 0usize;
+        for (p, counts) in self.counts.iter().enumerate() {
+            let Some(counts) = counts else {
+                continue;
+            };
+            for (i, &c) in counts.iter().enumerate() {
+                if rank < before + c as usize {
+                    let b = (p * PIECE + i) as u64;
+                    return Bucket {
+                        prefix: if self.known == 0 {
+                            b
+                        } else {
+                            self.prefix << self.bits | b
+                        },
+                        known: self.known + self.bits,
+                        count: c,
+                        rank: rank - before,
+                        bounds: self
+                            .bounds
+                            .get(p)
+                            .map(|b| b.as_ref().expect("counted, so bounded")[i]),
+                    };
+                }
+                before += c as usize;
+            }
+        }
+        unreachable!("the rank is within the figures counted");
+    }
+}
+
+/// A figure sought by its rank in order, as far as it is known.
+enum Middle {
+    Found(f64),
+    /// Among the places with the top `known` bits `prefix`, at `rank` among them: this pass
+    /// gathers them whole (they are `count`, at most [`GATHER`]; room for them is made at the
+    /// first, once the first pass's counts of every metric are freed) ...
+    Gathering {
+        rank: usize,
+        prefix: u64,
+        known: u32,
+        count: u32,
+        places: Vec<u64>,
+    },
+    /// ... or each different one with how many times it comes (they are more: a figure
+    /// repeated, or a few, are found in one pass however many times they come), until more
+    /// than [`TALLY`] differ: then counted by their next bits, with bounds.
+    Tallying {
+        rank: usize,
+        prefix: u64,
+        known: u32,
+        tally: HashMap<u64, u32>,
+    },
+    /// In the bucket counted by `hist` at `rank` among its figures.
+    Counting {
+        rank: usize,
+        hist: Hist,
+    },
+}
+
+impl Middle {
+    /// The figure at `b.rank` of bucket `b`: found if the bucket holds one figure, else
+    /// sought in the next pass among the places sharing the bits its least and greatest share
+    /// (where they are known), or its own.
+    fn of_bucket(b: Bucket) -> Middle {
+        let (prefix, known) = match b.bounds {
+            Some((least, greatest)) if least == greatest => {
+                return Middle::Found(of_order_key(least));
+            }
+            Some((least, greatest)) => {
+                let known = (least ^ greatest).leading_zeros();
+                (least >> (64 - known), known)
+            }
+            None => (b.prefix, b.known),
+        };
+        if b.count <= GATHER {
+            Middle::Gathering {
+                rank: b.rank,
+                prefix,
+                known,
+                count: b.count,
+                places: Vec::new(),
+            }
+        } else {
+            Middle::Tallying {
+                rank: b.rank,
+                prefix,
+                known,
+                tally: HashMap::new(),
+            }
+        }
+    }
+
+    fn found(&self) -> Option<f64> {
+        match self {
+            Middle::Found(x) => Some(*x),
+            _ => None,
+        }
+    }
+
+    fn add(&mut self, key: u64) {
+        match self {
+            Middle::Found(_) => {}
+            Middle::Counting { hist, .. } => hist.add(key, 1),
+            Middle::Gathering {
+                prefix,
+                known,
+                count,
+                places,
+                ..
+            } => {
+                if key >> (64 - *known) == *prefix {
+                    if places.capacity() == 0 {
+                        places.reserve_exact(*count as usize);
+                    }
+                    places.push(key);
+                }
+            }
+            Middle::Tallying {
+                rank,
+                prefix,
+                known,
+                tally,
+            } => {
+                if key >> (64 - *known) != *prefix {
+                    return;
+                }
+                *tally.entry(key).or_default() += 1;
+                if tally.len() > TALLY {
+                    let mut hist = Hist::new(*prefix, *known, true);
+                    for (&k, &n) in tally.iter() {
+                        hist.add(k, n);
+                    }
+                    *self = Middle::Counting { rank: *rank, hist };
+                }
+            }
+        }
+    }
+
+    /// After a pass: the figure, or the narrower bucket it is in.
+    fn settle(&mut self) {
+        *self = match std::mem::replace(self, Middle::Found(f64::NAN)) {
+            Middle::Found(x) => Middle::Found(x),
+            Middle::Counting { rank, hist } => Middle::of_bucket(hist.find(rank)),
+            Middle::Gathering {
+                rank, mut places, ..
+            } => {
+                places.sort_unstable();
+                Middle::Found(of_order_key(places[rank]))
+            }
+            Middle::Tallying { rank, tally, .. } => {
+                let mut tally: Vec<(u64, u32)> = tally.into_iter().collect();
+                tally.sort_unstable();
+                let mut before = 0usize;
+                let (key, _) = tally
+                    .into_iter()
+                    .find(|&(_, n)| {
+                        before += n as usize;
+                        rank < before
+                    })
+                    .expect("the rank is within the figures tallied");
+                Middle::Found(of_order_key(key))
+            }
+        };
+    }
+}
+
 /// One metric's statistics, gathered in passes over figures read again.
 struct Stream {
     name: &'static str,
@@ -218,68 +473,15 @@ struct Stream {
     sum_ln: f64,
     squares: f64,
     squares_ln: f64,
-    /// The first pass's counts of the figures by the top bits of their places in order.
-    first: Vec<u32>,
+    /// The sums of squares are complete (after the second pass, or the first where every
+    /// figure is the same).
+    squared: bool,
+    /// The first pass's counts of the figures by the top bits of their places in order, and
+    /// by their next bits in the first [`FINER`] buckets met (each bucket's top bits).
+    top: Option<Hist>,
+    finer: Vec<(u64, Hist)>,
     /// The middle figures sought (one, or two for an even count), once the count is known.
     middle: Vec<Middle>,
-}
-
-/// A figure sought by its rank in order.
-struct Middle {
-    /// Its rank among the figures of the bucket it is known to be in.
-    rank: usize,
-    /// The top `known` bits of its place in order.
-    prefix: u64,
-    known: u32,
-    /// This pass's counts of the bucket's figures by their next bits.
-    counts: Vec<u32>,
-    /// The bucket's figures, once they are few.
-    gathered: Option<Vec<f64>>,
-    found: Option<f64>,
-}
-
-impl Middle {
-    /// Where a figure's place `key` falls in this pass's counts, if in the bucket.
-    fn slot(&self, key: u64) -> Option<usize> {
-        if self.known > 0 && key >> (64 - self.known) != self.prefix {
-            return None;
-        }
-        let bits = self.counts.len().trailing_zeros();
-        Some(((key << self.known) >> (64 - bits)) as usize)
-    }
-
-    /// After a pass: the figure, or the narrower bucket it is in.
-    fn settle(&mut self, counts: &[u32]) {
-        if let Some(mut g) = self.gathered.take() {
-            g.sort_by(f64::total_cmp);
-            self.found = Some(g[self.rank]);
-            return;
-        }
-        let bits = counts.len().trailing_zeros();
-        let mut before = 0usize;
-        for (b, &c) in counts.iter().enumerate() {
-            if self.rank < before + c as usize {
-                self.prefix = if self.known == 0 {
-                    b as u64
-                } else {
-                    (self.prefix << bits) | b as u64
-                };
-                self.known += bits;
-                self.rank -= before;
-                if self.known == 64 {
-                    self.found = Some(of_order_key(self.prefix));
-                } else if c <= GATHER {
-                    self.gathered = Some(Vec::with_capacity(c as usize));
-                    self.counts = Vec::new();
-                } else {
-                    self.counts = vec![0; 1 << BITS.min(64 - self.known)];
-                }
-                return;
-            }
-            before += c as usize;
-        }
-        unreachable!("the rank is within the figures counted");
-    }
 }
 
 impl Stream {
@@ -296,14 +498,18 @@ impl Stream {
             sum_ln: zero(),
             squares: zero(),
             squares_ln: zero(),
-            first: vec![0; 1 << BITS],
+            squared: false,
+            top: Some(Hist::new(0, 0, false)),
+            finer: Vec::new(),
             middle: Vec::new(),
         }
     }
 
-    /// Whether the statistics are complete before pass `pass`.
-    fn done(&self, pass: usize) -> bool {
-        pass >= 2 && self.middle.iter().all(|m| m.found.is_some()) || pass >= 1 && self.n == 0
+    /// Whether pass `pass` is wanted: the first always, the second for the sums of squares,
+    /// the others while a middle figure is still sought.
+    fn wants(&self, pass: usize) -> bool {
+        pass == 0
+            || self.n > 0 && (!self.squared || self.middle.iter().any(|m| m.found().is_none()))
     }
 
     /// A figure of this metric, in pass `pass` (the runs in the column's order).
@@ -327,10 +533,22 @@ impl Stream {
             }
             self.positive &= x > 0.0;
             self.sum_ln += x.ln();
-            self.first[(key >> (64 - BITS)) as usize] += 1;
+            if let Some(top) = &mut self.top {
+                top.add(key, 1);
+            }
+            let t = key >> (64 - BITS);
+            match self.finer.iter().position(|f| f.0 == t) {
+                Some(f) => self.finer[f].1.add(key, 1),
+                None if self.finer.len() < FINER => {
+                    let mut h = Hist::new(t, BITS, false);
+                    h.add(key, 1);
+                    self.finer.push((t, h));
+                }
+                None => {}
+            }
             return;
         }
-        if pass == 1 {
+        if !self.squared {
             let mean = self.sum / self.n as f64;
             self.squares += (x - mean).powi(2);
             if self.positive {
@@ -338,46 +556,53 @@ impl Stream {
                 self.squares_ln += (x.ln() - ly).powi(2);
             }
         }
-        for m in self.middle.iter_mut().filter(|m| m.found.is_none()) {
-            let Some(slot) = m.slot(key) else {
-                continue;
-            };
-            match &mut m.gathered {
-                Some(g) => g.push(x),
-                None => m.counts[slot] += 1,
-            }
+        for m in &mut self.middle {
+            m.add(key);
         }
     }
 
     /// After pass `pass`: the middle figures sought, or nearer.
     fn settle(&mut self, pass: usize) {
-        if pass == 0 {
-            if self.n == 0 {
-                return;
-            }
-            let ranks = if self.n % 2 == 1 {
-                vec![self.n / 2]
-            } else {
-                vec![self.n / 2 - 1, self.n / 2]
-            };
-            let first = std::mem::take(&mut self.first);
-            for rank in ranks {
-                let mut m = Middle {
-                    rank,
-                    prefix: 0,
-                    known: 0,
-                    counts: Vec::new(),
-                    gathered: None,
-                    found: None,
-                };
-                m.settle(&first);
-                self.middle.push(m);
+        if pass > 0 {
+            self.squared = true;
+            for m in &mut self.middle {
+                m.settle();
             }
             return;
         }
-        for m in self.middle.iter_mut().filter(|m| m.found.is_none()) {
-            let counts = std::mem::take(&mut m.counts);
-            m.settle(&counts);
+        let top = self.top.take().expect("the first pass counts");
+        let finer = std::mem::take(&mut self.finer);
+        if self.n == 0 {
+            return;
+        }
+        let ranks = if self.n % 2 == 1 {
+            vec![self.n / 2]
+        } else {
+            vec![self.n / 2 - 1, self.n / 2]
+        };
+        // Every figure the same (the same bits): that is the median, and the sums of squares
+        // are the same fold of one term, made here rather than in a pass.
+        if self.min.to_bits() == self.max.to_bits() {
+            let x = self.min;
+            self.middle = ranks.iter().map(|_| Middle::Found(x)).collect();
+            let mean = self.sum / self.n as f64;
+            let ly = self.sum_ln / self.n as f64;
+            for _ in 0..self.n {
+                self.squares += (x - mean).powi(2);
+                if self.positive {
+                    self.squares_ln += (x.ln() - ly).powi(2);
+                }
+            }
+            self.squared = true;
+            return;
+        }
+        for rank in ranks {
+            let b = top.find(rank);
+            let b = match finer.iter().find(|f| f.0 == b.prefix) {
+                Some(f) => f.1.find(b.rank),
+                None => b,
+            };
+            self.middle.push(Middle::of_bucket(b));
         }
     }
 
@@ -385,7 +610,7 @@ impl Stream {
         if self.n == 0 {
             return None;
         }
-        let found = |i: usize| self.middle[i].found.expect("every pass made");
+        let found = |i: usize| self.middle[i].found().expect("every pass made");
         let median = match self.middle.len() {
             1 => found(0),
             _ => (found(0) + found(1)) / 2.0,
@@ -406,23 +631,74 @@ impl Stream {
 mod tests {
     use super::*;
 
-    /// The statistics gathered in passes are those of the column held whole, to the bit,
-    /// for columns of repeated, negative, zero, tiny and huge figures and counts odd and even.
-    #[test]
-    fn statistics_in_passes_are_those_of_the_whole_column() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
+    /// The statistics of `column` gathered as `metric_stats` gathers them, a pass a reading
+    /// of the column, and the passes made.
+    fn in_passes(column: &[f64]) -> (Option<Stats>, usize) {
+        let mut s = Stream::new("m");
+        let mut pass = 0;
+        while s.wants(pass) {
+            for &x in column {
+                s.add(x, pass);
+            }
+            s.settle(pass);
+            pass += 1;
+        }
+        (s.stats(), pass)
+    }
+
+    /// The median of the finite figures of `column` sorted by `f64::total_cmp`.
+    fn sorted_median(column: &[f64]) -> f64 {
+        let mut s: Vec<f64> = column.iter().copied().filter(|x| x.is_finite()).collect();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        if n % 2 == 1 {
+            s[n / 2]
+        } else {
+            (s[n / 2 - 1] + s[n / 2]) / 2.0
+        }
+    }
+
+    /// Checks the statistics in passes against the column held whole (every field to the
+    /// bit) and the median against the sorted column's; the passes made.
+    fn check(column: &[f64], what: &str) -> usize {
+        let (got, passes) = in_passes(column);
+        assert_eq!(
+            format!("{got:?}"),
+            format!("{:?}", Stats::of(column)),
+            "{what}: {} figures",
+            column.len()
+        );
+        if let Some(got) = got {
+            assert_eq!(
+                got.median.to_bits(),
+                sorted_median(column).to_bits(),
+                "{what}: median"
+            );
+        }
+        passes
+    }
+
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             seed
-        };
+        }
+    }
+
+    /// The statistics gathered in passes are those of the column held whole, to the bit,
+    /// for columns of repeated, negative, zero, tiny and huge figures and counts odd and even.
+    #[test]
+    fn statistics_in_passes_are_those_of_the_whole_column() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut columns: Vec<Vec<f64>> = vec![
             vec![5.0],
             vec![2.0, 1.0],
             vec![0.0, -0.0, 0.0, 3.0],
             vec![7.0; 10_001],
             vec![-3.5, 1e-300, 1e300, 4.0, f64::NAN, f64::INFINITY, 2.0],
+            vec![f64::NAN, f64::NEG_INFINITY],
         ];
         for n in [3usize, 4, 4096, 4097, 20_000, 20_001] {
             columns.push(
@@ -434,24 +710,112 @@ mod tests {
             columns.push((0..n).map(|_| (next() % 5) as f64).collect());
         }
         for c in &columns {
-            let mut s = Stream::new("m");
-            let mut pass = 0;
-            while !s.done(pass) {
-                for &x in c {
-                    s.add(x, pass);
-                }
-                s.settle(pass);
-                pass += 1;
-            }
-            let want = Stats::of(c);
-            let got = s.stats();
-            assert_eq!(
-                format!("{got:?}"),
-                format!("{want:?}"),
-                "{} figures",
-                c.len()
-            );
-            assert!(pass <= 8, "{pass} passes");
+            let passes = check(c, "mixed");
+            assert!(passes <= 8, "{passes} passes");
         }
+    }
+
+    /// The columns a median is easiest to get wrong on: one run, every figure the same
+    /// (zeros of both signs too), two figures, figures a last bit apart (more of them than are
+    /// ever gathered, so that they are told apart by counting), the greatest and least finite
+    /// figures and the subnormal ones, with the middle figures of an even count in different
+    /// buckets; each against the column sorted.
+    #[test]
+    fn the_median_in_passes_is_the_sorted_columns_on_adversarial_columns() {
+        let up = |x: f64, k: u64| f64::from_bits(x.to_bits() + k);
+        let tiny = f64::from_bits(1);
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        let mut columns: Vec<(&str, Vec<f64>)> = vec![
+            ("one run", vec![4123.25]),
+            ("one run of 0", vec![-0.0]),
+            ("all equal", vec![0.1; 100_001]),
+            ("all equal, even", vec![0.1; 100_000]),
+            ("all 0", vec![0.0; 9_000]),
+            ("all -0", vec![-0.0; 9_001]),
+            ("zeros of both signs", [0.0, -0.0].repeat(5_000)),
+            ("two values", vec![1.0, 2.0]),
+            ("two values, many", [1.0, 2.0].repeat(50_000)),
+            (
+                "two values, odd",
+                [[1.0, 2.0].repeat(50_000), vec![2.0]].concat(),
+            ),
+            ("a last bit apart", vec![1.0, up(1.0, 1)]),
+            (
+                "a last bit apart, many",
+                (0..30_000).map(|i| up(4000.0, i % 3)).collect(),
+            ),
+            (
+                "a last bit apart, all different, many",
+                (0..50_001)
+                    .map(|i| up(4000.0, (i * 7919) % 50_001))
+                    .collect(),
+            ),
+            (
+                "a few last bits apart, more than are tallied",
+                (0..60_000).map(|_| up(4000.0, next() % 5_000)).collect(),
+            ),
+            (
+                "a last bit apart, even, split at the middle",
+                [vec![4000.0; 10_000], vec![up(4000.0, 1); 10_000]].concat(),
+            ),
+            (
+                "extremes",
+                vec![
+                    f64::MAX,
+                    -f64::MAX,
+                    f64::MIN_POSITIVE,
+                    tiny,
+                    -tiny,
+                    0.0,
+                    -0.0,
+                ],
+            ),
+            ("extremes, even", vec![f64::MAX, -f64::MAX, tiny, -tiny]),
+            (
+                "the middle pair far apart",
+                [vec![-f64::MAX; 5_000], vec![f64::MAX; 5_000]].concat(),
+            ),
+            (
+                "subnormal",
+                (0..10_000).map(|_| f64::from_bits(next() % 4096)).collect(),
+            ),
+        ];
+        for n in [1usize, 2, 3, 4, 5] {
+            columns.push((
+                "few, random bits",
+                (0..n).map(|_| f64::from_bits(next())).collect(),
+            ));
+        }
+        for (what, c) in &columns {
+            check(c, what);
+        }
+    }
+
+    /// Figures that repeat a few values (a synthetic history's, or fio's percentiles, which
+    /// take a few values) are found in the first pass and need one more only for their
+    /// spread (none where all are the same); figures that vary within one or two orders of
+    /// magnitude, as real runs' do, in two: at most two passes over the window either way.
+    #[test]
+    fn repeated_and_real_figures_take_at_most_two_passes() {
+        let mut next = xorshift(0x1234_5678_9abc_def1);
+        assert_eq!(check(&vec![53.89349478355895; 100_000], "constant"), 1);
+        let seven: Vec<f64> = (0..100_000)
+            .map(|i| 37600.0 * (0.9 + (i % 7) as f64 / 30.0))
+            .collect();
+        assert_eq!(check(&seven, "seven values"), 2);
+        let percentiles: Vec<f64> = (0..100_000)
+            .map(|_| [3.824, 4.08, 4.32, 47.872][(next() % 4) as usize])
+            .collect();
+        assert_eq!(check(&percentiles, "fio's percentiles"), 2);
+        for n in [100_000usize, 400_000] {
+            let iops: Vec<f64> = (0..n)
+                .map(|_| 4000.0 * (0.9 + (next() % 1_000_000) as f64 / 5e6))
+                .collect();
+            assert_eq!(check(&iops, "IOPS of one magnitude"), 2, "{n}");
+        }
+        let latency: Vec<f64> = (0..100_000)
+            .map(|_| 50.0 * (1.0 + (next() % 1_000_000) as f64 / 1e5))
+            .collect();
+        assert_eq!(check(&latency, "latencies over two orders of magnitude"), 2);
     }
 }
