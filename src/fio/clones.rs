@@ -79,6 +79,13 @@ pub fn combine(out: &mut FioOutput) {
         job.grouped = true;
         let processes: Vec<&str> = clones.iter().filter_map(|c| c.process.as_deref()).collect();
         job.process = (!processes.is_empty()).then(|| processes.join(" "));
+        // each clone's count is its own: the run's is their sum, known where each is
+        job.syncs = clones
+            .iter()
+            .map(|c| c.syncs)
+            .try_fold((0u64, 0u64), |(l, m), s| {
+                s.map(|(a, b)| (l.saturating_add(a), m.saturating_add(b)))
+            });
         out.notes.push(format!(
             "job '{}' (group {}): {} clones reported one by one (numjobs without group_reporting) were combined into one run, as fio's 'Run status group' line combines them: I/Os and bytes summed over the longest runtime; their latency percentiles and IOPS samples cannot be combined from the output and are not stated",
             job.name,

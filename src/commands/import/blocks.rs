@@ -160,7 +160,7 @@ impl<'a> Reading<'a> {
         let stated_shape = match &f.parsed.command {
             Some(cmd) => {
                 let by = Statement::CommandLine { line: cmd.line };
-                let c = assume(&job.shape, &cmd.shape, &job.measurement, &by);
+                let c = assume(&job.shape, &cmd.shape, &job.measurement, job.syncs, &by);
                 for n in c.notes {
                     self.notes.push(Warning::InputCaveat {
                         about: label.clone(),
@@ -175,7 +175,7 @@ impl<'a> Reading<'a> {
         let shape = match self.assumed {
             Some((spec, a)) => {
                 let by = Statement::AssumedJob { spec: spec.clone() };
-                let assumption = assume(&stated_shape, a, &job.measurement, &by);
+                let assumption = assume(&stated_shape, a, &job.measurement, job.syncs, &by);
                 for c in assumption.notes {
                     self.notes.push(Warning::InputCaveat {
                         about: label.clone(),

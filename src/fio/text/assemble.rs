@@ -163,6 +163,15 @@ impl State {
         job.error_text = b.err_text.clone();
         job.place = format!("line {}", b.line);
         job.process = b.pid.map(|p| format!("pid={p}"));
+        if b.issued_sync_column
+            && let Some(i) = b.issued
+        {
+            job.syncs = Some(crate::fio::syncs_in_run(
+                i[3],
+                self.version.as_deref(),
+                b.jobs,
+            ));
+        }
         job.grouped = self.status_groups.contains(&b.groupid);
         job
     }
