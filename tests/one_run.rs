@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::Env;
+use common::{Env, fixture, have_fio, skip};
 use serde_json::Value;
 
 fn one_run(name: &str) -> PathBuf {
@@ -42,6 +42,16 @@ fn not_counted(j: &Value) -> String {
         .join("; ")
 }
 
+fn runs(j: &Value) -> &Vec<Value> {
+    j["runs"].as_array().unwrap()
+}
+
+/// The write I/Os a JSON output counts (`jobs[0].write.total_ios`).
+fn json_write_ios(path: &Path) -> f64 {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["jobs"][0]["write"]["total_ios"].as_f64().unwrap()
+}
+
 /// The `issued rwts: total=r,w,t,sync` counts of a text output: (writes, syncs).
 fn issued(text: &str) -> (u64, u64) {
     let line = text
@@ -57,6 +67,246 @@ fn issued(text: &str) -> (u64, u64) {
         .unwrap();
     let n: Vec<u64> = total.split(',').map(|v| v.parse().unwrap()).collect();
     (n[1], n[3])
+}
+
+// ---- 1. One fio run is one run, in whatever formats it is given -------------------------
+
+#[test]
+fn one_run_given_in_json_text_and_terse_is_one_run_and_its_json_counts() {
+    let env = Env::new();
+    let policy = small_policy(&env);
+    let p = policy.to_str().unwrap();
+    let (json, text, terse) = (
+        one_run("run1.json"),
+        one_run("run1.txt"),
+        one_run("run1.terse"),
+    );
+    let ios = json_write_ios(&json);
+    for (order, others) in [
+        (vec![&json, &terse, &text], vec!["run1.terse", "run1.txt"]),
+        (vec![&terse, &text, &json], vec!["run1.terse", "run1.txt"]),
+        (vec![&text, &json], vec!["run1.txt"]),
+        (vec![&terse, &json], vec!["run1.terse"]),
+    ] {
+        let files: Vec<&Path> = order.iter().map(|p| p.as_path()).collect();
+        let (code, j, err) = import(&env, &files, &["--policy", p]);
+        assert_eq!(code, Some(0), "{order:?}: {err} {}", j["reason"]);
+        assert_eq!(runs(&j).len(), 1, "{order:?}: {}", not_counted(&j));
+        assert_eq!(j["evidence"]["runs"], 1, "{order:?}");
+        // the copy that states the run most exactly counts: the JSON's own I/O count
+        assert_eq!(runs(&j)[0]["metrics"]["write_ios"].as_f64(), Some(ios));
+        let nc = not_counted(&j);
+        for o in others {
+            assert!(
+                nc.contains(&format!("{o}: the same fio run as run1.json (its JSON")),
+                "{order:?}: {nc}"
+            );
+        }
+    }
+    // without the JSON, the text (which counts the I/Os) counts and the terse line does not
+    let (_, j, _) = import(&env, &[&terse, &text], &["--policy", p]);
+    assert_eq!(runs(&j).len(), 1);
+    assert!(
+        not_counted(&j).contains("run1.terse: the same fio run as run1.txt (its text"),
+        "{}",
+        not_counted(&j)
+    );
+    assert_eq!(runs(&j)[0]["metrics"]["write_ios"].as_f64(), Some(ios));
+}
+
+#[test]
+fn two_runs_of_one_job_stay_two_runs_whatever_their_formats() {
+    let env = Env::new();
+    let policy = small_policy(&env);
+    let p = policy.to_str().unwrap();
+    // two runs of the same command a minute apart, each in each format
+    for pair in [
+        ["run1.json", "run2.terse"],
+        ["run1.terse", "run2.json"],
+        ["run1.txt", "run2.txt"],
+        ["run1.txt", "run2.terse"],
+        ["run1.terse", "run2.terse"],
+    ] {
+        let files: Vec<PathBuf> = pair.iter().map(|f| one_run(f)).collect();
+        let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        let (_, j, err) = import(&env, &files, &["--policy", p]);
+        assert_eq!(runs(&j).len(), 2, "{pair:?}: {err} {}", not_counted(&j));
+        assert!(not_counted(&j).is_empty(), "{pair:?}: {}", not_counted(&j));
+    }
+    // and the corpus's fio 3.33 runs of Swimlane's job, in text, terse and JSON, are each
+    // one run of their own
+    let corpus = [
+        "fio-3.33-posixaio-randwrite.txt",
+        "fio-3.33-terse.txt",
+        "fio-3.33-io_uring-randwrite.txt",
+        "fio-3.33-io_uring-randwrite.json",
+        "fio-3.33-sample.json",
+        "fio-3.33-psync-randwrite.txt",
+    ];
+    let files: Vec<PathBuf> = corpus.iter().map(|f| fixture(f)).collect();
+    let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let (_, j, err) = import(&env, &files, &[]);
+    assert!(
+        !not_counted(&j).contains("the same fio run"),
+        "{err} {}",
+        not_counted(&j)
+    );
+    let counted = runs(&j).len() + j["not_counted"].as_array().unwrap().len();
+    assert_eq!(counted, corpus.len(), "{}", not_counted(&j));
+}
+
+#[test]
+fn the_same_run_from_another_of_its_outputs_is_not_recorded_twice() {
+    let env = Env::new();
+    let policy = small_policy(&env);
+    let p = policy.to_str().unwrap();
+    let rec = ["--policy", p, "--record", "--host", "n1"];
+    let (code, _, err) = import(&env, &[&one_run("run1.terse")], &rec);
+    assert_eq!(code, Some(3), "{err}");
+    let before = std::fs::read(&env.history).unwrap();
+    let refused = |files: &[&str], host: &str| {
+        let out = env
+            .cmd()
+            .arg("import")
+            .args(files.iter().map(|f| one_run(f)))
+            .args(["--policy", p, "--record", "--host", host])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for other in ["run1.json", "run1.txt"] {
+        let (code, err) = refused(&[other], "n1");
+        assert_eq!(code, Some(2), "{other}: {err}");
+        assert!(
+            err.contains(&format!(
+                "--record: {other} is the same fio run as run1.terse"
+            )) && err.contains("nothing was recorded"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&env.history).unwrap(), before, "{other}");
+    }
+    // nor beside a run of its own: all or none
+    let (code, err) = refused(&["run2.json", "run1.json"], "n1");
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(std::fs::read(&env.history).unwrap(), before);
+    // another run is recorded, and the same run for another node is that node's
+    let (code, _, err) = import(&env, &[&one_run("run2.json")], &rec);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = import(
+        &env,
+        &[&one_run("run1.json")],
+        &["--policy", p, "--record", "--host", "n2"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(env.history_lines().len(), 3);
+}
+
+/// A small run of Swimlane's job by the installed fio (8 MiB, 1 s, in `dir`), written in
+/// normal, JSON and terse output at once and cut apart as fio wrote them: (text, JSON,
+/// terse). `extra` adds options.
+fn fio_run_in_three_formats(dir: &Path, extra: &[&str]) -> (String, String, String) {
+    let out = dir.join("all.out");
+    let status = std::process::Command::new("fio")
+        .args([
+            "--name=random-write",
+            "--ioengine=posixaio",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--numjobs=1",
+            "--size=8m",
+            "--iodepth=1",
+            "--runtime=1",
+            "--time_based",
+            "--end_fsync=1",
+            "--output-format=normal,json,terse",
+        ])
+        .args(extra)
+        .arg(format!("--directory={}", dir.display()))
+        .arg(format!("--output={}", out.display()))
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let all = std::fs::read_to_string(&out).unwrap();
+    std::fs::remove_file(&out).unwrap();
+    let (mut text, mut json, mut terse) = (String::new(), String::new(), String::new());
+    let mut in_json = false;
+    for line in all.split_inclusive('\n') {
+        if line.starts_with("3;fio-") {
+            terse.push_str(line);
+        } else if line.starts_with('{') || in_json {
+            in_json = !line.starts_with('}');
+            json.push_str(line);
+        } else {
+            text.push_str(line);
+        }
+    }
+    (text, json, terse)
+}
+
+#[test]
+fn a_run_of_the_installed_fio_in_three_formats_is_one_run_and_its_syncs_are_read() {
+    if !have_fio() {
+        skip("fio is not installed: a real run's three outputs cannot be made here");
+        return;
+    }
+    let env = Env::new();
+    let policy = env.swimlane_policy("small.yaml", |y| {
+        y.replace("size: 4g", "size: 8m")
+            .replace("runtime: 60s", "runtime: 1s")
+    });
+    let p = policy.to_str().unwrap();
+    let work = env.tmp.path().join("fio");
+    std::fs::create_dir(&work).unwrap();
+    let (text, json, terse) = fio_run_in_three_formats(&work, &[]);
+    let mut files = Vec::new();
+    for (name, body) in [
+        ("run.json", &json),
+        ("run.terse", &terse),
+        ("run.txt", &text),
+    ] {
+        assert!(!body.is_empty(), "{name} empty");
+        let f = env.tmp.path().join(name);
+        std::fs::write(&f, body).unwrap();
+        files.push(f);
+    }
+    let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let (_, j, err) = import(&env, &paths, &["--policy", p]);
+    assert_eq!(runs(&j).len(), 1, "{err} {}", not_counted(&j));
+    assert_eq!(
+        runs(&j)[0]["metrics"]["write_ios"].as_f64(),
+        Some(json_write_ios(&files[0]))
+    );
+    let nc = not_counted(&j);
+    assert!(
+        nc.contains("run.terse: the same fio run as run.json")
+            && nc.contains("run.txt: the same fio run as run.json"),
+        "{nc}"
+    );
+
+    // a run with a sync after every write, its text imported as Swimlane's job
+    let (text, _, _) = fio_run_in_three_formats(&work, &["--fsync=1"]);
+    let (writes, syncs) = issued(&text);
+    let f = env.tmp.path().join("fsync.txt");
+    std::fs::write(&f, &text).unwrap();
+    let (code, j, err) = import(&env, &[&f], &["--policy", p, "--assume-job", p]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        j["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{syncs} syncs over {writes} writes")),
+        "{}",
+        j["reason"]
+    );
+    // what fio laid out is removed with the temp dir; nothing else is left in it
+    assert_eq!(common::listing(&work), vec!["random-write.0.0"]);
 }
 
 // ---- 2. The syncs an output counts, against an assumed job ---------------------------------

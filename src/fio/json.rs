@@ -450,6 +450,10 @@ fn read_report(report: &Value, mut notes: Vec<String>) -> FioOutput {
                 .unwrap_or(0),
         );
         job.timestamp = timestamp;
+        job.ios_counted = ["read", "write"]
+            .iter()
+            .filter_map(|d| obj.get(*d))
+            .all(|d| d.get("total_ios").is_some());
         job.syncs = sync_count(obj).map(|n| {
             let jobs = job.shape.numjobs.unwrap_or(1);
             super::syncs_in_run(n, fio_version.as_deref(), jobs)

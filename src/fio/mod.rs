@@ -19,6 +19,7 @@
 mod clones;
 mod cmdline;
 mod disk;
+mod identity;
 pub mod installed;
 mod json;
 mod num;
@@ -30,6 +31,7 @@ use chrono::{DateTime, FixedOffset};
 
 pub use clones::combine as combine_clones;
 pub use cmdline::{command_line, customer_command};
+pub use identity::RunIdentity;
 pub use paste::StatedCommand;
 
 use crate::job::{JobShape, Rw};
@@ -88,6 +90,9 @@ pub struct FioJob {
     /// there a count of n is n − jobs to n syncs during the run. None where the output has no
     /// count (terse, text before fio 3.4, JSON without `sync`): unknown, never 0.
     pub syncs: Option<(u64, u64)>,
+    /// The I/O counts are fio's own (JSON `total_ios`, the text `issued` line), not estimated
+    /// from the IOPS and the runtime.
+    pub ios_counted: bool,
 }
 
 impl FioJob {
@@ -115,6 +120,7 @@ impl FioJob {
             grouped: false,
             repeat_of: None,
             syncs: None,
+            ios_counted: false,
         }
     }
 

@@ -163,6 +163,7 @@ impl State {
         job.error_text = b.err_text.clone();
         job.place = format!("line {}", b.line);
         job.process = b.pid.map(|p| format!("pid={p}"));
+        job.ios_counted = b.issued.is_some();
         if b.issued_sync_column
             && let Some(i) = b.issued
         {
