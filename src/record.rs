@@ -118,7 +118,7 @@ plain_fields!(
     Option<SustainedRun>,
     Option<DeviceSummary>,
     Option<Chain>,
-    Option<RunIdentity>,
+    Option<Box<RunIdentity>>,
 );
 
 impl<T: Field> Field for Vec<T> {
@@ -384,8 +384,8 @@ record! {
     /// Digest of the imported output, to refuse recording it twice.
     run [default, skip_serializing_if = "Option::is_none"] {borrow} source_digest: Option<String> => Option<Cow<'a, str>>,
     /// What names the imported fio run in any of its formats (`fio::RunIdentity`), to refuse
-    /// recording one run twice from two of its outputs.
-    run [default, skip_serializing_if = "Option::is_none"] fio_run: Option<RunIdentity> => Option<RunIdentity>,
+    /// recording one run twice from two of its outputs. Boxed: only imports have one.
+    run [default, skip_serializing_if = "Option::is_none"] fio_run: Option<Box<RunIdentity>> => Option<Box<RunIdentity>>,
     /// The engine that actually ran (after any fallback).
     context {borrow} engine: String => Cow<'a, str>,
     /// Why the engine differs from the one asked for, when it does.

@@ -419,3 +419,48 @@ fn where_the_output_counts_no_syncs_the_assumed_job_stands_and_where_it_has_no_c
     assert_eq!(code, Some(0), "{err} {}", j["reason"]);
     assert!(!j["differences"].to_string().contains("fsync"));
 }
+
+#[test]
+fn where_fio_counted_the_end_fsync_a_count_without_it_contradicts_the_assumed_end_fsync() {
+    // fio 3.4–3.16 counted the end fsync among the syncs (3.17 stopped): the run without
+    // periodic syncs, as such a fio would print it, shows no end fsync where Swimlane's job
+    // has one (a deviation that flatters), and the fsync run still shows its periodic syncs.
+    let env = Env::new();
+    let policy = small_policy(&env);
+    let p = policy.to_str().unwrap();
+    let as_3_7 = |name: &str| {
+        let text = std::fs::read_to_string(one_run(name)).unwrap();
+        assert!(text.contains("\nfio-3.33\n"));
+        let f = env.tmp.path().join(format!("3.7-{name}"));
+        std::fs::write(&f, text.replace("\nfio-3.33\n", "\nfio-3.7\n")).unwrap();
+        f
+    };
+    let (code, j, err) = import(
+        &env,
+        &[&as_3_7("run1.txt")],
+        &["--policy", p, "--assume-job", p],
+    );
+    assert_eq!(code, Some(3), "{err}");
+    assert_ne!(j["verdict"], "pass");
+    assert!(
+        j["deviations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["field"] == "end_fsync" && d["effect"] == "flatters"),
+        "{}",
+        j["deviations"]
+    );
+    let file = as_3_7("fsync1.txt");
+    let (writes, syncs) = issued(&std::fs::read_to_string(&file).unwrap());
+    let (code, j, err) = import(&env, &[&file], &["--policy", p, "--assume-job", p]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        j["reason"].as_str().unwrap().contains(&format!(
+            "{} to {syncs} syncs over {writes} writes",
+            syncs - 1
+        )),
+        "{}",
+        j["reason"]
+    );
+}

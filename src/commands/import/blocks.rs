@@ -267,7 +267,7 @@ impl<'a> Reading<'a> {
         info.fio_version = f.parsed.fio_version.clone();
         let mut record = Record::measured(info, timestamp, &m);
         record.source_digest = Some(format!("{}#{i}", f.digest));
-        record.fio_run = Some(identity);
+        record.fio_run = Some(Box::new(identity));
         // A figure no disk can give (an overflow, a negative latency in an edited file)
         // is refused before anything is judged or recorded.
         history::check_metrics(&record.metrics).map_err(|e| {
