@@ -17,6 +17,7 @@ use chrono::{DateTime, FixedOffset};
 use serde::{Deserialize, Serialize};
 
 use crate::chain::Chain;
+use crate::fio::RunIdentity;
 use crate::job::JobShape;
 use crate::measure::changepoint::Sustained;
 use crate::measure::device::DeviceSummary;
@@ -117,6 +118,7 @@ plain_fields!(
     Option<SustainedRun>,
     Option<DeviceSummary>,
     Option<Chain>,
+    Option<Box<RunIdentity>>,
 );
 
 impl<T: Field> Field for Vec<T> {
@@ -381,6 +383,9 @@ record! {
     context [default, skip_serializing_if = "Option::is_none"] {borrow} source_file: Option<String> => Option<Cow<'a, str>>,
     /// Digest of the imported output, to refuse recording it twice.
     run [default, skip_serializing_if = "Option::is_none"] {borrow} source_digest: Option<String> => Option<Cow<'a, str>>,
+    /// What names the imported fio run in any of its formats (`fio::RunIdentity`), to refuse
+    /// recording one run twice from two of its outputs. Boxed: only imports have one.
+    run [default, skip_serializing_if = "Option::is_none"] fio_run: Option<Box<RunIdentity>> => Option<Box<RunIdentity>>,
     /// The engine that actually ran (after any fallback).
     context {borrow} engine: String => Cow<'a, str>,
     /// Why the engine differs from the one asked for, when it does.
@@ -451,6 +456,7 @@ impl Record {
         info.join(RunPart {
             timestamp,
             source_digest: None,
+            fio_run: None,
             metrics: crate::metrics::from_measurement(m),
             invocation: None,
             iops_series: m.series.clone(),

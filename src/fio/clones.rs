@@ -79,6 +79,14 @@ pub fn combine(out: &mut FioOutput) {
         job.grouped = true;
         let processes: Vec<&str> = clones.iter().filter_map(|c| c.process.as_deref()).collect();
         job.process = (!processes.is_empty()).then(|| processes.join(" "));
+        job.ios_counted = clones.iter().all(|c| c.ios_counted);
+        // each clone's count is its own: the run's is their sum, known where each is
+        job.syncs = clones
+            .iter()
+            .map(|c| c.syncs)
+            .try_fold((0u64, 0u64), |(l, m), s| {
+                s.map(|(a, b)| (l.saturating_add(a), m.saturating_add(b)))
+            });
         out.notes.push(super::Note::Clones {
             job: job.name.clone(),
             group: job.groupid,

@@ -439,6 +439,14 @@ fn read_report(report: &Value, mut notes: Vec<Note>) -> FioOutput {
                 .unwrap_or(0),
         );
         job.timestamp = timestamp;
+        job.ios_counted = ["read", "write"]
+            .iter()
+            .filter_map(|d| obj.get(*d))
+            .all(|d| d.get("total_ios").is_some());
+        job.syncs = sync_count(obj).map(|n| {
+            let jobs = job.shape.numjobs.unwrap_or(1);
+            super::syncs_in_run(n, fio_version.as_deref(), jobs)
+        });
         job.process = obj
             .get("job_start")
             .and_then(as_u64)
@@ -529,6 +537,19 @@ fn measurement(
     }
     m.sync = obj.get("sync").and_then(Value::as_object).and_then(syncs);
     m
+}
+
+/// How many syncs the job's `sync` object counts (its `total_ios`, or its latency's N, which fio
+/// 3.x fills where it leaves `total_ios` at 0); None without the object.
+fn sync_count(job: &Map<String, Value>) -> Option<u64> {
+    let sync = job.get("sync")?.as_object()?;
+    let n = sync
+        .get("lat_ns")
+        .and_then(Value::as_object)
+        .and_then(|l| l.get("N"))
+        .and_then(as_u64);
+    let total = sync.get("total_ios").and_then(as_u64);
+    n.into_iter().chain(total).max()
 }
 
 /// The syncs' latency, where the job issued any. fio 3.x leaves `sync.total_ios` at 0 although

@@ -19,6 +19,7 @@
 mod clones;
 mod cmdline;
 mod disk;
+mod identity;
 pub mod installed;
 mod json;
 pub mod note;
@@ -32,6 +33,7 @@ use chrono::{DateTime, FixedOffset};
 pub use clones::combine as combine_clones;
 pub use cmdline::{command_line, customer_command};
 pub use note::Note;
+pub use identity::RunIdentity;
 pub use paste::StatedCommand;
 
 use crate::job::{JobShape, Rw};
@@ -84,6 +86,15 @@ pub struct FioJob {
     /// The block repeats an earlier one of the input (the same run pasted or given twice):
     /// where that one is. It is never counted again.
     pub repeat_of: Option<String>,
+    /// The syncs (fsync, fdatasync) the job issued while it ran, as the output counts them
+    /// (text: the fourth `issued rwts` column; JSON: the `sync` object), as the least and the
+    /// most the count allows: fio 3.4–3.16 also counted the end fsync, one per job's file, so
+    /// there a count of n is n − jobs to n syncs during the run. None where the output has no
+    /// count (terse, text before fio 3.4, JSON without `sync`): unknown, never 0.
+    pub syncs: Option<(u64, u64)>,
+    /// The I/O counts are fio's own (JSON `total_ios`, the text `issued` line), not estimated
+    /// from the IOPS and the runtime.
+    pub ios_counted: bool,
 }
 
 impl FioJob {
@@ -110,6 +121,8 @@ impl FioJob {
             process: None,
             grouped: false,
             repeat_of: None,
+            syncs: None,
+            ios_counted: false,
         }
     }
 
@@ -142,6 +155,20 @@ impl FioJob {
             && self.measurement == other.measurement
             && self.mixed == other.mixed
     }
+}
+
+/// The syncs a job issued while it ran, from the count an output states: fio 3.4–3.16 (and an
+/// output that does not state its version) may have counted the end fsync too, once per job.
+pub(crate) fn syncs_in_run(count: u64, version: Option<&str>, jobs: u32) -> (u64, u64) {
+    let end_counted = version
+        .and_then(num::version_tuple)
+        .is_none_or(|v| ((3, 4)..(3, 17)).contains(&v));
+    let least = if end_counted {
+        count.saturating_sub(u64::from(jobs.max(1)))
+    } else {
+        count
+    };
+    (least, count)
 }
 
 /// Marks every block that repeats an earlier one (the same run given twice in one input:

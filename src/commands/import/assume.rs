@@ -51,6 +51,7 @@ pub(super) fn assume(
     stated: &crate::job::JobShape,
     assumed: &crate::job::JobShape,
     m: &crate::measure::Measurement,
+    syncs: Option<(u64, u64)>,
     by: &Statement,
 ) -> Assumption {
     let as_map = |s: &crate::job::JobShape| match serde_json::to_value(s) {
@@ -93,6 +94,7 @@ pub(super) fn assume(
         stated,
         assumed,
         m,
+        syncs,
         by,
     };
     figures.directions(&mut out);
@@ -100,6 +102,7 @@ pub(super) fn assume(
     figures.block_size(&mut out);
     figures.runtime(&mut out);
     figures.size(&mut out);
+    figures.syncs(&mut out);
     out
 }
 
@@ -110,6 +113,8 @@ struct Figures<'a> {
     /// The job stated beside it.
     assumed: &'a crate::job::JobShape,
     m: &'a crate::measure::Measurement,
+    /// The syncs the job issued while it ran, as the output counts them (least, most).
+    syncs: Option<(u64, u64)>,
     /// Who states it ("--assume-job swimlane", "the fio command line at line 1").
     by: &'a Statement,
 }
@@ -271,6 +276,101 @@ impl Figures<'_> {
                 out.shape.size = Some(per_job);
             }
         }
+    }
+}
+
+impl Figures<'_> {
+    /// The syncs the job issued while it ran (`fsync=N`, `fdatasync=N`: one every N writes of
+    /// each job), from the count the output states, against those of the assumed job: syncs
+    /// where it has none, or another number than one every N writes. The end fsync is not in
+    /// the count (fio 3.4–3.16 counted it: the count's range allows for it). Where the output
+    /// counts none (terse, text before fio 3.4), nothing is read: unknown, never assumed.
+    fn syncs(&self, out: &mut Assumption) {
+        if self.stated.fsync.is_some() || self.stated.fdatasync.is_some() {
+            return;
+        }
+        // A pasted command line may run a job file: only the syncs it names are its statement.
+        if self.by.is_customers()
+            && self.assumed.fsync.is_none()
+            && self.assumed.fdatasync.is_none()
+        {
+            return;
+        }
+        let Some((least, most)) = self.syncs else {
+            return;
+        };
+        let writes = self.m.write.as_ref().map_or(0, |w| w.ios);
+        let jobs = u64::from(
+            self.stated
+                .numjobs
+                .or(self.assumed.numjobs)
+                .unwrap_or(1)
+                .max(1),
+        );
+        let every = self
+            .assumed
+            .fsync
+            .map(|n| ("fsync", n))
+            .filter(|(_, n)| *n > 0)
+            .or_else(|| self.assumed.fdatasync.map(|n| ("fdatasync", n)))
+            .filter(|(_, n)| *n > 0);
+        // the syncs the assumed job issues over these writes: each job syncs after every N of
+        // its own writes, so up to one fewer per job than writes ÷ N
+        let by = self.by;
+        let (field, expected, (lo, hi)) = match every {
+            None => ("fsync", format!("0, no sync while it runs ({by})"), (0, 0)),
+            Some((field, n)) => {
+                let per = writes / u64::from(n);
+                (
+                    field,
+                    format!("{n}, a sync every {n} writes ({by})"),
+                    (per.saturating_sub(jobs), per),
+                )
+            }
+        };
+        if most >= lo && least <= hi {
+            return;
+        }
+        let count = if least == most {
+            least.to_string()
+        } else {
+            format!("{least} to {most}")
+        };
+        let found = match writes {
+            0 => format!("{count} syncs issued while it ran (the output's sync count)"),
+            w => format!(
+                "{count} syncs over {w} writes{} (the output's sync count)",
+                per_writes(least, most, w)
+            ),
+        };
+        out.contradicted.push(ShapeDifference {
+            field,
+            expected,
+            found,
+        });
+        // The record carries what the count shows (fsync and fdatasync cannot be told apart in
+        // it): a sync every k writes, or none, so that every later reading of the record finds
+        // it another job than the policy's, as this one does.
+        out.shape.fdatasync = None;
+        out.shape.fsync = Some(match (least, writes) {
+            (0, _) | (_, 0) => 0,
+            (n, w) => {
+                u32::try_from((w as f64 / n as f64).round().max(1.0) as u64).unwrap_or(u32::MAX)
+            }
+        });
+    }
+}
+
+/// How often syncs came, in words: ", one every 4 writes".
+fn per_writes(least: u64, most: u64, writes: u64) -> String {
+    if least == 0 || least != most {
+        return String::new();
+    }
+    let every = writes as f64 / least as f64;
+    if (every - 1.0).abs() < 0.01 {
+        ", one every write".into()
+    } else {
+        format!(", one every {every:.1} writes")
     }
 }
 

@@ -15,7 +15,7 @@ use crate::deviation;
 use crate::engine::EngineUsed;
 use crate::evaluate::Warning;
 use crate::evaluate::caveat::{Caveat, Statement};
-use crate::fio::{self, FioOutput};
+use crate::fio::{self, FioFormat, FioOutput, RunIdentity};
 use crate::history::{self, Record, Source, Target};
 use crate::job::{IoEngine, JobShape};
 use crate::policy::Policy;
@@ -40,6 +40,39 @@ pub(super) struct Reading<'a> {
     /// run given again is one run.
     digests: Vec<(String, String)>,
     seen: Vec<(fio::FioJob, String)>,
+    /// The runs counted so far, by what names them in any format: the same run given again
+    /// in another format is one run.
+    runs: Vec<Given>,
+}
+
+/// A run counted so far.
+struct Given {
+    identity: RunIdentity,
+    label: String,
+    /// Its candidate.
+    at: usize,
+    format: FioFormat,
+    /// The candidates left out as copies of it.
+    copies: Vec<usize>,
+}
+
+/// How much of a run a format states: JSON its job's options and exact figures, text some of
+/// its job and printed figures, terse neither its job nor more than truncated figures.
+fn states(format: FioFormat) -> u8 {
+    match format {
+        FioFormat::Json | FioFormat::JsonPlus => 3,
+        FioFormat::Text => 2,
+        FioFormat::Terse => 1,
+    }
+}
+
+fn format_name(format: FioFormat) -> &'static str {
+    match format {
+        FioFormat::Json => "JSON",
+        FioFormat::JsonPlus => "json+",
+        FioFormat::Text => "text",
+        FioFormat::Terse => "terse",
+    }
 }
 
 /// One output read, as its blocks need it.
@@ -73,6 +106,7 @@ impl<'a> Reading<'a> {
             file_notes: Vec::new(),
             digests: Vec::new(),
             seen: Vec::new(),
+            runs: Vec::new(),
         }
     }
 
@@ -150,7 +184,11 @@ impl<'a> Reading<'a> {
                 f.time.0
             }
         };
-        let excluded = self.excluded(job, f);
+        let identity = RunIdentity::of(job, f.parsed.format, f.parsed.fio_version.as_deref());
+        let mut excluded = self.excluded(job, f);
+        if excluded.is_none() {
+            excluded = self.given_in_another_format(&identity, &label, f.parsed.format);
+        }
         if f.given_before.is_none() && job.repeat_of.is_none() {
             self.seen.push((job.clone(), label.clone()));
         }
@@ -160,7 +198,7 @@ impl<'a> Reading<'a> {
         let stated_shape = match &f.parsed.command {
             Some(cmd) => {
                 let by = Statement::CommandLine { line: cmd.line };
-                let c = assume(&job.shape, &cmd.shape, &job.measurement, &by);
+                let c = assume(&job.shape, &cmd.shape, &job.measurement, job.syncs, &by);
                 for n in c.notes {
                     self.notes.push(Warning::InputCaveat {
                         about: label.clone(),
@@ -175,7 +213,7 @@ impl<'a> Reading<'a> {
         let shape = match self.assumed {
             Some((spec, a)) => {
                 let by = Statement::AssumedJob { spec: spec.clone() };
-                let assumption = assume(&stated_shape, a, &job.measurement, &by);
+                let assumption = assume(&stated_shape, a, &job.measurement, job.syncs, &by);
                 for c in assumption.notes {
                     self.notes.push(Warning::InputCaveat {
                         about: label.clone(),
@@ -229,6 +267,7 @@ impl<'a> Reading<'a> {
         info.fio_version = f.parsed.fio_version.clone();
         let mut record = Record::measured(info, timestamp, &m);
         record.source_digest = Some(format!("{}#{i}", f.digest));
+        record.fio_run = Some(Box::new(identity));
         // A figure no disk can give (an overflow, a negative latency in an edited file)
         // is refused before anything is judged or recorded.
         history::check_metrics(&record.metrics).map_err(|e| {
@@ -243,6 +282,60 @@ impl<'a> Reading<'a> {
             excluded,
         });
         Ok(())
+    }
+
+    /// Whether the block is a run counted already, given in another format (its JSON, text
+    /// or terse output): then the copy that states more of the run counts (JSON over text
+    /// over terse; the one given first where they state as much), and the other is left out,
+    /// naming it. None where it is a run of its own, which is then counted.
+    fn given_in_another_format(
+        &mut self,
+        identity: &RunIdentity,
+        label: &str,
+        format: FioFormat,
+    ) -> Option<String> {
+        let at = self.candidates.len();
+        let Some(g) = self.runs.iter_mut().find(|g| g.identity.same_run(identity)) else {
+            self.runs.push(Given {
+                identity: identity.clone(),
+                label: label.to_string(),
+                at,
+                format,
+                copies: Vec::new(),
+            });
+            return None;
+        };
+        let why = |other: &str, its: FioFormat| {
+            format!(
+                "the same fio run as {other} (its {}: the same job, runtime, I/O counts and figures), counted once",
+                format_name(its)
+            )
+        };
+        if states(format) <= states(g.format) {
+            g.copies.push(at);
+            return Some(why(&g.label, g.format));
+        }
+        // this copy states more of the run: it counts, the earlier one is left out, and what
+        // was read of that one against a stated job is said of this one instead
+        let earlier = std::mem::replace(
+            g,
+            Given {
+                identity: identity.clone(),
+                label: label.to_string(),
+                at,
+                format,
+                copies: Vec::new(),
+            },
+        );
+        g.copies = earlier.copies.clone();
+        g.copies.push(earlier.at);
+        for &c in &g.copies {
+            self.candidates[c].excluded = Some(why(label, format));
+        }
+        self.notes.retain(
+            |n| !matches!(n, Warning::InputCaveat { about, .. } if *about == earlier.label),
+        );
+        None
     }
 
     /// Why a block is not counted, the first reason that holds: it is not a run of its own

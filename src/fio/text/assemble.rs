@@ -161,6 +161,16 @@ impl State {
         job.error_text = b.err_text.clone();
         job.place = format!("line {}", b.line);
         job.process = b.pid.map(|p| format!("pid={p}"));
+        job.ios_counted = b.issued.is_some();
+        if b.issued_sync_column
+            && let Some(i) = b.issued
+        {
+            job.syncs = Some(crate::fio::syncs_in_run(
+                i[3],
+                self.version.as_deref(),
+                b.jobs,
+            ));
+        }
         job.grouped = self.status_groups.contains(&b.groupid);
         job
     }
