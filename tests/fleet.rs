@@ -1867,3 +1867,95 @@ fn a_summary_keeps_the_fleet_rule_that_fails_whole() {
         }
     }
 }
+
+/// A fleet that fails on some nodes while others are undecided: the reply names both, and
+/// asks for the policy's test on the undecided ones; where only a rule over the fleet fails,
+/// the undecided node is named too, and no count of failing nodes is made up.
+#[test]
+fn the_reply_names_the_undecided_nodes_of_a_fleet_that_fails() {
+    let n = Nodes::new();
+    let pass = n.history("pass.jsonl", &runs("node-pass", "/data", 2, 16.4));
+    let fail = n.history("fail.jsonl", &runs("node-slow", "/data", 2, 9.0));
+    let open1 = n.history("open1.jsonl", &runs("node-new1", "/data", 1, 16.4));
+    let open2 = n.history("open2.jsonl", &runs("node-new2", "/data", 1, 16.4));
+    let reply = |files: &[&Path], extra: &[&str]| {
+        let out = iopscheck()
+            .arg("fleet")
+            .args(files)
+            .args(extra)
+            .args(["--format", "reply"])
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stdout).unwrap(),
+        )
+    };
+    let hosts = |v: &Value, verdict: &str| -> Vec<String> {
+        v["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["verdict"] == verdict)
+            .map(|h| h["host"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for files in [
+        vec![&pass, &fail, &open1],
+        vec![&pass, &fail, &open1, &open2],
+    ] {
+        let files: Vec<&Path> = files.into_iter().map(PathBuf::as_path).collect();
+        let (code, v) = fleet_json(&files, &[]);
+        assert_eq!((code, v["verdict"].as_str()), (1, Some("fail")), "{v:#}");
+        let (failing, undecided) = (hosts(&v, "fail"), hosts(&v, "inconclusive"));
+        assert_eq!((failing.len(), undecided.len()), (1, files.len() - 2));
+
+        let (code, text) = reply(&files, &[]);
+        assert_eq!(code, 1, "{text}");
+        assert!(
+            text.starts_with(&format!(
+                "Not every node meets Swimlane's requirement: 1 does not ({}).",
+                failing[0]
+            )),
+            "{text}"
+        );
+        let said = text
+            .split("\n\n")
+            .find(|p| p.starts_with("We cannot tell yet whether th"))
+            .unwrap_or_else(|| panic!("the undecided nodes are not named:\n{text}"));
+        assert!(
+            said.ends_with(&format!(
+                "meet{} it on {}: {}.",
+                if undecided.len() == 1 { "s" } else { "" },
+                if undecided.len() == 1 {
+                    "its own"
+                } else {
+                    "their own"
+                },
+                undecided.join(", ")
+            )),
+            "{said}"
+        );
+        assert!(
+            text.contains("For each node that cannot be judged yet"),
+            "{text}"
+        );
+    }
+
+    // Only the rule over the fleet fails; one broker is undecided: named outside the rule's
+    // words, and no "0 do not ()".
+    let a = broker(&n, "broker-a", 4000.0);
+    let c = broker(&n, "broker-c", 2000.0);
+    let e = n.history("e.jsonl", &runs("broker-e", "/data", 2, 16.4));
+    let (code, text) = confluent_fleet(&[&a, &c, &e], "reply");
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.starts_with("The nodes together do not meet Confluent's requirement."),
+        "{text}"
+    );
+    assert!(!text.contains("0 do") && !text.contains("()"), "{text}");
+    assert!(
+        text.contains("We cannot tell yet whether this node meets it on its own: broker-e."),
+        "{text}"
+    );
+}
