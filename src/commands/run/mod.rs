@@ -113,8 +113,13 @@ pub fn run(cfg: RunConfig, ctx: &Ctx) -> anyhow::Result<u8> {
         history::prepare(p, records_bytes(&policy.job, runs))?;
     }
     let total_bytes = policy.job.size.0 * u64::from(policy.job.numjobs);
-    let dir = testfile::preflight(&dir, total_bytes)?;
+    // What the arguments say is checked before the lock (a bad --dir is told at once, not
+    // after waiting for another run); the room, under it, where a concurrent run's test file
+    // is gone and a stale one is known for one.
+    let canonical = testfile::preflight(&dir)?;
     let _lock = HostLock::acquire(wait, ctx)?;
+    testfile::check_space(&dir, &canonical, total_bytes)?;
+    let dir = canonical;
     let discard = ready_dir(&dir, total_bytes, ctx);
 
     if sustained.is_some() {
