@@ -15,7 +15,11 @@
  * `status`, a second file, says what the bucket did, one `key=value` a line: credits left,
  * I/Os served, and since the bucket was last filled, when the first I/O came and when the
  * bucket first ran dry (CLOCK_MONOTONIC seconds, −1 for not yet; `now` for comparison), and
- * the credits earned back since then by idling (none, when the disk was kept busy).
+ * the credits earned back since then by idling (none, when the disk was kept busy), and the
+ * seconds it sat idle while it still held credits after the first I/O (`idle_burst`), with the
+ * most of it in any half second (`idle_burst_half_s`): with a deep queue little, unless the
+ * machine stalled the I/O on its way (the test, the loop device's worker or this process
+ * starved of CPU), which makes the burst's level dip where no cloud disk's does.
  * Writing `refill` to `control` fills the bucket (after mkfs, or before a test).
  *
  *   burstdisk --size BYTES --burst IOPS --baseline IOPS --bucket IOS [--unit BYTES] MOUNTPOINT
@@ -42,6 +46,10 @@
  * clock only moves forward, by one service time per I/O. */
 #define MAX_SLACK 0.005
 
+/* The idle time of the burst is kept by tenths of a second, for its first minute. */
+#define IDLE_BIN 0.1
+#define IDLE_BINS 600
+
 static struct {
     char *img;
     unsigned long long size;
@@ -53,6 +61,8 @@ static struct {
     unsigned long long ios, ios_burst, empties;
     double first_io, first_dry; /* since the last refill; < 0: not yet */
     double regained;            /* credits earned back while idle since first_dry */
+    double idle_burst;          /* seconds idle after first_io, before first_dry */
+    double idle_bins[IDLE_BINS]; /* the same, by IDLE_BIN seconds from first_io */
     int dry;
 } d = {.mu = PTHREAD_MUTEX_INITIALIZER, .first_io = -1, .first_dry = -1};
 
@@ -60,6 +70,29 @@ static double mono(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The device sat idle from `from` to `to` while it held credits: counted in its bins. */
+static void idle(double from, double to) {
+    d.idle_burst += to - from;
+    int i = (int)floor((from - d.first_io) / IDLE_BIN);
+    for (i = i < 0 ? 0 : i; i < IDLE_BINS; i++) {
+        double lo = d.first_io + i * IDLE_BIN, hi = lo + IDLE_BIN;
+        double a = from > lo ? from : lo, b = to < hi ? to : hi;
+        if (b > a) d.idle_bins[i] += b - a;
+        if (hi >= to) break;
+    }
+}
+
+/* The most idle time in any half second (five bins) of the burst. */
+static double idle_half_s(void) {
+    double worst = 0;
+    for (int i = 0; i < IDLE_BINS; i++) {
+        double sum = 0;
+        for (int k = i; k < i + 5 && k < IDLE_BINS; k++) sum += d.idle_bins[k];
+        if (sum > worst) worst = sum;
+    }
+    return worst;
 }
 
 /* Takes an I/O of `len` bytes in; returns when the device will have completed it. */
@@ -77,7 +110,10 @@ static double admit(size_t len) {
         double late = now - d.free_at;
         double service = cost / (d.credits >= cost ? d.burst : d.baseline);
         double slack = service < MAX_SLACK ? service : MAX_SLACK;
-        if (late > slack) start = now;
+        if (late > slack) {
+            start = now;
+            if (d.first_io >= 0 && d.first_dry < 0) idle(d.free_at, now);
+        }
         /* The bucket refills while the device is idle. */
         double before = d.credits;
         d.credits += d.baseline * (start - d.free_at);
@@ -123,9 +159,10 @@ static int status_text(char *buf, size_t cap) {
     int n = snprintf(buf, cap,
                      "burst=%.0f\nbaseline=%.0f\nbucket=%.0f\nunit=%.0f\ncredits=%.1f\nios=%llu\n"
                      "ios_burst=%llu\nempties=%llu\nfirst_io=%.6f\nfirst_dry=%.6f\nregained=%.1f\n"
-                     "now=%.6f\n",
+                     "idle_burst=%.6f\nidle_burst_half_s=%.6f\nnow=%.6f\n",
                      d.burst, d.baseline, d.bucket, d.unit, credits, d.ios, d.ios_burst,
-                     d.empties, d.first_io, d.first_dry, d.regained, now);
+                     d.empties, d.first_io, d.first_dry, d.regained, d.idle_burst,
+                     idle_half_s(), now);
     pthread_mutex_unlock(&d.mu);
     return n;
 }
@@ -212,7 +249,8 @@ static int bd_write(const char *path, const char *buf, size_t len, off_t off,
         d.credits = d.bucket;
         d.dry = 0;
         d.first_io = d.first_dry = -1;
-        d.regained = 0;
+        d.regained = d.idle_burst = 0;
+        memset(d.idle_bins, 0, sizeof d.idle_bins);
         d.ios = d.ios_burst = d.empties = 0;
         pthread_mutex_unlock(&d.mu);
         return len;

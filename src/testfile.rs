@@ -63,9 +63,9 @@ pub fn margin(bytes: u64) -> u64 {
     (64 << 20) + bytes / 20
 }
 
-/// Checks the directory before anything is written: it exists, is a directory, is writable,
-/// and has room for `bytes` of test files plus a margin. Returns its canonical path.
-pub fn preflight(dir: &Path, bytes: u64) -> Result<PathBuf, PreflightError> {
+/// Checks the directory before anything is written: it exists, is a directory, is writable.
+/// Returns its canonical path. Whether it has room is [`check_space`]'s, under the run lock.
+pub fn preflight(dir: &Path) -> Result<PathBuf, PreflightError> {
     use std::os::unix::fs::FileTypeExt;
     let shown = dir.display().to_string();
     let meta = match std::fs::metadata(dir) {
@@ -108,9 +108,21 @@ pub fn preflight(dir: &Path, bytes: u64) -> Result<PathBuf, PreflightError> {
             },
         });
     }
+    Ok(canonical)
+}
+
+/// Checks that `canonical` (the directory given as `dir`, checked by [`preflight`]) has room
+/// for `bytes` of test files plus a margin. Called under the run lock: a test file there that
+/// no run holds is stale, will be removed, and its space counts as free; a concurrent run's
+/// is gone by then, so what is measured is the room this run will have.
+pub fn check_space(dir: &Path, canonical: &Path, bytes: u64) -> Result<(), PreflightError> {
+    let shown = dir.display().to_string();
+    let space = crate::machine::fs_space(canonical).map_err(|source| PreflightError::Io {
+        dir: shown.clone(),
+        source,
+    })?;
     let m = margin(bytes);
-    // A stale file from a killed run will be removed; its space counts as free.
-    let reclaim: u64 = stale_files(&canonical).iter().map(|s| s.bytes).sum();
+    let reclaim: u64 = stale_files(canonical).iter().map(|s| s.bytes).sum();
     if space.sized && space.available + reclaim < bytes + m {
         return Err(PreflightError::Space {
             dir: shown,
@@ -120,7 +132,7 @@ pub fn preflight(dir: &Path, bytes: u64) -> Result<PathBuf, PreflightError> {
             free: format_size(space.available + reclaim),
         });
     }
-    Ok(canonical)
+    Ok(())
 }
 
 fn current_user() -> String {
@@ -684,21 +696,21 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let missing = d.path().join("nope");
         assert!(matches!(
-            preflight(&missing, 1 << 20),
+            preflight(&missing),
             Err(PreflightError::Missing(_))
         ));
         let file = d.path().join("f");
         std::fs::write(&file, b"x").unwrap();
+        assert!(matches!(preflight(&file), Err(PreflightError::NotDir(_))));
         assert!(matches!(
-            preflight(&file, 1 << 20),
-            Err(PreflightError::NotDir(_))
-        ));
-        assert!(matches!(
-            preflight(Path::new("/dev/null"), 1 << 20),
+            preflight(Path::new("/dev/null")),
             Err(PreflightError::Device(_))
         ));
-        let e = preflight(d.path(), u64::MAX / 4).unwrap_err().to_string();
+        let canonical = preflight(d.path()).unwrap();
+        let e = check_space(d.path(), &canonical, u64::MAX / 4)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not enough free space"), "{e}");
-        assert!(preflight(d.path(), 1 << 20).is_ok());
+        assert!(check_space(d.path(), &canonical, 1 << 20).is_ok());
     }
 }

@@ -254,6 +254,75 @@ fn an_existing_file_is_never_replaced() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// A bad argument is told before the signing key is read: an existing default name, or a fio
+/// output that is not there, exits 2 naming it, whatever the key (here not a key at all).
+#[test]
+fn a_bad_name_or_path_is_told_before_the_signing_key_is_read() {
+    let s = setup(16.4);
+    let key = s.tmp.path().join("not-a-key");
+    std::fs::write(&key, "not a key\n").unwrap();
+    let sign_error = |err: &str| err.contains("--sign");
+
+    // The key alone is refused, naming --sign: the cases below would be too, were it read
+    // first.
+    let out = iopscheck(s.tmp.path())
+        .args(["bundle", "--host", "node7", "-o", "k.tar.gz", "--history"])
+        .arg(&s.history)
+        .arg("--sign")
+        .arg(&key)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(sign_error(&err), "{err}");
+
+    // The default name (iopscheck-bundle-HOST-DATE.tar.gz, to the second) taken for every
+    // second the command could start in.
+    let cwd = s.tmp.path().join("cwd");
+    std::fs::create_dir(&cwd).unwrap();
+    let now = Local::now();
+    for k in -5..300 {
+        let stamp = (now + Duration::seconds(k)).format("%Y%m%dT%H%M%S");
+        std::fs::write(
+            cwd.join(format!("iopscheck-bundle-node7-{stamp}.tar.gz")),
+            "keep",
+        )
+        .unwrap();
+    }
+    let out = iopscheck(&cwd)
+        .args(["bundle", "--host", "node7", "--history"])
+        .arg(&s.history)
+        .arg("--sign")
+        .arg(&key)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("iopscheck-bundle-node7-") && err.contains("already exists"),
+        "{err}"
+    );
+    assert!(!sign_error(&err), "{err}");
+
+    // A fio output that is not there.
+    let missing = s.tmp.path().join("fio-missing.json");
+    let out = iopscheck(s.tmp.path())
+        .args(["bundle", "--host", "node7", "-o", "m.tar.gz", "--history"])
+        .arg(&s.history)
+        .arg("--sign")
+        .arg(&key)
+        .arg(&missing)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+    assert!(!sign_error(&err), "{err}");
+    for name in ["k.tar.gz", "m.tar.gz"] {
+        assert!(!s.tmp.path().join(name).exists(), "{name}");
+    }
+}
+
 #[test]
 fn without_a_history_the_bundle_says_so_and_is_inconclusive() {
     let tmp = tempfile::tempdir().unwrap();

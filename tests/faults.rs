@@ -604,6 +604,71 @@ fn too_little_space_on_a_small_tmpfs_is_refused_before_writing() {
     assert!(env.history_lines().is_empty());
 }
 
+/// The room is the run's, checked under the run lock. While another run holds the lock (its
+/// test file taking most of the directory's filesystem), a run is told of the other run, not
+/// refused for the room that run's file takes; with `--wait` it waits, and finds the room
+/// that is left once the other run is done.
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (mounting a tmpfs)")]
+fn free_space_is_checked_under_the_run_lock() {
+    use std::io::BufRead as _;
+    let env = Env::new();
+    let at = env.tmp.path().join("small");
+    let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=128m", "tmpfs"]) else {
+        return skip("mount -t tmpfs failed");
+    };
+    // The other run: it holds the lock, and its test file 96 MiB of the 128.
+    let lock = std::fs::File::create(env.tmp.path().join("run.lock")).unwrap();
+    lock.lock().unwrap();
+    let other = at.join("the-other-runs-file");
+    std::fs::write(&other, vec![1u8; 96 << 20]).unwrap();
+    let args = [
+        "--size",
+        "16m",
+        "--runtime",
+        "1",
+        "--runs",
+        "1",
+        "--engine",
+        "psync",
+    ];
+    run_in(&env, &at)
+        .args(args)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("held by another program"))
+        .stderr(predicate::str::contains("not enough free space").not());
+
+    let mut child = spawn_run(&env, &at, &[&args[..], &["--wait"]].concat());
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    // Until it says it waits (or ends, refused).
+    loop {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        said.push_str(&line);
+        if line.contains("waiting for it to let go") {
+            break;
+        }
+    }
+    assert!(said.contains("waiting for it to let go"), "{said}");
+    // The other run ends: its file removed, then the lock let go.
+    std::fs::remove_file(&other).unwrap();
+    drop(lock);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    said.push_str(&rest);
+    assert!(!said.contains("not enough free space"), "{said}");
+    assert!(
+        [0, 1, 3].contains(&status.code().unwrap()),
+        "{status:?}: {said}"
+    );
+    assert!(env.history_lines().len() == 1, "{said}");
+}
+
 #[test]
 #[cfg_attr(not(have_root), ignore = "needs root (loop-mounting a filesystem)")]
 fn a_disk_filling_up_during_the_run_stops_it_removes_the_file_and_explains() {

@@ -1739,3 +1739,223 @@ fn a_large_fleets_summary_is_one_line_under_200_characters_with_its_deciding_fig
     // And the one caveat that matters most: why the first undecided node is.
     assert!(line.contains("; caveat: storage-node-05: "), "{line}");
 }
+
+/// The first line `fleet --format summary` prints over `files`, with its exit code.
+fn summary_line(files: &[&Path], extra: &[&str]) -> (i32, String) {
+    let out = iopscheck()
+        .arg("fleet")
+        .args(files)
+        .args(extra)
+        .args(["--format", "summary"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.strip_suffix('\n').unwrap_or(&text).to_string();
+    assert!(!line.contains('\n'), "{text}");
+    assert!(
+        line.chars().count() < 200,
+        "{} {line}",
+        line.chars().count()
+    );
+    (out.status.code().unwrap(), line)
+}
+
+/// Nodes judged on mixed evidence (a sitting, two histories) take the line's room with their
+/// words; the reason the fleet is undecided (the first undecided node's) still comes, its
+/// statement whole, the evidence said in fewer words if need be.
+#[test]
+fn a_summary_keeps_the_caveat_an_inconclusive_fleet_rests_on_beside_mixed_evidence() {
+    let n = Nodes::new();
+    let dir = n.path("results");
+    std::fs::create_dir(&dir).unwrap();
+    for (host, days) in [("storage-node-01", 2), ("storage-node-02", 1)] {
+        n.history(
+            &format!("results/{host}.jsonl"),
+            &runs(host, "/data", days, 16.4),
+        );
+    }
+    let host = "storage-node-03";
+    let sitting = n.result("sit.src.json", host, &runs(host, "/data", 1, 16.4));
+    std::fs::write(
+        dir.join("sit.json"),
+        edited(&sitting, |v| {
+            v["scope"] = Value::from("run");
+            v["verdict"] = Value::from("pass");
+        }),
+    )
+    .unwrap();
+    for extra in [&[][..], &["--require-evidence"][..]] {
+        let (code, v) = fleet_json(&[&dir], extra);
+        assert_eq!((code, v["verdict"].as_str()), (3, Some("inconclusive")));
+        assert!(
+            v["judged_on"].as_str().unwrap().contains("one sitting"),
+            "{v:#}"
+        );
+        let c = &v["counts"];
+        let undecided = v["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["verdict"] == "inconclusive")
+            .unwrap();
+        // What the node lacks, with its figures: "not enough evidence yet (3 of 6 runs over
+        // 1 of 2 days"; what to do about it may be cut.
+        let reason = undecided["reason"].as_str().unwrap();
+        let statement = reason.split(" — ").next().unwrap();
+        assert!(
+            statement.len() > 40 && statement.chars().any(|c| c.is_ascii_digit()),
+            "{reason}"
+        );
+
+        let (code, line) = summary_line(&[&dir], extra);
+        assert_eq!(code, 3, "{line}");
+        assert!(
+            line.starts_with(&format!(
+                "INCONCLUSIVE swimlane fleet: 3 nodes ({} pass, ",
+                c["pass"]
+            )) && line.contains(&format!("{} inconclusive)", c["inconclusive"])),
+            "{line}"
+        );
+        assert!(
+            line.contains(&format!(
+                "caveat: {}: {statement}",
+                undecided["host"].as_str().unwrap()
+            )),
+            "{extra:?}: {line}"
+        );
+        if !extra.is_empty() {
+            assert!(line.contains("(--require-evidence)"), "{line}");
+        }
+    }
+}
+
+/// A rule over the fleet that fails is the reason for the FAIL: the summary says it whole, up
+/// to what exceeds the bound, whatever else it has to say shorter.
+#[test]
+fn a_summary_keeps_the_fleet_rule_that_fails_whole() {
+    let n = Nodes::new();
+    let a = broker(&n, "broker-a", 4000.0);
+    let b = broker(&n, "broker-b", 4080.0);
+    let c = broker(&n, "broker-c", 2000.0);
+    // A broker whose history holds another policy's runs: undecided, the rule fails anyway.
+    let e = n.history("e.jsonl", &runs("broker-e", "/data", 2, 16.4));
+    for files in [vec![&a, &b, &c], vec![&a, &b, &c, &e]] {
+        let files: Vec<&Path> = files.into_iter().map(PathBuf::as_path).collect();
+        let (code, v) = fleet_json(&files, &["--policy", "confluent"]);
+        assert_eq!((code, v["verdict"].as_str()), (1, Some("fail")), "{v:#}");
+        let rule = v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|w| w.starts_with("fleet rule ") && w.contains(": fails, "))
+            .unwrap_or_else(|| panic!("{v:#}"));
+        let deciding = &rule[..rule.find("exceeds it").unwrap() + "exceeds it".len()];
+        assert!(
+            deciding.chars().count() > 100,
+            "a rule this long leaves the line little room: {deciding}"
+        );
+        let (code, line) = summary_line(&files, &["--policy", "confluent"]);
+        assert_eq!(code, 1, "{line}");
+        assert!(
+            line.starts_with(&format!("FAIL confluent fleet: {} nodes (", files.len())),
+            "{line}"
+        );
+        assert!(line.contains(deciding), "{line}");
+        if files.len() == 4 {
+            assert!(line.contains("1 inconclusive"), "{line}");
+        }
+    }
+}
+
+/// A fleet that fails on some nodes while others are undecided: the reply names both, and
+/// asks for the policy's test on the undecided ones; where only a rule over the fleet fails,
+/// the undecided node is named too, and no count of failing nodes is made up.
+#[test]
+fn the_reply_names_the_undecided_nodes_of_a_fleet_that_fails() {
+    let n = Nodes::new();
+    let pass = n.history("pass.jsonl", &runs("node-pass", "/data", 2, 16.4));
+    let fail = n.history("fail.jsonl", &runs("node-slow", "/data", 2, 9.0));
+    let open1 = n.history("open1.jsonl", &runs("node-new1", "/data", 1, 16.4));
+    let open2 = n.history("open2.jsonl", &runs("node-new2", "/data", 1, 16.4));
+    let reply = |files: &[&Path], extra: &[&str]| {
+        let out = iopscheck()
+            .arg("fleet")
+            .args(files)
+            .args(extra)
+            .args(["--format", "reply"])
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stdout).unwrap(),
+        )
+    };
+    let hosts = |v: &Value, verdict: &str| -> Vec<String> {
+        v["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["verdict"] == verdict)
+            .map(|h| h["host"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for files in [
+        vec![&pass, &fail, &open1],
+        vec![&pass, &fail, &open1, &open2],
+    ] {
+        let files: Vec<&Path> = files.into_iter().map(PathBuf::as_path).collect();
+        let (code, v) = fleet_json(&files, &[]);
+        assert_eq!((code, v["verdict"].as_str()), (1, Some("fail")), "{v:#}");
+        let (failing, undecided) = (hosts(&v, "fail"), hosts(&v, "inconclusive"));
+        assert_eq!((failing.len(), undecided.len()), (1, files.len() - 2));
+
+        let (code, text) = reply(&files, &[]);
+        assert_eq!(code, 1, "{text}");
+        assert!(
+            text.starts_with(&format!(
+                "Not every node meets Swimlane's requirement: 1 does not ({}).",
+                failing[0]
+            )),
+            "{text}"
+        );
+        let said = text
+            .split("\n\n")
+            .find(|p| p.starts_with("We cannot tell yet whether th"))
+            .unwrap_or_else(|| panic!("the undecided nodes are not named:\n{text}"));
+        assert!(
+            said.ends_with(&format!(
+                "meet{} it on {}: {}.",
+                if undecided.len() == 1 { "s" } else { "" },
+                if undecided.len() == 1 {
+                    "its own"
+                } else {
+                    "their own"
+                },
+                undecided.join(", ")
+            )),
+            "{said}"
+        );
+        assert!(
+            text.contains("For each node that cannot be judged yet"),
+            "{text}"
+        );
+    }
+
+    // Only the rule over the fleet fails; one broker is undecided: named outside the rule's
+    // words, and no "0 do not ()".
+    let a = broker(&n, "broker-a", 4000.0);
+    let c = broker(&n, "broker-c", 2000.0);
+    let e = n.history("e.jsonl", &runs("broker-e", "/data", 2, 16.4));
+    let (code, text) = confluent_fleet(&[&a, &c, &e], "reply");
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.starts_with("The nodes together do not meet Confluent's requirement."),
+        "{text}"
+    );
+    assert!(!text.contains("0 do") && !text.contains("()"), "{text}");
+    assert!(
+        text.contains("We cannot tell yet whether this node meets it on its own: broker-e."),
+        "{text}"
+    );
+}

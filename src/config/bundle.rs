@@ -1,6 +1,7 @@
 //! `iopscheck bundle`, decided: the policy, the host and the window, where the bundle goes
-//! (never over an existing file, never to a terminal), the signing key (read and checked),
-//! the fio outputs to keep, the history and the directory judged.
+//! (never over an existing file, never to a terminal), the signing key's file (read by the
+//! command once every cheaper argument is checked), the fio outputs to keep, the history and
+//! the directory judged.
 
 use std::path::{Path, PathBuf};
 
@@ -21,8 +22,9 @@ pub struct BundleConfig {
     /// The report's window's start.
     pub since: DateTime<Utc>,
     pub output: Destination,
-    /// `--sign`: the key file and its private key.
-    pub signer: Option<(PathBuf, ssh_key::PrivateKey)>,
+    /// `--sign`: the key file, read by the command after the bundle's name, the fio outputs
+    /// and the history are checked, so that a bad argument is told without reading a key.
+    pub sign: Option<PathBuf>,
     /// The fio outputs to keep under fio/, as given (read by the command).
     pub fio_outputs: Vec<PathBuf>,
     pub history: PathBuf,
@@ -70,15 +72,6 @@ impl TryFrom<BundleArgs> for BundleConfig {
             }
             None => Destination::Default,
         };
-        // The signing key, read before anything is written: one that cannot sign is an error.
-        let signer = args
-            .sign
-            .map(|p| {
-                crate::evidence::signing_key(&p)
-                    .map_err(|e| usage(format!("--sign {}: {e}", p.display())))
-                    .map(|k| (p, k))
-            })
-            .transpose()?;
         let dir = args.dir.as_ref().map(|d| {
             std::fs::canonicalize(d)
                 .map(|p| p.display().to_string())
@@ -90,7 +83,7 @@ impl TryFrom<BundleArgs> for BundleConfig {
             host,
             since,
             output,
-            signer,
+            sign: args.sign,
             fio_outputs: args.outputs,
             history: history_path(&args.history.history),
             dir,

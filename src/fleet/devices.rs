@@ -30,11 +30,14 @@ pub fn judge(rule: &SpreadRule, rows: &[NodeRow]) -> FleetRuleResult {
         .collect();
     if !off.is_empty() && found.passed.is_some() {
         found.passed = None;
-        found.said = format!(
-            "not judged, the runs of {} are not the policy's test (on them it {})",
-            off.join(", "),
-            found.said
-        );
+        let not_judged = |said: &str| {
+            format!(
+                "not judged, the runs of {} are not the policy's test (on them it {said})",
+                off.join(", ")
+            )
+        };
+        found.said = not_judged(&found.said);
+        found.said_brief = not_judged(&found.said_brief);
     }
     found.result(&bound, &terms)
 }

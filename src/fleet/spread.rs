@@ -23,6 +23,10 @@ pub struct FleetRuleResult {
     /// "fleet rule total_iops: max/min across nodes ≤ 1.1: fails, max/min 1.25 (node2 5000
     /// IOPS / node1 4000 IOPS) exceeds it"
     pub text: String,
+    /// The text in fewer characters, for a line with little room: the members that did not
+    /// measure the metric said by their count ("not measured on 3 nodes"), and for a rule
+    /// that fails not said at all (more members can only widen a spread).
+    pub brief: String,
 }
 
 /// The words a spread is judged in.
@@ -64,6 +68,9 @@ pub struct Found {
     /// What was found, in the set's words: "fails, max/min 2 (b 2000 IOPS / a 1000 IOPS)
     /// exceeds it".
     pub said: String,
+    /// The same, with the members that did not measure the metric counted, not named; not
+    /// said where the rule fails ([`FleetRuleResult::brief`]).
+    pub said_brief: String,
 }
 
 impl Found {
@@ -76,6 +83,7 @@ impl Found {
             ratio: self.ratio,
             passed: self.passed,
             text: format!("{}: {}", terms.rule, self.said),
+            brief: format!("{}: {}", terms.rule, self.said_brief),
         }
     }
 }
@@ -135,12 +143,15 @@ pub fn judge(rule: &FleetRule, rows: &[NodeRow], terms: &Terms) -> Found {
         }
         _ => (None, String::new()),
     };
-    let missing = if unmeasured.is_empty() {
-        String::new()
-    } else {
-        format!("; not measured on {}", unmeasured.join(", "))
+    let (missing, counted) = match unmeasured.len() {
+        0 => (String::new(), String::new()),
+        k => (
+            format!("; not measured on {}", unmeasured.join(", ")),
+            format!("; not measured on {k} {}", terms.nouns.of(k)),
+        ),
     };
-    let (passed, said) = match ratio {
+    // Said twice: with the members not measured by name, and by count.
+    let say = |missing: &str| match ratio {
         Some(r) if r > rule.max_over_min => {
             (Some(false), format!("fails, {spread} exceeds it{missing}"))
         }
@@ -158,10 +169,14 @@ pub fn judge(rule: &FleetRule, rows: &[NodeRow], terms: &Terms) -> Found {
             format!("cannot be judged: fewer than two {many} measured it{missing}"),
         ),
     };
+    let (passed, said) = say(&missing);
+    let brief = if passed == Some(false) { "" } else { &counted };
+    let (_, said_brief) = say(brief);
     Found {
         ratio,
         passed,
         said,
+        said_brief,
     }
 }
 
@@ -251,5 +266,27 @@ mod tests {
         for (s, e) in said.iter().zip(expected) {
             assert_eq!((s.0, s.1.as_str()), *e);
         }
+
+        // In fewer words: the nodes not measured counted; for a rule that fails, not said.
+        let rows = |b: f64| {
+            vec![
+                node("a", Some(1000.0)),
+                node("b", Some(b)),
+                node("c", None),
+                node("d", None),
+            ]
+        };
+        let open = judge_fleet_rule(&rule, &rows(1050.0));
+        assert_eq!(
+            open.brief,
+            open.text
+                .replace("not measured on c, d", "not measured on 2 nodes")
+        );
+        assert_ne!(open.brief, open.text);
+        let fails = judge_fleet_rule(&rule, &rows(2000.0));
+        assert_eq!(
+            fails.brief,
+            fails.text.strip_suffix("; not measured on c, d").unwrap()
+        );
     }
 }

@@ -374,6 +374,20 @@ pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
             format!("On its own, each of these meets it: {}.", pass.join(", "))
         });
     }
+    // A fleet that fails still has its undecided nodes named: each needs its own answer.
+    if fleet.verdict == Verdict::Fail && !inc.is_empty() {
+        paras.push(match inc.len() {
+            1 => format!(
+                "We cannot tell yet whether this node meets it on its own: {}.",
+                inc[0]
+            ),
+            _ => format!(
+                "We cannot tell yet whether these {} nodes meet it on their own: {}.",
+                inc.len(),
+                inc.join(", ")
+            ),
+        });
+    }
     for t in rules_failed {
         paras.push(format!("Together they differ more than {who} allows: {t}."));
     }

@@ -164,114 +164,221 @@ fn shorten(s: &str, max: usize) -> String {
 /// nodes that fail with the worst figure, the nodes undecided; for a pass the figure closest
 /// to the threshold), and the one caveat that matters most (see [`fleet_caveats`]), with the
 /// count of the others.
+///
+/// What decides is never cut, nor the caveat that makes the verdict inconclusive (or says why
+/// a node without a figure fails): where the line has no room for them, the rest is said
+/// shorter first, by [`Detail`] — node lists as their counts, then zero counts, a failing
+/// rule's nodes without a figure and the evidence's words, then the evidence and the count of
+/// other caveats.
 pub fn render_fleet(fleet: &Fleet, out: &mut dyn Write) -> io::Result<()> {
-    let count = |v: crate::evaluate::Verdict| fleet.rows.iter().filter(|r| r.verdict == v).count();
-    use crate::evaluate::Verdict::*;
-    let mut line = format!(
-        "{} {} {}: {} {}{} ({} pass, {} fail, {} inconclusive)",
-        fleet.verdict.as_str().to_uppercase(),
-        fleet.policy.name,
-        fleet.nouns().set,
-        fleet.rows.len(),
-        fleet.nouns().one,
-        plural(fleet.rows.len()),
-        count(Pass),
-        count(Fail),
-        count(Inconclusive)
-    );
     if fleet.of_devices {
         // One host's drives: the reason (the spread rule that fails, the drives that do)
         // first, cut to one line as every summary is; the warnings repeat it.
+        let mut line = counts_head(fleet, Detail::Full);
         if !fleet.reason.trim().is_empty() {
             line.push_str("; ");
             line.push_str(fleet.reason.trim());
         }
         return writeln!(out, "{}", shorten(&one_line(&line), MAX_CHARS));
     }
-    // Which evidence: the words every format says it in, without the policy's rule of
-    // evidence, or where every node was judged on the same, those few words after the counts.
+    writeln!(out, "{}", fleet_line(fleet))
+}
+
+/// How much of a fleet's line is said in full, the most first; each level says less than the
+/// one before, in the order of what matters least.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Detail {
+    /// Everything: the other failing and the undecided nodes by name.
+    Full,
+    /// Nodes by count only: no names beyond the deciding figure's, a rule's nodes without a
+    /// figure counted.
+    Counted,
+    /// Besides, no zero counts, no nodes without a figure for a rule that fails, and mixed
+    /// evidence in its fewest words.
+    Brief,
+    /// Besides, no evidence (but `--require-evidence`) and no count of other caveats.
+    Least,
+}
+
+const DETAILS: [Detail; 4] = [Detail::Full, Detail::Counted, Detail::Brief, Detail::Least];
+
+/// The least of a caveat a line keeps when the caveat is not whole (in characters).
+const CAVEAT_LEAST: usize = 80;
+
+/// "FAIL swimlane fleet: 12 nodes (8 pass, 2 fail, 2 inconclusive)"; zero counts left out
+/// from [`Detail::Brief`] on (the total still says them).
+fn counts_head(fleet: &Fleet, detail: Detail) -> String {
+    use crate::evaluate::Verdict::*;
+    let count = |v: crate::evaluate::Verdict| fleet.rows.iter().filter(|r| r.verdict == v).count();
+    let counts: Vec<String> = [
+        (Pass, "pass"),
+        (Fail, "fail"),
+        (Inconclusive, "inconclusive"),
+    ]
+    .into_iter()
+    .map(|(v, word)| (count(v), word))
+    .filter(|(k, _)| detail < Detail::Brief || *k > 0)
+    .map(|(k, word)| format!("{k} {word}"))
+    .collect();
     let n = fleet.rows.len();
-    let all_on = |b: crate::fleet::Basis| n > 0 && fleet.rows.iter().all(|r| r.basis() == b);
-    if all_on(crate::fleet::Basis::History) {
-        line.push_str(if n == 1 {
+    let mut head = format!(
+        "{} {} {}: {n} {}{}",
+        fleet.verdict.as_str().to_uppercase(),
+        fleet.policy.name,
+        fleet.nouns().set,
+        fleet.nouns().one,
+        plural(n),
+    );
+    if !counts.is_empty() {
+        head.push_str(&format!(" ({})", counts.join(", ")));
+    }
+    head
+}
+
+/// Which evidence the nodes were judged on: where every node was judged on the same, those
+/// few words after the counts; else the words every format says it in.
+fn evidence(fleet: &Fleet, detail: Detail) -> String {
+    use crate::fleet::Basis;
+    let n = fleet.rows.len();
+    let count = |b: Basis| fleet.rows.iter().filter(|r| r.basis() == b).count();
+    let mut said = if detail == Detail::Least {
+        String::new()
+    } else if n > 0 && count(Basis::History) == n {
+        if n == 1 {
             " judged on its history"
         } else {
             " judged on their history"
-        });
-    } else if all_on(crate::fleet::Basis::Sitting) {
-        line.push_str(if n == 1 {
+        }
+        .to_string()
+    } else if n > 0 && count(Basis::Sitting) == n {
+        if n == 1 {
             " judged on one sitting"
         } else {
             " judged on one sitting each"
-        });
+        }
+        .to_string()
+    } else if detail == Detail::Brief && n > 0 {
+        let parts: Vec<String> = [
+            (Basis::Sitting, "on one sitting"),
+            (Basis::History, "on history"),
+            (Basis::Nothing, "with nothing to judge"),
+        ]
+        .into_iter()
+        .map(|(b, words)| (count(b), words))
+        .filter(|(k, _)| *k > 0)
+        .map(|(k, words)| format!("{k} {words}"))
+        .collect();
+        format!("; {}", parts.join(", "))
     } else {
-        line.push_str("; ");
-        line.push_str(&fleet.judged_on_short());
-    }
+        format!("; {}", fleet.judged_on_short())
+    };
     if fleet.require_evidence {
-        line.push_str(" (--require-evidence)");
+        said.push_str(" (--require-evidence)");
     }
-    let mut parts = vec![line];
+    said
+}
+
+/// The fleet's line of at most [`MAX_CHARS`], without its newline (see [`render_fleet`]).
+fn fleet_line(fleet: &Fleet) -> String {
+    use crate::evaluate::Verdict::*;
     // What decides: the deciding rules over the fleet that do not pass (each with its
     // figure), the nodes that fail with the worst figure among them, the nodes undecided.
     let deciding: Vec<&crate::fleet::FleetRuleResult> = fleet
         .deciding_rules()
         .filter(|r| r.passed != Some(true))
         .collect();
-    parts.extend(deciding.iter().map(|r| r.text.clone()));
-    let all = fleet_caveats(fleet);
-    // Names the caveat needs the room of are left out (the counts say how many).
-    const CAVEAT_ROOM: usize = 50;
-    let fits = |parts: &[String], more: &str| {
-        all.is_empty()
-            || one_line(&format!("{}; {more}", parts.join("; ")))
-                .chars()
-                .count()
-                + CAVEAT_ROOM
-                <= MAX_CHARS
-    };
-    // The node furthest off first, with its figure; the others by name, room permitting.
     let worst = deciding_figure(fleet, Fail);
     let others = named(fleet, Fail, worst.as_ref().map(|w| w.0));
-    match (worst, others) {
-        (Some((_, figure)), None) => parts.push(format!("fail: {figure}")),
-        (Some((_, figure)), Some(others)) => {
-            let named = format!("fail: {figure}, also {others}");
-            parts.push(if fits(&parts, &named) {
-                named
+    let closest = if fleet.verdict == Pass {
+        deciding_figure(fleet, Pass).map(|(_, figure)| figure)
+    } else {
+        None
+    };
+    let open = named(fleet, Inconclusive, None);
+    // The line up to the caveat, at a level of detail.
+    let body = |detail: Detail| -> String {
+        let mut parts = vec![format!(
+            "{}{}",
+            counts_head(fleet, detail),
+            evidence(fleet, detail)
+        )];
+        parts.extend(deciding.iter().map(|r| {
+            if detail == Detail::Full {
+                r.text.clone()
             } else {
-                format!("fail: {figure}")
-            });
+                r.brief.clone()
+            }
+        }));
+        match (&worst, &others) {
+            (Some((_, figure)), Some(others)) if detail == Detail::Full => {
+                parts.push(format!("fail: {figure}, also {others}"))
+            }
+            (Some((_, figure)), _) => parts.push(format!("fail: {figure}")),
+            (None, Some(fails)) if detail == Detail::Full => parts.push(format!("fail: {fails}")),
+            (None, _) => {}
         }
-        (None, Some(fails)) => parts.push(format!("fail: {fails}")),
-        (None, None) => {}
-    }
-    if fleet.verdict == Pass
-        && let Some((_, figure)) = deciding_figure(fleet, Pass)
-    {
-        parts.push(format!("closest to the threshold: {figure}"));
-    }
-    if let Some(open) = named(fleet, Inconclusive, None) {
-        let open = format!("inconclusive: {open}");
-        if fits(&parts, &open) {
-            parts.push(open);
+        if let Some(figure) = &closest {
+            parts.push(format!("closest to the threshold: {figure}"));
         }
-    }
-    let mut line = one_line(&parts.join("; "));
-    if let Some(first) = all.first() {
-        let more = if all.len() > 1 {
+        if let Some(open) = open.as_ref().filter(|_| detail == Detail::Full) {
+            parts.push(format!("inconclusive: {open}"));
+        }
+        one_line(&parts.join("; "))
+    };
+    let all = fleet_caveats(fleet);
+    let Some(first) = all.first().map(|c| one_line(c)) else {
+        // Nothing to qualify the verdict: the most said that fits.
+        let fitting = DETAILS
+            .iter()
+            .map(|&d| body(d))
+            .find(|l| l.chars().count() <= MAX_CHARS);
+        return fitting.unwrap_or_else(|| shorten(&body(Detail::Least), MAX_CHARS));
+    };
+    // The caveat is the verdict's reason where the fleet is undecided, or where a node
+    // fails with no figure to say.
+    let needed = fleet.verdict == Inconclusive
+        || (fleet.verdict == Fail
+            && worst.is_none()
+            && !deciding.iter().any(|r| r.passed == Some(false)));
+    let with_caveat = |detail: Detail, room_least: usize| -> Option<String> {
+        let more = if all.len() > 1 && detail < Detail::Least {
             format!(" (+{} more)", all.len() - 1)
         } else {
             String::new()
         };
+        let line = body(detail);
         let room = MAX_CHARS
-            .saturating_sub(line.chars().count() + "; caveat: ".len() + more.chars().count());
-        let text = shorten(&one_line(first), room);
-        if !text.is_empty() {
-            line.push_str(&format!("; caveat: {text}{more}"));
+            .checked_sub(line.chars().count() + "; caveat: ".len() + more.chars().count())?;
+        if room < room_least.min(first.chars().count()) || room == 0 {
+            return None;
         }
-    }
-    writeln!(out, "{}", shorten(&line, MAX_CHARS))
+        Some(format!("{line}; caveat: {}{more}", shorten(&first, room)))
+    };
+    let whole = first.chars().count();
+    // The caveat whole, at the most detail that leaves room for it (a caveat the verdict
+    // does not rest on takes the room of node lists only); then its first characters.
+    let (levels, least) = if needed {
+        (&DETAILS[..], CAVEAT_LEAST)
+    } else {
+        (&DETAILS[..2], CAVEAT_LEAST / 2)
+    };
+    levels
+        .iter()
+        .find_map(|&d| with_caveat(d, whole))
+        .or_else(|| levels.iter().find_map(|&d| with_caveat(d, least)))
+        .or_else(|| {
+            // No room for the caveat: a caveat the verdict rests on is cut to what is left;
+            // any other is left out, for what decides.
+            if needed {
+                with_caveat(Detail::Least, 1)
+            } else {
+                DETAILS
+                    .iter()
+                    .map(|&d| body(d))
+                    .find(|l| l.chars().count() <= MAX_CHARS)
+            }
+        })
+        .unwrap_or_else(|| shorten(&body(Detail::Least), MAX_CHARS))
 }
 
 /// The nodes with a verdict (but the one left out), by label: "node2, node5, node7 and 3

@@ -43,7 +43,7 @@ pub fn run(cfg: BundleConfig, ctx: &Ctx) -> anyhow::Result<u8> {
         host,
         since,
         output,
-        signer,
+        sign,
         fio_outputs,
         history: history_path,
         dir,
@@ -66,6 +66,15 @@ pub fn run(cfg: BundleConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     // error naming it.
     let raw = read_outputs(&fio_outputs)?;
     history::check_for_reading(&history_path)?;
+    // The signing key, read once every cheaper argument is checked and before anything is
+    // written: one that cannot sign is an error.
+    let signer = sign
+        .map(|p| {
+            crate::evidence::signing_key(&p)
+                .map_err(|e| usage(format!("--sign {}: {e}", p.display())))
+                .map(|k| (p, k))
+        })
+        .transpose()?;
     let filter = Filter {
         host: Some(host.clone()),
         dir: dir.clone(),

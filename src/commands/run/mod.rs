@@ -14,7 +14,7 @@ mod sequence;
 
 pub use progress::Progress;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use chrono::Utc;
@@ -113,8 +113,7 @@ pub fn run(cfg: RunConfig, ctx: &Ctx) -> anyhow::Result<u8> {
         history::prepare(p, records_bytes(&policy.job, runs))?;
     }
     let total_bytes = policy.job.size.0 * u64::from(policy.job.numjobs);
-    let dir = testfile::preflight(&dir, total_bytes)?;
-    let _lock = HostLock::acquire(wait, ctx)?;
+    let (dir, _lock) = claim_dir(&dir, total_bytes, wait, ctx)?;
     let discard = ready_dir(&dir, total_bytes, ctx);
 
     if sustained.is_some() {
@@ -186,6 +185,22 @@ pub fn run(cfg: RunConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     crate::out::finish_stdout();
     release_files(unlinked, discard, ctx);
     Ok(ev.verdict.exit_code())
+}
+
+/// The test directory, canonical, with the host lock held and room for `total_bytes` under
+/// it. What the arguments say is checked before the lock (a bad --dir is told at once, not
+/// after waiting for another run); the room under it, where a concurrent run's test file is
+/// gone and a test file no run holds is stale.
+fn claim_dir(
+    dir: &Path,
+    total_bytes: u64,
+    wait: bool,
+    ctx: &Ctx,
+) -> anyhow::Result<(PathBuf, HostLock)> {
+    let canonical = testfile::preflight(dir)?;
+    let lock = HostLock::acquire(wait, ctx)?;
+    testfile::check_space(dir, &canonical, total_bytes)?;
+    Ok((canonical, lock))
 }
 
 /// Readies the test directory (under the host lock): says at once when the test files'
