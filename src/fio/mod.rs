@@ -32,8 +32,8 @@ use chrono::{DateTime, FixedOffset};
 
 pub use clones::combine as combine_clones;
 pub use cmdline::{command_line, customer_command};
-pub use note::Note;
 pub use identity::RunIdentity;
+pub use note::Note;
 pub use paste::StatedCommand;
 
 use crate::job::{JobShape, Rw};
