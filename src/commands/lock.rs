@@ -153,13 +153,22 @@ enum Left {
 }
 
 fn left(procs: &[Proc]) -> Left {
+    // A process whose binary is no longer there is ending (the kernel lets go of it before it
+    // closes the process's files, the lock last; a binary hidden from this user is not that): it says nothing of what the rest are. The
+    // run's own detached child is often seen so, in the moment between its parent's exit and
+    // its own.
+    let ending = |p: &&Proc| {
+        std::fs::read_link(format!("/proc/{}/exe", p.pid))
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    };
+    let live: Vec<&Proc> = procs.iter().filter(|p| !ending(p)).collect();
     let fio = crate::fio::installed::path();
     if let Some(f) = &fio
-        && procs.iter().any(|p| runs(p.pid, f))
+        && live.iter().any(|p| runs(p.pid, f))
     {
         return Left::Fio;
     }
-    if procs.iter().all(|p| runs(p.pid, Path::new(OWN))) {
+    if live.iter().all(|p| runs(p.pid, Path::new(OWN))) {
         Left::Flush
     } else {
         Left::Unrecognised
@@ -366,6 +375,15 @@ impl HostLock {
                     if lock_within(&file, flush_wait) {
                         break;
                     }
+                    // Said as it stands now, not as it stood a wait ago.
+                    let (taker, holding) = lock_holders(&file);
+                    let (procs, kind) = match holder(recorded(&mut file), taker, &holding) {
+                        Holder::Leftover(_, now) if !now.is_empty() => {
+                            let k = left(&now);
+                            (now, k)
+                        }
+                        _ => (procs, kind),
+                    };
                     let secs = flush_wait.as_secs();
                     return Err(lock_error(match kind {
                         Left::Fio => format!(
@@ -479,5 +497,27 @@ fn lock_within(file: &File, limit: Duration) -> bool {
             }
             Err(_) => return false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_holder_that_is_ending_does_not_make_a_flush_unrecognised() {
+        // This test process runs its own binary, as a run's flush child does; a process that
+        // has ended is what an ending one looks like from /proc (no binary to read).
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let pid = gone.id() as i32;
+        gone.wait().unwrap();
+        let me = Proc::of(std::process::id() as i32);
+        let ending = Proc {
+            pid,
+            name: "iopscheck".into(),
+        };
+        assert_eq!(left(std::slice::from_ref(&me)), Left::Flush);
+        assert_eq!(left(&[me, ending.clone()]), Left::Flush);
+        assert_eq!(left(&[ending]), Left::Flush);
     }
 }
