@@ -290,11 +290,11 @@ pub fn modified_z_scores(v: &[f64]) -> Vec<f64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The median as it was taken before: the middle of the figures sorted.
-    fn median_by_sorting(v: &[f64]) -> f64 {
+    pub(crate) fn median_by_sorting(v: &[f64]) -> f64 {
         let mut s = v.to_vec();
         s.sort_by(f64::total_cmp);
         let n = s.len();

@@ -648,14 +648,8 @@ mod tests {
 
     /// The median of the finite figures of `column` sorted by `f64::total_cmp`.
     fn sorted_median(column: &[f64]) -> f64 {
-        let mut s: Vec<f64> = column.iter().copied().filter(|x| x.is_finite()).collect();
-        s.sort_by(f64::total_cmp);
-        let n = s.len();
-        if n % 2 == 1 {
-            s[n / 2]
-        } else {
-            (s[n / 2 - 1] + s[n / 2]) / 2.0
-        }
+        let finite: Vec<f64> = column.iter().copied().filter(|x| x.is_finite()).collect();
+        crate::evaluate::stats::tests::median_by_sorting(&finite)
     }
 
     /// Checks the statistics in passes against the column held whole (every field to the

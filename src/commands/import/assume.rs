@@ -120,6 +120,17 @@ struct Figures<'a> {
 }
 
 impl Figures<'_> {
+    /// The jobs the run had: as stated, else as assumed, at least one.
+    fn jobs(&self) -> u64 {
+        u64::from(
+            self.stated
+                .numjobs
+                .or(self.assumed.numjobs)
+                .unwrap_or(1)
+                .max(1),
+        )
+    }
+
     /// The caveat that the figures show `shown` against the statement.
     fn contradict(&self, shown: Shown) -> Caveat {
         Caveat::Contradicted {
@@ -260,13 +271,7 @@ impl Figures<'_> {
                 .flatten()
                 .map(|d| d.bytes)
                 .sum();
-            let jobs = u64::from(
-                self.stated
-                    .numjobs
-                    .or(self.assumed.numjobs)
-                    .unwrap_or(1)
-                    .max(1),
-            );
+            let jobs = self.jobs();
             if moved > 0 && (moved as f64) < want as f64 * (1.0 - SIZE_TOLERANCE) * jobs as f64 {
                 let per_job = moved / jobs;
                 out.notes.push(self.contradict(Shown::Size {
@@ -300,13 +305,7 @@ impl Figures<'_> {
             return;
         };
         let writes = self.m.write.as_ref().map_or(0, |w| w.ios);
-        let jobs = u64::from(
-            self.stated
-                .numjobs
-                .or(self.assumed.numjobs)
-                .unwrap_or(1)
-                .max(1),
-        );
+        let jobs = self.jobs();
         let every = self
             .assumed
             .fsync
