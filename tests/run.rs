@@ -612,14 +612,15 @@ fn small_burst_policy(env: &Env, direct: bool) -> std::path::PathBuf {
 
 /// One run of `policy` on a fresh emulated disk with `bucket` (and `dirty_max`), as JSON,
 /// with its exit code and stderr; run again, up to three times, where the emulated disk
-/// itself stalled (`BurstDisk::kept_busy`) when the bucket was to run dry.
+/// itself stalled (`BurstDisk::kept_busy`) when the bucket was to run dry: None, skipped with
+/// the reason, where it stalled every time (a machine too loaded to emulate a disk on).
 fn run_on_burst_disk(
     env: &Env,
     policy: &std::path::Path,
     bucket: common::burst::Bucket,
     dirty_max: Option<u64>,
     runs_dry: bool,
-) -> (common::burst::BurstDisk, Option<i32>, Value, String) {
+) -> Option<(common::burst::BurstDisk, Option<i32>, Value, String)> {
     let mut tries = 0;
     loop {
         tries += 1;
@@ -653,13 +654,18 @@ fn run_on_burst_disk(
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         if runs_dry && let Err(why) = disk.kept_busy() {
-            assert!(tries < 3, "the emulated disk stalled in 3 runs: {why}");
+            if tries == 3 {
+                skip(&format!(
+                    "the emulated disk stalled in 3 runs, the last: {why}; the machine is too loaded to test on it"
+                ));
+                return None;
+            }
             eprintln!("the emulated disk stalled ({why}); again");
             continue;
         }
         let j: Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}{err}", String::from_utf8_lossy(&out.stdout)));
-        return (disk, out.status.code(), j, err);
+        return Some((disk, out.status.code(), j, err));
     }
 }
 
@@ -678,7 +684,9 @@ fn a_run_that_passes_only_on_burst_credits_fails_at_the_level_the_disk_sustained
         baseline: 250,
         size: 2250,
     };
-    let (disk, code, j, err) = run_on_burst_disk(&env, &policy, bucket, None, true);
+    let Some((disk, code, j, err)) = run_on_burst_disk(&env, &policy, bucket, None, true) else {
+        return;
+    };
     let rule = &j["rules"][0];
     assert_eq!(rule["metric"], "write_iops_formula");
     let mean = rule["value"].as_f64().unwrap();
@@ -751,7 +759,9 @@ fn a_bucket_that_never_runs_dry_leaves_the_verdict_as_the_mean_gives_it() {
         baseline: 250,
         size: 100_000,
     };
-    let (disk, code, j, err) = run_on_burst_disk(&env, &policy, bucket, None, false);
+    let Some((disk, code, j, err)) = run_on_burst_disk(&env, &policy, bucket, None, false) else {
+        return;
+    };
     assert_eq!(disk.seconds_to_dry(), None);
     assert!(j.get("bursts").is_none(), "{j}\n{err}");
     assert_eq!(j["verdict"], "pass", "{}\n{err}", j["reason"]);
@@ -774,7 +784,11 @@ fn the_page_cache_filling_up_on_a_steady_disk_is_not_called_burst() {
         baseline: 250,
         size: 100_000,
     };
-    let (_disk, code, j, err) = run_on_burst_disk(&env, &policy, bucket, Some(4 << 20), false);
+    let Some((_disk, code, j, err)) =
+        run_on_burst_disk(&env, &policy, bucket, Some(4 << 20), false)
+    else {
+        return;
+    };
     assert!(j.get("bursts").is_none(), "{j}\n{err}");
     assert!(!err.contains("burst credits running out"), "{err}");
     let rule = &j["rules"][0];
@@ -816,7 +830,11 @@ fn a_sustained_run_reaches_the_emulated_baseline_and_stops() {
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         if let Err(why) = disk.kept_busy() {
-            assert!(tries < 3, "the emulated disk stalled in 3 runs: {why}");
+            if tries == 3 {
+                return skip(&format!(
+                    "the emulated disk stalled in 3 runs, the last: {why}; the machine is too loaded to test on it"
+                ));
+            }
             eprintln!("the emulated disk stalled ({why}); again");
             continue;
         }
