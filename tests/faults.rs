@@ -562,37 +562,12 @@ fn a_torn_history_line_is_skipped_with_its_line_number_and_later_appends_work() 
         .stdout(predicate::str::contains("2 runs not counted"));
 }
 
-/// A tmpfs (or other) mount in a temp dir, unmounted on drop.
-struct Mount {
-    dir: PathBuf,
-}
-
-impl Mount {
-    fn new(at: &Path, args: &[&str]) -> Option<Mount> {
-        std::fs::create_dir_all(at).unwrap();
-        let ok = StdCommand::new("mount")
-            .args(args)
-            .arg(at)
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then(|| Mount {
-            dir: at.to_path_buf(),
-        })
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = StdCommand::new("umount").arg("-l").arg(&self.dir).status();
-    }
-}
-
 #[test]
 #[cfg_attr(not(have_root), ignore = "needs root (mounting a tmpfs)")]
 fn too_little_space_on_a_small_tmpfs_is_refused_before_writing() {
     let env = Env::new();
     let at = env.tmp.path().join("small");
-    let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=16m", "tmpfs"]) else {
+    let Some(_m) = common::Mount::new(&at, &["-t", "tmpfs", "-o", "size=16m", "tmpfs"]) else {
         return skip("mount -t tmpfs failed");
     };
     run_in(&env, &at)
@@ -614,7 +589,7 @@ fn free_space_is_checked_under_the_run_lock() {
     use std::io::BufRead as _;
     let env = Env::new();
     let at = env.tmp.path().join("small");
-    let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=128m", "tmpfs"]) else {
+    let Some(_m) = common::Mount::new(&at, &["-t", "tmpfs", "-o", "size=128m", "tmpfs"]) else {
         return skip("mount -t tmpfs failed");
     };
     // The other run: it holds the lock, and its test file 96 MiB of the 128.
@@ -696,7 +671,7 @@ fn a_disk_filling_up_during_the_run_stops_it_removes_the_file_and_explains() {
         .unwrap();
     assert!(mk.success());
     let at = env.tmp.path().join("ext2");
-    let Some(_m) = Mount::new(&at, &["-o", "loop", img.to_str().unwrap()]) else {
+    let Some(_m) = common::Mount::new(&at, &["-o", "loop", img.to_str().unwrap()]) else {
         return skip("mount -o loop failed (no loop devices?)");
     };
     // The disk becomes full at a point this test controls, not one it races for: the run is
@@ -756,7 +731,7 @@ fn a_disk_filling_up_during_the_run_stops_it_removes_the_file_and_explains() {
 fn a_read_only_filesystem_is_refused_with_nothing_written() {
     let env = Env::new();
     let at = env.tmp.path().join("ro");
-    let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=256m,ro", "tmpfs"]) else {
+    let Some(_m) = common::Mount::new(&at, &["-t", "tmpfs", "-o", "size=256m,ro", "tmpfs"]) else {
         return skip("mount -t tmpfs -o ro failed");
     };
     run_in(&env, &at)
@@ -1652,7 +1627,7 @@ fn a_world_writable_history_is_refused_by_report_fleet_and_bundle() {
 fn a_full_disk_during_a_history_append_leaves_the_history_byte_identical() {
     let env = Env::new();
     let at = env.tmp.path().join("small");
-    let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=64k", "tmpfs"]) else {
+    let Some(_m) = common::Mount::new(&at, &["-t", "tmpfs", "-o", "size=64k", "tmpfs"]) else {
         return skip("mount -t tmpfs failed");
     };
     // One record, padded with a blank line so that only 96 bytes are left in the file's last

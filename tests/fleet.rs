@@ -91,6 +91,20 @@ impl Nodes {
         std::fs::write(&p, &out.stdout).unwrap();
         p
     }
+    /// The policy's test, three runs in one sitting, as `iopscheck run --format json` states
+    /// it, written as `dir/name` (the runs' records as the native engine writes them; a real
+    /// one takes minutes).
+    fn sitting(&self, dir: &Path, name: &str, host: &str) {
+        let src = self.result(&format!("{name}.src"), host, &runs(host, "/data", 1, 16.4));
+        std::fs::write(
+            dir.join(name),
+            edited(&src, |v| {
+                v["scope"] = Value::from("run");
+                v["verdict"] = Value::from("pass");
+            }),
+        )
+        .unwrap();
+    }
 }
 
 fn fleet_json(files: &[&Path], extra: &[&str]) -> (i32, Value) {
@@ -1301,17 +1315,7 @@ fn a_mixed_directory_names_each_nodes_evidence_and_require_evidence_judges_sitti
     n.history("results/hist.jsonl", &runs("hist", "/data", 2, 16.4));
     let rep = n.result("rep.json", "rep", &runs("rep", "/data", 2, 16.4));
     std::fs::rename(&rep, dir.join("rep.json")).unwrap();
-    // The policy's test, three runs in one sitting, as `iopscheck run --format json` states
-    // it (the runs' records as the native engine writes them; a real one takes minutes).
-    let sitting = n.result("sit.src.json", "sit", &runs("sit", "/data", 1, 16.4));
-    std::fs::write(
-        dir.join("sit.json"),
-        edited(&sitting, |v| {
-            v["scope"] = Value::from("run");
-            v["verdict"] = Value::from("pass");
-        }),
-    )
-    .unwrap();
+    n.sitting(&dir, "sit.json", "sit");
     // A quick look: 4 MiB for a second, a test that flatters the disk.
     let quick = n.path("quick");
     std::fs::create_dir(&quick).unwrap();
@@ -1774,16 +1778,7 @@ fn a_summary_keeps_the_caveat_an_inconclusive_fleet_rests_on_beside_mixed_eviden
             &runs(host, "/data", days, 16.4),
         );
     }
-    let host = "storage-node-03";
-    let sitting = n.result("sit.src.json", host, &runs(host, "/data", 1, 16.4));
-    std::fs::write(
-        dir.join("sit.json"),
-        edited(&sitting, |v| {
-            v["scope"] = Value::from("run");
-            v["verdict"] = Value::from("pass");
-        }),
-    )
-    .unwrap();
+    n.sitting(&dir, "sit.json", "storage-node-03");
     for extra in [&[][..], &["--require-evidence"][..]] {
         let (code, v) = fleet_json(&[&dir], extra);
         assert_eq!((code, v["verdict"].as_str()), (3, Some("inconclusive")));

@@ -384,37 +384,12 @@ fn a_history_that_starts_with_a_byte_order_mark_keeps_its_first_record() {
     assert!(!err.contains("skipped"), "{err}");
 }
 
-/// A tmpfs in a temp dir, unmounted on drop.
-struct Mount {
-    dir: PathBuf,
-}
-
-impl Mount {
-    fn new(at: &Path, args: &[&str]) -> Option<Mount> {
-        std::fs::create_dir_all(at).unwrap();
-        let ok = StdCommand::new("mount")
-            .args(args)
-            .arg(at)
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then(|| Mount {
-            dir: at.to_path_buf(),
-        })
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = StdCommand::new("umount").arg("-l").arg(&self.dir).status();
-    }
-}
-
 #[test]
 #[cfg_attr(not(have_root), ignore = "needs root (mounting a tmpfs)")]
 fn a_full_filesystem_under_the_history_is_found_before_the_test() {
     let env = Env::new();
     let at = env.tmp.path().join("small");
-    let Some(_m) = Mount::new(&at, &["-t", "tmpfs", "-o", "size=64k", "tmpfs"]) else {
+    let Some(_m) = common::Mount::new(&at, &["-t", "tmpfs", "-o", "size=64k", "tmpfs"]) else {
         return skip("mount -t tmpfs failed");
     };
     let history = at.join("history.jsonl");
@@ -1147,7 +1122,7 @@ fn a_disk_mounted_with_discard_is_said_before_the_run_and_its_removal_after_the_
         .unwrap();
     assert!(mk.success());
     let at = env.tmp.path().join("ext4");
-    let Some(_m) = Mount::new(&at, &["-o", "loop,discard", img.to_str().unwrap()]) else {
+    let Some(_m) = common::Mount::new(&at, &["-o", "loop,discard", img.to_str().unwrap()]) else {
         return skip("mount -o loop failed (no loop devices?)");
     };
     // A file large enough for its removal to be said at once on such a disk (256 MiB).
@@ -1190,7 +1165,7 @@ fn a_disk_mounted_with_discard_is_said_before_the_run_and_its_removal_after_the_
     // Not said where the filesystem has no discard (a tmpfs; this machine's own disk may
     // well have it).
     let plain = env.tmp.path().join("tmpfs");
-    let Some(_t) = Mount::new(&plain, &["-t", "tmpfs", "-o", "size=384m", "tmpfs"]) else {
+    let Some(_t) = common::Mount::new(&plain, &["-t", "tmpfs", "-o", "size=384m", "tmpfs"]) else {
         return skip("mount -t tmpfs failed");
     };
     let err = run(&plain);

@@ -208,3 +208,32 @@ pub fn three_a_day(
     }
     (lines, times)
 }
+
+/// A filesystem mounted (`mount ARGS AT`) for a test, lazily unmounted on drop; None where
+/// mount failed (the caller skips, saying so).
+pub struct Mount {
+    dir: PathBuf,
+}
+
+impl Mount {
+    pub fn new(at: &Path, args: &[&str]) -> Option<Mount> {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(args)
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Mount {
+            dir: at.to_path_buf(),
+        })
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.dir)
+            .status();
+    }
+}
