@@ -13,7 +13,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use common::{Env, fixture};
+use common::{Env, fixture, not_counted, runs};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -52,21 +52,6 @@ fn import(env: &Env, files: &[&Path], args: &[&str]) -> (Option<i32>, Value) {
     let j = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}); stderr: {err}"));
     (out.status.code(), j)
-}
-
-/// The reasons of the runs not counted (`not_counted[].reason`), in one string.
-fn not_counted(j: &Value) -> String {
-    j["not_counted"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n["reason"].as_str().unwrap().to_string())
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-fn runs(j: &Value) -> &Vec<Value> {
-    j["runs"].as_array().unwrap()
 }
 
 fn metric(run: &Value, name: &str) -> f64 {

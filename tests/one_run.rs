@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Env, fixture, have_fio, skip};
+use common::{Env, fixture, have_fio, not_counted, runs, skip};
 use serde_json::Value;
 
 fn one_run(name: &str) -> PathBuf {
@@ -30,20 +30,6 @@ fn import(env: &Env, files: &[&Path], args: &[&str]) -> (Option<i32>, Value, Str
     let mut a: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
     a.extend_from_slice(args);
     env.import_json(&a)
-}
-
-fn not_counted(j: &Value) -> String {
-    j["not_counted"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n["reason"].as_str().unwrap().to_string())
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-fn runs(j: &Value) -> &Vec<Value> {
-    j["runs"].as_array().unwrap()
 }
 
 /// The write I/Os a JSON output counts (`jobs[0].write.total_ios`).

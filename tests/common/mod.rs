@@ -237,3 +237,19 @@ impl Drop for Mount {
             .status();
     }
 }
+
+/// The reasons of a JSON result's runs not counted (`not_counted[].reason`), in one string.
+pub fn not_counted(j: &serde_json::Value) -> String {
+    j["not_counted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["reason"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A JSON result's `runs[]`.
+pub fn runs(j: &serde_json::Value) -> &Vec<serde_json::Value> {
+    j["runs"].as_array().unwrap()
+}
