@@ -783,12 +783,10 @@ mod tests {
         crate::evaluate::tests::swimlane_report_held(runs, "2026-12-02T12:00:00Z")
     }
 
-    /// One run of Swimlane's test changed by `change`, judged as `run` judges it, and the
-    /// table printed (`verbose` or not).
-    fn one_run(
+    /// One run of Swimlane's test changed by `change`, judged as `run` judges it.
+    fn judged(
         change: impl Fn(&mut crate::history::Record),
-        verbose: bool,
-    ) -> (crate::evaluate::Evaluation, String) {
+    ) -> (crate::evaluate::Evaluation, Records) {
         let mut r = crate::evaluate::tests::rec("2026-12-01T10:00:00Z", 16.0);
         change(&mut r);
         let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T12:00:00Z")
@@ -796,14 +794,28 @@ mod tests {
             .to_utc();
         let policy = crate::policy::resolve("swimlane").unwrap().policy;
         let opts = crate::evaluate::Options::new(crate::evaluate::Scope::Run, now);
-        let (ev, records) = crate::evaluate::evaluate_left_out(vec![r], Vec::new(), &policy, &opts);
+        crate::evaluate::evaluate_left_out(vec![r], Vec::new(), &policy, &opts)
+    }
+
+    /// The table of `ev` (`verbose` or not).
+    fn table(ev: &crate::evaluate::Evaluation, records: &Records, verbose: bool) -> String {
         let mut out = Vec::new();
         let style = crate::report::Style {
             color: false,
             verbose,
         };
-        super::render(&ev, &records, &style, &mut out).unwrap();
-        (ev, String::from_utf8(out).unwrap())
+        super::render(ev, records, &style, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// One run changed by `change`, judged, and its table printed (`verbose` or not).
+    fn one_run(
+        change: impl Fn(&mut crate::history::Record),
+        verbose: bool,
+    ) -> (crate::evaluate::Evaluation, String) {
+        let (ev, records) = judged(change);
+        let text = table(&ev, &records, verbose);
+        (ev, text)
     }
 
     #[test]
@@ -844,24 +856,10 @@ mod tests {
 
     #[test]
     fn the_table_prints_each_warnings_headline_without_verbose_and_its_sentence_with_it() {
-        let mut r = crate::evaluate::tests::rec("2026-12-01T10:00:00Z", 16.0);
-        r.target.filesystem = Some("ext4".into());
-        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T12:00:00Z")
-            .unwrap()
-            .to_utc();
-        let policy = crate::policy::resolve("swimlane").unwrap().policy;
-        let opts = crate::evaluate::Options::new(crate::evaluate::Scope::Run, now);
         let (mut ev, records) =
-            crate::evaluate::evaluate_left_out(vec![r], Vec::new(), &policy, &opts);
-        let printed = |ev: &crate::evaluate::Evaluation, verbose: bool| {
-            let mut out = Vec::new();
-            let style = crate::report::Style {
-                color: false,
-                verbose,
-            };
-            super::render(ev, &records, &style, &mut out).unwrap();
-            words(&String::from_utf8(out).unwrap())
-        };
+            judged(|r: &mut crate::history::Record| r.target.filesystem = Some("ext4".into()));
+        let printed =
+            |ev: &crate::evaluate::Evaluation, verbose: bool| words(&table(ev, &records, verbose));
         let mut shortened = 0;
         for w in crate::evaluate::warning_examples() {
             let (whole, headline) = (w.to_string(), w.headline().to_string());

@@ -327,7 +327,7 @@ impl<'a> Reading<'a> {
                 copies: Vec::new(),
             },
         );
-        g.copies = earlier.copies.clone();
+        g.copies = earlier.copies;
         g.copies.push(earlier.at);
         for &c in &g.copies {
             self.candidates[c].excluded = Some(why(label, format));
