@@ -309,7 +309,11 @@ fn sigint_during_the_final_fsync_removes_the_file_promptly() {
     unsafe { libc::kill(flusher as i32, libc::SIGKILL) };
     let (code, _, err) = wait_code(child);
     assert_eq!(code, Some(130), "{err}");
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    // The flusher is stopped for good: a run that waited for it would never end (the loop
+    // above fails at 30 s), one that waited a while for it would take that while. What is
+    // left is removing 512 MiB of unwritten pages, which a loaded disk makes slower: the
+    // bound tells a prompt stop from a wait, not a fast machine from a busy one.
+    assert!(took < Duration::from_secs(10), "took {took:?}");
     assert!(env.history_lines().is_empty());
     assert!(test_files(&env.dir).is_empty());
 }

@@ -184,11 +184,11 @@ mod tests {
             ),
             (
                 Some(false),
-                "spread of read_iops_mean across devices: max/min ≤ 1.1: fails, max/min +Inf (node1 /dev/a 1000 IOPS / node1 /dev/b 0 IOPS) exceeds it",
+                "spread of read_iops_mean across devices: max/min ≤ 1.1: fails, max/min unbounded (node1 /dev/a 1000 IOPS / node1 /dev/b 0 IOPS) exceeds it",
             ),
             (
                 None,
-                "spread of read_iops_mean across devices: max/min ≤ 1.1: not judged, the runs of /dev/a are not the policy's test (on them it fails, max/min +Inf (node1 /dev/a 1000 IOPS / node1 /dev/b 0 IOPS) exceeds it)",
+                "spread of read_iops_mean across devices: max/min ≤ 1.1: not judged, the runs of /dev/a are not the policy's test (on them it fails, max/min unbounded (node1 /dev/a 1000 IOPS / node1 /dev/b 0 IOPS) exceeds it)",
             ),
             (
                 None,

@@ -239,7 +239,7 @@ mod tests {
             ),
             (
                 Some(false),
-                "fleet rule total_iops: max/min across nodes ≤ 1.1: fails, max/min +Inf (a 1000 IOPS / b 0 IOPS) exceeds it",
+                "fleet rule total_iops: max/min across nodes ≤ 1.1: fails, max/min unbounded (a 1000 IOPS / b 0 IOPS) exceeds it",
             ),
             (
                 None,

@@ -85,6 +85,8 @@ impl Bound {
     /// "max/min 1.25", or IBM's "difference 20.00%" (100 × (max − min) / max).
     pub fn state(self, ratio: f64) -> String {
         match self {
+            // The least figure was 0: the ratio has no bound, said in words rather than "+Inf".
+            Bound::MaxOverMin(_) if ratio.is_infinite() => "max/min unbounded".to_string(),
             Bound::MaxOverMin(_) => format!("max/min {}", crate::numbers::fmt_precise(ratio)),
             Bound::MaxDiffPct(_) => {
                 let pct = if ratio.is_finite() {
