@@ -101,6 +101,40 @@ fn one_run_given_in_json_text_and_terse_is_one_run_and_its_json_counts() {
 }
 
 #[test]
+fn what_was_noted_of_a_copy_not_counted_is_not_said() {
+    // The text's reader notes (figures printed to 3–4 digits, a date without a zone) are
+    // about the text's figures: said when the text counts, not when its JSON does.
+    let env = Env::new();
+    let policy = small_policy(&env);
+    let p = policy.to_str().unwrap();
+    let (json, text) = (one_run("run1.json"), one_run("run1.txt"));
+    let of_text = |j: &Value| -> Vec<String> {
+        j["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|w| w.starts_with("run1.txt"))
+            .map(str::to_string)
+            .collect()
+    };
+    let (_, alone, _) = import(&env, &[&text], &["--policy", p]);
+    assert!(
+        of_text(&alone)
+            .iter()
+            .any(|w| w.contains("significant digits")),
+        "{}",
+        alone["warnings"]
+    );
+    for order in [[&text, &json], [&json, &text]] {
+        let files: Vec<&Path> = order.iter().map(|p| p.as_path()).collect();
+        let (_, j, _) = import(&env, &files, &["--policy", p]);
+        assert!(not_counted(&j).contains("run1.txt: the same fio run as run1.json"));
+        assert_eq!(of_text(&j), Vec::<String>::new(), "{order:?}");
+    }
+}
+
+#[test]
 fn two_runs_of_one_job_stay_two_runs_whatever_their_formats() {
     let env = Env::new();
     let policy = small_policy(&env);

@@ -186,8 +186,10 @@ impl<'a> Reading<'a> {
         };
         let identity = RunIdentity::of(job, f.parsed.format, f.parsed.fio_version.as_deref());
         let mut excluded = self.excluded(job, f);
+        let mut copy = false;
         if excluded.is_none() {
             excluded = self.given_in_another_format(&identity, &label, f.parsed.format);
+            copy = excluded.is_some();
         }
         if f.given_before.is_none() && job.repeat_of.is_none() {
             self.seen.push((job.clone(), label.clone()));
@@ -199,7 +201,8 @@ impl<'a> Reading<'a> {
             Some(cmd) => {
                 let by = Statement::CommandLine { line: cmd.line };
                 let c = assume(&job.shape, &cmd.shape, &job.measurement, job.syncs, &by);
-                for n in c.notes {
+                // what is read of a copy against its job is said of the copy counted
+                for n in c.notes.into_iter().filter(|_| !copy) {
                     self.notes.push(Warning::InputCaveat {
                         about: label.clone(),
                         caveat: n,
@@ -214,7 +217,7 @@ impl<'a> Reading<'a> {
             Some((spec, a)) => {
                 let by = Statement::AssumedJob { spec: spec.clone() };
                 let assumption = assume(&stated_shape, a, &job.measurement, job.syncs, &by);
-                for c in assumption.notes {
+                for c in assumption.notes.into_iter().filter(|_| !copy) {
                     self.notes.push(Warning::InputCaveat {
                         about: label.clone(),
                         caveat: c,
@@ -280,6 +283,7 @@ impl<'a> Reading<'a> {
             differences,
             figures_contradict,
             excluded,
+            copy,
         });
         Ok(())
     }
@@ -331,6 +335,7 @@ impl<'a> Reading<'a> {
         g.copies.push(earlier.at);
         for &c in &g.copies {
             self.candidates[c].excluded = Some(why(label, format));
+            self.candidates[c].copy = true;
         }
         self.notes.retain(
             |n| !matches!(n, Warning::InputCaveat { about, .. } if *about == earlier.label),

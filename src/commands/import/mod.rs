@@ -12,7 +12,7 @@ mod select;
 use std::path::Path;
 
 use self::blocks::Reading;
-use self::notes::{no_series_note, said_once};
+use self::notes::{no_series_note, of_files_counted, said_once};
 use self::select::select;
 use crate::config::import::ImportOutputs;
 use crate::config::{Ctx, ImportConfig};
@@ -46,7 +46,7 @@ pub fn run(cfg: ImportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
         file_notes,
         ..
     } = reading;
-    notes.extend(said_once(file_notes));
+    notes.extend(said_once(of_files_counted(file_notes, &candidates)));
     // what the user assumed comes first: it is the main caveat of such an import
     notes.sort_by_key(|n| {
         !matches!(

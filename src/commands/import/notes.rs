@@ -4,6 +4,28 @@ use crate::evaluate::Warning;
 use crate::evaluate::caveat::Caveat;
 use crate::measure::{Direction, Measurement};
 
+/// The notes of the files that give a run of their own: a file whose every block is a copy of
+/// a run counted from another of its outputs (the text beside the JSON) says nothing of the
+/// figures judged, so what its reader noted of it (figures printed to 3–4 digits, a date
+/// without a zone) is not said. Files are told apart by name as their notes are: of two
+/// files of one name, the notes stay while either gives a run.
+pub(super) fn of_files_counted(
+    file_notes: Vec<(String, Caveat)>,
+    candidates: &[super::select::Candidate],
+) -> Vec<(String, Caveat)> {
+    let only_copies = |file: &str| {
+        let mut of_file = candidates
+            .iter()
+            .filter(|c| c.record.source_file.as_deref() == Some(file))
+            .peekable();
+        of_file.peek().is_some() && of_file.all(|c| c.copy)
+    };
+    file_notes
+        .into_iter()
+        .filter(|(file, _)| !only_copies(file))
+        .collect()
+}
+
 /// Notes from several files: one that several files share is said once, with the count and
 /// names of the files.
 pub(super) fn said_once(file_notes: Vec<(String, Caveat)>) -> Vec<Warning> {

@@ -19,6 +19,8 @@ pub(super) struct Candidate {
     /// Why the block does not count at all: the same run given again, fio's error, no one
     /// node's test (mixed definitions, a client/server sum).
     pub(super) excluded: Option<String>,
+    /// Left out as another format's copy of a run counted (its JSON, text or terse output).
+    pub(super) copy: bool,
 }
 
 /// What [`select`] keeps.
