@@ -404,6 +404,10 @@ pub struct Contradiction {
     pub difference: ShapeDifference,
     /// The block it was found in ("out.json", "out.json job 2 (write)").
     pub run: String,
+    /// The place of the block's record among the records judged (`run_index::At::Index`):
+    /// its record carries the value the figures show, so the deviation the record shows of
+    /// the same field is this one, said once.
+    pub record: Option<usize>,
 }
 
 impl Contradiction {

@@ -348,15 +348,38 @@ fn syncs_counted_in_the_output_contradict_an_assumed_job_without_them() {
             && reason.contains(&format!("{syncs} syncs over {writes} writes")),
         "{reason}"
     );
-    assert!(
+    // named once, as the file's count shows it: the record carries that count's fsync, and
+    // the deviation that record shows is the same difference
+    let fsync = |j: &Value| -> Vec<String> {
         j["differences"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|d| d["field"] == "fsync"),
-        "{}",
-        j["differences"]
+            .filter(|d| d["field"] == "fsync")
+            .map(|d| d["found"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        fsync(&j),
+        [format!(
+            "{syncs} syncs over {writes} writes, one every write (the output's sync count) in fsync1.txt"
+        )]
     );
+    // beside it, another run whose output states fsync=1 itself: its difference stays
+    let mut stated: Value =
+        serde_json::from_str(&std::fs::read_to_string(one_run("run2.json")).unwrap()).unwrap();
+    stated["jobs"][0]["job options"]["fsync"] = "1".into();
+    let stated_file = env.dir.join("stated-fsync.json");
+    std::fs::write(&stated_file, stated.to_string()).unwrap();
+    let (_, both, err) = import(
+        &env,
+        &[&file, &stated_file],
+        &["--policy", p, "--assume-job", p],
+    );
+    assert_eq!(both["summary"]["n"], 2, "{err}");
+    let found = fsync(&both);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found.contains(&"1".to_string()), "{found:?}");
     // the same verdict in the one-line summary
     let out = env
         .cmd()

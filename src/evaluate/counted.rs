@@ -14,6 +14,10 @@ pub(super) struct Counted {
     pub excluded: Vec<(Run, String)>,
     /// How the counted runs' test differs from the policy's, in the order found, each once.
     pub deviations: Vec<Deviation>,
+    /// Those of [`deviations`](Self::deviations) that every run showing one shows because its
+    /// record carries what its output's figures contradict of the job stated beside it
+    /// (`Options::contradicted`, which names the file): said there, not again.
+    pub restated: Vec<Deviation>,
     pub caveats: Vec<String>,
     pub run_deviations: RunLines,
     pub run_effects: Vec<Option<deviation::Effect>>,
@@ -36,6 +40,15 @@ pub(super) fn sort_out(
     let mut excluded: Vec<(Run, String)> = given;
     // In the order found, each once.
     let mut deviations: Vec<Deviation> = Vec::new();
+    // Whether every run showing each of `deviations` has a contradiction of its field.
+    let mut only_contradicted: Vec<bool> = Vec::new();
+    let contradicts = |r: &Run, field: &str| match r.at {
+        crate::run_index::At::Index(i) => opts
+            .contradicted
+            .iter()
+            .any(|c| c.record == Some(i) && c.difference.field == field),
+        crate::run_index::At::Line { .. } => false,
+    };
     let mut caveats: Vec<String> = Vec::new();
     let mut run_deviations = RunLines::default();
     let mut run_effects: Vec<Option<deviation::Effect>> = Vec::new();
@@ -58,8 +71,13 @@ pub(super) fn sort_out(
             run_deviations.push(&c.list);
             run_effects.push(c.check.effect());
             for d in &c.check.deviations {
-                if !deviations.contains(d) {
-                    deviations.push(d.clone());
+                let contradicted = contradicts(r, d.field);
+                match deviations.iter().position(|x| x == d) {
+                    Some(i) => only_contradicted[i] &= contradicted,
+                    None => {
+                        deviations.push(d.clone());
+                        only_contradicted.push(contradicted);
+                    }
                 }
             }
             for c in &c.check.caveats {
@@ -96,9 +114,16 @@ pub(super) fn sort_out(
         .into_iter()
         .map(|(reason, runs)| NotCounted { reason, runs })
         .collect();
+    let restated = deviations
+        .iter()
+        .zip(only_contradicted)
+        .filter(|(_, only)| *only)
+        .map(|(d, _)| d.clone())
+        .collect();
     Counted {
         excluded,
         deviations,
+        restated,
         caveats,
         run_deviations,
         run_effects,

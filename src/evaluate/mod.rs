@@ -272,6 +272,7 @@ fn judge(
     let Counted {
         excluded,
         deviations,
+        restated,
         caveats,
         run_deviations,
         run_effects,
@@ -366,7 +367,7 @@ fn judge(
         .chain(
             deviations
                 .iter()
-                .filter(|d| d.effect == Effect::EitherWay)
+                .filter(|d| d.effect == Effect::EitherWay && !restated.contains(d))
                 .map(|d| ShapeDifference {
                     field: d.field,
                     expected: d.expected.clone(),

@@ -490,6 +490,7 @@ fn differences_in_shape_are_inconclusive() {
             found: "about 8 KiB per I/O (the output's bytes ÷ I/Os)".into(),
         },
         run: "out.txt".into(),
+        record: None,
     });
     let e = evaluate(&[rec("2026-12-01T10:00:00Z", 16.0)], &policy(), &o);
     assert_eq!(e.verdict, Verdict::Inconclusive);

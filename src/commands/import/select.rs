@@ -65,11 +65,13 @@ pub(super) fn select(candidates: Vec<Candidate>) -> Chosen {
                 .left_out
                 .push((c.record, format!("{}: {r}", c.label))),
             None => {
+                let at = chosen.records.len();
                 chosen
                     .contradicted
                     .extend(c.figures_contradict.into_iter().map(|d| Contradiction {
                         difference: d,
                         run: c.label.clone(),
+                        record: Some(at),
                     }));
                 chosen.records.push(c.record);
                 chosen.measurements.push(c.measurement);
