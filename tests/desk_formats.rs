@@ -228,3 +228,39 @@ fn pass_and_fail_replies_say_the_verdict_in_plain_words_without_a_command() {
         assert!(line.starts_with(verdict_word(Some(code))), "{line}");
     }
 }
+
+#[test]
+fn a_pass_on_fewer_runs_than_the_vendor_asks_says_so_and_asks_for_the_rest() {
+    // One real run of Swimlane's job at 8 MiB and 1 s, judged by Swimlane's policy at that
+    // scale: it passes as given, and the evidence over days is 1 of 6 runs, 1 of 2 days.
+    let env = Env::new();
+    let policy = env.swimlane_policy("small.yaml", |y| {
+        y.replace("size: 4g", "size: 8m")
+            .replace("runtime: 60s", "runtime: 1s")
+    });
+    let run =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/one-run/run1.json");
+    let args = [run.to_str().unwrap(), "--policy", policy.to_str().unwrap()];
+    let j = json(&env, &[&["import"], &args[..]].concat());
+    assert_eq!(j["verdict"], "pass", "{}", j["reason"]);
+    assert_eq!(j["evidence"]["enough"], false, "{}", j["evidence"]);
+    let (code, reply) = out(
+        &env,
+        &[&["import"], &args[..], &["--format", "reply"]].concat(),
+    );
+    assert_eq!(code, Some(0), "{reply}");
+    assert!(reply.starts_with("Good news so far"), "{reply}");
+    assert!(!reply.contains("That is the evidence"), "{reply}");
+    assert!(
+        reply.contains("at least 6 runs over at least 2 different days")
+            && reply.contains("we have 1 run over 1 day"),
+        "{reply}"
+    );
+    // and what to run for the rest, as an inconclusive reply asks it
+    assert!(
+        reply.contains("6 times spread over 2 different days"),
+        "{reply}"
+    );
+    assert!(reply.contains("fio --name="), "{reply}");
+    no_hints_for_us(&reply);
+}

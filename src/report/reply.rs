@@ -34,15 +34,44 @@ pub fn text(ev: &Evaluation) -> String {
 
     match ev.verdict {
         Verdict::Pass => {
-            paras.push(format!(
-                "Good news: {storage} meets {who}'s requirement{requirement}."
-            ));
+            // A sitting or an import passes on the runs given; the vendor's evidence over
+            // days may still be short of what it asks (every other format says so too).
+            paras.push(if e.enough {
+                format!("Good news: {storage} meets {who}'s requirement{requirement}.")
+            } else {
+                format!(
+                    "Good news so far: in what you sent, {storage} meets {who}'s requirement{requirement}."
+                )
+            });
+            let unstated: Vec<String> = ev.caveats.iter().map(|c| unstated(c)).collect();
+            let run_as = if unstated.is_empty() {
+                format!("run as {who} prescribes")
+            } else {
+                format!("run as {who} prescribes as far as the output shows")
+            };
+            let mut said = Vec::new();
             if let Some(m) = &measured {
-                paras.push(format!(
-                    "Across {counted}, run as {who} prescribes, {m}. That is the evidence {who} asks for: at least {} runs over at least {} days, averaged, because a single run varies with caching.",
-                    e.min_runs, e.min_days
+                said.push(format!("Across {counted}, {run_as}, {m}."));
+            }
+            if !unstated.is_empty() {
+                said.push(format!(
+                    "The output does not show {}; fio's JSON output states {}.",
+                    unstated.join(", nor "),
+                    if unstated.len() == 1 { "it" } else { "them" }
                 ));
             }
+            said.push(if e.enough {
+                format!(
+                    "That is the evidence {who} asks for: at least {} runs over at least {} days, averaged, because a single run varies with caching.",
+                    e.min_runs, e.min_days
+                )
+            } else {
+                format!(
+                    "{who} asks for at least {} runs over at least {} different days, averaged, because a single run varies with caching; we have {counted}, so this is a good sign, not yet that evidence.",
+                    e.min_runs, e.min_days
+                )
+            });
+            paras.push(said.join(" "));
         }
         Verdict::Fail => {
             paras.push(format!(
@@ -132,7 +161,7 @@ pub fn text(ev: &Evaluation) -> String {
             items.join("; ")
         ));
     }
-    if ev.verdict == Verdict::Inconclusive {
+    if ev.verdict == Verdict::Inconclusive || (ev.verdict == Verdict::Pass && !e.enough) {
         paras.push(ask(ev, &who));
     }
     let mut s = paras.join("\n\n");
