@@ -33,46 +33,15 @@ pub fn text(ev: &Evaluation) -> String {
     let measured = measured(ev);
 
     match ev.verdict {
-        Verdict::Pass => {
-            // A sitting or an import passes on the runs given; the vendor's evidence over
-            // days may still be short of what it asks (every other format says so too).
-            paras.push(if e.enough {
-                format!("Good news: {storage} meets {who}'s requirement{requirement}.")
-            } else {
-                format!(
-                    "Good news so far: in what you sent, {storage} meets {who}'s requirement{requirement}."
-                )
-            });
-            let unstated: Vec<String> = ev.caveats.iter().map(|c| unstated(c)).collect();
-            let run_as = if unstated.is_empty() {
-                format!("run as {who} prescribes")
-            } else {
-                format!("run as {who} prescribes as far as the output shows")
-            };
-            let mut said = Vec::new();
-            if let Some(m) = &measured {
-                said.push(format!("Across {counted}, {run_as}, {m}."));
-            }
-            if !unstated.is_empty() {
-                said.push(format!(
-                    "The output does not show {}; fio's JSON output states {}.",
-                    unstated.join(", nor "),
-                    if unstated.len() == 1 { "it" } else { "them" }
-                ));
-            }
-            said.push(if e.enough {
-                format!(
-                    "That is the evidence {who} asks for: at least {} runs over at least {} days, averaged, because a single run varies with caching.",
-                    e.min_runs, e.min_days
-                )
-            } else {
-                format!(
-                    "{who} asks for at least {} runs over at least {} different days, averaged, because a single run varies with caching; we have {counted}, so this is a good sign, not yet that evidence.",
-                    e.min_runs, e.min_days
-                )
-            });
-            paras.push(said.join(" "));
-        }
+        Verdict::Pass => passed(
+            ev,
+            &mut paras,
+            &who,
+            &storage,
+            &requirement,
+            &counted,
+            measured.as_deref(),
+        ),
         Verdict::Fail => {
             paras.push(format!(
                 "{} does not meet {who}'s requirement{requirement}.",
@@ -167,6 +136,58 @@ pub fn text(ev: &Evaluation) -> String {
     let mut s = paras.join("\n\n");
     s.push('\n');
     s
+}
+
+/// A PASS: on the vendor's evidence over days, or on fewer runs than it asks (an import, a
+/// sitting), which every other format says too.
+fn passed(
+    ev: &Evaluation,
+    paras: &mut Vec<String>,
+    who: &str,
+    storage: &str,
+    requirement: &str,
+    counted: &str,
+    measured: Option<&str>,
+) {
+    let e = &ev.evidence;
+    // A sitting or an import passes on the runs given; the vendor's evidence over
+    // days may still be short of what it asks (every other format says so too).
+    paras.push(if e.enough {
+        format!("Good news: {storage} meets {who}'s requirement{requirement}.")
+    } else {
+        format!(
+            "Good news so far: in what you sent, {storage} meets {who}'s requirement{requirement}."
+        )
+    });
+    let unstated: Vec<String> = ev.caveats.iter().map(|c| unstated(c)).collect();
+    let run_as = if unstated.is_empty() {
+        format!("run as {who} prescribes")
+    } else {
+        format!("run as {who} prescribes as far as the output shows")
+    };
+    let mut said = Vec::new();
+    if let Some(m) = measured {
+        said.push(format!("Across {counted}, {run_as}, {m}."));
+    }
+    if !unstated.is_empty() {
+        said.push(format!(
+            "The output does not show {}; fio's JSON output states {}.",
+            unstated.join(", nor "),
+            if unstated.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    said.push(if e.enough {
+        format!(
+            "That is the evidence {who} asks for: at least {} runs over at least {} days, averaged, because a single run varies with caching.",
+            e.min_runs, e.min_days
+        )
+    } else {
+        format!(
+            "{who} asks for at least {} runs over at least {} different days, averaged, because a single run varies with caching; we have {counted}, so this is a good sign, not yet that evidence.",
+            e.min_runs, e.min_days
+        )
+    });
+    paras.push(said.join(" "));
 }
 
 /// What to run and attach: the policy's fio command, how many runs over how many days.
