@@ -82,6 +82,7 @@ impl Deviation {
                 "fio's null engine does no I/O: it measures fio itself, not a disk"
             }
             "ioengine" => "engines give different numbers on the same disk",
+            f if crate::job::reshape(f).is_some() => crate::job::reshape(f).map_or("", |r| r.why),
             f if is_limit(f) => {
                 "a job that holds back its own I/O (a rate cap, think time, flow control, a latency target) measures that limit, not the disk"
             }
@@ -296,6 +297,8 @@ pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
             for (name, value) in limits {
                 if let Some((field, _)) = crate::job::LIMITS.iter().find(|(n, _)| n == name) {
                     push(field, "none".into(), value.clone(), Effect::EitherWay);
+                } else if let Some(r) = crate::job::reshape(name) {
+                    push(r.names[0], r.expected.into(), value.clone(), Effect::EitherWay);
                 }
             }
         }

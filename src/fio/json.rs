@@ -640,7 +640,10 @@ pub(super) fn shape_from_options(o: &HashMap<String, String>) -> JobShape {
         runtime_s: get(&["runtime", "timeout"])
             .and_then(|s| crate::units::parse_duration(s).ok())
             .map(|d| d.as_secs_f64()),
-        direct: get(&["direct"]).and_then(fio_option_bool),
+        // buffered=0 is direct=1 (fio's inverse of the same option)
+        direct: get(&["direct"])
+            .and_then(fio_option_bool)
+            .or_else(|| get(&["buffered"]).and_then(fio_option_bool).map(|b| !b)),
         time_based: get(&["time_based"]).and_then(fio_option_bool),
         end_fsync: get(&["end_fsync"]).and_then(fio_option_bool),
         fsync: positive("fsync"),
