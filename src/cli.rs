@@ -206,9 +206,10 @@ pub struct ImportArgs {
     /// fio output files; `-` reads stdin.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
-    #[arg(short, long, default_value = "swimlane", value_name = "NAME|FILE")]
-    pub policy: String,
+    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file [default: swimlane;
+    /// a bundle: the policy it holds].
+    #[arg(short, long, value_name = "NAME|FILE")]
+    pub policy: Option<String>,
     /// Append the imported runs to the history, with the output's own timestamps.
     #[arg(long)]
     pub record: bool,
@@ -232,10 +233,10 @@ pub struct ImportArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    // A bundle given as the history is judged by its own policy unless another is named.
-    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
-    #[arg(short, long, default_value = DEFAULT_POLICY, value_name = "NAME|FILE")]
-    pub policy: String,
+    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file [default: swimlane;
+    /// a bundle given as the history: the policy it holds].
+    #[arg(short, long, value_name = "NAME|FILE")]
+    pub policy: Option<String>,
     /// Only runs newer than this: a duration back from now (7d, 36h) or a date (2026-11-28).
     /// Default: the policy's window.
     #[arg(long, value_name = "DURATION|DATE", value_parser = Since::parse)]

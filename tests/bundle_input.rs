@@ -178,3 +178,40 @@ fn a_bundle_of_another_hosts_records_says_nothing_of_the_bundling_machine() {
     }
     assert!(ctx["system"].as_str().unwrap().contains("not described"));
 }
+
+#[test]
+fn a_bundles_policy_under_a_published_name_judges_as_the_published_one_or_is_refused() {
+    // A copy of Swimlane's policy with its threshold lowered, still called "swimlane", kept in
+    // a bundle: it would pass runs the published policy fails.
+    let env = common::Env::new();
+    history(&env, "node1", 8.2);
+    let edited = env.swimlane_policy("edited.yaml", |y| {
+        y.replace("threshold: 3000", "threshold: 1000")
+    });
+    let b = bundle(&env, "node1", &[Path::new("-p"), &edited]);
+    let b_arg = b.to_str().unwrap();
+    for args in [
+        vec!["report", "--history", b_arg],
+        vec!["import", b_arg],
+        vec!["report", "--history", b_arg, "--format", "json"],
+    ] {
+        let out = env.cmd().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(
+                "is named \"swimlane\" but does not judge as iopscheck's published swimlane policy"
+            ) && err.contains("1000")
+                && err.contains("-p swimlane"),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // named, the policy judges: the published one fails these runs, the bundle's own passes
+    for (p, code) in [("swimlane", 1), (edited.to_str().unwrap(), 0)] {
+        let (c, j) = json_of(&env, &["report", "--history", b_arg, "-p", p]);
+        assert_eq!(c, Some(code), "{p}: {}", j["reason"]);
+        let (c, _) = json_of(&env, &["import", b_arg, "-p", p]);
+        assert_eq!(c, Some(code), "{p}");
+    }
+}

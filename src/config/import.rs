@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 
 use super::{Input, Outputs, ReportConfig, history_path, policy_input};
-use crate::cli::{DecideArgs, HistoryArgs, ImportArgs, ReportArgs};
+use crate::cli::{DEFAULT_POLICY, DecideArgs, HistoryArgs, ImportArgs, ReportArgs};
 use crate::error::usage;
 use crate::job::JobShape;
 use crate::policy::{self, Policy};
@@ -49,7 +49,7 @@ impl TryFrom<ImportArgs> for ImportConfig {
         if let Some(b) = args.files.iter().find(|f| crate::bundle_input::is_gzip(f)) {
             return bundle(&args, b.clone()).map(ImportConfig::Bundle);
         }
-        let loaded = policy::resolve(&args.policy)?;
+        let loaded = policy::resolve(args.policy.as_deref().unwrap_or(DEFAULT_POLICY))?;
         let outputs = Outputs::from_args(&args.out)?;
         let history = history_path(&args.history.history);
         let mut inputs: Vec<Input> = args

@@ -52,18 +52,19 @@ impl TryFrom<ReportArgs> for ReportConfig {
         } else {
             None
         };
-        let bundled = bundle
-            .as_ref()
-            .map(|b| b.policy(&path))
-            .transpose()?
-            .flatten()
-            .filter(|_| args.policy == DEFAULT_POLICY);
+        let bundled = match (&bundle, &args.policy) {
+            (Some(b), None) => b
+                .policy(&path)?
+                .map(|p| published_or_own(p, &path))
+                .transpose()?,
+            _ => None,
+        };
         let outputs = Outputs::from_args(&args.out)?;
         let mut inputs = vec![Input::new("the history", &path)];
         let policy = match bundled {
             Some(p) => p,
             None => {
-                let loaded = policy::resolve(&args.policy)?;
+                let loaded = policy::resolve(args.policy.as_deref().unwrap_or(DEFAULT_POLICY))?;
                 inputs.extend(policy_input(&loaded, "-p/--policy"));
                 loaded.policy
             }
@@ -91,6 +92,34 @@ impl TryFrom<ReportArgs> for ReportConfig {
             task,
         })
     }
+}
+
+/// A bundle's own policy, to judge it by where no other is named. One that takes the name of
+/// a policy iopscheck publishes must judge as that one does: a copy edited to a smaller file,
+/// a shorter run or fewer runs, still called "swimlane", is refused, naming what differs and
+/// how to choose (it is never the published requirement).
+fn published_or_own(own: Policy, bundle: &std::path::Path) -> anyhow::Result<Policy> {
+    let Some(yaml) = policy::builtin_yaml(&own.name) else {
+        return Ok(own);
+    };
+    let published = policy::parse(yaml, &format!("<built-in {}>", own.name))?;
+    let differs: Vec<String> = policy::diff(&published, &own)
+        .into_iter()
+        .flat_map(|s| s.lines)
+        .collect();
+    if differs.is_empty() {
+        return Ok(own);
+    }
+    let shown: Vec<&str> = differs.iter().take(3).map(String::as_str).collect();
+    Err(usage(format!(
+        "{}: its policy.yaml is named {:?} but does not judge as iopscheck's published {} policy ({}{}); name the policy to judge by: -p {} for the published one, or -p FILE with the bundle's own (tar xzf the bundle for its policy.yaml)",
+        bundle.display(),
+        own.name,
+        own.name,
+        shown.join("; "),
+        if differs.len() > 3 { "; …" } else { "" },
+        own.name
+    )))
 }
 
 /// The runs a report judges: `--host` (`all` for every host; default this host, or a
