@@ -105,6 +105,10 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
         // A terse line has no group line, no process and no date: each stands alone, one
         // run of its own (numjobs clones printed one by one cannot be told from runs).
         job.place = format!("terse record {} (line {line})", jobs.len() + 1);
+        // usr, sys, ctx, majf, minf, then the seven shares of the I/O depth distribution
+        job.depths = f
+            .get(cpu_at + 5..cpu_at + 12)
+            .and_then(|d| super::depth_shares(d.iter().copied()));
         job.invocation = jobs.len();
         jobs.push(job);
     }
