@@ -4,6 +4,35 @@
 //! as the same f64), [`short`] and [`short_tenths`] for figures inside warnings and details.
 //! A renderer that writes a figure takes it from here, never from another renderer.
 
+/// How far a figure fio printed to 3–4 significant digits may be from the exact one: half a
+/// unit of the last digit of a 3-digit figure is 0.5%, with a margin for fio's rounding (and
+/// more than terse's truncation to whole KiB/s or IOPS ever is above 200 of them).
+pub const PRINTED: f64 = 0.006;
+
+/// A threshold with the digits it has: as [`fmt_value`] writes a figure of its size where that
+/// is the threshold itself (3000, 11.75, 12.00), else with the decimals the threshold needs
+/// (191.95, not 191.9 or 192), so that a figure beside it never reads as meeting it when it
+/// does not.
+pub fn fmt_threshold(v: f64) -> String {
+    threshold_as(v, fmt_value)
+}
+
+/// A threshold as `figure` writes a figure where that is the threshold itself, else with the
+/// decimals it needs ([`fmt_threshold`]).
+pub fn threshold_as(v: f64, figure: impl Fn(f64) -> String) -> String {
+    let s = figure(v);
+    if !v.is_finite() || s.parse::<f64>().ok() == Some(v) {
+        return s;
+    }
+    let exact = fmt_exact(v);
+    let decimals = exact.split_once('.').map_or(0, |(_, d)| d.len());
+    if decimals <= 6 && !exact.contains(['e', 'E']) {
+        exact
+    } else {
+        fmt_precise(v)
+    }
+}
+
 /// A figure with as many decimals as its size deserves.
 pub fn fmt_value(v: f64) -> String {
     let a = v.abs();
@@ -84,6 +113,18 @@ mod tests {
         assert_eq!(fmt_precise(-0.0), "0");
         assert_eq!(fmt_exact(f64::INFINITY), "+Inf");
         assert_eq!(fmt_exact(4198.4), "4198.4");
+    }
+
+    #[test]
+    fn thresholds_keep_their_digits() {
+        assert_eq!(fmt_threshold(191.95), "191.95");
+        assert_eq!(fmt_threshold(3000.0), "3000");
+        assert_eq!(fmt_threshold(11.75), "11.75");
+        assert_eq!(fmt_threshold(12.0), "12.00");
+        assert_eq!(fmt_threshold(2999.5), "2999.5");
+        assert_eq!(fmt_threshold(0.1 + 0.2), "0.3");
+        assert_eq!(threshold_as(191.95, short), "191.95");
+        assert_eq!(threshold_as(0.5, short), "0.50");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::over_time::{Kind, LATEST_MIN_RUNS, Latest, latest};
 use super::{EvidenceStatus, NotCounted, Options, RuleResult, Scope, Stats, Verdict};
 use crate::deviation::{self, Deviation, Effect};
-use crate::numbers::short;
+use crate::numbers::{short, threshold_as};
 use crate::policy::{Level, Op};
 use crate::run_index::Run;
 
@@ -90,6 +90,9 @@ fn verdict(j: &Judged) -> ((Verdict, String), Option<Effect>) {
     }
     let failed: Vec<&RuleResult> = j.deciding().filter(|r| r.passed == Some(false)).collect();
     if let Some(v) = unresolved(j, &failed, nc) {
+        return (v, None);
+    }
+    if let Some(v) = printed_undecided(j, &failed, nc) {
         return (v, None);
     }
     // The latest runs that miss a rule the window's aggregate meets (over_time.rs): the
@@ -234,6 +237,28 @@ fn unresolved(j: &Judged, failed: &[&RuleResult], not_counted: &str) -> Option<(
     })
 }
 
+/// A rule whose figure fio printed too coarsely to tell against its threshold: nothing better
+/// than inconclusive (a rule that fails whatever the printed figures stand for still fails).
+fn printed_undecided(
+    j: &Judged,
+    failed: &[&RuleResult],
+    not_counted: &str,
+) -> Option<(Verdict, String)> {
+    let undecided: Vec<&str> = j
+        .deciding()
+        .filter_map(|r| r.undecided.as_deref())
+        .collect();
+    (failed.is_empty() && !undecided.is_empty()).then(|| {
+        (
+            Verdict::Inconclusive,
+            format!(
+                "undecided: {}; the exact figure is in fio's JSON output (--output-format=json){not_counted}",
+                undecided.join("; ")
+            ),
+        )
+    })
+}
+
 /// What a pass or a fail adds where the runs cannot settle it: the interval straddles the
 /// threshold (and how many runs would take it clear), or the runs are too few to bound the
 /// mean. Marginal only where the evidence rule is met; before that, the runs are too few to
@@ -302,7 +327,7 @@ fn failing_lately(r: &RuleResult, l: &Latest, not_counted: &str) -> (Verdict, St
         short(l.value),
         r.unit,
         r.op,
-        short(r.threshold),
+        threshold_as(r.threshold, short),
     );
     let window = format!(
         "the window's {} {} of {} {} meets it only on older runs",
@@ -407,7 +432,7 @@ fn describe(r: &RuleResult) -> String {
             "missing"
         },
         r.op,
-        short(r.threshold),
+        threshold_as(r.threshold, short),
     )
 }
 

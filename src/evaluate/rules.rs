@@ -53,6 +53,11 @@ pub struct RuleResult {
     /// how it was resolved against the runs' host facts, or why it could not be.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaled: Option<Scaled>,
+    /// Why the rule is not decided (`passed` is None although `value` is set): its figure is
+    /// one fio printed to 3–4 significant digits (text; terse truncates), and the values that
+    /// printed figure may stand for lie on both sides of the threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<String>,
 }
 
 impl RuleResult {
@@ -108,7 +113,14 @@ pub(super) fn rule_results(
                 Some(s) => s.count.map(|c| s.per_unit * c),
                 None => Some(rule.threshold),
             };
-            let passed = value.zip(threshold).map(|(v, t)| rule.op.holds(v, t));
+            let mut passed = value.zip(threshold).map(|(v, t)| rule.op.holds(v, t));
+            // A figure fio printed is known only to the digits it printed: it meets the
+            // threshold only where every value it may stand for does.
+            let printed = threshold.and_then(|t| printed_straddle(rule, runs, agg, t));
+            let undecided = printed.as_ref().map(|p| {
+                passed = None;
+                p.words.clone()
+            });
             let marginal =
                 threshold.is_some_and(|t| stats.is_some_and(|s| straddles(s, rule.op, t)));
             let note = match (&scaled, &rule.note) {
@@ -131,15 +143,105 @@ pub(super) fn rule_results(
                     .iter()
                     .map(|r| {
                         let v = r.metrics.get(&rule.metric)?;
-                        threshold.map(|t| rule.op.holds(*v, t))
+                        let t = threshold?;
+                        let (lo, hi) = known_within(r, &rule.metric, *v);
+                        // a run whose printed figure cannot tell is not marked either way
+                        (rule.op.holds(lo, t) == rule.op.holds(hi, t)).then(|| rule.op.holds(*v, t))
                     })
                     .collect(),
                 latest_day: super::summary::latest_day(runs, &rule.metric, agg),
                 fails_on: None,
                 scaled,
+                undecided,
             }
         })
         .collect()
+}
+
+/// A rule whose aggregate, over the values the runs' printed figures may stand for, lies on
+/// both sides of its threshold.
+struct Straddle {
+    words: String,
+}
+
+/// The least and most a run's figure of `metric` may be: the figure itself, unless the run's
+/// bandwidth and IOPS are figures fio printed (`bw_basis: printed`: text prints 3–4
+/// significant digits, terse truncates to KiB/s and whole IOPS), then within
+/// [`crate::numbers::PRINTED`] of it either way.
+fn known_within(run: &Run, metric: &str, v: f64) -> (f64, f64) {
+    let printed = run.bw_basis == Some(crate::measure::BwBasis::Printed)
+        && (crate::metrics::throughput(metric).is_some() || metric == "total_iops");
+    if printed && v.is_finite() {
+        let d = v.abs() * crate::numbers::PRINTED;
+        (v - d, v + d)
+    } else {
+        (v, v)
+    }
+}
+
+/// Where some run's figure of the rule's metric is a printed one and the aggregate of the
+/// least values those figures may stand for and that of the most fall on either side of
+/// `threshold`: the rule cannot be decided on those figures.
+fn printed_straddle(
+    rule: &crate::policy::Rule,
+    runs: &[Run],
+    agg: Aggregate,
+    threshold: f64,
+) -> Option<Straddle> {
+    let mut printed = 0usize;
+    let (mut lows, mut highs, mut values) = (Vec::new(), Vec::new(), Vec::new());
+    for r in runs {
+        let Some(&v) = r.metrics.get(&rule.metric) else {
+            continue;
+        };
+        let (lo, hi) = known_within(r, &rule.metric, v);
+        if lo != hi {
+            printed += 1;
+        }
+        lows.push(lo);
+        highs.push(hi);
+        values.push(v);
+    }
+    if printed == 0 {
+        return None;
+    }
+    let at = |v: &[f64]| Stats::of(v).map(|s| s.aggregate(agg));
+    let (lo, hi, v) = (at(&lows)?, at(&highs)?, at(&values)?);
+    if rule.op.holds(lo, threshold) == rule.op.holds(hi, threshold) {
+        return None;
+    }
+    let unit = crate::metrics::unit(&rule.metric);
+    let figure = |x: f64| {
+        if unit.is_empty() {
+            crate::numbers::fmt_precise(x)
+        } else {
+            format!("{} {unit}", crate::numbers::fmt_precise(x))
+        }
+    };
+    let (whose, what) = if values.len() == 1 {
+        (
+            format!("{} {}", rule.metric, figure(v)),
+            "as fio printed it (3–4 significant digits, or truncated)",
+        )
+    } else {
+        (
+            format!("{} {} {}", agg.as_str(), rule.metric, figure(v)),
+            if printed == values.len() {
+                "of figures fio printed (3–4 significant digits, or truncated)"
+            } else {
+                "with figures fio printed (3–4 significant digits, or truncated)"
+            },
+        )
+    };
+    Some(Straddle {
+        words: format!(
+            "{whose} {what} cannot tell {} {}: the exact figure may be anywhere from {} to {}",
+            rule.op,
+            crate::numbers::threshold_as(threshold, crate::numbers::fmt_precise),
+            figure(lo),
+            figure(hi)
+        ),
+    })
 }
 
 pub(super) fn resolve_scaled(rule: &crate::policy::Rule, runs: &[Run]) -> Option<Scaled> {

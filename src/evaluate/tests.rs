@@ -38,6 +38,7 @@ pub(crate) fn rule(metric: &str, threshold: f64) -> RuleResult {
         latest_day: None,
         fails_on: None,
         scaled: None,
+        undecided: None,
     }
 }
 

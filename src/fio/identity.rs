@@ -66,9 +66,8 @@ pub struct DirectionIdentity {
     pub slat_mean_ns: Option<(f64, f64)>,
 }
 
-/// How far a figure fio printed to 3–4 significant digits may be from the exact one: half a
-/// unit of the last digit of a 3-digit figure is 0.5%, with a margin for fio's rounding.
-const PRINTED: f64 = 0.006;
+// How far a figure fio printed to 3–4 significant digits may be from the exact one.
+use crate::numbers::PRINTED;
 
 /// How precisely a format states each figure.
 #[derive(Clone, Copy)]

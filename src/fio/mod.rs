@@ -95,6 +95,36 @@ pub struct FioJob {
     /// The I/O counts are fio's own (JSON `total_ios`, the text `issued` line), not estimated
     /// from the IOPS and the runtime.
     pub ios_counted: bool,
+    /// fio's I/O depth distribution (`IO depths : 1=…%, 2=…`, terse's seven fields after
+    /// ctx/majf/minf): the share (%) of I/Os issued while the job had 1, 2–3, 4–7, 8–15,
+    /// 16–31, 32–63 and 64 or more I/Os in flight ([`DEPTH_BUCKETS`]). None where the output
+    /// does not state it.
+    pub depths: Option<[f64; 7]>,
+}
+
+/// The least depth of each bucket of fio's I/O depth distribution (`io_u_mark_depth()`: the
+/// label is the bucket's lower bound, `>=64` the last).
+pub const DEPTH_BUCKETS: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
+
+/// The I/O depth distribution from its seven printed shares (`3.1%`, `1=3.1%`, `>=64=0.0%`),
+/// None unless all seven read as shares from 0 to 100.
+pub(crate) fn depth_shares<'a>(fields: impl IntoIterator<Item = &'a str>) -> Option<[f64; 7]> {
+    let mut out = [0.0; 7];
+    let mut n = 0;
+    for f in fields {
+        if n == 7 {
+            return None;
+        }
+        let v = f.trim();
+        let v = v.rsplit_once('=').map_or(v, |(_, v)| v);
+        let v: f64 = v.trim().trim_end_matches('%').parse().ok()?;
+        if !(0.0..=100.0).contains(&v) {
+            return None;
+        }
+        out[n] = v;
+        n += 1;
+    }
+    (n == 7).then_some(out)
 }
 
 impl FioJob {
@@ -123,6 +153,7 @@ impl FioJob {
             repeat_of: None,
             syncs: None,
             ios_counted: false,
+            depths: None,
         }
     }
 

@@ -105,6 +105,10 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
         // A terse line has no group line, no process and no date: each stands alone, one
         // run of its own (numjobs clones printed one by one cannot be told from runs).
         job.place = format!("terse record {} (line {line})", jobs.len() + 1);
+        // usr, sys, ctx, majf, minf, then the seven shares of the I/O depth distribution
+        job.depths = f
+            .get(cpu_at + 5..cpu_at + 12)
+            .and_then(|d| super::depth_shares(d.iter().copied()));
         job.invocation = jobs.len();
         jobs.push(job);
     }
@@ -125,12 +129,27 @@ pub(super) fn parse(text: &str) -> Result<Option<FioOutput>, ParseError> {
             None => named.push((&j.name, j.groupid, vec![&j.measurement])),
         }
     }
+    // Several lines of one job in one output: numjobs clones of one run (each a fraction of
+    // it) or runs of their own, which terse does not say. Unknown, so none of them counts as
+    // a run of the policy's test: never one run counted as several, nor a clone as a run.
+    let mut clones: Vec<(String, u32, usize)> = Vec::new();
     for (name, group, ms) in named.iter().filter(|(_, _, ms)| ms.len() > 1) {
         notes.push(Note::TerseLines {
             job: name.to_string(),
             group: *group,
             lines: ms.len(),
         });
+        clones.push((name.to_string(), *group, ms.len()));
+    }
+    for (name, group, lines) in clones {
+        for j in jobs
+            .iter_mut()
+            .filter(|j| j.name == name && j.groupid == group)
+        {
+            j.mixed = Some(format!(
+                "one of {lines} terse lines of job '{name}' (group {group}) in one output: terse does not say whether they are numjobs clones of one run (each a fraction of it) or runs of their own, so none is counted as a run (send each run's output in a file of its own, or fio's JSON output)"
+            ));
+        }
     }
     let first_line = recs[0].0;
     let before: Vec<&str> = text

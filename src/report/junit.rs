@@ -90,6 +90,12 @@ fn rule_case(ev: &Evaluation, r: &RuleResult) -> Case {
         view::Outcome::NotMeasured => CaseOutcome::Skipped {
             message: format!("not measured: {what}"),
         },
+        view::Outcome::Undecided => CaseOutcome::Skipped {
+            message: format!(
+                "undecided: {}",
+                r.undecided.as_deref().unwrap_or(what.as_str())
+            ),
+        },
         view::Outcome::Meets => CaseOutcome::Passed,
         view::Outcome::NotJudged => CaseOutcome::Skipped {
             message: format!(

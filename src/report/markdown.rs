@@ -261,7 +261,7 @@ fn outcome_icon(o: Outcome) -> &'static str {
         Outcome::Meets => "✅ ",
         Outcome::Fails => "❌ ",
         Outcome::Soft => "⚠️ ",
-        Outcome::NotMeasured | Outcome::ShownOnly | Outcome::NotJudged => "",
+        Outcome::NotMeasured | Outcome::ShownOnly | Outcome::NotJudged | Outcome::Undecided => "",
     }
 }
 

@@ -65,10 +65,16 @@ pub fn line(ev: &Evaluation) -> String {
                 unit(r.unit)
             ));
         }
+        // A figure fio printed too coarsely to tell against the threshold says so.
+        let undecided = if r.undecided.is_some() {
+            " (as fio printed it: too coarse to tell)"
+        } else {
+            ""
+        };
         parts.push(format!(
-            "{} {value}, needs {}{}",
+            "{} {value}, needs {}{}{undecided}",
             r.metric,
-            r.threshold_text(fmt_value),
+            r.threshold_text(crate::numbers::fmt_threshold),
             unit(r.unit)
         ));
     }
@@ -430,7 +436,7 @@ fn deciding_figure(
         fmt_value(value),
         unit(head.unit),
         head.op,
-        fmt_value(threshold),
+        crate::numbers::fmt_threshold(threshold),
         unit(head.unit)
     );
     Some((row, figure))

@@ -337,7 +337,7 @@ fn summary_rows(ev: &Evaluation, c: &Columns, style: &super::Style, t: &mut Tabl
     t.add_row(figures_row("threshold", &|r| {
         format!(
             "{}{}",
-            r.threshold_text(fmt_value),
+            r.threshold_text(crate::numbers::fmt_threshold),
             match r.level {
                 Level::Fail => "",
                 Level::Warn => " (warn)",

@@ -202,6 +202,8 @@ pub fn judge_on(r: &RuleResult, v: f64, standing: Option<Effect>) -> Emphasis {
 pub fn judge_run(ev: &Evaluation, r: &RuleResult, i: usize, v: f64) -> Emphasis {
     match judge_on(r, v, run_standing(ev, i)) {
         Emphasis::Pass if r.per_run.get(i) == Some(&Some(false)) => Emphasis::Fail,
+        // a figure fio printed too coarsely to tell against the threshold earns no mark
+        Emphasis::Pass | Emphasis::Fail if r.per_run.get(i) == Some(&None) => Emphasis::None,
         e => e,
     }
 }
@@ -312,6 +314,9 @@ pub enum Outcome {
     Soft,
     /// An info-level rule missed.
     ShownOnly,
+    /// Measured on figures fio printed too coarsely to tell against the threshold
+    /// (`RuleResult::undecided`): neither met nor missed.
+    Undecided,
 }
 
 impl Outcome {
@@ -320,6 +325,8 @@ impl Outcome {
         match (r.passed, r.level) {
             // measured, but against a threshold the host facts cannot resolve
             (None, _) if r.value.is_some() && !r.resolved() => Outcome::NotJudged,
+            // measured, but printed too coarsely to tell
+            (None, _) if r.value.is_some() && r.undecided.is_some() => Outcome::Undecided,
             (None, _) => Outcome::NotMeasured,
             (Some(true), _) => Outcome::Meets,
             (Some(false), _) if deciding => Outcome::Fails,
@@ -336,6 +343,7 @@ impl Outcome {
             Outcome::Fails => "fails",
             Outcome::Soft => "misses the soft limit",
             Outcome::ShownOnly => "misses (shown only)",
+            Outcome::Undecided => "undecided: fio printed the figure too coarsely to tell",
         }
     }
 }

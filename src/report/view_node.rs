@@ -266,7 +266,7 @@ pub fn rule_lines(ev: &Evaluation) -> Vec<RuleLine> {
                     Some(v) => format!("{} {}{unit}", r.aggregate.as_str(), fmt_value(v)),
                     None => "not measured".into(),
                 },
-                needs: r.threshold_text(fmt_value),
+                needs: r.threshold_text(crate::numbers::fmt_threshold),
                 marginal: r.marginal,
                 note: r.note.clone(),
                 misses,
@@ -322,7 +322,7 @@ pub fn rule_stats_table(ev: &Evaluation) -> Option<Table> {
                     } else {
                         TOO_FEW.into()
                     }),
-                    Cell::right(r.threshold_text(fmt_value)),
+                    Cell::right(r.threshold_text(crate::numbers::fmt_threshold)),
                 ],
             })
         })

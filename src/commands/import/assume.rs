@@ -25,6 +25,11 @@ pub(super) const MIN_IOS_FOR_BS: u64 = 100;
 /// its own runtime cap, truncated KiB in terse) before they state a smaller job.
 pub(super) const SIZE_TOLERANCE: f64 = 0.10;
 
+/// The share (%) of a run's I/Os issued at depths above an assumed iodepth past which its
+/// depth distribution states a deeper job: fio never has more I/Os in flight than iodepth,
+/// so any share there is one; the margin is for the distribution's one printed decimal.
+pub(super) const DEPTH_SHARE: f64 = 1.0;
+
 /// How many standard deviations of the binomial share of reads a mixed job's I/O counts may
 /// be from the assumed rwmixread before they state another mix.
 pub(super) const MIX_SIGMAS: f64 = 4.0;
@@ -52,6 +57,7 @@ pub(super) fn assume(
     assumed: &crate::job::JobShape,
     m: &crate::measure::Measurement,
     syncs: Option<(u64, u64)>,
+    depths: Option<[f64; 7]>,
     by: &Statement,
 ) -> Assumption {
     let as_map = |s: &crate::job::JobShape| match serde_json::to_value(s) {
@@ -95,6 +101,7 @@ pub(super) fn assume(
         assumed,
         m,
         syncs,
+        depths,
         by,
     };
     figures.directions(&mut out);
@@ -103,6 +110,7 @@ pub(super) fn assume(
     figures.runtime(&mut out);
     figures.size(&mut out);
     figures.syncs(&mut out);
+    figures.depth(&mut out);
     out
 }
 
@@ -115,6 +123,8 @@ struct Figures<'a> {
     m: &'a crate::measure::Measurement,
     /// The syncs the job issued while it ran, as the output counts them (least, most).
     syncs: Option<(u64, u64)>,
+    /// The output's I/O depth distribution ([`crate::fio::FioJob::depths`]).
+    depths: Option<[f64; 7]>,
     /// Who states it ("--assume-job swimlane", "the fio command line at line 1").
     by: &'a Statement,
 }
@@ -357,6 +367,69 @@ impl Figures<'_> {
                 u32::try_from((w as f64 / n as f64).round().max(1.0) as u64).unwrap_or(u32::MAX)
             }
         });
+    }
+}
+
+impl Figures<'_> {
+    /// The I/O depth, from the output's depth distribution: fio never has more I/Os in flight
+    /// than iodepth, so I/Os issued at depths above the assumed one state a deeper job (an
+    /// iodepth=1 job shows `1=100.0%`), named as the distribution shows it. Where the output
+    /// states no distribution, nothing is read.
+    fn depth(&self, out: &mut Assumption) {
+        if self.stated.iodepth.is_some() {
+            return;
+        }
+        let (Some(want), Some(shares)) = (self.assumed.iodepth, self.depths) else {
+            return;
+        };
+        let buckets = crate::fio::DEPTH_BUCKETS;
+        let above: Vec<(usize, f64)> = shares
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| buckets[i] > want)
+            .map(|(i, &s)| (i, s))
+            .collect();
+        let share: f64 = above.iter().map(|(_, s)| s).sum();
+        if share <= DEPTH_SHARE {
+            return;
+        }
+        let deepest = above
+            .iter()
+            .rev()
+            .find(|(_, s)| *s > 0.0)
+            .map_or(above[0].0, |(i, _)| *i);
+        let range = match buckets.get(deepest + 1) {
+            Some(next) if next - 1 > buckets[deepest] => {
+                format!("{}–{}", buckets[deepest], next - 1)
+            }
+            Some(_) => buckets[deepest].to_string(),
+            None => format!("{} or more", buckets[deepest]),
+        };
+        let shown: Vec<String> = buckets
+            .iter()
+            .zip(shares)
+            .map(|(b, s)| {
+                let b = if *b == 64 {
+                    ">=64".into()
+                } else {
+                    b.to_string()
+                };
+                format!("{b}={s:.1}%")
+            })
+            .collect();
+        out.contradicted.push(ShapeDifference {
+            field: "iodepth",
+            expected: format!("{want} ({})", self.by),
+            found: format!(
+                "{} or more ({:.1}% of its I/Os issued with {range} in flight, {share:.1}% with more than {want}: the output's I/O depth distribution {})",
+                buckets[deepest],
+                shares[deepest],
+                shown.join(", ")
+            ),
+        });
+        // The record carries the least depth the figures show, so that every later reading
+        // of the record finds it another job than the policy's, as this one does.
+        out.shape.iodepth = Some(buckets[deepest]);
     }
 }
 

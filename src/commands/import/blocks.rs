@@ -200,7 +200,14 @@ impl<'a> Reading<'a> {
         let stated_shape = match &f.parsed.command {
             Some(cmd) => {
                 let by = Statement::CommandLine { line: cmd.line };
-                let c = assume(&job.shape, &cmd.shape, &job.measurement, job.syncs, &by);
+                let c = assume(
+                    &job.shape,
+                    &cmd.shape,
+                    &job.measurement,
+                    job.syncs,
+                    job.depths,
+                    &by,
+                );
                 // what is read of a copy against its job is said of the copy counted
                 for n in c.notes.into_iter().filter(|_| !copy) {
                     self.notes.push(Warning::InputCaveat {
@@ -216,7 +223,14 @@ impl<'a> Reading<'a> {
         let shape = match self.assumed {
             Some((spec, a)) => {
                 let by = Statement::AssumedJob { spec: spec.clone() };
-                let assumption = assume(&stated_shape, a, &job.measurement, job.syncs, &by);
+                let assumption = assume(
+                    &stated_shape,
+                    a,
+                    &job.measurement,
+                    job.syncs,
+                    job.depths,
+                    &by,
+                );
                 for c in assumption.notes.into_iter().filter(|_| !copy) {
                     self.notes.push(Warning::InputCaveat {
                         about: label.clone(),

@@ -136,7 +136,7 @@ fn words(note: &Note) -> (String, Option<String>) {
             format!(
                 "{lines} terse lines of job '{job}' (group {group}): terse output does not say whether they are numjobs clones of one run or runs of their own, and has no group line to combine clones by"
             ),
-            "each is read as a run of its own",
+            "none of them is counted as a run",
         ),
         Note::TersePrecision => two(
             "terse output: bandwidth is fio's truncated KiB/s integer and IOPS a truncated integer".into(),

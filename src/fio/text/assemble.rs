@@ -162,6 +162,7 @@ impl State {
         job.place = format!("line {}", b.line);
         job.process = b.pid.map(|p| format!("pid={p}"));
         job.ios_counted = b.issued.is_some();
+        job.depths = b.depths;
         if b.issued_sync_column
             && let Some(i) = b.issued
         {

@@ -71,6 +71,8 @@ pub(super) enum Marker {
     Cpu,
     /// `issued rwts: total=…` (fio ≥ 3.4), `issued r/w/d: total=…`, `issued    : total=r=…`
     Issued,
+    /// `IO depths    : 1=100.0%, 2=0.0%, 4=0.0%, 8=0.0%, 16=0.0%, 32=0.0%, >=64=0.0%`
+    Depths,
     /// A line of a job block that carries nothing the measurement needs: bandwidth samples,
     /// depth distributions, the sync section's title, priority latencies.
     Skipped,
@@ -109,7 +111,7 @@ const FIXED: [(&str, Marker); 25] = [
     ("issued rwt", Marker::Issued),
     ("issued r/w", Marker::Issued),
     ("bw (", Marker::Skipped),
-    ("IO depths", Marker::Skipped),
+    ("IO depths", Marker::Depths),
     ("submit", Marker::Skipped),
     ("complete", Marker::Skipped),
     ("latency", Marker::Skipped),

@@ -43,6 +43,8 @@ pub(super) struct Block {
     pub(super) issued: Option<[u64; 4]>,
     /// Whether the `issued` line has the sync column (`issued rwts:`, fio ≥ 3.4).
     pub(super) issued_sync_column: bool,
+    /// The `IO depths` shares ([`crate::fio::FioJob::depths`]).
+    pub(super) depths: Option<[f64; 7]>,
     pub(super) sync: Option<Latency>,
     /// Direction lines of this block that could not be read: kind, line, text.
     pub(super) unreadable: Vec<(Ddir, usize, String)>,
@@ -294,6 +296,9 @@ impl State {
                     b.issued_sync_column = t.starts_with("issued rwts");
                 }
             }
+            Marker::Depths => {
+                b.depths = crate::fio::depth_shares(rest.split(','));
+            }
             Marker::Skipped => {}
             // read before the block's lines
             _ => return false,
@@ -329,6 +334,7 @@ impl State {
             sys: None,
             issued: None,
             issued_sync_column: false,
+            depths: None,
             sync: None,
             unreadable: Vec::new(),
         });

@@ -104,7 +104,11 @@ pub fn days(ev: &Evaluation, rule: &RuleResult) -> String {
         &f,
         "threshold",
         ty,
-        &format!("threshold {} {}", rule.op, fmt_value(rule.threshold)),
+        &format!(
+            "threshold {} {}",
+            rule.op,
+            crate::numbers::fmt_threshold(rule.threshold)
+        ),
         &tip,
         &dots,
         &[],

@@ -318,7 +318,11 @@ fn reference_lines(
         f,
         "threshold",
         y(rule.threshold),
-        &format!("threshold {} {}", rule.op, fmt_value(rule.threshold)),
+        &format!(
+            "threshold {} {}",
+            rule.op,
+            crate::numbers::fmt_threshold(rule.threshold)
+        ),
         &format!(
             "threshold {} {}{unit}",
             rule.op,

@@ -194,7 +194,10 @@ fn table(h: &mut String, t: &Table) {
                     Outcome::Meets => ["result", "pass"].as_slice(),
                     Outcome::Fails => &["result", "fail"],
                     Outcome::Soft => &["result", "soft"],
-                    Outcome::NotMeasured | Outcome::ShownOnly | Outcome::NotJudged => &["result"],
+                    Outcome::NotMeasured
+                    | Outcome::ShownOnly
+                    | Outcome::NotJudged
+                    | Outcome::Undecided => &["result"],
                 }),
                 Emphasis::None | Emphasis::Strong => {}
             }

@@ -1,0 +1,162 @@
+//! `import`: a figure fio printed is known only to its printed digits (a threshold inside that
+//! interval is undecided, never met), a run's numjobs clones printed as terse lines are never
+//! several runs of the policy's test, and the I/O depth distribution an output states is read
+//! against an assumed iodepth. Through the binary, on the real fio 3.33 outputs of
+//! tests/fixtures/printed-and-parts (see its README).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{Env, runs};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/printed-and-parts")
+        .join(name)
+}
+
+fn arg(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Swimlane's policy at the fixtures' scale (8 MiB, 2 s), needing `runs` runs over `days`.
+fn small_policy(env: &Env, runs: u32, days: u32) -> PathBuf {
+    env.swimlane_policy(&format!("small{runs}.yaml"), |y| {
+        y.replace("size: 4g", "size: 8m")
+            .replace("runtime: 60s", "runtime: 2s")
+            .replace("min_runs: 6", &format!("min_runs: {runs}"))
+            .replace("min_days: 2", &format!("min_days: {days}"))
+    })
+}
+
+fn summary(env: &Env, args: &[&str]) -> (Option<i32>, String) {
+    let out = env
+        .cmd()
+        .arg("import")
+        .args(args)
+        .args(["--format", "summary"])
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn a_printed_figure_whose_interval_holds_the_threshold_is_undecided_not_a_pass() {
+    let env = Env::new();
+    let policy = fixture("pbw7.yaml");
+    // The text prints the run's 191.906 MB/s as "192MB/s": 191.5 to 192.5, which holds 191.95.
+    let (code, j, err) = env.import_json(&["-p", arg(&policy), arg(&fixture("r7.txt"))]);
+    assert_eq!(code, Some(3), "{j}\n{err}");
+    assert_eq!(j["verdict"], "inconclusive", "{j}");
+    let reason = j["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("192 MB/s as fio printed it") && reason.contains("cannot tell ≥ 191.95"),
+        "{reason}"
+    );
+    let rule = &j["rules"][0];
+    assert_eq!(rule["passed"], serde_json::Value::Null, "{rule}");
+    assert!(rule["undecided"].as_str().is_some(), "{rule}");
+    // Every format says so: the summary line too.
+    let (code, line) = summary(&env, &["-p", arg(&policy), arg(&fixture("r7.txt"))]);
+    assert_eq!(code, Some(3), "{line}");
+    assert!(line.starts_with("INCONCLUSIVE"), "{line}");
+    assert!(line.contains("too coarse to tell"), "{line}");
+    // Far from the threshold, the same printed figure still decides.
+    let small = small_policy(&env, 1, 1);
+    let (code, j, err) = env.import_json(&[
+        "-p",
+        arg(&small),
+        "--assume-job",
+        arg(&small),
+        arg(&fixture("r7.txt")),
+    ]);
+    assert_eq!(code, Some(0), "{j}\n{err}");
+    assert_eq!(j["verdict"], "pass", "{j}");
+}
+
+#[test]
+fn the_exact_figure_still_decides_and_the_threshold_keeps_its_digits() {
+    let env = Env::new();
+    let policy = fixture("pbw7.yaml");
+    // The same run's JSON states 191.906 MB/s exactly: below 191.95, a FAIL, whose line must
+    // not read "191.9 MB/s, needs ≥ 191.9" as if it met it.
+    let (code, line) = summary(&env, &["-p", arg(&policy), arg(&fixture("r7.json"))]);
+    assert_eq!(code, Some(1), "{line}");
+    assert!(line.starts_with("FAIL"), "{line}");
+    assert!(line.contains("needs ≥ 191.95 MB/s"), "{line}");
+    let (_, j, _) = env.import_json(&["-p", arg(&policy), arg(&fixture("r7.json"))]);
+    let reason = j["reason"].as_str().unwrap();
+    assert!(reason.contains("missing ≥ 191.95"), "{reason}");
+}
+
+#[test]
+fn terse_clone_lines_of_a_numjobs_2_run_are_not_two_runs_and_its_json_decides() {
+    let env = Env::new();
+    let policy = small_policy(&env, 6, 2);
+    let (code, j, err) = env.import_json(&[
+        "-p",
+        arg(&policy),
+        "--assume-job",
+        arg(&policy),
+        arg(&fixture("nj2.json")),
+        arg(&fixture("nj2.txt")),
+        arg(&fixture("nj2.terse")),
+    ]);
+    assert_eq!(code, Some(3), "{j}\n{err}");
+    assert_eq!(j["verdict"], "inconclusive", "{j}");
+    let reason = j["reason"].as_str().unwrap();
+    assert!(reason.contains("numjobs 2 instead of 1"), "{reason}");
+    // one fio run: one run judged, never two
+    assert_eq!(runs(&j).len(), 1, "{j}");
+}
+
+#[test]
+fn terse_clone_lines_alone_are_no_runs_of_the_policys_test() {
+    let env = Env::new();
+    let policy = small_policy(&env, 1, 1);
+    let (code, j, err) = env.import_json(&[
+        "-p",
+        arg(&policy),
+        "--assume-job",
+        arg(&policy),
+        arg(&fixture("nj2.terse")),
+    ]);
+    assert_eq!(code, Some(3), "{j}\n{err}");
+    assert_eq!(j["verdict"], "inconclusive", "{j}");
+    assert!(runs(&j).is_empty(), "{j}");
+    let left = common::not_counted(&j);
+    assert!(left.contains("terse lines of job 'random-write'"), "{left}");
+}
+
+#[test]
+fn a_depth_distribution_deeper_than_the_assumed_iodepth_contradicts_it() {
+    let env = Env::new();
+    let policy = small_policy(&env, 1, 1);
+    let (code, j, err) = env.import_json(&[
+        "-p",
+        arg(&policy),
+        "--assume-job",
+        arg(&policy),
+        arg(&fixture("qd.terse")),
+    ]);
+    assert_eq!(code, Some(3), "{j}\n{err}");
+    assert_eq!(j["verdict"], "inconclusive", "{j}");
+    let reason = j["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("iodepth is 16 or more") && reason.contains("16=21.5%"),
+        "{reason}"
+    );
+    // An iodepth=1 run's terse line (1=100.0%) is still the assumed job.
+    let (code, j, err) = env.import_json(&[
+        "-p",
+        arg(&policy),
+        "--assume-job",
+        arg(&policy),
+        arg(&fixture("r7.terse")),
+    ]);
+    assert_eq!(code, Some(0), "{j}\n{err}");
+}
