@@ -91,6 +91,15 @@ fn the_exact_figure_still_decides_and_the_threshold_keeps_its_digits() {
     let (_, j, _) = env.import_json(&["-p", arg(&policy), arg(&fixture("r7.json"))]);
     let reason = j["reason"].as_str().unwrap();
     assert!(reason.contains("missing ≥ 191.95"), "{reason}");
+    // and the customer's reply says the requirement as the policy has it
+    let out = env
+        .cmd()
+        .args(["import", "-p", arg(&policy), arg(&fixture("r7.json"))])
+        .args(["--format", "reply"])
+        .output()
+        .unwrap();
+    let reply = String::from_utf8_lossy(&out.stdout);
+    assert!(reply.contains("at least 191.95 MB/s"), "{reply}");
 }
 
 #[test]

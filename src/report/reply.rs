@@ -10,7 +10,7 @@ use super::fleet::Fleet;
 use super::summary::{plural, stated_host, unit};
 use crate::deviation::Effect;
 use crate::evaluate::{Evaluation, Verdict};
-use crate::numbers::fmt_value;
+use crate::numbers::{fmt_threshold, fmt_value};
 
 pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
     write!(out, "{}", text(ev))
@@ -244,7 +244,7 @@ fn requirement(ev: &Evaluation) -> String {
             " ({} {} {}{})",
             metric_words(&r.metric),
             op_words(r.op),
-            fmt_value(r.threshold),
+            fmt_threshold(r.threshold),
             unit(r.unit)
         ),
         None => String::new(),
@@ -274,7 +274,7 @@ fn measured(ev: &Evaluation) -> Option<String> {
         fmt_value(v),
         unit(r.unit),
         op_words(r.op),
-        fmt_value(r.threshold),
+        fmt_threshold(r.threshold),
         unit(r.unit)
     ))
 }
