@@ -827,3 +827,32 @@ fn a_rule_failed_on_its_latest_runs_is_shown_failed_in_every_format() {
     assert!(summary.starts_with("FAIL "), "{summary}");
     assert!(!summary.contains('✓'), "{summary}");
 }
+
+#[test]
+fn runs_minutes_apart_in_two_time_zones_are_one_day_of_evidence() {
+    // Six passing runs within ten minutes, three recorded at +14:00 and three at −12:00 (a
+    // clock whose zone was changed between them): in their own offsets they fall on two
+    // calendar dates, but they are one day's runs, and Swimlane asks for two.
+    let env = Env::new();
+    let base = Utc::now() - Duration::hours(2);
+    let mut text = String::new();
+    for i in 0..6 {
+        let offset = if i < 3 { 14 * 3600 } else { -12 * 3600 };
+        let t = (base + Duration::minutes(i))
+            .with_timezone(&chrono::FixedOffset::east_opt(offset).unwrap());
+        let r = common::swimlane_record("node1", "/data", t, 16.4);
+        text.push_str(&serde_json::to_string(&r).unwrap());
+        text.push('\n');
+    }
+    std::fs::write(&env.history, text).unwrap();
+    let out = env
+        .cmd()
+        .args(["report", "--host", "node1", "--format", "json"])
+        .output()
+        .unwrap();
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["evidence"]["runs"], 6, "{}", j["evidence"]);
+    assert_eq!(j["evidence"]["days"], 1, "{}", j["evidence"]);
+    assert_ne!(j["verdict"], "pass", "{}", j["reason"]);
+    assert_eq!(out.status.code(), Some(3));
+}

@@ -1,8 +1,6 @@
 //! `iopscheck compare`: two selections of the history's runs of the policy's test, compared
 //! by `evaluate::compare` and rendered by `report::compare`.
 
-use std::collections::BTreeSet;
-
 use chrono::{DateTime, Utc};
 
 use crate::config::compare::Side;
@@ -105,8 +103,8 @@ fn figures(
         .iter()
         .filter(|r| r.metrics.contains_key(metric))
         .collect();
-    let days: BTreeSet<_> = runs.iter().map(|r| evaluate::day_of(*r)).collect();
-    Ok((runs.iter().map(|r| r.metrics[metric]).collect(), days.len()))
+    let days = evaluate::days_in_one_zone(runs.iter().map(|r| r.timestamp));
+    Ok((runs.iter().map(|r| r.metrics[metric]).collect(), days))
 }
 
 /// Renders the comparison on stdout and into every `-o`/`--export` file.

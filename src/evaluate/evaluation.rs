@@ -1,6 +1,6 @@
 //! What an evaluation holds: the value every output format renders.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -11,9 +11,7 @@ use crate::job::ShapeDifference;
 use crate::policy::{Aggregate, Level, Policy, TestOrigin};
 use crate::run_index::{Run, RunFields};
 
-use super::{
-    EvidenceStatus, RuleResult, RunLines, Scope, Stats, Verdict, Warning, day_of, sequential,
-};
+use super::{EvidenceStatus, RuleResult, RunLines, Scope, Stats, Verdict, Warning, sequential};
 
 /// One day of runs, for the per-day table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -302,11 +300,7 @@ impl Evaluation {
                     .collect();
                 EvidenceStatus {
                     runs: own.len(),
-                    days: own
-                        .iter()
-                        .map(|r| day_of(*r))
-                        .collect::<BTreeSet<_>>()
-                        .len(),
+                    days: super::days_in_one_zone(own.iter().map(|r| r.timestamp)),
                     ..self.evidence.clone()
                 }
                 .tally()

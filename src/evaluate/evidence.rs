@@ -3,14 +3,14 @@
 
 use std::collections::BTreeSet;
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::deviation;
 use crate::policy::Policy;
 use crate::run_index::Run;
 
-use super::{day_of, is_future};
+use super::is_future;
 
 /// The evidence rule: how many runs over how many days make a verdict.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -100,7 +100,11 @@ pub struct EvidenceCount<'p> {
     checker: deviation::Checker<'p>,
     now: DateTime<Utc>,
     runs: usize,
-    days: BTreeSet<NaiveDate>,
+    /// The quarter hours (of UTC) that hold a run: every zone's offset is whole quarter hours,
+    /// so the days are counted in the latest run's zone at the end
+    /// ([`super::days_in_one_zone`]), bounded by the window's length, not its runs.
+    quarters: BTreeSet<i64>,
+    latest: Option<DateTime<chrono::FixedOffset>>,
 }
 
 impl<'p> EvidenceCount<'p> {
@@ -109,7 +113,8 @@ impl<'p> EvidenceCount<'p> {
             checker: deviation::Checker::new(policy),
             now,
             runs: 0,
-            days: BTreeSet::new(),
+            quarters: BTreeSet::new(),
+            latest: None,
         }
     }
 
@@ -118,10 +123,26 @@ impl<'p> EvidenceCount<'p> {
             return;
         }
         self.runs += 1;
-        self.days.insert(day_of(r));
+        self.quarters
+            .insert(r.timestamp.timestamp().div_euclid(900));
+        if self.latest.is_none_or(|l| r.timestamp > l) {
+            self.latest = Some(r.timestamp);
+        }
     }
 
     pub fn status(&self) -> EvidenceStatus {
-        EvidenceStatus::of(self.checker.policy(), self.runs, self.days.len())
+        let days = match self.latest {
+            Some(l) => {
+                let zone = *l.offset();
+                let at =
+                    |q: i64| DateTime::from_timestamp(q * 900, 0).map(|t| t.with_timezone(&zone));
+                // the latest run first, so that its zone is the one counted in
+                super::days_in_one_zone(
+                    std::iter::once(l).chain(self.quarters.iter().filter_map(|&q| at(q))),
+                )
+            }
+            None => 0,
+        };
+        EvidenceStatus::of(self.checker.policy(), self.runs, days)
     }
 }

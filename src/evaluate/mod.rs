@@ -22,7 +22,7 @@ mod warnings;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use chrono::{DateTime, Duration as ChronoDuration, NaiveDate, Utc};
+use chrono::{DateTime, Duration as ChronoDuration, FixedOffset, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::deviation::{self, Effect};
@@ -199,6 +199,21 @@ pub fn day_of(r: &impl RunFields) -> NaiveDate {
     r.timestamp().date_naive()
 }
 
+/// How many days the evidence's runs are over: their distinct calendar days in one zone, the
+/// latest run's (the node's day as it tells time now). Counted in each run's own offset, runs
+/// minutes apart recorded in +14:00 and −12:00 (a clock or TZ changed between runs, a text
+/// output read in the importer's zone) were two days.
+pub fn days_in_one_zone(times: impl IntoIterator<Item = DateTime<FixedOffset>> + Clone) -> usize {
+    let Some(zone) = times.clone().into_iter().max().map(|t| *t.offset()) else {
+        return 0;
+    };
+    times
+        .into_iter()
+        .map(|t| t.with_timezone(&zone).date_naive())
+        .collect::<BTreeSet<NaiveDate>>()
+        .len()
+}
+
 /// Judges records against a policy (a run's or an import's, held in memory).
 pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options) -> Evaluation {
     evaluate_left_out(records.into(), Vec::new(), policy, opts).0
@@ -281,11 +296,11 @@ fn judge(
     } = counted::sort_out(&mut runs, left_out, policy, opts);
 
     let metrics = summary::metric_stats(&runs, records)?;
-    let day_set: BTreeSet<NaiveDate> = runs.iter().map(day_of).collect();
+    let days_over = days_in_one_zone(runs.iter().map(|r| r.timestamp));
 
     let rules = rules::rule_results(policy, &runs, &metrics);
 
-    let evidence = EvidenceStatus::of(policy, runs.len(), day_set.len());
+    let evidence = EvidenceStatus::of(policy, runs.len(), days_over);
 
     let primary = policy
         .deciding_rules()
@@ -383,7 +398,7 @@ fn judge(
         reason,
         summary: Summary {
             n: runs.len(),
-            days: day_set.len(),
+            days: days_over,
             metrics,
         },
         group: None,

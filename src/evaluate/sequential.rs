@@ -259,16 +259,18 @@ fn day(t: &DateTime<FixedOffset>) -> NaiveDate {
     t.date_naive()
 }
 
+/// The days the points are over, in one zone (the latest's: `evaluate::days_in_one_zone`).
 fn days_of(points: &[(DateTime<FixedOffset>, f64)]) -> usize {
-    let mut d: Vec<NaiveDate> = points.iter().map(|p| day(&p.0)).collect();
-    d.dedup();
-    d.len()
+    super::days_in_one_zone(points.iter().map(|p| p.0))
 }
 
-/// Calendar days from the first run to the last, both counted.
+/// Calendar days from the first run to the last, both counted, in the last one's zone.
 fn span_days(points: &[(DateTime<FixedOffset>, f64)]) -> usize {
     match (points.first(), points.last()) {
-        (Some(a), Some(b)) => (day(&b.0) - day(&a.0)).num_days() as usize + 1,
+        (Some(a), Some(b)) => {
+            let zone = *b.0.offset();
+            (day(&b.0) - day(&a.0.with_timezone(&zone))).num_days() as usize + 1
+        }
         _ => 0,
     }
 }
