@@ -203,7 +203,7 @@ fn a_huge_input_is_refused_without_reading_it_all() {
 }
 
 #[test]
-fn record_keeps_the_outputs_own_timestamp_and_host_and_refuses_a_duplicate() {
+fn record_keeps_the_outputs_own_timestamp_and_host_and_refuses_a_duplicate_for_any_host() {
     let env = Env::new();
     let f = fixture("fio-3.33-sample.json");
     env.cmd()
@@ -228,13 +228,17 @@ fn record_keeps_the_outputs_own_timestamp_and_host_and_refuses_a_duplicate() {
         .code(2)
         .stderr(predicate::str::contains("already recorded"));
     assert_eq!(env.history_lines().len(), 1, "nothing recorded twice");
-    // the same output from another node is another run
+    // nor for another node: one fio run is one run of one machine, and the refusal names
+    // the machine it is recorded for
     env.cmd()
         .args(["import", "--record", "--host", "customer-node-8"])
         .arg(&f)
         .assert()
-        .code(3);
-    assert_eq!(env.history_lines().len(), 2);
+        .code(2)
+        .stderr(predicate::str::contains(
+            "fio-3.33-sample.json already recorded for host customer-node-7",
+        ));
+    assert_eq!(env.history_lines().len(), 1);
 }
 
 #[test]
