@@ -18,6 +18,7 @@
 
 mod clones;
 mod cmdline;
+mod concurrent;
 mod disk;
 mod identity;
 pub mod installed;
@@ -32,6 +33,7 @@ use chrono::{DateTime, FixedOffset};
 
 pub use clones::combine as combine_clones;
 pub use cmdline::{command_line, customer_command};
+pub use concurrent::{Alongside, alongside};
 pub use identity::RunIdentity;
 pub use note::Note;
 pub use paste::StatedCommand;
@@ -95,6 +97,13 @@ pub struct FioJob {
     /// The I/O counts are fio's own (JSON `total_ios`, the text `issued` line), not estimated
     /// from the IOPS and the runtime.
     pub ios_counted: bool,
+    /// Whether the job waited for every job before it in the job file to end before it
+    /// started (fio's `stonewall`, alias `wait_for_previous`), where the output states it
+    /// (a JSON job option); fio 3.33 does not list it, text and terse never (None: unknown).
+    pub stonewall: Option<bool>,
+    /// When the job ran, in ms since the epoch: JSON `job_start` (fio ≥ 3.36) to that plus
+    /// its `job_runtime`. None where the output does not state both.
+    pub window_ms: Option<(u64, u64)>,
 }
 
 impl FioJob {
@@ -123,6 +132,8 @@ impl FioJob {
             repeat_of: None,
             syncs: None,
             ios_counted: false,
+            stonewall: None,
+            window_ms: None,
         }
     }
 
