@@ -314,6 +314,18 @@ fn open_for_append(path: &Path) -> Result<File, HistoryError> {
 /// Not a write-and-rename (tempfile's `persist`): the history is appended to in place, never
 /// replaced, so that a concurrent writer's records are never lost and the file keeps its owner.
 pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {
+    append_checked(path, records, |_| Ok(()))
+}
+
+/// [`append`], after `check` has read the history (the file, at its start) under the same
+/// exclusive lock the append takes: what `check` finds is still the whole history when the
+/// records are written, whatever other writers do. An error from `check` appends nothing.
+/// Nothing is opened or checked when there are no records.
+pub fn append_checked<E: From<HistoryError>>(
+    path: &Path,
+    records: &[Record],
+    check: impl FnOnce(&File) -> Result<(), E>,
+) -> Result<(), E> {
     if records.is_empty() {
         return Ok(());
     }
@@ -326,9 +338,18 @@ pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {
     }
     let mut f = open_for_append(path)?;
     f.lock().map_err(io_err(path))?;
+    if let Err(e) = check(&f) {
+        let _ = f.unlock();
+        return Err(e);
+    }
+    Ok(append_locked(path, &mut f, records)?)
+}
+
+/// Writes `records` to `f`, which holds the exclusive lock, and unlocks it.
+fn append_locked(path: &Path, f: &mut File, records: &[Record]) -> Result<(), HistoryError> {
     let len = f.metadata().map_err(io_err(path))?.len();
     // Each record chained to the line before it, read from the file's end under the lock.
-    let mut link = crate::chain::next(&f, len).map_err(io_err(path))?;
+    let mut link = crate::chain::next(f, len).map_err(io_err(path))?;
     let mut buf = Vec::new();
     for r in records {
         let start = buf.len();
@@ -368,6 +389,7 @@ pub fn append(path: &Path, records: &[Record]) -> Result<(), HistoryError> {
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
 /// Reads every usable record. A missing file is an empty history.
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn read(path: &Path) -> Result<(Vec<Record>, Vec<Skipped>), HistoryError> {
     read_where(path, |_| true)
 }

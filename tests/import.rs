@@ -44,6 +44,25 @@ fn every_fixture_is_read_and_judged_or_explained_without_an_error() {
             );
             continue;
         }
+        // Several jobs of one fio run in several groups, and nothing stated that orders them
+        // (no stonewall listed, no start times: fio before 3.36 states neither): each may
+        // have run beside the others, so none is a job run alone.
+        if name.contains("groups-") {
+            assert!(j["runs"].as_array().unwrap().is_empty(), "{name}");
+            assert_eq!(code, Some(3), "{name}");
+            assert!(
+                not_counted(&j).contains("of the same fio invocation, or may have"),
+                "{name}: {}",
+                not_counted(&j)
+            );
+            continue;
+        }
+        // fio said it was interrupted: a run cut short is no evidence
+        if name == "fio-3.33-json-rw-interrupted-leading-noise.json" {
+            assert!(j["runs"].as_array().unwrap().is_empty(), "{name}");
+            assert!(not_counted(&j).contains("fio was interrupted"), "{name}");
+            continue;
+        }
         assert!(!j["runs"].as_array().unwrap().is_empty(), "{name}: no runs");
         // the runs and their metrics are carried whatever the verdict
         for r in j["runs"].as_array().unwrap() {
@@ -203,7 +222,7 @@ fn a_huge_input_is_refused_without_reading_it_all() {
 }
 
 #[test]
-fn record_keeps_the_outputs_own_timestamp_and_host_and_refuses_a_duplicate() {
+fn record_keeps_the_outputs_own_timestamp_and_host_and_refuses_a_duplicate_for_any_host() {
     let env = Env::new();
     let f = fixture("fio-3.33-sample.json");
     env.cmd()
@@ -228,13 +247,17 @@ fn record_keeps_the_outputs_own_timestamp_and_host_and_refuses_a_duplicate() {
         .code(2)
         .stderr(predicate::str::contains("already recorded"));
     assert_eq!(env.history_lines().len(), 1, "nothing recorded twice");
-    // the same output from another node is another run
+    // nor for another node: one fio run is one run of one machine, and the refusal names
+    // the machine it is recorded for
     env.cmd()
         .args(["import", "--record", "--host", "customer-node-8"])
         .arg(&f)
         .assert()
-        .code(3);
-    assert_eq!(env.history_lines().len(), 2);
+        .code(2)
+        .stderr(predicate::str::contains(
+            "fio-3.33-sample.json already recorded for host customer-node-7",
+        ));
+    assert_eq!(env.history_lines().len(), 1);
 }
 
 #[test]
@@ -248,6 +271,8 @@ fn many_processes_recording_at_once_lose_no_line() {
         "fio-3.16-json-randrw.json",
         "fio-3.14-json-randwrite-numjobs4-group_reporting.json",
     ];
+    // four imports of each output at once, each for another node: one fio run is one run of
+    // one machine, so each output is recorded once, and no line is lost or doubled
     let children: Vec<_> = (0..4)
         .flat_map(|host| files.iter().map(move |f| (host, *f)))
         .map(|(host, f)| {
@@ -265,7 +290,15 @@ fn many_processes_recording_at_once_lose_no_line() {
         c.wait().unwrap();
     }
     let lines = env.history_lines();
-    assert_eq!(lines.len(), 4 * files.len());
+    assert_eq!(lines.len(), files.len());
+    let mut sources: Vec<&str> = lines
+        .iter()
+        .map(|l| l["source_file"].as_str().unwrap())
+        .collect();
+    sources.sort();
+    let mut want = files.to_vec();
+    want.sort();
+    assert_eq!(sources, want);
 }
 
 /// Splits fio's `--output-format=json,normal` output into its JSON and text parts.

@@ -212,16 +212,18 @@ fn the_same_run_from_another_of_its_outputs_is_not_recorded_twice() {
     let (code, err) = refused(&["run2.json", "run1.json"], "n1");
     assert_eq!(code, Some(2), "{err}");
     assert_eq!(std::fs::read(&env.history).unwrap(), before);
-    // another run is recorded, and the same run for another node is that node's
+    // another run is recorded; the same run for another node is refused, naming the node it
+    // is recorded for: one fio run is one run of one machine
     let (code, _, err) = import(&env, &[&one_run("run2.json")], &rec);
     assert_eq!(code, Some(0), "{err}");
-    let (code, _, err) = import(
-        &env,
-        &[&one_run("run1.json")],
-        &["--policy", p, "--record", "--host", "n2"],
-    );
-    assert_eq!(code, Some(0), "{err}");
-    assert_eq!(env.history_lines().len(), 3);
+    let before = std::fs::read(&env.history).unwrap();
+    for other in ["run1.json", "run1.terse"] {
+        let (code, err) = refused(&[other], "n2");
+        assert_eq!(code, Some(2), "{other}: {err}");
+        assert!(err.contains("for host n1"), "{other}: {err}");
+        assert_eq!(std::fs::read(&env.history).unwrap(), before, "{other}");
+    }
+    assert_eq!(env.history_lines().len(), 2);
 }
 
 /// A small run of Swimlane's job by the installed fio (8 MiB, 1 s, in `dir`), written in

@@ -20,6 +20,10 @@ fn record_at(env: &Env, host: &str, times: &[i64]) {
         v["jobs"][0]["job options"]["size"] = "4g".into();
         v["jobs"][0]["job options"]["runtime"] = "60".into();
         v["jobs"][0]["job options"]["time_based"] = "1".into();
+        // Each host's outputs are its own fio runs (fio ≥ 3.36 names each job's start): one
+        // fio run is one run of one machine, and `--record` refuses it for a second host.
+        let salt: i64 = host.bytes().map(i64::from).sum();
+        v["jobs"][0]["job_start"] = (*t * 1000 + salt).into();
         v["timestamp"] = (*t).into();
         v["timestamp_ms"] = (*t * 1000).into();
         let p = env.tmp.path().join(format!("{host}-{i}.json"));

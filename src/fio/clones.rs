@@ -19,7 +19,8 @@ use super::{FioJob, FioOutput};
 use crate::measure::{BwBasis, DirectionStats, Latency, Measurement};
 
 /// Combines the blocks of `out` that are clones of one job (same run of the input, same name,
-/// same group, same stated shape) into one job each, in the place of the first clone, and
+/// same group, same stated shape, as many as the numjobs it states) into one job each, stating
+/// numjobs as the number of blocks where the output does not, in the place of the first clone, and
 /// adds a note saying so. Only fio's own accounting makes blocks one job: clones are combined
 /// where the run's group line is in the input ([`FioJob::grouped`]); without it (a text cut
 /// before its `Run status group` line) they are not combined, and each is marked as no one
@@ -35,6 +36,9 @@ pub fn combine(out: &mut FioOutput) {
                 .push(i);
         }
     }
+    // A job stating numjobs=N prints N blocks: K blocks of a job stating another count are
+    // K/N job sections of one name (or K jobs of numjobs=1), each its own writer running beside
+    // the others, not one job's clones; they stay apart (`alongside` names them).
     let sets: Vec<Vec<usize>> = by_job
         .into_values()
         .filter(|ix| {
@@ -42,6 +46,10 @@ pub fn combine(out: &mut FioOutput) {
                 && ix.iter().all(|&i| {
                     out.jobs[i].shape == out.jobs[ix[0]].shape && out.jobs[i].mixed.is_none()
                 })
+                && out.jobs[ix[0]]
+                    .shape
+                    .numjobs
+                    .is_none_or(|n| usize::try_from(n).is_ok_and(|n| n == ix.len()))
         })
         .collect();
     if sets.is_empty() {
@@ -65,10 +73,14 @@ pub fn combine(out: &mut FioOutput) {
         }
         let clones: Vec<&FioJob> = ix.iter().map(|&i| &out.jobs[i]).collect();
         let erred = clones.iter().find(|c| c.error != 0);
+        // Where the output does not state numjobs, the job is as many writers as blocks
+        // combined: never the one a numjobs=1 policy asks for.
+        let mut shape = clones[0].shape.clone();
+        shape.numjobs = shape.numjobs.or_else(|| u32::try_from(clones.len()).ok());
         let mut job = FioJob::new(
             clones[0].name.clone(),
             clones[0].groupid,
-            clones[0].shape.clone(),
+            shape,
             measurement(&clones),
             erred.map_or(0, |c| c.error),
         );
@@ -77,6 +89,13 @@ pub fn combine(out: &mut FioOutput) {
         job.invocation = clones[0].invocation;
         job.timestamp = clones[0].timestamp;
         job.grouped = true;
+        job.stonewall = clones[0].stonewall;
+        // the clones' times together, where each states its own
+        job.window_ms = clones
+            .iter()
+            .map(|c| c.window_ms)
+            .collect::<Option<Vec<_>>>()
+            .and_then(|w| Some((w.iter().map(|x| x.0).min()?, w.iter().map(|x| x.1).max()?)));
         let processes: Vec<&str> = clones.iter().filter_map(|c| c.process.as_deref()).collect();
         job.process = (!processes.is_empty()).then(|| processes.join(" "));
         job.ios_counted = clones.iter().all(|c| c.ios_counted);
@@ -219,6 +238,28 @@ mod tests {
                 .iter()
                 .any(|n| matches!(n, crate::fio::Note::Clones { clones: 2, .. }))
         );
+    }
+
+    #[test]
+    fn blocks_are_clones_only_as_many_as_the_numjobs_stated() {
+        let two = fixture("fio-3.33-numjobs2.txt");
+        assert_eq!(two.jobs[0].shape.numjobs, Some(2));
+        // the same two blocks, each stating numjobs=1: two jobs of one name, left apart
+        let mut ones = two.clone();
+        for j in &mut ones.jobs {
+            j.shape.numjobs = Some(1);
+        }
+        let before = ones.clone();
+        combine(&mut ones);
+        assert_eq!(ones, before);
+        // not stated: combined, as many writers as blocks
+        let mut unstated = two.clone();
+        for j in &mut unstated.jobs {
+            j.shape.numjobs = None;
+        }
+        combine(&mut unstated);
+        assert_eq!(unstated.jobs.len(), 1);
+        assert_eq!(unstated.jobs[0].shape.numjobs, Some(2));
     }
 
     #[test]

@@ -422,6 +422,12 @@ fn read_report(report: &Value, mut notes: Vec<Note>) -> FioOutput {
         if report.get("jobs").is_none() && name == "All clients" {
             continue;
         }
+        // a client/server run's job is named with its host, as the text tags it: the
+        // clients' jobs ran on their own machines
+        let name = match obj.get("hostname").and_then(Value::as_str) {
+            Some(h) if report.get("jobs").is_none() && !h.is_empty() => format!("<{h}> {name}"),
+            _ => name,
+        };
         let shape = job_shape(report, obj, &global);
         let mut m = measurement(obj, &name, &shape, &mut keys, &mut notes);
         m.disk = disk.clone();
@@ -452,6 +458,13 @@ fn read_report(report: &Value, mut notes: Vec<Note>) -> FioOutput {
             .and_then(as_u64)
             .filter(|&s| s > 0)
             .map(|s| format!("job_start={s}"));
+        job.stonewall = stonewall(obj, &global);
+        job.window_ms = obj
+            .get("job_start")
+            .and_then(as_u64)
+            .filter(|&s| s > 0)
+            .zip(obj.get("job_runtime").and_then(as_u64))
+            .map(|(start, ran)| (start, start.saturating_add(ran)));
         // One report is one run, with fio's accounting of every group in it.
         job.grouped = true;
         jobs.push(job);
@@ -497,6 +510,18 @@ fn job_shape(
         shape.end_fsync = Some(false);
     }
     shape
+}
+
+/// Whether the job waited for the jobs before it (`stonewall`, `wait_for_previous`), where
+/// the output lists it. fio 3.33 leaves both out of a job's JSON options even when given (a
+/// job given `stonewall` shows `"job options" : {}`), so an option not listed is unknown.
+fn stonewall(obj: &Map<String, Value>, global: &HashMap<String, String>) -> Option<bool> {
+    let mut opts = global.clone();
+    opts.extend(options(obj.get("job options")));
+    ["stonewall", "wait_for_previous"]
+        .iter()
+        .find_map(|k| opts.get(*k))
+        .and_then(|v| fio_option_bool(v))
 }
 
 /// Job `obj`'s measurement: CPU, each direction (a mixed one only where the job does one kind
@@ -864,6 +889,10 @@ mod tests {
     fn client_server_reports_and_sync_latency() {
         let out = parse(CLIENT, 0).unwrap().unwrap();
         assert_eq!(out.jobs.len(), 1, "the 'All clients' sum is not a job");
+        assert_eq!(
+            out.jobs[0].name, "<a> w",
+            "named with its host, as the text names it"
+        );
         let m = &out.jobs[0].measurement;
         assert!(m.read.is_none());
         let w = m.write.as_ref().unwrap();

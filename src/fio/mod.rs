@@ -18,6 +18,7 @@
 
 mod clones;
 mod cmdline;
+mod concurrent;
 mod disk;
 mod identity;
 pub mod installed;
@@ -32,6 +33,7 @@ use chrono::{DateTime, FixedOffset};
 
 pub use clones::combine as combine_clones;
 pub use cmdline::{command_line, customer_command};
+pub use concurrent::{Alongside, alongside};
 pub use identity::RunIdentity;
 pub use note::Note;
 pub use paste::StatedCommand;
@@ -100,6 +102,13 @@ pub struct FioJob {
     /// 16–31, 32–63 and 64 or more I/Os in flight ([`DEPTH_BUCKETS`]). None where the output
     /// does not state it.
     pub depths: Option<[f64; 7]>,
+    /// Whether the job waited for every job before it in the job file to end before it
+    /// started (fio's `stonewall`, alias `wait_for_previous`), where the output states it
+    /// (a JSON job option); fio 3.33 does not list it, text and terse never (None: unknown).
+    pub stonewall: Option<bool>,
+    /// When the job ran, in ms since the epoch: JSON `job_start` (fio ≥ 3.36) to that plus
+    /// its `job_runtime`. None where the output does not state both.
+    pub window_ms: Option<(u64, u64)>,
 }
 
 /// The least depth of each bucket of fio's I/O depth distribution (`io_u_mark_depth()`: the
@@ -154,6 +163,8 @@ impl FioJob {
             syncs: None,
             ios_counted: false,
             depths: None,
+            stonewall: None,
+            window_ms: None,
         }
     }
 

@@ -87,6 +87,8 @@ struct File<'f> {
     given_before: Option<String>,
     /// The time its blocks take where the output states none, and the note that says so.
     time: (DateTime<FixedOffset>, Caveat),
+    /// For each block, the other jobs of its fio run it ran beside, or may have.
+    alongside: Vec<fio::Alongside>,
 }
 
 impl<'a> Reading<'a> {
@@ -163,6 +165,7 @@ impl<'a> Reading<'a> {
             digest: file_digest,
             given_before,
             time: file_time,
+            alongside: fio::alongside(&parsed),
         };
         for (i, job) in parsed.jobs.iter().enumerate() {
             self.block(&file, i, job)?;
@@ -185,7 +188,7 @@ impl<'a> Reading<'a> {
             }
         };
         let identity = RunIdentity::of(job, f.parsed.format, f.parsed.fio_version.as_deref());
-        let mut excluded = self.excluded(job, f);
+        let mut excluded = self.excluded(i, job, f);
         let mut copy = false;
         if excluded.is_none() {
             excluded = self.given_in_another_format(&identity, &label, f.parsed.format);
@@ -359,7 +362,7 @@ impl<'a> Reading<'a> {
 
     /// Why a block is not counted, the first reason that holds: it is not a run of its own
     /// (given again), not evidence (fio's error), or no one node's test.
-    fn excluded(&self, job: &fio::FioJob, f: &File) -> Option<String> {
+    fn excluded(&self, i: usize, job: &fio::FioJob, f: &File) -> Option<String> {
         let mut excluded = None;
         if let Some(earlier) = &f.given_before {
             excluded = Some(if *earlier == f.base {
@@ -389,7 +392,29 @@ impl<'a> Reading<'a> {
                 "its 'All clients' block is the sum of every client of a client/server run, not one node's figures"
                     .to_string(),
             );
+        } else if f.parsed.notes.contains(&fio::Note::Interrupted) {
+            excluded = Some(
+                "the output says fio was interrupted (fio: terminating on signal): a run cut short is not evidence, however good its figures"
+                    .to_string(),
+            );
+        } else if let Some(a) = f.alongside.get(i).filter(|a| a.any()) {
+            excluded = Some(alongside_reason(a));
         }
         excluded
+    }
+}
+
+/// Why a block that ran beside other jobs of its fio run is not a run of the policy's test.
+fn alongside_reason(a: &fio::Alongside) -> String {
+    let n = a.surely + a.maybe;
+    let jobs = if n == 1 { "job" } else { "jobs" };
+    if a.maybe == 0 {
+        format!(
+            "ran at the same time as {n} other {jobs} of the same fio invocation (one group, which fio starts together): not the policy's job run alone"
+        )
+    } else {
+        format!(
+            "ran at the same time as {n} other {jobs} of the same fio invocation, or may have (the output states no stonewall or start times that show they ran one after another): not the policy's job run alone"
+        )
     }
 }

@@ -1,64 +1,61 @@
 //! `--record`: the imported runs appended to the history, all or none.
 
+use std::io::BufReader;
 use std::path::Path;
 
 use crate::config::Ctx;
 use crate::error::usage;
 use crate::history::{self, Record};
 
-/// Appends the imported runs, refusing all of them if any is already in the history for the
-/// same host: nothing half-recorded.
+/// Appends the imported runs, refusing all of them if any is already in the history, for
+/// whichever host: one fio run is one run of one machine, and nothing is half-recorded. The
+/// history is read for that, one line at a time, under the exclusive lock the append takes,
+/// so that two imports at once cannot both find the run missing and both record it.
 pub(super) fn record(path: &Path, records: &[Record], ctx: &Ctx) -> anyhow::Result<()> {
-    let (existing, skipped) = history::read(path)?;
-    for w in history::skipped_warnings(&skipped) {
-        ctx.warn(w);
-    }
-    let dups: Vec<String> = records
-        .iter()
-        .filter(|r| {
-            existing.iter().any(|e| {
-                e.host == r.host && e.source_digest.is_some() && e.source_digest == r.source_digest
-            })
-        })
-        .map(|r| r.source_file.clone().unwrap_or_default())
-        .collect();
-    // the same run recorded from another of its outputs (its JSON, text or terse)
-    let again: Vec<String> = records
-        .iter()
-        .filter_map(|r| {
-            let id = r.fio_run.as_ref()?;
-            let e = existing.iter().find(|e| {
-                e.host == r.host
-                    && e.source_digest != r.source_digest
-                    && e.fio_run.as_ref().is_some_and(|x| x.same_run(id))
-            })?;
-            Some(format!(
-                "{} is the same fio run as {}, recorded at {} (the same job, runtime, I/O counts and figures, in another format)",
-                r.source_file.as_deref().unwrap_or("-"),
-                e.source_file.as_deref().unwrap_or("a run"),
-                e.timestamp.to_rfc3339()
-            ))
-        })
-        .collect();
-    if dups.is_empty() && !again.is_empty() {
-        return Err(usage(format!(
-            "--record: {} for host {} in {}; one fio run is one run, however many of its outputs are given: nothing was recorded",
-            again.join("; "),
-            records[0].host,
+    history::append_checked(path, records, |f| -> anyhow::Result<()> {
+        let mut dups: Vec<String> = Vec::new();
+        let mut again: Vec<String> = Vec::new();
+        let reader = BufReader::with_capacity(history::READ_BUFFER, f);
+        let skipped = history::scan_from(
+            reader,
+            path,
+            history::MAX_LINE,
+            None,
+            |_| true,
+            |e| {
+                for r in records {
+                    let file = r.source_file.as_deref().unwrap_or("-");
+                    if e.source_digest.is_some() && e.source_digest == r.source_digest {
+                        dups.push(format!("{file} already recorded for host {}", e.host));
+                    } else if let Some(id) = &r.fio_run
+                        && e.fio_run.as_ref().is_some_and(|x| x.same_run(id))
+                    {
+                        // the same run recorded from another of its outputs (JSON, text, terse)
+                        again.push(format!(
+                            "{file} is the same fio run as {}, recorded for host {} at {} (the same job, runtime, I/O counts and figures)",
+                            e.source_file.as_deref().unwrap_or("a run"),
+                            e.host,
+                            e.timestamp.to_rfc3339()
+                        ));
+                    }
+                }
+            },
+        )?;
+        for w in history::skipped_warnings(&skipped) {
+            ctx.warn(w);
+        }
+        if dups.is_empty() && again.is_empty() {
+            return Ok(());
+        }
+        dups.dedup();
+        again.dedup();
+        dups.extend(again);
+        Err(usage(format!(
+            "--record: {} in {}; one fio run is one run of one machine, however many of its outputs are given and for whichever host: nothing was recorded",
+            dups.join("; "),
             path.display()
-        )));
-    }
-    if !dups.is_empty() {
-        let mut names = dups;
-        names.dedup();
-        return Err(usage(format!(
-            "--record: {} already recorded for host {} in {}; nothing was recorded (remove the duplicate from the command, or use --host for another node)",
-            names.join(", "),
-            records[0].host,
-            path.display()
-        )));
-    }
-    history::append(path, records)?;
+        )))
+    })?;
     ctx.note(format!(
         "recorded {} run{} in {}",
         records.len(),
