@@ -206,8 +206,9 @@ pub struct ImportArgs {
     /// fio output files; `-` reads stdin.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file [default: swimlane;
-    /// a bundle: the policy it holds].
+    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
+    ///
+    /// Default: swimlane; for a bundle, the policy it holds.
     #[arg(short, long, value_name = "NAME|FILE")]
     pub policy: Option<String>,
     /// Append the imported runs to the history, with the output's own timestamps.
@@ -233,8 +234,9 @@ pub struct ImportArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file [default: swimlane;
-    /// a bundle given as the history: the policy it holds].
+    /// Policy name (built-in or in /etc/iopscheck/policies) or YAML file.
+    ///
+    /// Default: swimlane; for a bundle given as the history, the policy it holds.
     #[arg(short, long, value_name = "NAME|FILE")]
     pub policy: Option<String>,
     /// Only runs newer than this: a duration back from now (7d, 36h) or a date (2026-11-28).
