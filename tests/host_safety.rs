@@ -1240,5 +1240,103 @@ fn as_root_fio_writes_only_the_test_file_however_the_directorys_owner_swaps_its_
     assert_eq!(std::fs::metadata(&victim).unwrap().mode() & 0o777, 0o600);
     // Nothing of ours is left: only the link, which is not ours.
     assert_eq!(common::listing(&env.dir), swapped, "stderr: {err}");
-    assert!(std::fs::symlink_metadata(env.dir.join(&swapped[0])).unwrap().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(env.dir.join(&swapped[0]))
+            .unwrap()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn run_and_import_record_refuse_to_append_to_a_file_that_is_not_a_history() {
+    let env = Env::new();
+    let fio = common::fixture("fio-3.33-sample.json");
+    let shadow = env.tmp.path().join("shadow");
+    let fstab = env.tmp.path().join("fstab");
+    std::fs::write(
+        &shadow,
+        "root:$6$abc:19000:0:99999:7:::\ndaemon:*:19000::::::\n",
+    )
+    .unwrap();
+    std::fs::write(&fstab, "\nUUID=abc / ext4 defaults 0 1").unwrap();
+    for file in [&shadow, &fstab] {
+        let before = std::fs::read(file).unwrap();
+        let run = env
+            .small_run("psync")
+            .args(["-q", "--history"])
+            .arg(file)
+            .output()
+            .unwrap();
+        let import = env
+            .cmd()
+            .args(["import", "-q", "--record", "--host", "n1", "--history"])
+            .arg(file)
+            .arg(&fio)
+            .output()
+            .unwrap();
+        for out in [run, import] {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+            assert!(
+                err.contains("--history") && err.contains(&*file.display().to_string()),
+                "{err}"
+            );
+            assert!(err.contains("is not an iopscheck history"), "{err}");
+            assert!(
+                !err.contains("$6$"),
+                "the file's content is not shown: {err}"
+            );
+            assert_eq!(std::fs::read(file).unwrap(), before, "{}", file.display());
+        }
+        // Refused before the test: nothing was written in --dir.
+        assert!(test_files(&env.dir).is_empty());
+    }
+    // Named for the variable when that is what gave it.
+    let out = env
+        .cmd()
+        .env("IOPSCHECK_HISTORY", &shadow)
+        .args(["import", "-q", "--record", "--host", "n1"])
+        .arg(&fio)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("IOPSCHECK_HISTORY"), "{err}");
+
+    // An empty file is a new history, and a history stays one.
+    let history = env.tmp.path().join("h.jsonl");
+    std::fs::write(&history, "").unwrap();
+    let out = env
+        .cmd()
+        .args(["import", "-q", "--record", "--host", "n1", "--history"])
+        .arg(&history)
+        .arg(&fio)
+        .output()
+        .unwrap();
+    assert_ne!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&history).unwrap().lines().count(),
+        1
+    );
+    let out = env
+        .small_run("psync")
+        .args(["-q", "--history"])
+        .arg(&history)
+        .output()
+        .unwrap();
+    assert_ne!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&history).unwrap().lines().count(),
+        2
+    );
 }
