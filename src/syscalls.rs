@@ -318,6 +318,40 @@ pub fn default_signal_action(sig: i32) {
     unsafe { libc::signal(sig, libc::SIG_DFL) };
 }
 
+/// A duplicate of `f`'s descriptor (close-on-exec) at the lowest free number at least
+/// `min`: the caller checks whether it got `min` itself.
+pub fn dup_from(f: &impl AsFd, min: i32) -> io::Result<std::os::fd::OwnedFd> {
+    // SAFETY: fcntl on a descriptor `f` owns for the call's length; no memory arguments.
+    let fd = unsafe { libc::fcntl(f.as_fd().as_raw_fd(), libc::F_DUPFD_CLOEXEC, min) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd was just returned by fcntl and is owned by nobody else.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+/// Raises the soft limit on open descriptors to at least `n` (within the hard limit): true
+/// when descriptors up to `n - 1` may be opened.
+pub fn allow_descriptors(n: u64) -> bool {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return false;
+    }
+    if lim.rlim_cur >= n as libc::rlim_t {
+        return true;
+    }
+    if lim.rlim_max < n as libc::rlim_t {
+        return false;
+    }
+    lim.rlim_cur = n as libc::rlim_t;
+    // SAFETY: setrlimit reads the struct we own.
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -464,18 +464,52 @@ pub fn detach_descriptors() {
     }
 }
 
-/// Unlinks `name` in `dir` only if it is still the file we hold.
+/// Unlinks `name` in `dir` only if it is still the file we hold. Where someone renamed our
+/// file (whoever can write the directory can), the entry that is still our file is found in
+/// the directory and unlinked; what stands under our name instead is not ours and stays.
+/// Where our file is under no name in the directory any more, its blocks are freed
+/// (truncated through our descriptor), so that nothing of the test is left wherever it went.
 fn unlink_if_same(dir: BorrowedFd<'_>, name: &CStr, file: &File) -> io::Result<()> {
     let ours = file.metadata()?;
-    let (dev, ino) = match crate::syscalls::id_at(dir, name) {
-        Ok(id) => id,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+    let ours = (ours.dev(), ours.ino());
+    match crate::syscalls::id_at(dir, name) {
+        Ok(id) if id == ours => return crate::syscalls::unlink_at(dir, name),
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
-    };
-    if dev != ours.dev() || ino != ours.ino() {
-        return Ok(()); // someone replaced it: not ours to delete
     }
-    crate::syscalls::unlink_at(dir, name)
+    if ours_elsewhere(dir, ours)? {
+        return Ok(());
+    }
+    if ours_linked(file) {
+        file.set_len(0)?;
+    }
+    Ok(())
+}
+
+/// Unlinks every entry of `dir` that is our file (dev, ino), never following a link: true if
+/// one was found.
+fn ours_elsewhere(dir: BorrowedFd<'_>, ours: (u64, u64)) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let Ok(entries) = std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd())) else {
+        return Ok(false);
+    };
+    let mut found = false;
+    for e in entries.flatten() {
+        let Ok(name) = CString::new(e.file_name().as_bytes()) else {
+            continue;
+        };
+        if crate::syscalls::id_at(dir, &name).is_ok_and(|id| id == ours) {
+            crate::syscalls::unlink_at(dir, &name)?;
+            found = true;
+        }
+    }
+    Ok(found)
+}
+
+/// Whether our file still has a name somewhere (moved out of the directory): its link count.
+fn ours_linked(file: &File) -> bool {
+    file.metadata().is_ok_and(|m| m.nlink() > 0)
 }
 
 /// A test file left behind by a run that was killed.

@@ -1171,3 +1171,172 @@ fn a_disk_mounted_with_discard_is_said_before_the_run_and_its_removal_after_the_
     let err = run(&plain);
     assert!(!err.contains("mounted with discard"), "{err}");
 }
+
+/// Swaps every test file that appears in `dir` for a symbolic link to `victim`, keeping ours
+/// as `NAME.moved`, as the owner of an application's data directory can; until `stop`. The
+/// names swapped.
+fn swap_test_files(
+    dir: PathBuf,
+    victim: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<Vec<String>> {
+    std::thread::spawn(move || {
+        let mut swapped = Vec::new();
+        while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+            for name in test_files(&dir) {
+                if name.ends_with(".moved") || swapped.contains(&name) {
+                    continue;
+                }
+                let p = dir.join(&name);
+                if std::fs::rename(&p, dir.join(format!("{name}.moved"))).is_ok() {
+                    std::os::unix::fs::symlink(&victim, &p).unwrap();
+                    swapped.push(name);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        swapped
+    })
+}
+
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (a directory of another user's)")]
+#[cfg_attr(not(have_fio), ignore = "needs fio")]
+fn as_root_fio_writes_only_the_test_file_however_the_directorys_owner_swaps_its_name() {
+    use std::os::unix::fs::MetadataExt;
+    let env = Env::new();
+    // The application's data directory, owned by its user (nobody), tested by root.
+    std::os::unix::fs::chown(&env.dir, Some(65534), Some(65534)).unwrap();
+    // A root-only file as large as the test file.
+    let victim = env.tmp.path().join("victim");
+    let precious = vec![b'R'; 8 << 20];
+    std::fs::write(&victim, &precious).unwrap();
+    mode(&victim, 0o600);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = swap_test_files(env.dir.clone(), victim.clone(), stop.clone());
+    let out = env
+        .cmd()
+        .args(["run", "--engine", "fio", "--dir"])
+        .arg(&env.dir)
+        .args(["--size", "8m", "--runtime", "1", "--runs", "1"])
+        .args(["--no-history", "-q", "--format", "summary"])
+        .output()
+        .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let swapped = swapper.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // The file exists from its creation to the end of the run (a second of fio at least):
+    // the swap happened, before fio started or after, which must not matter.
+    assert_eq!(swapped.len(), 1, "nothing swapped; stderr: {err}");
+    assert!(
+        matches!(out.status.code(), Some(0 | 1 | 3)),
+        "{:?}; stderr: {err}",
+        out.status
+    );
+    assert!(
+        std::fs::read(&victim).unwrap() == precious,
+        "fio wrote into the file the test file's name was swapped for"
+    );
+    assert_eq!(std::fs::metadata(&victim).unwrap().mode() & 0o777, 0o600);
+    // Nothing of ours is left: only the link, which is not ours.
+    assert_eq!(common::listing(&env.dir), swapped, "stderr: {err}");
+    assert!(
+        std::fs::symlink_metadata(env.dir.join(&swapped[0]))
+            .unwrap()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn run_and_import_record_refuse_to_append_to_a_file_that_is_not_a_history() {
+    let env = Env::new();
+    let fio = common::fixture("fio-3.33-sample.json");
+    let shadow = env.tmp.path().join("shadow");
+    let fstab = env.tmp.path().join("fstab");
+    std::fs::write(
+        &shadow,
+        "root:$6$abc:19000:0:99999:7:::\ndaemon:*:19000::::::\n",
+    )
+    .unwrap();
+    std::fs::write(&fstab, "\nUUID=abc / ext4 defaults 0 1").unwrap();
+    for file in [&shadow, &fstab] {
+        let before = std::fs::read(file).unwrap();
+        let run = env
+            .small_run("psync")
+            .args(["-q", "--history"])
+            .arg(file)
+            .output()
+            .unwrap();
+        let import = env
+            .cmd()
+            .args(["import", "-q", "--record", "--host", "n1", "--history"])
+            .arg(file)
+            .arg(&fio)
+            .output()
+            .unwrap();
+        for out in [run, import] {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+            assert!(
+                err.contains("--history") && err.contains(&*file.display().to_string()),
+                "{err}"
+            );
+            assert!(err.contains("is not an iopscheck history"), "{err}");
+            assert!(
+                !err.contains("$6$"),
+                "the file's content is not shown: {err}"
+            );
+            assert_eq!(std::fs::read(file).unwrap(), before, "{}", file.display());
+        }
+        // Refused before the test: nothing was written in --dir.
+        assert!(test_files(&env.dir).is_empty());
+    }
+    // Named for the variable when that is what gave it.
+    let out = env
+        .cmd()
+        .env("IOPSCHECK_HISTORY", &shadow)
+        .args(["import", "-q", "--record", "--host", "n1"])
+        .arg(&fio)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("IOPSCHECK_HISTORY"), "{err}");
+
+    // An empty file is a new history, and a history stays one.
+    let history = env.tmp.path().join("h.jsonl");
+    std::fs::write(&history, "").unwrap();
+    let out = env
+        .cmd()
+        .args(["import", "-q", "--record", "--host", "n1", "--history"])
+        .arg(&history)
+        .arg(&fio)
+        .output()
+        .unwrap();
+    assert_ne!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&history).unwrap().lines().count(),
+        1
+    );
+    let out = env
+        .small_run("psync")
+        .args(["-q", "--history"])
+        .arg(&history)
+        .output()
+        .unwrap();
+    assert_ne!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&history).unwrap().lines().count(),
+        2
+    );
+}

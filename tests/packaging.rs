@@ -193,8 +193,12 @@ fn the_service_runs_the_scheduled_check_hardened_with_verdicts_not_marked_failed
     let s = unit_keys(&read("packaging/systemd/iopscheck.service"), "Service");
     for (k, v) in [
         ("Type", "oneshot"),
-        ("EnvironmentFile", "-/etc/iopscheck/iopscheck.env"),
-        ("ExecStart", "/usr/lib/iopscheck/iopscheck-scheduled"),
+        // The script reads the settings, as in the cron path, with its checks: systemd's
+        // EnvironmentFile= would take any key (LD_PRELOAD=, PATH=) from any file.
+        (
+            "ExecStart",
+            "/usr/lib/iopscheck/iopscheck-scheduled --env /etc/iopscheck/iopscheck.env",
+        ),
         ("SuccessExitStatus", "1 3"),
         ("StateDirectory", "iopscheck"),
         ("NoNewPrivileges", "yes"),
@@ -203,6 +207,10 @@ fn the_service_runs_the_scheduled_check_hardened_with_verdicts_not_marked_failed
     ] {
         assert!(has(&s, k, v), "iopscheck.service lacks {k}={v}");
     }
+    assert!(
+        !s.iter().any(|(k, _)| k == "EnvironmentFile"),
+        "iopscheck.service reads its settings with EnvironmentFile="
+    );
     // Strict would make the data directory read-only: it is named only at run time.
     assert!(!has(&s, "ProtectSystem", "strict"));
     // Where the script is installed is where the service looks for it.
@@ -980,5 +988,113 @@ fn the_decisions_settings_in_run_args_are_the_reports_too() {
             "{shell:?}: {q}"
         );
         assert_eq!(report["verdict"], "inconclusive", "{shell:?}");
+    }
+}
+
+#[test]
+fn an_env_file_others_could_change_is_refused_before_it_names_a_program_to_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let sched = Sched::new();
+    let tmp = sched.tmp.path();
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    };
+    // The program the env file would have run, as root under systemd and cron.
+    let mark = tmp.join("ran");
+    let evil = tmp.join("evil.sh");
+    std::fs::write(
+        &evil,
+        format!("#!/bin/sh\necho \"$@\" >> {}\n", mark.display()),
+    )
+    .unwrap();
+    mode(&evil, 0o755);
+    let settings = format!(
+        "IOPSCHECK_DIR={}\nIOPSCHECK_BIN={}\nIOPSCHECK_STATE_DIR={}\n",
+        sched.data.display(),
+        evil.display(),
+        sched.state.display()
+    );
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let place = |dir: &str, dir_mode: u32, file_mode: u32| -> PathBuf {
+        let d = tmp.join(dir);
+        std::fs::create_dir_all(&d).unwrap();
+        let f = d.join("iopscheck.env");
+        std::fs::write(&f, &settings).unwrap();
+        mode(&f, file_mode);
+        mode(&d, dir_mode);
+        f
+    };
+    // (env file, what the refusal says)
+    let mut refused = vec![
+        (
+            place("open", 0o755, 0o666),
+            "it is writable by its group or others (-rw-rw-rw-)".to_string(),
+        ),
+        (
+            place("group", 0o755, 0o664),
+            "it is writable by its group or others (-rw-rw-r--)".into(),
+        ),
+        (
+            place("shared", 0o777, 0o644),
+            format!(
+                "directory {} is writable by others (drwxrwxrwx)",
+                tmp.join("shared").display()
+            ),
+        ),
+    ];
+    // A link from a sound directory to a file in an open one: the file read is judged.
+    let sound = tmp.join("sound");
+    std::fs::create_dir(&sound).unwrap();
+    let link = sound.join("iopscheck.env");
+    std::os::unix::fs::symlink(tmp.join("shared/iopscheck.env"), &link).unwrap();
+    refused.push((
+        link,
+        format!(
+            "directory {} is writable by others (drwxrwxrwx)",
+            tmp.join("shared").display()
+        ),
+    ));
+    if root {
+        // Owned by another user (nobody), the file or its directory.
+        let theirs = place("theirs", 0o755, 0o644);
+        std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
+        refused.push((theirs, "it is owned by uid 65534".into()));
+        let their_dir = place("their-dir", 0o755, 0o644);
+        std::os::unix::fs::chown(tmp.join("their-dir"), Some(65534), None).unwrap();
+        refused.push((
+            their_dir,
+            format!(
+                "directory {} is owned by uid 65534",
+                tmp.join("their-dir").display()
+            ),
+        ));
+    } else {
+        eprintln!("skipped: files owned by another user need root to make");
+    }
+    for shell in shells() {
+        for (file, why) in &refused {
+            let (code, err) = scheduled(&shell, &["--env".as_ref(), file.as_os_str()]);
+            assert_eq!(code, Some(2), "{shell:?} {}: {err}", file.display());
+            assert!(
+                err.contains(&format!("{}: refusing the env file: {why}", file.display())),
+                "{shell:?}: {err}"
+            );
+            assert!(err.contains("nothing was run"), "{err}");
+            assert!(
+                !mark.exists(),
+                "{shell:?} {}: its program ran",
+                file.display()
+            );
+        }
+        // Root's file, 0644, in root's directories (a sticky /tmp on the way): read and run.
+        let sound = place("ok", 0o755, 0o644);
+        let (code, err) = scheduled(&shell, &["--env".as_ref(), sound.as_os_str()]);
+        assert_eq!(code, Some(0), "{shell:?}: {err}");
+        assert!(
+            std::fs::read_to_string(&mark).unwrap().starts_with("run "),
+            "{shell:?}"
+        );
+        std::fs::remove_file(&mark).unwrap();
     }
 }

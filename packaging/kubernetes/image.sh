@@ -74,7 +74,7 @@ cp policies/*.yaml "$root/usr/share/iopscheck/policies/"
 # The scheduled check's shell and tools (the DaemonSet runs it): the host's, with their
 # libraries. dash where there is one (Debian's /bin/sh), else the host's sh.
 put "$(command -v dash || command -v sh)" /bin/sh
-for tool in sed od tr date sleep mkdir dirname; do
+for tool in sed od tr date sleep mkdir dirname ls id readlink; do
     put "$(command -v "$tool")" "/usr/bin/$tool"
 done
 # Mount points, for runtimes that do not create them on a read-only root (and for chroot).

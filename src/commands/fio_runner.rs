@@ -1,8 +1,15 @@
 //! `run --engine fio`: the installed fio runs the policy's job on our own test files (created
 //! exclusively and laid out by us, so fio reuses them as they are and never touches another
 //! file), with JSON output read by the same parser as `import`.
+//!
+//! fio is never given a test file by name: the directory may belong to another user (an
+//! application's data directory, tested by root), who can rename our file and put a link to
+//! any file or device under its name before fio opens it. fio opens `/proc/self/fd/N` instead,
+//! a descriptor of the file we created and hold ([`ByDescriptor`]), as the native engine does.
 
-use std::os::fd::AsRawFd;
+use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -40,13 +47,13 @@ pub async fn run_fio(
     let paths = files.paths();
     let first = paths.first().context("no test file")?;
     let dir = first.parent().context("test file has no directory")?;
-    let name = first
-        .file_name()
-        .and_then(|n| n.to_str())
-        .context("test file name is not UTF-8")?;
-    // Our files are <prefix>.<jobnum>; fio's $jobnum counts the same way.
-    let prefix = name.rsplit_once('.').map(|(p, _)| p).unwrap_or(name);
-    let args = crate::fio::command_line(job, dir, prefix);
+    // Our files are one per job, in fio's $jobnum order.
+    let given = ByDescriptor::place(&files.files()).map_err(RunError::Fio)?;
+    let args = crate::fio::command_line_by_descriptor(job, given.lead);
+    // fio finds no disk under /proc/self/fd/N to report (`disk_util`): the disks are read
+    // here, around fio, as for a native run.
+    let disks = crate::measure::disk::disks_under(dir);
+    let before = crate::measure::disk::snapshot(&disks);
 
     let mut cmd = tokio::process::Command::new(fio);
     cmd.args(&args)
@@ -61,7 +68,8 @@ pub async fn run_fio(
     // (so their flocks): if iopscheck is killed (SIGKILL, where nothing of ours can end fio's
     // jobs, which call setsid and outlive fio itself), the next run finds the lock held by
     // them and waits, and never takes a test file they still write for a stale one.
-    let mut inherit: Vec<i32> = files.files().iter().map(|f| f.as_raw_fd()).collect();
+    // The placed duplicates share the files' open descriptions, so their flocks.
+    let mut inherit: Vec<i32> = given.fds.iter().map(|f| f.as_raw_fd()).collect();
     inherit.extend(crate::syscalls::run_lock_fd());
     // Stays unsafe here rather than in crate::syscalls: the hook runs between fork and exec, where
     // only async-signal-safe calls are allowed, and pre_exec is unsafe for that reason.
@@ -128,6 +136,8 @@ pub async fn run_fio(
             }
         }
     };
+    let after = crate::measure::disk::snapshot(&disks);
+    drop(given);
     let out = out_task.await.unwrap_or_default();
     let err = err_task.await.unwrap_or_default();
     if !status.success() {
@@ -156,7 +166,67 @@ pub async fn run_fio(
     }
     let mut m = fio_job.measurement;
     m.bs = Some(job.bs.0);
+    if m.disk.is_empty()
+        && let (Some(b), Some(a)) = (before, after)
+    {
+        m.disk = crate::measure::disk::delta(&b, &a);
+    }
     Ok(FioRun::Done(Box::new(m), parsed.fio_version))
+}
+
+/// The test files placed for fio at descriptor numbers `<lead><jobnum>` (lead 1: 10, 11, …,
+/// 19, then 110, …), which fio opens as `/proc/self/fd/<lead>$jobnum`
+/// ([`crate::fio::command_line_by_descriptor`]): duplicates, close-on-exec here and inherited
+/// by fio (its `pre_exec` clears the flag in the child), held until fio has ended. Numbers are
+/// taken only where free, so nothing the process holds is displaced.
+struct ByDescriptor {
+    lead: u32,
+    fds: Vec<OwnedFd>,
+}
+
+impl ByDescriptor {
+    fn place(files: &[&File]) -> Result<ByDescriptor, String> {
+        let number = |lead: u32, job: usize| -> Option<i32> { format!("{lead}{job}").parse().ok() };
+        'lead: for lead in 1..=999u32 {
+            // The last job's number is the highest: more digits, or the same with a higher job.
+            let top = number(lead, files.len().saturating_sub(1)).ok_or("too many jobs")?;
+            if !crate::syscalls::allow_descriptors(top as u64 + 1) {
+                return Err(format!(
+                    "fio's {} job files need descriptor numbers up to {top}, above this process's limit (ulimit -n)",
+                    files.len()
+                ));
+            }
+            let mut fds = Vec::with_capacity(files.len());
+            for (job, f) in files.iter().enumerate() {
+                let want = number(lead, job).ok_or("too many jobs")?;
+                let fd = crate::syscalls::dup_from(*f, want)
+                    .map_err(|e| format!("cannot hand the test file to fio: {e}"))?;
+                if fd.as_raw_fd() != want {
+                    continue 'lead; // taken: the next lead (dropping what was placed)
+                }
+                fds.push(fd);
+            }
+            for (f, fd) in files.iter().zip(&fds) {
+                same_file_through_proc(f, fd.as_raw_fd())?;
+            }
+            return Ok(ByDescriptor { lead, fds });
+        }
+        Err("no free descriptor numbers to hand fio the test files".into())
+    }
+}
+
+/// Checks that `/proc/self/fd/<fd>` opens `file`: never a name another user could swap.
+fn same_file_through_proc(file: &File, fd: i32) -> Result<(), String> {
+    let path = format!("/proc/self/fd/{fd}");
+    let ours = file
+        .metadata()
+        .map_err(|e| format!("cannot read the test file: {e}"))?;
+    match std::fs::metadata(&path) {
+        Ok(m) if m.dev() == ours.dev() && m.ino() == ours.ino() => Ok(()),
+        _ => Err(format!(
+            "cannot hand fio the test file as {path}: /proc is not mounted here, and fio is never given the test file by name (whoever can write the directory could swap the name for a link to another file or a device); mount /proc"
+        )),
+    }
 }
 
 /// How long to wait for fio's processes once killed: a job in the middle of a flush ends only

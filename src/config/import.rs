@@ -81,6 +81,9 @@ impl TryFrom<ImportArgs> for ImportConfig {
             None => None,
         };
         outputs.refuse_inputs(&inputs)?;
+        if args.record {
+            super::history_file::refuse_foreign(&history)?;
+        }
         Ok(ImportConfig::Outputs(ImportOutputs {
             files: args.files,
             policy: loaded.policy,

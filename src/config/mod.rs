@@ -8,6 +8,7 @@
 pub mod bundle;
 pub mod compare;
 pub mod fleet;
+pub mod history_file;
 pub mod import;
 pub mod outputs;
 pub mod policy;

@@ -105,6 +105,9 @@ impl TryFrom<RunArgs> for RunConfig {
         let mut inputs: Vec<Input> = policy_input.into_iter().collect();
         inputs.extend(history.iter().map(|h| Input::new("the history", h)));
         outputs.refuse_inputs(&inputs)?;
+        if let Some(h) = &history {
+            super::history_file::refuse_foreign(h)?;
+        }
         let until = args.decide.settings();
         if until.is_some() {
             // The sequence is the history's runs of the policy's own test: without either

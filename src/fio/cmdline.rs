@@ -18,17 +18,37 @@ use crate::job::{Job, Rw, SyncMode};
 /// as the native engine measures it, and fio then merges the clones' latency histograms
 /// itself instead of printing one entry per clone.
 pub fn command_line(job: &Job, dir: &Path, file_prefix: &str) -> Vec<String> {
-    let mut a = vec![
-        format!("--name={}", job.name),
-        format!("--directory={}", escape_colons(&dir.to_string_lossy())),
-        format!("--filename_format={}.$jobnum", safe_prefix(file_prefix)),
+    command_line_with(
+        job,
+        vec![
+            format!("--directory={}", escape_colons(&dir.to_string_lossy())),
+            format!("--filename_format={}.$jobnum", safe_prefix(file_prefix)),
+        ],
+    )
+}
+
+/// fio's arguments for `job` run on files it is handed open, never by name: job `j` (fio's
+/// `$jobnum`) opens `/proc/self/fd/<lead><j>` (lead 1: descriptors 10…19, then 110…199, …),
+/// the magic link that reopens the very file behind that descriptor, whatever has become of
+/// its name. The caller places the files at those numbers, inherited by fio.
+pub fn command_line_by_descriptor(job: &Job, lead: u32) -> Vec<String> {
+    command_line_with(
+        job,
+        vec![format!("--filename_format=/proc/self/fd/{lead}$jobnum")],
+    )
+}
+
+fn command_line_with(job: &Job, files: Vec<String>) -> Vec<String> {
+    let mut a = vec![format!("--name={}", job.name)];
+    a.extend(files);
+    a.extend([
         format!("--rw={}", job.rw.as_str()),
         format!("--bs={}", job.bs.0),
         format!("--size={}", job.size.0),
         format!("--ioengine={}", job.ioengine.as_str()),
         format!("--iodepth={}", job.iodepth),
         format!("--numjobs={}", job.numjobs),
-    ];
+    ]);
     let ms = job.runtime.0.as_millis();
     a.push(if ms.is_multiple_of(1000) {
         format!("--runtime={}", ms / 1000)
@@ -145,6 +165,16 @@ mod tests {
                 "--output-format=json",
             ]
         );
+    }
+
+    #[test]
+    fn by_descriptor_fio_is_given_no_directory_and_no_name() {
+        let a = command_line_by_descriptor(&swimlane(), 3);
+        assert_eq!(a[1], "--filename_format=/proc/self/fd/3$jobnum");
+        assert!(!a.iter().any(|x| x.starts_with("--directory=")));
+        // the rest as by name
+        let by_name = command_line(&swimlane(), Path::new("/data/t"), "x");
+        assert_eq!(a[2..], by_name[3..]);
     }
 
     #[test]

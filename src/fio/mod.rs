@@ -32,7 +32,7 @@ mod text;
 use chrono::{DateTime, FixedOffset};
 
 pub use clones::combine as combine_clones;
-pub use cmdline::{command_line, customer_command};
+pub use cmdline::{command_line_by_descriptor, customer_command};
 pub use concurrent::{Alongside, alongside};
 pub use identity::RunIdentity;
 pub use note::Note;
