@@ -737,3 +737,71 @@ fn a_bundle_of_one_host_checks_its_links_across_the_other_hosts_lines_left_out()
         assert!(text.contains(says), "{how}: `{says}` in {text}");
     }
 }
+
+/// `cmd`'s output; a command still running after `limit` (a read that blocks for ever) is
+/// killed and the test fails.
+fn output_within(
+    mut cmd: std::process::Command,
+    limit: std::time::Duration,
+) -> std::process::Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} still running after {limit:?}: it blocked reading the key");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `bundle --sign` and `verify --key` read the key whole, unbounded: a FIFO hung them, /dev/zero
+/// ate all memory. A key that is not a regular file, or larger than any OpenSSH key, is refused
+/// at once, exit 2, naming the flag; nothing is written.
+#[test]
+fn a_key_that_is_a_fifo_a_device_or_too_large_is_refused_at_once_naming_the_flag() {
+    let env = common::Env::new();
+    history(&env, "node7", &[16.4]);
+    let dir = env.tmp.path();
+    let fifo = dir.join("key.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let big = dir.join("big.key");
+    std::fs::write(&big, "A".repeat(100 << 10)).unwrap();
+    for (key, says) in [
+        (fifo.as_path(), "is a named pipe (FIFO)"),
+        (Path::new("/dev/zero"), "is a character device"),
+        (big.as_path(), "larger than any OpenSSH key"),
+    ] {
+        let dest = dir.join("signed.tar.gz");
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"));
+        c.args(["bundle", "--host", "node7", "--sign"])
+            .arg(key)
+            .arg("-o")
+            .arg(&dest)
+            .env("IOPSCHECK_HISTORY", &env.history);
+        let out = output_within(c, std::time::Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--sign {key:?}: {err}");
+        assert!(err.contains("--sign") && err.contains(says), "{err}");
+        assert!(!dest.exists(), "nothing written");
+
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"));
+        c.args(["verify", "--key"]).arg(key).arg(&env.history);
+        let out = output_within(c, std::time::Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--key {key:?}: {err}");
+        assert!(err.contains("--key") && err.contains(says), "{err}");
+    }
+}
