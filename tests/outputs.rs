@@ -632,3 +632,58 @@ fn man_out_dir_never_writes_through_a_link_and_replaces_its_own_pages() {
         common::listing(&dir)
     );
 }
+
+/// `-o new/` (a directory that does not exist yet) passed the checks: `run` ran its whole test
+/// and recorded it, then failed writing the report, exit 2, naming no flag. A name ending in
+/// `/` is refused before anything runs, naming the flag.
+#[test]
+fn an_output_name_ending_in_a_slash_is_refused_before_the_command_works() {
+    let env = Env::new();
+    seed_history(&env, 20.0, 6);
+    let before = std::fs::read(&env.history).unwrap();
+    for (args, flag) in [
+        (
+            vec!["-o", "newout/", "--format", "json"],
+            "-o/--output newout/",
+        ),
+        (vec!["--export", "json=newdir/"], "--export json=newdir/"),
+        (
+            vec!["-o", "data/.", "--format", "json"],
+            "-o/--output data/.",
+        ),
+    ] {
+        let out = env
+            .small_run("psync")
+            .current_dir(env.tmp.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(flag) && err.contains("names a directory"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read(&env.history).unwrap(),
+            before,
+            "nothing recorded"
+        );
+        assert!(env.dir_listing().is_empty(), "no test run");
+        let out = env
+            .cmd()
+            .current_dir(env.tmp.path())
+            .arg("report")
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "report {args:?}: {err}");
+        assert!(
+            err.contains(flag) && err.contains("names a directory"),
+            "{err}"
+        );
+    }
+    assert!(!env.tmp.path().join("newout").exists());
+    assert!(!env.tmp.path().join("newdir").exists());
+}
