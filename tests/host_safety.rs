@@ -1387,3 +1387,109 @@ fn as_root_the_default_lock_is_where_no_other_user_can_plant_it() {
         assert!(test_files(&env.dir).is_empty());
     }
 }
+
+/// As root, the scheduled script read an env file any user could write and ran the program
+/// its IOPSCHECK_BIN named, as root. Such a file (or one in a directory others can write) is
+/// refused before a line is read, exit 2, naming it; root's own 0644 file is read.
+#[test]
+#[cfg_attr(
+    not(have_root),
+    ignore = "needs root (the scheduled check's rule is root's)"
+)]
+fn as_root_the_scheduled_check_refuses_an_env_file_another_user_could_write() {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/libexec/iopscheck-scheduled");
+    let env = Env::new();
+    let base = env.tmp.path();
+    mode(base, 0o755);
+    let mark = base.join("PWNED");
+    let evil = base.join("evil.sh");
+    std::fs::write(
+        &evil,
+        format!(
+            "#!/bin/sh\necho \"ran as $(id -u)\" >> '{}'\nexit 3\n",
+            mark.display()
+        ),
+    )
+    .unwrap();
+    mode(&evil, 0o755);
+    let text = format!(
+        "IOPSCHECK_DIR={}\nIOPSCHECK_BIN={}\nIOPSCHECK_STATE_DIR={}\n",
+        env.dir.display(),
+        evil.display(),
+        base.join("state").display()
+    );
+    let open_dir = base.join("open");
+    std::fs::create_dir(&open_dir).unwrap();
+    mode(&open_dir, 0o777);
+    let cases: Vec<(PathBuf, Box<dyn Fn(&Path)>, &str)> = vec![
+        (
+            base.join("ww.env"),
+            Box::new(|p| mode(p, 0o666)),
+            "is writable by other users (mode 666)",
+        ),
+        (
+            base.join("nobody.env"),
+            Box::new(|p| std::os::unix::fs::chown(p, Some(65534), None).unwrap()),
+            "is owned by uid 65534, not root",
+        ),
+        (
+            open_dir.join("in-open-dir.env"),
+            Box::new(|_| {}),
+            "is writable by other users (mode 777)",
+        ),
+    ];
+    for shell in ["dash", "bash"] {
+        if StdCommand::new(shell)
+            .args(["-c", "true"])
+            .status()
+            .is_err()
+        {
+            skip(&format!("{shell} is not installed"));
+            continue;
+        }
+        for (file, make, why) in &cases {
+            std::fs::write(file, &text).unwrap();
+            make(file);
+            let out = output_within(
+                {
+                    let mut c = StdCommand::new(shell);
+                    c.arg(&script)
+                        .arg("--env")
+                        .arg(file)
+                        .env_clear()
+                        .env("PATH", std::env::var_os("PATH").unwrap());
+                    c
+                },
+                Duration::from_secs(60),
+            );
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{shell} {file:?}: {err}");
+            assert!(
+                err.contains(file.to_str().unwrap()) && err.contains(why),
+                "{shell}: {err}"
+            );
+            assert!(
+                !mark.exists(),
+                "{shell} {file:?}: the env file's program was run as root"
+            );
+            std::fs::remove_file(file).unwrap();
+        }
+        // Root's own file, 0644 in a 0755 directory: read, and its program run.
+        let good = base.join("good.env");
+        std::fs::write(&good, &text).unwrap();
+        let mut c = StdCommand::new(shell);
+        c.arg(&script)
+            .arg("--env")
+            .arg(&good)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap());
+        let out = output_within(c, Duration::from_secs(60));
+        assert!(
+            mark.exists(),
+            "{shell}: root's own env file is read: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::remove_file(&mark).unwrap();
+    }
+}
