@@ -125,6 +125,40 @@ impl<R: Read> Read for Capped<R> {
     }
 }
 
+/// Why a tar entry of a bundle is not one `bundle` writes: anything but a regular file or a
+/// directory (a link named `history.jsonl` would pass over the real one, unchecked, and take
+/// its place when `tar xzf` extracts the bundle).
+pub fn odd_entry(t: tar::EntryType) -> Option<&'static str> {
+    if t.is_file() || t.is_dir() {
+        None
+    } else if t.is_symlink() {
+        Some("a symbolic link")
+    } else if t.is_hard_link() {
+        Some("a hard link")
+    } else {
+        Some("not a regular file")
+    }
+}
+
+/// What follows a bundle's tar archive in its decompressed stream, read to its end (within
+/// the stream's cap): only the zeros that pad the archive to its record size may. A second
+/// gzip member (which gzip and `tar xzf` read, as `MultiGzDecoder` does) carrying entries after
+/// the end, or bytes that are not gzip, are an error.
+pub fn check_tail(mut rest: impl Read) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = rest.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        if buf[..n].iter().any(|&b| b != 0) {
+            return Err(std::io::Error::other(
+                "something follows the archive's end (a second gzip member or entries after the end): gzip and tar xzf read it, so it could replace what was checked",
+            ));
+        }
+    }
+}
+
 /// The error for a bundle that decompresses past [`cap_of`] its size, while `member` was read.
 pub fn too_large(path: &Path, member: &str, size: u64) -> anyhow::Error {
     anyhow::anyhow!(
@@ -143,13 +177,14 @@ pub fn open(path: &Path) -> anyhow::Result<Opened> {
     let f = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     let gz = Capped::new(
-        flate2::read::GzDecoder::new(std::io::BufReader::new(f)),
+        flate2::read::MultiGzDecoder::new(std::io::BufReader::new(f)),
         cap_of(size),
     );
     let over = gz.over.clone();
     let mut last = "first member".to_string();
     let mut archive = tar::Archive::new(gz);
     let mut history: Option<std::fs::File> = None;
+    let mut seen = std::collections::BTreeSet::new();
     let (mut policy_yaml, mut report, mut context) = (None, None, None);
     let entries = archive
         .entries()
@@ -163,9 +198,6 @@ pub fn open(path: &Path) -> anyhow::Result<Opened> {
             Err(_) if over.get() => return Err(too_large(path, &last, size)),
             Err(e) => return Err(not_bundle(format!("a damaged archive ({e})"))),
         };
-        if !e.header().entry_type().is_file() {
-            continue;
-        }
         let name = e
             .path()
             .map(|p| {
@@ -175,6 +207,17 @@ pub fn open(path: &Path) -> anyhow::Result<Opened> {
                 c.as_path().to_string_lossy().into_owned()
             })
             .unwrap_or_default();
+        if let Some(what) = odd_entry(e.header().entry_type()) {
+            return Err(not_bundle(format!(
+                "its entry {name} is {what}; a bundle holds only files and directories"
+            )));
+        }
+        if !e.header().entry_type().is_file() {
+            continue;
+        }
+        if !seen.insert(name.clone()) {
+            return Err(not_bundle(format!("its {name} is in it twice")));
+        }
         last.clone_from(&name);
         match name.as_str() {
             "history.jsonl" => {
@@ -211,9 +254,11 @@ pub fn open(path: &Path) -> anyhow::Result<Opened> {
             _ => {}
         }
     }
+    let tail = check_tail(archive.into_inner());
     if over.get() {
         return Err(too_large(path, &last, size));
     }
+    tail.map_err(|e| not_bundle(e.to_string()))?;
     let history = history.ok_or_else(|| not_bundle("it has no history.jsonl".into()))?;
     Ok(Opened {
         history,

@@ -805,3 +805,83 @@ fn a_key_that_is_a_fifo_a_device_or_too_large_is_refused_at_once_naming_the_flag
         assert!(err.contains("--key") && err.contains(says), "{err}");
     }
 }
+
+/// `verify` read the first gzip member only and passed over links: a bundle with a second
+/// member carrying another history.jsonl, bytes appended, or a link named history.jsonl,
+/// was VERIFIED (signed) while `tar xzf` extracted the forgery. Each is ALTERED now, and
+/// `report --history` refuses it.
+#[test]
+fn what_follows_a_bundles_archive_or_a_link_in_it_is_never_verified() {
+    let env = common::Env::new();
+    history(&env, "node7", &[16.4, 16.5]);
+    let (private, public) = key(&env, "k", 7);
+    let good = bundle(&env, "good.tar.gz", &[Path::new("--sign"), &private]);
+    let members = read(&good);
+    let bytes = std::fs::read(&good).unwrap();
+    let history_name = members
+        .iter()
+        .find(|(n, _)| n.ends_with("/history.jsonl"))
+        .unwrap()
+        .0
+        .clone();
+    let dir = env.tmp.path();
+
+    // A second gzip member: a tar whose history.jsonl is forged.
+    let second = dir.join("second.tar.gz");
+    let forged = dir.join("forged-part.tar.gz");
+    write(
+        &forged,
+        &vec![(history_name.clone(), b"{\"forged\":true}\n".to_vec())],
+    );
+    let mut b = bytes.clone();
+    b.extend(std::fs::read(&forged).unwrap());
+    std::fs::write(&second, b).unwrap();
+    // Bytes appended after the gzip stream.
+    let trail = dir.join("trail.tar.gz");
+    let mut b = bytes.clone();
+    b.extend((0..4096u32).map(|i| (i * 31 + 7) as u8));
+    std::fs::write(&trail, b).unwrap();
+    // A symbolic link named history.jsonl after the real one.
+    let linked = dir.join("linked.tar.gz");
+    {
+        let f = std::fs::File::create(&linked).unwrap();
+        let gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
+        let mut tar = tar::Builder::new(gz);
+        for (name, data) in &members {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::Regular);
+            h.set_mode(0o644);
+            h.set_size(data.len() as u64);
+            tar.append_data(&mut h, name, data.as_slice()).unwrap();
+        }
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Symlink);
+        h.set_size(0);
+        tar.append_link(&mut h, &history_name, "report.json")
+            .unwrap();
+        tar.into_inner().unwrap().finish().unwrap();
+    }
+    let (code, text) = verify_with(&env, &good, &[Path::new("--key"), &public]);
+    assert_eq!(code, Some(0), "the untouched bundle: {text}");
+    for (b, says) in [
+        (&second, "follows the archive's end"),
+        (&trail, ""),
+        (&linked, "is a symbolic link"),
+    ] {
+        let (code, text) = verify_with(&env, b, &[Path::new("--key"), &public]);
+        assert_eq!(code, Some(1), "{b:?}: {text}");
+        assert!(
+            text.starts_with("ALTERED") && text.contains(says),
+            "{b:?}: {text}"
+        );
+        let out = env
+            .cmd()
+            .args(["report", "--format", "summary", "--history"])
+            .arg(b)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "report {b:?}: {err}");
+        assert!(err.contains("not an iopscheck bundle"), "{err}");
+    }
+}

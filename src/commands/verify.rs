@@ -154,14 +154,14 @@ fn history(p: &Path, out: &mut impl Write) -> anyhow::Result<u8> {
 /// [`crate::bundle_input::cap_of`] its size: past it (a gzip bomb), the outer error, exit 2,
 /// naming the bundle and the member.
 fn read_members(p: &Path) -> anyhow::Result<std::io::Result<BTreeMap<String, Vec<u8>>>> {
-    use crate::bundle_input::{Capped, cap_of, too_large};
+    use crate::bundle_input::{Capped, cap_of, check_tail, odd_entry, too_large};
     let f = match std::fs::File::open(p) {
         Ok(f) => f,
         Err(e) => return Ok(Err(e)),
     };
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     let gz = Capped::new(
-        flate2::read::GzDecoder::new(std::io::BufReader::new(f)),
+        flate2::read::MultiGzDecoder::new(std::io::BufReader::new(f)),
         cap_of(size),
     );
     let over = gz.over.clone();
@@ -171,15 +171,22 @@ fn read_members(p: &Path) -> anyhow::Result<std::io::Result<BTreeMap<String, Vec
     let read = (|| -> std::io::Result<()> {
         for entry in archive.entries()? {
             let mut e = entry?;
-            if !e.header().entry_type().is_file() {
-                continue;
-            }
             let name = {
                 let path = e.path()?;
                 let mut c = path.components();
                 c.next();
                 c.as_path().to_string_lossy().into_owned()
             };
+            // A link is never vouched for by the manifest, and takes a member's place when
+            // the bundle is extracted.
+            if let Some(what) = odd_entry(e.header().entry_type()) {
+                return Err(std::io::Error::other(format!(
+                    "its entry {name} is {what}, which no bundle holds"
+                )));
+            }
+            if !e.header().entry_type().is_file() {
+                continue;
+            }
             last.clone_from(&name);
             let mut data = Vec::new();
             e.read_to_end(&mut data)?;
@@ -189,6 +196,7 @@ fn read_members(p: &Path) -> anyhow::Result<std::io::Result<BTreeMap<String, Vec
         }
         Ok(())
     })();
+    let read = read.and_then(|()| check_tail(archive.into_inner()));
     if over.get() {
         return Err(crate::error::usage(too_large(p, &last, size).to_string()));
     }
