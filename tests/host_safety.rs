@@ -1422,7 +1422,8 @@ fn as_root_the_scheduled_check_refuses_an_env_file_another_user_could_write() {
     let open_dir = base.join("open");
     std::fs::create_dir(&open_dir).unwrap();
     mode(&open_dir, 0o777);
-    let cases: Vec<(PathBuf, Box<dyn Fn(&Path)>, &str)> = vec![
+    type Make = Box<dyn Fn(&Path)>;
+    let cases: Vec<(PathBuf, Make, &str)> = vec![
         (
             base.join("ww.env"),
             Box::new(|p| mode(p, 0o666)),
