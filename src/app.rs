@@ -5,7 +5,6 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Cli, Command};
@@ -152,10 +151,7 @@ fn man(command: Option<String>, out_dir: Option<std::path::PathBuf>) -> anyhow::
     use std::io::Write as _;
     let pages = crate::manpage::pages();
     if let Some(dir) = out_dir {
-        for (name, roff) in &pages {
-            let p = dir.join(name);
-            std::fs::write(&p, roff).with_context(|| format!("--out-dir {}", p.display()))?;
-        }
+        write_pages(&dir, &pages)?;
         return Ok(Exit::Pass.code());
     }
     let want = match &command {
@@ -175,4 +171,54 @@ fn man(command: Option<String>, out_dir: Option<std::path::PathBuf>) -> anyhow::
     };
     crate::out::stdout().write_all(roff)?;
     Ok(Exit::Pass.code())
+}
+
+/// `man --out-dir DIR`: each page written as `-o` writes a report (crate::report::OutputFile:
+/// whole or not at all, put in place by rename), after every page's name in DIR is checked: a
+/// symbolic link, a directory or a device there is refused, exit 2, and nothing is written, so
+/// a link planted in DIR never leads a write (as root) to the file it names. A regular file
+/// there is replaced, as packaging/build.sh's rebuilds expect.
+fn write_pages(dir: &std::path::Path, pages: &[(String, Vec<u8>)]) -> anyhow::Result<()> {
+    let shown = dir.display();
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(usage(format!("--out-dir {shown}: not a directory"))),
+        Err(e) => return Err(usage(format!("--out-dir {shown}: {e}"))),
+    }
+    for (name, _) in pages {
+        let p = dir.join(name);
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        let why = if m.file_type().is_symlink() {
+            let to = std::fs::read_link(&p)
+                .map(|t| format!(" (to {})", t.display()))
+                .unwrap_or_default();
+            format!(
+                "is a symbolic link{to}; a page never replaces a link, nor writes where one leads"
+            )
+        } else if m.is_dir() {
+            "is a directory".to_string()
+        } else if !m.is_file() {
+            "is not a regular file (a device, a FIFO or a socket)".to_string()
+        } else {
+            continue;
+        };
+        return Err(usage(format!(
+            "--out-dir {shown}: the page {name} {why}: remove it, or give another directory; nothing was written"
+        )));
+    }
+    let mut opened = Vec::new();
+    for (name, _) in pages {
+        opened.push(
+            crate::report::OutputFile::open(&dir.join(name)).map_err(|e| {
+                anyhow::anyhow!("--out-dir {shown}: cannot write the page {name} there: {e}")
+            })?,
+        );
+    }
+    for ((name, roff), out) in pages.iter().zip(&opened) {
+        out.publish(roff)
+            .map_err(|e| anyhow::anyhow!("--out-dir {shown}: the page {name}: {e}"))?;
+    }
+    Ok(())
 }

@@ -355,7 +355,7 @@ pub fn fingerprint(k: &ssh_key::public::KeyData) -> String {
 
 /// The Ed25519 private key of `--sign PATH`, or why not.
 pub fn signing_key(path: &Path) -> Result<ssh_key::PrivateKey, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it ({e})"))?;
+    let text = read_key(path)?;
     let key = ssh_key::PrivateKey::from_openssh(text.trim()).map_err(|e| {
         if text.trim_start().starts_with("ssh-") || text.trim_start().starts_with("ecdsa-") {
             "a public key: --sign takes the private key (the file without .pub)".to_string()
@@ -380,12 +380,64 @@ pub fn signing_key(path: &Path) -> Result<ssh_key::PrivateKey, String> {
     Ok(key)
 }
 
+/// The most a key file may hold: an OpenSSH key is a few hundred bytes, an RSA one a few KiB.
+const MAX_KEY_BYTES: u64 = 64 << 10;
+
+/// The text of a key file: a regular file only (a FIFO would block the read for ever, a device
+/// be read without end), checked before it is opened and again on the descriptor, opened
+/// O_NONBLOCK so that a FIFO put there meanwhile cannot hang it; at most [`MAX_KEY_BYTES`].
+fn read_key(path: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+    let not_regular = |m: &std::fs::Metadata| {
+        let t = m.file_type();
+        let kind = if t.is_dir() {
+            "a directory"
+        } else if t.is_fifo() {
+            "a named pipe (FIFO)"
+        } else if t.is_char_device() {
+            "a character device"
+        } else if t.is_block_device() {
+            "a block device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        format!("is {kind}, not a key file: give the file ssh-keygen wrote")
+    };
+    let m = std::fs::metadata(path).map_err(|e| format!("cannot read it ({e})"))?;
+    if !m.is_file() {
+        return Err(not_regular(&m));
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| format!("cannot read it ({e})"))?;
+    let m = f.metadata().map_err(|e| format!("cannot read it ({e})"))?;
+    if !m.is_file() {
+        return Err(not_regular(&m));
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_KEY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it ({e})"))?;
+    if bytes.len() as u64 > MAX_KEY_BYTES {
+        return Err(format!(
+            "larger than any OpenSSH key (over {} KiB): give the key file ssh-keygen wrote",
+            MAX_KEY_BYTES >> 10
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "not an OpenSSH key (it is not text)".to_string())
+}
+
 const ONLY_ED25519: &str =
     "not an Ed25519 key; iopscheck signs with Ed25519 keys only (ssh-keygen -t ed25519)";
 
 /// The Ed25519 public key of `--key PATH` (an OpenSSH `.pub` line), or why not.
 pub fn public_key(path: &Path) -> Result<ssh_key::PublicKey, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it ({e})"))?;
+    let text = read_key(path)?;
     if text.contains("PRIVATE KEY") {
         return Err("a private key: --key takes the public key (the .pub file)".into());
     }

@@ -15,7 +15,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "IOPSCHECK_LOCK_FILE",
-        "The lock file that keeps two runs from testing the same host at once (default: /run/lock/iopscheck.lock for root, else $XDG_RUNTIME_DIR/iopscheck.lock, else $XDG_STATE_HOME/iopscheck/run.lock, created private).",
+        "The lock file that keeps two runs from testing the same host at once (default: /run/iopscheck/iopscheck.lock for root, in a directory iopscheck makes 0755 and only root can write, else $XDG_RUNTIME_DIR/iopscheck.lock, else $XDG_STATE_HOME/iopscheck/run.lock, created private).",
     ),
     (
         "IOPSCHECK_HOST",
@@ -63,8 +63,8 @@ const FILES: &[(&str, &str)] = &[
         "Local policies, found by name after the built-in ones (iopscheck policy list shows both).",
     ),
     (
-        "/run/lock/iopscheck.lock",
-        "The run lock (root; /run/iopscheck.lock where /run/lock is missing).",
+        "/run/iopscheck/iopscheck.lock",
+        "The run lock (root). The directory is made 0755 by iopscheck; one another user owns or can write is refused, as is a lock that is not a regular file of root's holding a process id.",
     ),
 ];
 

@@ -215,3 +215,50 @@ fn a_bundles_policy_under_a_published_name_judges_as_the_published_one_or_is_ref
         assert_eq!(c, Some(code), "{p}");
     }
 }
+
+/// A bundle whose history.jsonl is `n` zero bytes: a gzip bomb, a thousandth of that on disk.
+fn bomb(path: &Path, n: u64) {
+    let f = std::fs::File::create(path).unwrap();
+    let gz = flate2::write::GzEncoder::new(f, flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(tar::EntryType::Regular);
+    h.set_mode(0o644);
+    h.set_size(n);
+    tar.append_data(
+        &mut h,
+        "iopscheck-bundle-x/history.jsonl",
+        std::io::repeat(0).take(n),
+    )
+    .unwrap();
+    tar.into_inner().unwrap().finish().unwrap();
+}
+
+/// A 3 MB gzip bomb made report/import/fleet write a 3 GB temporary file and verify hold
+/// 3.2 GB. A bundle's members may decompress to 100 times its size (at least 16 MiB): past
+/// that, every command refuses it, exit 2, naming the bundle and the member.
+#[test]
+fn a_bundle_that_decompresses_past_its_bound_is_refused_naming_the_member() {
+    let env = common::Env::new();
+    let b = env.tmp.path().join("bomb.tar.gz");
+    bomb(&b, 40 << 20);
+    let size = std::fs::metadata(&b).unwrap().len();
+    assert!(size < 400 << 10, "a bomb: {size} bytes on disk");
+    let shown = b.to_str().unwrap();
+    for args in [
+        vec!["report", "--history", shown, "--format", "summary"],
+        vec!["import", shown, "--format", "summary"],
+        vec!["fleet", shown, "--format", "summary"],
+        vec!["verify", shown],
+    ] {
+        let out = env.cmd().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(shown)
+                && err.contains("history.jsonl")
+                && err.contains("decompresses to more than 16 MiB"),
+            "{args:?}: {err}"
+        );
+    }
+}

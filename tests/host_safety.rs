@@ -1340,3 +1340,326 @@ fn run_and_import_record_refuse_to_append_to_a_file_that_is_not_a_history() {
         2
     );
 }
+
+/// `run` with `IOPSCHECK_LOCK_FILE` set to `lock`, a small quick test; stopped if it hangs.
+fn run_with_lock(env: &Env, lock: &Path) -> std::process::Output {
+    let mut c = std_cmd(env, &[]);
+    c.args(["run", "--no-history", "--size", "8m", "--runtime", "1"])
+        .args(["--runs", "1", "--engine", "psync", "--dir"])
+        .arg(&env.dir)
+        .env("IOPSCHECK_LOCK_FILE", lock);
+    output_within(c, Duration::from_secs(120))
+}
+
+/// Asserts the run was refused before the test, exit 2, naming IOPSCHECK_LOCK_FILE and `why`.
+fn refused_lock(env: &Env, out: &std::process::Output, why: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(
+        err.contains("IOPSCHECK_LOCK_FILE"),
+        "names the setting: {err}"
+    );
+    assert!(err.contains(why), "says {why:?}: {err}");
+    assert!(test_files(&env.dir).is_empty(), "no test was run");
+}
+
+/// The run lock opened whatever IOPSCHECK_LOCK_FILE named for writing and cut it to the pid:
+/// a regular file's content or a block device's first bytes were lost. Whatever is not a lock
+/// iopscheck made is refused, and left byte for byte as it was.
+#[test]
+fn a_lock_file_that_is_not_a_lock_of_ours_is_refused_and_left_as_it_was() {
+    let env = Env::new();
+    let precious = env.tmp.path().join("precious.txt");
+    let data = b"precious data line 1\nline 2\n";
+    std::fs::write(&precious, data).unwrap();
+
+    // A file with data, named directly, through a link, or by a second name (hard link).
+    let out = run_with_lock(&env, &precious);
+    refused_lock(&env, &out, "holds something other than a process id");
+    let link = env.tmp.path().join("link.lock");
+    std::os::unix::fs::symlink(&precious, &link).unwrap();
+    refused_lock(&env, &run_with_lock(&env, &link), "is a symbolic link");
+    let hard = env.tmp.path().join("hard.lock");
+    std::fs::write(&hard, b"123\n").unwrap();
+    std::fs::hard_link(&hard, env.tmp.path().join("hard2")).unwrap();
+    refused_lock(&env, &run_with_lock(&env, &hard), "names (hard links)");
+    assert_eq!(std::fs::read(&hard).unwrap(), b"123\n");
+    assert_eq!(
+        std::fs::read(&precious).unwrap(),
+        data,
+        "the file is unchanged"
+    );
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+
+    // A FIFO: refused at once, never waited on.
+    let fifo = env.tmp.path().join("fifo.lock");
+    let made = StdCommand::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    refused_lock(&env, &run_with_lock(&env, &fifo), "is a named pipe (FIFO)");
+
+    // A character device, never opened for writing.
+    refused_lock(
+        &env,
+        &run_with_lock(&env, Path::new("/dev/null")),
+        "is a character device",
+    );
+
+    // A lock of ours (a pid and its newline) is taken, and holds this run's pid after.
+    let ours = env.tmp.path().join("ours.lock");
+    std::fs::write(&ours, b"99999999\n").unwrap();
+    let out = run_with_lock(&env, &ours);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!([0, 1, 3].contains(&out.status.code().unwrap()), "{err}");
+    let pid = std::fs::read_to_string(&ours).unwrap();
+    assert!(
+        pid.trim().parse::<u32>().is_ok() && pid != "99999999\n",
+        "{pid:?}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(have_root),
+    ignore = "needs root (a loop device, another user's file)"
+)]
+fn as_root_a_block_device_or_another_users_file_as_the_lock_is_refused_and_untouched() {
+    let env = Env::new();
+    // Another user's file, holding a pid: not root's to write.
+    let theirs = env.tmp.path().join("theirs.lock");
+    std::fs::write(&theirs, b"42\n").unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    refused_lock(&env, &run_with_lock(&env, &theirs), "owned by uid 65534");
+    assert_eq!(std::fs::read(&theirs).unwrap(), b"42\n");
+
+    let img = env.tmp.path().join("disk.img");
+    let bytes: Vec<u8> = (0..1u32 << 20).map(|i| (i * 7 + 3) as u8).collect();
+    std::fs::write(&img, &bytes).unwrap();
+    let Some(dev) = StdCommand::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&img)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+    else {
+        return skip("no loop device could be set up here (losetup)");
+    };
+    let out = run_with_lock(&env, &dev);
+    let on_device = std::fs::read(&dev).unwrap();
+    let _ = StdCommand::new("losetup").arg("-d").arg(&dev).status();
+    refused_lock(&env, &out, "is a block device");
+    assert!(on_device == bytes, "the device's bytes are unchanged");
+    assert_eq!(std::fs::read(&img).unwrap(), bytes);
+}
+
+/// Runs `setup` then a small `run` as root with the default lock, in a private mount namespace
+/// over a fresh tmpfs on /run (the host's /run is never touched), then `after`; the run's
+/// exit code, its stderr and what `after` printed. None where no namespace can be made.
+fn run_in_fresh_run(env: &Env, setup: &str, after: &str) -> Option<(i32, String, String)> {
+    let ok = StdCommand::new("unshare")
+        .args(["--mount", "--propagation", "private", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        return None;
+    }
+    let nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+    let script = format!(
+        "set -e; mount -t tmpfs -o mode=755 tmpfs /run; mkdir -m 1777 /run/lock; {setup}
+         set +e; '{bin}' run --no-history --size 8m --runtime 1 --runs 1 --engine psync --dir '{dir}' >/dev/null 2>&3
+         echo \"rc=$?\"; {after}",
+        setup = setup.replace("NOBODY", nobody),
+        bin = bin().display(),
+        dir = env.dir.display(),
+    );
+    let errf = env.tmp.path().join("stderr");
+    let out = StdCommand::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(format!("exec 3>'{}'; {script}", errf.display()))
+        .env_remove("IOPSCHECK_LOCK_FILE")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    let err = std::fs::read_to_string(&errf).unwrap_or_default();
+    let rc = said
+        .lines()
+        .find_map(|l| l.strip_prefix("rc="))
+        .unwrap_or_else(|| {
+            panic!(
+                "the script ran: {said} {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+        .parse()
+        .unwrap();
+    Some((rc, err, said))
+}
+
+/// Root's lock was in /run/lock, world-writable on Debian: any user could plant a FIFO or a
+/// file they keep flocked there and stall root's scheduled checks. It is now in a directory
+/// only root can write, made by iopscheck, and refused where it is there but not so.
+#[test]
+#[cfg_attr(
+    not(have_root),
+    ignore = "needs root (a private mount namespace, another user)"
+)]
+fn as_root_the_default_lock_is_where_no_other_user_can_plant_it() {
+    let env = Env::new();
+    // A FIFO another user planted in /run/lock is no longer root's lock.
+    let Some((rc, err, said)) = run_in_fresh_run(
+        &env,
+        "NOBODY mkfifo /run/lock/iopscheck.lock",
+        "stat -c '%U %a %F' /run/iopscheck /run/iopscheck/iopscheck.lock /run/lock/iopscheck.lock",
+    ) else {
+        return skip("unshare --mount is not available here");
+    };
+    assert!([0, 1, 3].contains(&rc), "the run ran: {err}");
+    let stats: Vec<&str> = said.lines().skip(1).collect();
+    assert_eq!(
+        stats,
+        [
+            "root 755 directory",
+            "root 644 regular file",
+            "nobody 644 fifo"
+        ],
+        "{said}"
+    );
+
+    // Root's lock directory where another user could have made it, or changed it: refused.
+    for (setup, why) in [
+        (
+            "mkdir /run/iopscheck; chown 65534 /run/iopscheck",
+            "/run/iopscheck is owned by uid 65534",
+        ),
+        (
+            "mkdir -m 777 /run/iopscheck",
+            "/run/iopscheck is writable by others",
+        ),
+        (
+            "mkdir /run/elsewhere; ln -s /run/elsewhere /run/iopscheck",
+            "/run/iopscheck is a symbolic link",
+        ),
+        (
+            "mkdir /run/iopscheck; mkfifo /run/iopscheck/iopscheck.lock",
+            "is a named pipe (FIFO)",
+        ),
+        (
+            "mkdir /run/iopscheck; echo 7 > /run/iopscheck/iopscheck.lock; chown 65534 /run/iopscheck/iopscheck.lock",
+            "uid 65534",
+        ),
+    ] {
+        let (rc, err, _) = run_in_fresh_run(&env, setup, "true").unwrap();
+        assert_eq!(rc, 2, "{setup}: {err}");
+        assert!(err.contains(why), "{setup}: says {why:?}: {err}");
+        assert!(test_files(&env.dir).is_empty());
+    }
+}
+
+/// As root, the scheduled script read an env file any user could write and ran the program
+/// its IOPSCHECK_BIN named, as root. Such a file (or one in a directory others can write) is
+/// refused before a line is read, exit 2, naming it; root's own 0644 file is read.
+#[test]
+#[cfg_attr(
+    not(have_root),
+    ignore = "needs root (the scheduled check's rule is root's)"
+)]
+fn as_root_the_scheduled_check_refuses_an_env_file_another_user_could_write() {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/libexec/iopscheck-scheduled");
+    let env = Env::new();
+    let base = env.tmp.path();
+    mode(base, 0o755);
+    let mark = base.join("PWNED");
+    let evil = base.join("evil.sh");
+    std::fs::write(
+        &evil,
+        format!(
+            "#!/bin/sh\necho \"ran as $(id -u)\" >> '{}'\nexit 3\n",
+            mark.display()
+        ),
+    )
+    .unwrap();
+    mode(&evil, 0o755);
+    let text = format!(
+        "IOPSCHECK_DIR={}\nIOPSCHECK_BIN={}\nIOPSCHECK_STATE_DIR={}\n",
+        env.dir.display(),
+        evil.display(),
+        base.join("state").display()
+    );
+    let open_dir = base.join("open");
+    std::fs::create_dir(&open_dir).unwrap();
+    mode(&open_dir, 0o777);
+    type Make = Box<dyn Fn(&Path)>;
+    let cases: Vec<(PathBuf, Make, &str)> = vec![
+        (
+            base.join("ww.env"),
+            Box::new(|p| mode(p, 0o666)),
+            "is writable by other users (mode 666)",
+        ),
+        (
+            base.join("nobody.env"),
+            Box::new(|p| std::os::unix::fs::chown(p, Some(65534), None).unwrap()),
+            "is owned by uid 65534, not root",
+        ),
+        (
+            open_dir.join("in-open-dir.env"),
+            Box::new(|_| {}),
+            "is writable by other users (mode 777)",
+        ),
+    ];
+    for shell in ["dash", "bash"] {
+        if StdCommand::new(shell)
+            .args(["-c", "true"])
+            .status()
+            .is_err()
+        {
+            skip(&format!("{shell} is not installed"));
+            continue;
+        }
+        for (file, make, why) in &cases {
+            std::fs::write(file, &text).unwrap();
+            make(file);
+            let out = output_within(
+                {
+                    let mut c = StdCommand::new(shell);
+                    c.arg(&script)
+                        .arg("--env")
+                        .arg(file)
+                        .env_clear()
+                        .env("PATH", std::env::var_os("PATH").unwrap());
+                    c
+                },
+                Duration::from_secs(60),
+            );
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{shell} {file:?}: {err}");
+            assert!(
+                err.contains(file.to_str().unwrap()) && err.contains(why),
+                "{shell}: {err}"
+            );
+            assert!(
+                !mark.exists(),
+                "{shell} {file:?}: the env file's program was run as root"
+            );
+            std::fs::remove_file(file).unwrap();
+        }
+        // Root's own file, 0644 in a 0755 directory: read, and its program run.
+        let good = base.join("good.env");
+        std::fs::write(&good, &text).unwrap();
+        let mut c = StdCommand::new(shell);
+        c.arg(&script)
+            .arg("--env")
+            .arg(&good)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap());
+        let out = output_within(c, Duration::from_secs(60));
+        assert!(
+            mark.exists(),
+            "{shell}: root's own env file is read: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::remove_file(&mark).unwrap();
+    }
+}

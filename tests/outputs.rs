@@ -559,3 +559,131 @@ fn verdict_code(v: &str) -> i32 {
         _ => 3,
     }
 }
+
+/// `man --out-dir` wrote through a link planted in the directory (as root: over any file the
+/// link named). A link, a directory or a FIFO in a page's place is refused, exit 2, naming
+/// --out-dir and the page, and nothing is written; a page already there is replaced whole.
+#[test]
+fn man_out_dir_never_writes_through_a_link_and_replaces_its_own_pages() {
+    let env = Env::new();
+    let dir = env.tmp.path().join("man");
+    std::fs::create_dir(&dir).unwrap();
+    let victim = env.tmp.path().join("victim.txt");
+    std::fs::write(&victim, "victim content\n").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("iopscheck-run.1")).unwrap();
+    let out = env
+        .cmd()
+        .args(["man", "--out-dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--out-dir")
+            && err.contains("iopscheck-run.1")
+            && err.contains("symbolic link"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "victim content\n"
+    );
+    assert_eq!(
+        common::listing(&dir),
+        ["iopscheck-run.1"],
+        "nothing written"
+    );
+
+    std::fs::remove_file(dir.join("iopscheck-run.1")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("iopscheck.1"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = env
+        .cmd()
+        .args(["man", "--out-dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("iopscheck.1") && err.contains("not a regular file"),
+        "{err}"
+    );
+
+    // A page already there (an earlier build's) is replaced by the page, whole.
+    std::fs::remove_file(dir.join("iopscheck.1")).unwrap();
+    std::fs::write(dir.join("iopscheck.1"), "old page\n").unwrap();
+    env.cmd()
+        .args(["man", "--out-dir"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let page = env.cmd().arg("man").output().unwrap().stdout;
+    assert_eq!(std::fs::read(dir.join("iopscheck.1")).unwrap(), page);
+    assert!(
+        common::listing(&dir)
+            .iter()
+            .all(|n| n.ends_with(".1") && !n.starts_with('.')),
+        "nothing but the pages: {:?}",
+        common::listing(&dir)
+    );
+}
+
+/// `-o new/` (a directory that does not exist yet) passed the checks: `run` ran its whole test
+/// and recorded it, then failed writing the report, exit 2, naming no flag. A name ending in
+/// `/` is refused before anything runs, naming the flag.
+#[test]
+fn an_output_name_ending_in_a_slash_is_refused_before_the_command_works() {
+    let env = Env::new();
+    seed_history(&env, 20.0, 6);
+    let before = std::fs::read(&env.history).unwrap();
+    for (args, flag) in [
+        (
+            vec!["-o", "newout/", "--format", "json"],
+            "-o/--output newout/",
+        ),
+        (vec!["--export", "json=newdir/"], "--export json=newdir/"),
+        (
+            vec!["-o", "data/.", "--format", "json"],
+            "-o/--output data/.",
+        ),
+    ] {
+        let out = env
+            .small_run("psync")
+            .current_dir(env.tmp.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(flag) && err.contains("names a directory"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read(&env.history).unwrap(),
+            before,
+            "nothing recorded"
+        );
+        assert!(env.dir_listing().is_empty(), "no test run");
+        let out = env
+            .cmd()
+            .current_dir(env.tmp.path())
+            .arg("report")
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "report {args:?}: {err}");
+        assert!(
+            err.contains(flag) && err.contains("names a directory"),
+            "{err}"
+        );
+    }
+    assert!(!env.tmp.path().join("newout").exists());
+    assert!(!env.tmp.path().join("newdir").exists());
+}

@@ -737,3 +737,151 @@ fn a_bundle_of_one_host_checks_its_links_across_the_other_hosts_lines_left_out()
         assert!(text.contains(says), "{how}: `{says}` in {text}");
     }
 }
+
+/// `cmd`'s output; a command still running after `limit` (a read that blocks for ever) is
+/// killed and the test fails.
+fn output_within(
+    mut cmd: std::process::Command,
+    limit: std::time::Duration,
+) -> std::process::Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} still running after {limit:?}: it blocked reading the key");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `bundle --sign` and `verify --key` read the key whole, unbounded: a FIFO hung them, /dev/zero
+/// ate all memory. A key that is not a regular file, or larger than any OpenSSH key, is refused
+/// at once, exit 2, naming the flag; nothing is written.
+#[test]
+fn a_key_that_is_a_fifo_a_device_or_too_large_is_refused_at_once_naming_the_flag() {
+    let env = common::Env::new();
+    history(&env, "node7", &[16.4]);
+    let dir = env.tmp.path();
+    let fifo = dir.join("key.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let big = dir.join("big.key");
+    std::fs::write(&big, "A".repeat(100 << 10)).unwrap();
+    for (key, says) in [
+        (fifo.as_path(), "is a named pipe (FIFO)"),
+        (Path::new("/dev/zero"), "is a character device"),
+        (big.as_path(), "larger than any OpenSSH key"),
+    ] {
+        let dest = dir.join("signed.tar.gz");
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"));
+        c.args(["bundle", "--host", "node7", "--sign"])
+            .arg(key)
+            .arg("-o")
+            .arg(&dest)
+            .env("IOPSCHECK_HISTORY", &env.history);
+        let out = output_within(c, std::time::Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--sign {key:?}: {err}");
+        assert!(err.contains("--sign") && err.contains(says), "{err}");
+        assert!(!dest.exists(), "nothing written");
+
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"));
+        c.args(["verify", "--key"]).arg(key).arg(&env.history);
+        let out = output_within(c, std::time::Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--key {key:?}: {err}");
+        assert!(err.contains("--key") && err.contains(says), "{err}");
+    }
+}
+
+/// `verify` read the first gzip member only and passed over links: a bundle with a second
+/// member carrying another history.jsonl, bytes appended, or a link named history.jsonl,
+/// was VERIFIED (signed) while `tar xzf` extracted the forgery. Each is ALTERED now, and
+/// `report --history` refuses it.
+#[test]
+fn what_follows_a_bundles_archive_or_a_link_in_it_is_never_verified() {
+    let env = common::Env::new();
+    history(&env, "node7", &[16.4, 16.5]);
+    let (private, public) = key(&env, "k", 7);
+    let good = bundle(&env, "good.tar.gz", &[Path::new("--sign"), &private]);
+    let members = read(&good);
+    let bytes = std::fs::read(&good).unwrap();
+    let history_name = members
+        .iter()
+        .find(|(n, _)| n.ends_with("/history.jsonl"))
+        .unwrap()
+        .0
+        .clone();
+    let dir = env.tmp.path();
+
+    // A second gzip member: a tar whose history.jsonl is forged.
+    let second = dir.join("second.tar.gz");
+    let forged = dir.join("forged-part.tar.gz");
+    write(
+        &forged,
+        &vec![(history_name.clone(), b"{\"forged\":true}\n".to_vec())],
+    );
+    let mut b = bytes.clone();
+    b.extend(std::fs::read(&forged).unwrap());
+    std::fs::write(&second, b).unwrap();
+    // Bytes appended after the gzip stream.
+    let trail = dir.join("trail.tar.gz");
+    let mut b = bytes.clone();
+    b.extend((0..4096u32).map(|i| (i * 31 + 7) as u8));
+    std::fs::write(&trail, b).unwrap();
+    // A symbolic link named history.jsonl after the real one.
+    let linked = dir.join("linked.tar.gz");
+    {
+        let f = std::fs::File::create(&linked).unwrap();
+        let gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
+        let mut tar = tar::Builder::new(gz);
+        for (name, data) in &members {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::Regular);
+            h.set_mode(0o644);
+            h.set_size(data.len() as u64);
+            tar.append_data(&mut h, name, data.as_slice()).unwrap();
+        }
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Symlink);
+        h.set_size(0);
+        tar.append_link(&mut h, &history_name, "report.json")
+            .unwrap();
+        tar.into_inner().unwrap().finish().unwrap();
+    }
+    let (code, text) = verify_with(&env, &good, &[Path::new("--key"), &public]);
+    assert_eq!(code, Some(0), "the untouched bundle: {text}");
+    for (b, says) in [
+        (&second, "follows the archive's end"),
+        (&trail, ""),
+        (&linked, "is a symbolic link"),
+    ] {
+        let (code, text) = verify_with(&env, b, &[Path::new("--key"), &public]);
+        assert_eq!(code, Some(1), "{b:?}: {text}");
+        assert!(
+            text.starts_with("ALTERED") && text.contains(says),
+            "{b:?}: {text}"
+        );
+        let out = env
+            .cmd()
+            .args(["report", "--format", "summary", "--history"])
+            .arg(b)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "report {b:?}: {err}");
+        assert!(err.contains("not an iopscheck bundle"), "{err}");
+    }
+}

@@ -36,20 +36,36 @@ pub struct HostLock {
     _file: File,
 }
 
-/// `$IOPSCHECK_LOCK_FILE`, else /run/lock/iopscheck.lock for root, else
-/// `$XDG_RUNTIME_DIR/iopscheck.lock`, else `iopscheck/run.lock` in the user's state directory
-/// (`$XDG_STATE_HOME`, `~/.local/state`), created private: never a shared directory such as
-/// /tmp, where another user could create the file first and hold it.
-pub fn lock_path() -> anyhow::Result<PathBuf> {
+/// Root's lock directory: made by iopscheck, 0755 and owned by root, so no other user can
+/// put a file of their own (a FIFO, a file they keep flocked, a link) where root's scheduled
+/// check takes its lock. Not /run/lock, which is world-writable (1777) on Debian and others.
+pub const ROOT_LOCK_DIR: &str = "/run/iopscheck";
+
+/// The run lock's path, and what named it, for messages: `IOPSCHECK_LOCK_FILE X` when the
+/// environment chose it, else `the run lock X`.
+pub struct LockPath {
+    pub path: PathBuf,
+    pub shown: String,
+}
+
+/// `$IOPSCHECK_LOCK_FILE`, else `/run/iopscheck/iopscheck.lock` for root ([`ROOT_LOCK_DIR`]),
+/// else `$XDG_RUNTIME_DIR/iopscheck.lock`, else `iopscheck/run.lock` in the user's state
+/// directory (`$XDG_STATE_HOME`, `~/.local/state`), created private: never a shared directory
+/// such as /tmp or /run/lock, where another user could create the file first and hold it.
+pub fn lock_path() -> anyhow::Result<LockPath> {
     if let Some(p) = std::env::var_os("IOPSCHECK_LOCK_FILE").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(p));
+        let path = PathBuf::from(p);
+        let shown = format!("IOPSCHECK_LOCK_FILE {}", path.display());
+        return Ok(LockPath { path, shown });
     }
-    if crate::syscalls::is_root() {
-        for dir in ["/run/lock", "/run"] {
-            if Path::new(dir).is_dir() {
-                return Ok(PathBuf::from(dir).join("iopscheck.lock"));
-            }
-        }
+    let path = default_lock_path()?;
+    let shown = format!("the run lock {}", path.display());
+    Ok(LockPath { path, shown })
+}
+
+fn default_lock_path() -> anyhow::Result<PathBuf> {
+    if crate::syscalls::is_root() && Path::new("/run").is_dir() {
+        return Ok(root_lock_dir(Path::new(ROOT_LOCK_DIR))?.join("iopscheck.lock"));
     }
     if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(d).join("iopscheck.lock"));
@@ -79,6 +95,162 @@ pub fn lock_path() -> anyhow::Result<PathBuf> {
             ))
         })?;
     Ok(dir.join("run.lock"))
+}
+
+/// Root's lock directory `dir`, created 0755 where it is missing; refused where it is there
+/// but not as iopscheck makes it (a link, not a directory, another owner, writable by others),
+/// or where the path to it could be changed by another user (crate::trust).
+fn root_lock_dir(dir: &Path) -> anyhow::Result<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let shown = dir.display();
+    let fix = format!(
+        "remove it (iopscheck creates {shown} itself, 0755, owned by root) or set IOPSCHECK_LOCK_FILE"
+    );
+    match std::fs::DirBuilder::new().mode(0o755).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Err(lock_error(format!(
+                "cannot create {shown} for the run lock: {e}"
+            )));
+        }
+    }
+    let m = std::fs::symlink_metadata(dir)
+        .map_err(|e| lock_error(format!("the run lock's directory {shown}: {e}")))?;
+    let why = if m.file_type().is_symlink() {
+        Some("is a symbolic link".to_string())
+    } else if !m.is_dir() {
+        Some(format!("is {}, not a directory", kind(&m)))
+    } else if m.uid() != crate::syscalls::euid() {
+        Some(format!("is owned by uid {}, not root", m.uid()))
+    } else if m.mode() & 0o022 != 0 {
+        Some(format!(
+            "is writable by others (mode {:o})",
+            m.mode() & 0o7777
+        ))
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        return Err(lock_error(format!(
+            "the run lock's directory {shown} {why}: another user could put the lock there; {fix}"
+        )));
+    }
+    crate::trust::check(&dir.join("iopscheck.lock")).map_err(|u| {
+        lock_error(format!(
+            "the run lock: {u}: another user could have put it there or changed it; remove it, or set IOPSCHECK_LOCK_FILE to a place only root can write"
+        ))
+    })?;
+    Ok(dir.to_path_buf())
+}
+
+/// What a file that is not a regular file is, in words.
+fn kind(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_file() {
+        "a regular file"
+    } else {
+        "not a file"
+    }
+}
+
+/// The most a lock file holds: a process id and a newline.
+const MAX_LOCK_BYTES: u64 = 32;
+
+/// Whether `text` is what a run lock holds: nothing (just made, or being rewritten), or a
+/// process id, whole or being written, with its newline.
+fn is_lock_content(text: &[u8]) -> bool {
+    let digits = text.strip_suffix(b"\n").unwrap_or(text);
+    digits.iter().all(u8::is_ascii_digit)
+}
+
+/// Opens the run lock without ever opening for writing what is not a lock iopscheck made:
+/// anything that is not a regular file is refused before it is opened (a device's first bytes,
+/// a FIFO that would hang), and again from the open descriptor (O_NOFOLLOW, O_NONBLOCK: a
+/// link is not followed, a FIFO swapped in meanwhile does not block); a regular file is taken
+/// only if it has one name and holds nothing but a process id, and, as root, if root owns it.
+fn open_lock(lp: &LockPath) -> anyhow::Result<File> {
+    use std::os::unix::fs::MetadataExt;
+    let shown = &lp.shown;
+    let refuse = |why: String| {
+        lock_error(format!(
+            "{shown}: {why}; the run lock is a small file of iopscheck's own, holding a process id, and iopscheck writes into nothing else: remove it or name another file"
+        ))
+    };
+    if let Ok(m) = std::fs::symlink_metadata(&lp.path)
+        && !m.is_file()
+    {
+        return Err(refuse(format!("is {}", kind(&m))));
+    }
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(&lp.path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => refuse("is a symbolic link".into()),
+            _ => lock_error(format!("{shown}: cannot open it: {e}")),
+        })?;
+    let m = file
+        .metadata()
+        .map_err(|e| lock_error(format!("{shown}: {e}")))?;
+    if !m.is_file() {
+        return Err(refuse(format!("is {}", kind(&m))));
+    }
+    // Root writes only into a lock of its own; a user may share one another user made
+    // writable for it (contract.md), which holds a process id and nothing else all the same.
+    if crate::syscalls::is_root() && m.uid() != crate::syscalls::euid() {
+        return Err(refuse(format!("is owned by uid {}, not by root", m.uid())));
+    }
+    if m.nlink() != 1 {
+        return Err(refuse(format!(
+            "has {} names (hard links): it is another file's too",
+            m.nlink()
+        )));
+    }
+    if !lock_content(&mut file) {
+        return Err(refuse(
+            "holds something other than a process id, so it is not a run lock".into(),
+        ));
+    }
+    // Back to blocking, as a regular file is anyway, for the processes that inherit it.
+    // SAFETY: fcntl on a descriptor we own, with flags read from it.
+    unsafe {
+        let fd = file.as_raw_fd();
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        if fl >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(file)
+}
+
+/// Whether the open lock file holds what a run lock holds (read at most a few bytes).
+fn lock_content(file: &mut File) -> bool {
+    let mut text = Vec::new();
+    file.seek(SeekFrom::Start(0)).is_ok()
+        && (&mut *file)
+            .take(MAX_LOCK_BYTES + 1)
+            .read_to_end(&mut text)
+            .is_ok()
+        && text.len() as u64 <= MAX_LOCK_BYTES
+        && is_lock_content(&text)
 }
 
 /// A process that holds the lock: its id and its name (`comm`), which is for messages only.
@@ -318,23 +490,15 @@ fn named(procs: &[Proc]) -> String {
 fn recorded(file: &mut File) -> Option<i32> {
     let mut text = String::new();
     file.seek(SeekFrom::Start(0)).ok()?;
-    file.read_to_string(&mut text).ok()?;
+    file.take(MAX_LOCK_BYTES).read_to_string(&mut text).ok()?;
     text.trim().parse::<i32>().ok()
 }
 
 impl HostLock {
     pub fn acquire(wait: bool, ctx: &Ctx) -> anyhow::Result<HostLock> {
-        let path = lock_path()?;
-        let shown = path.display();
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&path)
-            .map_err(|e| lock_error(format!("cannot open the run lock {shown}: {e}")))?;
+        let lp = lock_path()?;
+        let shown = lp.path.display();
+        let mut file = open_lock(&lp)?;
         let flush_wait = flush_wait();
         let mut unseen = 0;
         loop {
@@ -457,7 +621,15 @@ impl HostLock {
                 }
             }
         }
-        // Ours now: say who holds it, for the next run's message.
+        // Ours now: say who holds it, for the next run's message; cut only once it is seen,
+        // under the lock, to hold no more than a process id (a file the lock's holder could
+        // change meanwhile is its own, but is checked again all the same).
+        if !lock_content(&mut file) {
+            return Err(lock_error(format!(
+                "{}: came to hold something other than a process id while this run waited; iopscheck writes into nothing but its own lock: remove it or name another file",
+                lp.shown
+            )));
+        }
         let _ = file.set_len(0);
         let _ = file.seek(SeekFrom::Start(0));
         let _ = writeln!(file, "{}", std::process::id());

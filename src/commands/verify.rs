@@ -13,9 +13,6 @@ use crate::error::usage;
 use crate::evidence;
 use crate::exit::Exit;
 
-/// The most a bundle's members may hold in all, read into memory to be checked.
-const MAX_BUNDLE: u64 = 4 << 30;
-
 pub fn run(cfg: VerifyConfig, _ctx: &Ctx) -> anyhow::Result<u8> {
     let p = &cfg.file;
     let shown = p.display();
@@ -24,7 +21,7 @@ pub fn run(cfg: VerifyConfig, _ctx: &Ctx) -> anyhow::Result<u8> {
     if !cfg.bundle {
         return history(p, &mut out);
     }
-    let members = match read_members(p) {
+    let members = match read_members(p)? {
         Ok(m) => m,
         Err(e) => {
             writeln!(
@@ -152,30 +149,56 @@ fn history(p: &Path, out: &mut impl Write) -> anyhow::Result<u8> {
     }
 }
 
-/// Every regular member, by its name inside the bundle's directory.
-fn read_members(p: &Path) -> std::io::Result<BTreeMap<String, Vec<u8>>> {
-    let f = std::fs::File::open(p)?;
-    let gz = flate2::read::GzDecoder::new(std::io::BufReader::new(f));
+/// Every regular member, by its name inside the bundle's directory; an archive that cannot be
+/// read whole is the inner error (the bundle is altered). Its members in all are held to
+/// [`crate::bundle_input::cap_of`] its size: past it (a gzip bomb), the outer error, exit 2,
+/// naming the bundle and the member.
+fn read_members(p: &Path) -> anyhow::Result<std::io::Result<BTreeMap<String, Vec<u8>>>> {
+    use crate::bundle_input::{Capped, cap_of, check_tail, odd_entry, too_large};
+    let f = match std::fs::File::open(p) {
+        Ok(f) => f,
+        Err(e) => return Ok(Err(e)),
+    };
+    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let gz = Capped::new(
+        flate2::read::MultiGzDecoder::new(std::io::BufReader::new(f)),
+        cap_of(size),
+    );
+    let over = gz.over.clone();
+    let mut last = "first member".to_string();
     let mut archive = tar::Archive::new(gz);
     let mut out = BTreeMap::new();
-    let mut total = 0u64;
-    for entry in archive.entries()? {
-        let mut e = entry?;
-        if !e.header().entry_type().is_file() {
-            continue;
+    let read = (|| -> std::io::Result<()> {
+        for entry in archive.entries()? {
+            let mut e = entry?;
+            let name = {
+                let path = e.path()?;
+                let mut c = path.components();
+                c.next();
+                c.as_path().to_string_lossy().into_owned()
+            };
+            // A link is never vouched for by the manifest, and takes a member's place when
+            // the bundle is extracted.
+            if let Some(what) = odd_entry(e.header().entry_type()) {
+                return Err(std::io::Error::other(format!(
+                    "its entry {name} is {what}, which no bundle holds"
+                )));
+            }
+            if !e.header().entry_type().is_file() {
+                continue;
+            }
+            last.clone_from(&name);
+            let mut data = Vec::new();
+            e.read_to_end(&mut data)?;
+            if out.insert(name.clone(), data).is_some() {
+                return Err(std::io::Error::other(format!("{name} is in it twice")));
+            }
         }
-        let name = {
-            let path = e.path()?;
-            let mut c = path.components();
-            c.next();
-            c.as_path().to_string_lossy().into_owned()
-        };
-        let mut data = Vec::new();
-        (&mut e).take(MAX_BUNDLE - total).read_to_end(&mut data)?;
-        total += data.len() as u64;
-        if out.insert(name.clone(), data).is_some() {
-            return Err(std::io::Error::other(format!("{name} is in it twice")));
-        }
+        Ok(())
+    })();
+    let read = read.and_then(|()| check_tail(archive.into_inner()));
+    if over.get() {
+        return Err(crate::error::usage(too_large(p, &last, size).to_string()));
     }
-    Ok(out)
+    Ok(read.map(|()| out))
 }

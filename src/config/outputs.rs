@@ -205,11 +205,27 @@ pub fn missing_dir(p: &Path) -> Option<&Path> {
         .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
 }
 
-/// An output file must not be a device, a directory or a symbolic link: it is replaced by
+/// An output file must not be a device, a directory (nor a name ending in `/`, which can only
+/// be one) or a symbolic link: it is replaced by
 /// rename, which would put a regular file where the link was (as root, `-o /dev/stdout` would
 /// turn the host's /dev/stdout into a file until reboot). A link is refused rather than
 /// followed: where it leads is not where the user said, and `-o -` writes to stdout.
 fn check_output_path(p: &Path, flag: &str) -> anyhow::Result<()> {
+    // `new/` or `dir/.` names a directory, existing or not; Path drops the slash, so the
+    // name as given is looked at (else the command worked, then failed writing it).
+    use std::os::unix::ffi::OsStrExt as _;
+    let given = p.as_os_str().as_bytes();
+    if given.ends_with(b"/")
+        || given.ends_with(b"/.")
+        || given.ends_with(b"/..")
+        || p.file_name().is_none()
+    {
+        return Err(usage(format!(
+            "{flag}: names a directory (it ends in {}), not a file: give a file name, such as {}",
+            if given.ends_with(b"/") { "/" } else { "a dot" },
+            p.join("report.json").display()
+        )));
+    }
     if let Ok(m) = std::fs::symlink_metadata(p) {
         if m.is_dir() {
             return Err(usage(format!("{flag}: is a directory")));
