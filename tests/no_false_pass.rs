@@ -140,7 +140,16 @@ fn a_text_output_pasted_twice_is_one_run_and_the_repeat_is_named_in_every_format
             .cmd()
             .arg("import")
             .arg(&f)
-            .args(["--policy", policy, "--format", format])
+            // the job stated beside the text (which does not state its end fsync): the
+            // summary's one caveat is then the repeat
+            .args([
+                "--policy",
+                policy,
+                "--assume-job",
+                policy,
+                "--format",
+                format,
+            ])
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(1), "{format}");
@@ -478,7 +487,9 @@ fn a_job_fio_reported_an_error_for_is_never_counted() {
     let policy = at_their_scale(&env, 3000);
     let policy = policy.to_str().unwrap();
     let good = fixture("fio-3.33-posixaio-randwrite.txt");
-    let (code, j) = import(&env, &[&good], &["--policy", policy]);
+    // the text does not state the end fsync: the job is stated beside it
+    let assumed = ["--policy", policy, "--assume-job", policy];
+    let (code, j) = import(&env, &[&good], &assumed);
     assert_eq!(code, Some(0), "{}", j["reason"]);
 
     // text: the block's header with fio's I/O error, as fio prints it (`err= 5 (file:…,
@@ -515,7 +526,7 @@ fn a_job_fio_reported_an_error_for_is_never_counted() {
         );
     }
     // beside a good run, the failed one is listed and the good one decides
-    let (code, j) = import(&env, &[&good, &f], &["--policy", policy]);
+    let (code, j) = import(&env, &[&good, &f], &assumed);
     assert_eq!(code, Some(0), "{}", j["reason"]);
     assert_eq!(runs(&j).len(), 1);
     assert_eq!(
