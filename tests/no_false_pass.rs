@@ -801,7 +801,10 @@ fn a_text_that_does_not_state_the_size_or_end_fsync_is_unknown_where_its_json_pa
         reason.contains("fio's JSON output") && reason.contains("--assume-job"),
         "{reason}"
     );
-    assert!(!reason.contains("not stated in the output instead of"), "{reason}");
+    assert!(
+        !reason.contains("not stated in the output instead of"),
+        "{reason}"
+    );
     for format in [
         "table",
         "csv",
@@ -816,7 +819,8 @@ fn a_text_that_does_not_state_the_size_or_end_fsync_is_unknown_where_its_json_pa
         assert_eq!(code, Some(3), "{format}: {out}");
         assert!(!out.contains("PASS"), "{format}: {out}");
         assert!(
-            !out.replace('\n', " ").contains("stated in the output instead"),
+            !out.replace('\n', " ")
+                .contains("stated in the output instead"),
             "{format}: {out}"
         );
     }
@@ -839,7 +843,9 @@ fn history_of(env: &Env, edit: impl Fn(&mut Value)) -> (Option<i32>, Value, Opti
     std::fs::write(&env.history, out).unwrap();
     let report = env
         .cmd()
-        .args(["report", "--host", "n1", "--since", "30d", "--format", "json"])
+        .args([
+            "report", "--host", "n1", "--since", "30d", "--format", "json",
+        ])
         .output()
         .unwrap();
     let j: Value = serde_json::from_slice(&report.stdout).unwrap();
