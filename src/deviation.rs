@@ -7,10 +7,16 @@
 //! test proves nothing, a fail still fails. Or it could go *either way* (another rw, bs, depth,
 //! numjobs, sync option, an engine the policy does not list, or a limit the job put on its own
 //! I/O: `rate_iops`, `thinktime`…, which lowers the figures and can flatter the latencies):
-//! the result says nothing about the policy's test. What a record does not state is neither:
-//! the shape fields that define the test count as deviations when unknown (they cannot be
-//! confirmed), while an unstated end fsync, file size or job option list is a caveat shown
-//! with the verdict.
+//! the result says nothing about the policy's test. What a record does not state is unknown,
+//! never assumed: the shape fields that define the test count as deviations when unknown
+//! (they cannot be confirmed, either way), and so do an unstated file size, end fsync, or a
+//! runtime neither stated nor measured, which could only flatter (their caveat says what
+//! would settle them). Only an unstated job option list is a caveat alone: a limit such as
+//! `rate_iops` can only lower the figures.
+//!
+//! How long a run lasted is read from its figures as well as its job: a time-based run that
+//! measured less than the policy's runtime was cut short (interrupted, or a job that ended
+//! early), whatever runtime its job states.
 
 use std::fmt;
 use std::sync::Arc;
@@ -46,8 +52,16 @@ pub struct Deviation {
 }
 
 impl fmt::Display for Deviation {
-    /// "size 64 MiB instead of 4 GiB".
+    /// "size 64 MiB instead of 4 GiB"; what the output does not state: "size not stated in
+    /// the output, where the policy's test has size=4 GiB".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_unknown() {
+            return write!(
+                f,
+                "{} {}, where the policy's test has {}={}",
+                self.field, self.found, self.field, self.expected
+            );
+        }
         write!(
             f,
             "{} {} instead of {}",
@@ -56,7 +70,28 @@ impl fmt::Display for Deviation {
     }
 }
 
+/// What a deviation's `found` says of a field the output does not state.
+pub use crate::job::NOT_STATED;
+
+/// What settles a field the output does not state, said where such a run would pass.
+pub const SETTLE: &str = "fio's JSON output of the run states it, or paste the fio command line beside the output, or give the job with --assume-job";
+
 impl Deviation {
+    /// Whether the field is unknown (the output does not state it), not another value.
+    pub fn is_unknown(&self) -> bool {
+        self.found.starts_with(NOT_STATED)
+    }
+
+    /// How a list of deviations is introduced: "not the policy's test", or, where the output
+    /// only leaves the field unknown, "not shown to be the policy's test".
+    pub fn headline(&self) -> &'static str {
+        if self.is_unknown() {
+            "not shown to be the policy's test"
+        } else {
+            "not the policy's test"
+        }
+    }
+
     /// Why it matters, for the warnings.
     pub fn why(&self) -> &'static str {
         match self.field {
@@ -193,13 +228,24 @@ pub fn engine_of(r: &impl RunFields) -> Option<String> {
     }
 }
 
-/// [`check`] of runs met one after another, done once for the runs of one context: what
-/// `check` reads of a run is its context (job, engine, target: what the runs of a
-/// [`RunInfo`] share), and its figures only for a job that does not state its runtime. A
-/// year of runs of one context is checked once, not a hundred thousand times.
+/// [`check`] of runs met one after another, the part a run shares with its context done once
+/// for the runs of one context: what `check` reads of a run is its context (job, engine,
+/// target: what the runs of a [`RunInfo`] share), checked once for a year of runs of one
+/// context, and its measured runtime ([`runtime`]), two figures read for every run.
 pub struct Checker<'p> {
     policy: &'p Policy,
-    last: Option<(Arc<RunInfo>, Checked)>,
+    /// The policy's runtime and whether its job is time-based.
+    want: Want,
+    last: Option<Last>,
+}
+
+/// The context last checked: its check without the runtime, the runtime's finding last
+/// met, and the two together.
+struct Last {
+    info: Arc<RunInfo>,
+    context: Context,
+    runtime: Option<Deviation>,
+    checked: Checked,
 }
 
 /// A run's [`Check`] and its deviations in one line ([`list`]).
@@ -211,7 +257,11 @@ pub struct Checked {
 
 impl<'p> Checker<'p> {
     pub fn new(policy: &'p Policy) -> Checker<'p> {
-        Checker { policy, last: None }
+        Checker {
+            policy,
+            want: Want::of(policy),
+            last: None,
+        }
     }
 
     pub fn policy(&self) -> &'p Policy {
@@ -220,24 +270,134 @@ impl<'p> Checker<'p> {
 
     /// What [`check`] says of `r`, and its deviations in one line.
     pub fn check(&mut self, r: &Run) -> &Checked {
-        // The measured runtime stands in for an unstated one: then the figures are read.
-        let reads_figures = r.job.runtime_s.is_none();
-        let fresh = match &self.last {
-            Some((info, _)) => reads_figures || !Arc::ptr_eq(info, r.context()),
-            None => true,
-        };
-        if fresh {
-            let check = check(r, self.policy);
-            let list = list(&check.deviations);
-            self.last = Some((r.context().clone(), Checked { check, list }));
+        let rt = runtime(r.job().runtime_s, r.metrics(), &self.want);
+        let same = self
+            .last
+            .as_ref()
+            .is_some_and(|l| Arc::ptr_eq(&l.info, r.context()));
+        if !same {
+            let context = context_check(r, self.policy);
+            let checked = context.with(rt.clone());
+            self.last = Some(Last {
+                info: r.context().clone(),
+                context,
+                runtime: rt,
+                checked,
+            });
+        } else if let Some(l) = self.last.as_mut()
+            && l.runtime != rt
+        {
+            l.checked = l.context.with(rt.clone());
+            l.runtime = rt;
         }
-        &self.last.as_ref().expect("set above").1
+        &self.last.as_ref().expect("set above").checked
+    }
+}
+
+/// What [`runtime`] reads of the policy.
+struct Want {
+    runtime_s: Option<f64>,
+    time_based: bool,
+}
+
+impl Want {
+    fn of(policy: &Policy) -> Want {
+        Want {
+            runtime_s: Some(policy.job.runtime.0.as_secs_f64()),
+            time_based: policy.job.time_based,
+        }
+    }
+}
+
+/// How much shorter than the policy's runtime a run may measure before it ran less: fio and
+/// iopscheck's engine stop a time-based job at its runtime or after it (fio 3.33 records
+/// 60000–60009 ms for `runtime=60`, 2001–2009 ms for `runtime=2`; the engine rounds up to the
+/// millisecond), so 1% of the runtime, at least 50 ms (fio's clock) and at most half a second.
+pub fn runtime_slack_s(runtime_s: f64) -> f64 {
+    (runtime_s * 0.01).clamp(0.05, 0.5)
+}
+
+/// The runtime's deviation, from the job's stated runtime and the run's measured one (the
+/// longest of its directions): a stated runtime shorter than the policy's; a measured one
+/// shorter than the policy's beyond [`runtime_slack_s`], whatever the job states, where the
+/// policy's job is time-based (it runs its whole runtime) or the job states none (a job
+/// capped by its runtime ends by its size, sooner); no runtime stated nor measured: unknown.
+fn runtime(
+    stated: Option<f64>,
+    metrics: &crate::metrics::Metrics,
+    want: &Want,
+) -> Option<Deviation> {
+    let w = want.runtime_s?;
+    let deviation = |expected: String, found: String| {
+        Some(Deviation {
+            field: "runtime",
+            expected,
+            found,
+            effect: Effect::Flatters,
+        })
+    };
+    if let Some(found) = stated
+        && found + 1e-9 < w
+    {
+        return deviation(secs(w), secs(found));
+    }
+    let measured = ["write_runtime_ms", "read_runtime_ms"]
+        .iter()
+        .filter_map(|m| metrics.get(*m))
+        .copied()
+        .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
+    match measured {
+        Some(ms)
+            if (want.time_based || stated.is_none()) && ms / 1000.0 + runtime_slack_s(w) < w =>
+        {
+            deviation(secs(w), format!("{:.1} s (measured)", ms / 1000.0))
+        }
+        Some(_) => None,
+        None if stated.is_none() => deviation(secs(w), format!("{NOT_STATED}, nor measured")),
+        None => None,
+    }
+}
+
+/// A run's check without its runtime, and where the runtime's deviation (and its caveat)
+/// goes among its deviations (and caveats).
+#[derive(Debug, Clone)]
+struct Context {
+    check: Check,
+    deviation_at: usize,
+    caveat_at: usize,
+}
+
+impl Context {
+    /// The whole check, with the run's runtime deviation in its place.
+    fn with(&self, runtime: Option<Deviation>) -> Checked {
+        let mut check = self.check.clone();
+        if let Some(d) = runtime {
+            if d.is_unknown() {
+                check.caveats.insert(
+                    self.caveat_at,
+                    format!(
+                        "runtime not stated: how long the test ran (the policy's test runs {})",
+                        d.expected
+                    ),
+                );
+            }
+            check.deviations.insert(self.deviation_at, d);
+        }
+        let list = list(&check.deviations);
+        Checked { check, list }
     }
 }
 
 /// Checks one record against the policy's test. What it reads of a run beyond its context
-/// must be known to [`Checker`].
+/// is its measured runtime ([`runtime`]), as [`Checker`] does (which the commands use).
+#[cfg(test)]
 pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
+    let rt = runtime(r.job().runtime_s, r.metrics(), &Want::of(policy));
+    context_check(r, policy).with(rt).check
+}
+
+/// [`check`] of what a run shares with its context: all but its runtime.
+fn context_check(r: &impl RunFields, policy: &Policy) -> Context {
     let want = policy.job.shape();
     let job: &JobShape = r.job();
     let mut out = Check::default();
@@ -278,7 +438,7 @@ pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
             push(
                 "ioengine",
                 list.join(" or "),
-                found.unwrap_or_else(|| "not stated".into()),
+                found.unwrap_or_else(|| NOT_STATED.into()),
                 effect,
             );
         }
@@ -320,44 +480,41 @@ pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
             units::format_size(found),
             Effect::Flatters,
         ),
-        (None, Some(w)) => out.caveats.push(format!(
-            "file size not stated (the policy's test uses {})",
-            units::format_size(w)
-        )),
-        _ => {}
-    }
-    let measured = ["write_runtime_ms", "read_runtime_ms"]
-        .iter()
-        .filter_map(|m| r.metrics().get(*m))
-        .copied()
-        .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
-    match (job.runtime_s, want.runtime_s) {
-        (Some(found), Some(w)) if found + 1e-9 < w => {
-            push("runtime", secs(w), secs(found), Effect::Flatters)
-        }
-        // Not stated: the measured runtime still shows how long the job ran.
-        (None, Some(w)) => match measured {
-            Some(ms) if ms / 1000.0 + 0.5 < w => push(
-                "runtime",
-                secs(w),
-                format!("{:.1} s (measured)", ms / 1000.0),
+        // Unknown: a smaller file could only flatter.
+        (None, Some(w)) => {
+            push(
+                "size",
+                units::format_size(w),
+                NOT_STATED.into(),
                 Effect::Flatters,
-            ),
-            Some(_) => {}
-            None => out.caveats.push(format!(
-                "runtime not stated (the policy's test runs {})",
-                secs(w)
-            )),
-        },
+            );
+            out.caveats.push(format!(
+                "file size not stated: the size of the test file (the policy's test uses {})",
+                units::format_size(w)
+            ));
+        }
         _ => {}
     }
+    // The runtime is the run's own (its measured runtime): [`runtime`] puts it here.
+    let deviation_at = out.deviations.len();
+    let caveat_at = out.caveats.len();
+    let mut push = |field: &'static str, expected: String, found: String, effect: Effect| {
+        out.deviations.push(Deviation {
+            field,
+            expected,
+            found,
+            effect,
+        })
+    };
     if want.end_fsync == Some(true) {
         match job.end_fsync {
             Some(true) => {}
             Some(false) => push("end_fsync", "1".into(), "0".into(), Effect::Flatters),
-            None => out
-                .caveats
-                .push("end fsync not stated: the output does not show whether the job ended with an fsync, as the policy's test does".into()),
+            // Unknown: without it, writes still in the page cache were never counted.
+            None => {
+                push("end_fsync", "1".into(), NOT_STATED.into(), Effect::Flatters);
+                out.caveats.push("end fsync not stated: the output does not show whether the job ended with an fsync, as the policy's test does".into());
+            }
         }
     }
     if let Some(ramp) = job.ramp_time_s.filter(|&s| s > 0.0) {
@@ -383,7 +540,11 @@ pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
             Effect::Flatters,
         );
     }
-    out
+    Context {
+        check: out,
+        deviation_at,
+        caveat_at,
+    }
 }
 
 /// The fields in which a job, as its output states it, is another job than the policy's:
@@ -493,24 +654,54 @@ mod tests {
     }
 
     #[test]
-    fn what_an_output_does_not_state_is_a_caveat_or_unknown() {
+    fn what_an_output_does_not_state_is_unknown_and_could_only_flatter() {
         let p = policy();
         let mut job = p.job.shape();
         job.end_fsync = None;
         job.size = None;
         let c = check(&record(job, "fio/posixaio"), &p);
-        assert!(c.is_policy_test(), "{:?}", c.deviations);
-        assert_eq!(c.caveats.len(), 2, "{:?}", c.caveats);
-        assert!(
-            c.caveats
-                .iter()
-                .any(|c| c.starts_with("end fsync not stated"))
+        let fields: Vec<_> = c.deviations.iter().map(|d| d.field).collect();
+        assert_eq!(fields, vec!["size", "end_fsync"], "{:?}", c.deviations);
+        assert!(c.deviations.iter().all(|d| d.is_unknown()));
+        assert_eq!(c.effect(), Some(Effect::Flatters));
+        assert_eq!(
+            list(&c.deviations),
+            "size not stated in the output, where the policy's test has size=4 GiB; \
+             end_fsync not stated in the output, where the policy's test has end_fsync=1"
         );
+        assert_eq!(
+            c.deviations[0].headline(),
+            "not shown to be the policy's test"
+        );
+        // each says what it is, for what would settle it
+        assert_eq!(c.caveats.len(), 2, "{:?}", c.caveats);
+        assert!(c.caveats[0].starts_with("file size not stated: "));
+        assert!(c.caveats[1].starts_with("end fsync not stated"));
+        // neither stated nor measured: the runtime too
+        let mut job = p.job.shape();
+        job.runtime_s = None;
+        let c = check(&record(job, "fio/posixaio"), &p);
+        assert_eq!(
+            list(&c.deviations),
+            "runtime not stated in the output, nor measured, where the policy's test has runtime=1m"
+        );
+        assert_eq!(c.deviations[0].effect, Effect::Flatters);
         let mut job = p.job.shape();
         job.bs = None;
         let c = check(&record(job, "fio/posixaio"), &p);
         assert_eq!(c.deviations[0].found, "not stated in the output");
         assert_eq!(c.deviations[0].effect, Effect::EitherWay);
+        // job options not listed: a caveat alone (a limit can only lower the figures)
+        let mut r = record(p.job.shape(), "fio/posixaio");
+        r.source = crate::history::Source::Imported;
+        r.job.limits = None;
+        let c = check(&r, &p);
+        assert!(c.is_policy_test(), "{:?}", c.deviations);
+        assert!(
+            c.caveats[0].starts_with("job options not stated"),
+            "{:?}",
+            c.caveats
+        );
     }
 
     #[test]
@@ -553,23 +744,75 @@ mod tests {
     }
 
     #[test]
-    fn a_measured_runtime_shorter_than_the_policys_flatters_when_none_is_stated() {
+    fn a_measured_runtime_shorter_than_the_policys_flatters_whatever_the_job_states() {
         let p = policy();
+        for stated in [None, Some(60.0), Some(120.0)] {
+            let mut job = p.job.shape();
+            job.runtime_s = stated;
+            let mut r = record(job, "fio/posixaio");
+            // fio 3.33 interrupted after 1.2 s; a job that ended by its size after 12 s
+            for ms in [1245.0, 12000.0, 59400.0] {
+                r.metrics.insert("write_runtime_ms".into(), ms);
+                let c = check(&r, &p);
+                assert_eq!(c.deviations.len(), 1, "{stated:?} {ms}: {:?}", c.deviations);
+                assert_eq!(c.deviations[0].effect, Effect::Flatters);
+                assert_eq!(
+                    c.deviations[0].to_string(),
+                    format!("runtime {:.1} s (measured) instead of 1m", ms / 1000.0)
+                );
+            }
+            // what fio and the engine record of a full run of runtime=60
+            for ms in [59600.0, 60000.0, 60001.0, 60009.0] {
+                r.metrics.insert("write_runtime_ms".into(), ms);
+                assert!(check(&r, &p).is_policy_test(), "{stated:?} {ms}");
+            }
+            // the longest direction is the run's
+            r.metrics.insert("write_runtime_ms".into(), 100.0);
+            r.metrics.insert("read_runtime_ms".into(), 60000.0);
+            assert!(check(&r, &p).is_policy_test(), "{stated:?}");
+        }
+        // a stated runtime shorter than the policy's is said as stated
         let mut job = p.job.shape();
-        job.runtime_s = None;
+        job.runtime_s = Some(3.0);
         let mut r = record(job, "fio/posixaio");
         r.metrics.insert("write_runtime_ms".into(), 3000.0);
-        let c = check(&r, &p);
-        assert_eq!(c.deviations.len(), 1);
-        assert_eq!(c.deviations[0].field, "runtime");
-        r.metrics.insert("write_runtime_ms".into(), 60001.0);
+        assert_eq!(list(&check(&r, &p).deviations), "runtime 3s instead of 1m");
+    }
+
+    #[test]
+    fn the_slack_keeps_full_runs_of_short_policies_and_catches_their_cut_ones() {
+        assert_eq!(runtime_slack_s(60.0), 0.5);
+        assert_eq!(runtime_slack_s(1.0), 0.05);
+        let mut p = policy();
+        p.job.runtime = crate::job::Secs(Duration::from_secs(2));
+        let mut r = record(p.job.shape(), "fio/posixaio");
+        // fio 3.33's runtime=2 runs record 2001–2009 ms; one cut at 1.2 s, or at 1.6 s
+        for (ms, full) in [
+            (2001.0, true),
+            (2009.0, true),
+            (1245.0, false),
+            (1600.0, false),
+        ] {
+            r.metrics.insert("write_runtime_ms".into(), ms);
+            assert_eq!(check(&r, &p).is_policy_test(), full, "{ms}");
+        }
+    }
+
+    #[test]
+    fn a_job_capped_by_its_runtime_may_end_sooner_by_its_size() {
+        // A policy whose job is not time-based ends when it has written its size: a shorter
+        // measured runtime is its own test where the job states the policy's runtime.
+        let mut p = policy();
+        p.job.time_based = false;
+        let mut r = record(p.job.shape(), "fio/posixaio");
+        r.metrics.insert("write_runtime_ms".into(), 12000.0);
         assert!(check(&r, &p).is_policy_test());
     }
 
     #[test]
     fn the_checker_says_what_check_says_of_every_run_of_a_history() {
-        // Runs read from a history share their context; a context without a stated runtime
-        // is judged by each run's measured one.
+        // Runs read from a history share their context; each is judged by its measured
+        // runtime, whatever its context states.
         let p = policy();
         let mut records = Vec::new();
         for (i, (runtime, measured, size)) in [
@@ -579,6 +822,8 @@ mod tests {
             (None, 60001.0, 4 << 30),
             (None, 2000.0, 4 << 30),
             (Some(60.0), 60000.0, 64 << 20),
+            (Some(60.0), 60000.0, 4 << 30),
+            (Some(60.0), 1245.0, 4 << 30),
             (Some(60.0), 60000.0, 4 << 30),
         ]
         .into_iter()
@@ -591,6 +836,8 @@ mod tests {
             r.timestamp =
                 chrono::DateTime::parse_from_rfc3339(&format!("2026-12-01T1{i}:00:00Z")).unwrap();
             r.metrics.insert("write_runtime_ms".into(), measured);
+            // a figure judging does not read: not held by a long window's runs
+            r.metrics.insert("cpu_sys_pct".into(), 1.0);
             records.push(r);
         }
         let dir = tempfile::tempdir().unwrap();
@@ -607,7 +854,8 @@ mod tests {
         )
         .unwrap();
         assert!(
-            Arc::ptr_eq(runs[0].context(), runs[1].context()),
+            Arc::ptr_eq(runs[0].context(), runs[1].context())
+                && Arc::ptr_eq(runs[6].context(), runs[8].context()),
             "one context"
         );
         let mut checker = Checker::new(&p);
@@ -619,9 +867,17 @@ mod tests {
             assert_eq!(got.list, list(&want.deviations));
             lists.push(got.list.clone());
         }
-        for i in [0, 1, 3, 6] {
+        for i in [1, 3, 6, 8] {
             assert_eq!(lists[i], "", "run {i}");
         }
+        assert!(
+            lists[0].starts_with("runtime 3.0 s (measured) instead of "),
+            "{lists:?}"
+        );
+        assert!(
+            lists[7].starts_with("runtime 1.2 s (measured) instead of "),
+            "{lists:?}"
+        );
         assert!(
             lists[2].starts_with("runtime 3.0 s (measured) instead of "),
             "{lists:?}"
@@ -631,5 +887,10 @@ mod tests {
             "{lists:?}"
         );
         assert_eq!(lists[5], "size 64 MiB instead of 4 GiB");
+        // A long window's runs hold only the figures judging reads: the runtimes among them.
+        let held = crate::evaluate::held_metrics(&p);
+        let run = runs[7].clone().holding(held);
+        assert!(!run.holds_all());
+        assert_eq!(checker.check(&run).list, lists[7]);
     }
 }

@@ -366,6 +366,9 @@ impl Job {
     }
 }
 
+/// What a shape difference's `found` says of a field the output does not state.
+pub const NOT_STATED: &str = "not stated in the output";
+
 /// What a job looked like, as far as it is known: every field of a record's `job`, and what
 /// the fio parsers extract from an output. `None` means the output did not say.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -707,7 +710,7 @@ impl JobShape {
                     None if unstated => out.push(ShapeDifference {
                         field,
                         expected: show(e),
-                        found: "not stated in the output".into(),
+                        found: NOT_STATED.into(),
                     }),
                     None => {}
                 }

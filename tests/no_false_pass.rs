@@ -140,7 +140,16 @@ fn a_text_output_pasted_twice_is_one_run_and_the_repeat_is_named_in_every_format
             .cmd()
             .arg("import")
             .arg(&f)
-            .args(["--policy", policy, "--format", format])
+            // the job stated beside the text (which does not state its end fsync): the
+            // summary's one caveat is then the repeat
+            .args([
+                "--policy",
+                policy,
+                "--assume-job",
+                policy,
+                "--format",
+                format,
+            ])
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(1), "{format}");
@@ -478,7 +487,9 @@ fn a_job_fio_reported_an_error_for_is_never_counted() {
     let policy = at_their_scale(&env, 3000);
     let policy = policy.to_str().unwrap();
     let good = fixture("fio-3.33-posixaio-randwrite.txt");
-    let (code, j) = import(&env, &[&good], &["--policy", policy]);
+    // the text does not state the end fsync: the job is stated beside it
+    let assumed = ["--policy", policy, "--assume-job", policy];
+    let (code, j) = import(&env, &[&good], &assumed);
     assert_eq!(code, Some(0), "{}", j["reason"]);
 
     // text: the block's header with fio's I/O error, as fio prints it (`err= 5 (file:…,
@@ -515,7 +526,7 @@ fn a_job_fio_reported_an_error_for_is_never_counted() {
         );
     }
     // beside a good run, the failed one is listed and the good one decides
-    let (code, j) = import(&env, &[&good, &f], &["--policy", policy]);
+    let (code, j) = import(&env, &[&good, &f], &assumed);
     assert_eq!(code, Some(0), "{}", j["reason"]);
     assert_eq!(runs(&j).len(), 1);
     assert_eq!(
@@ -634,6 +645,258 @@ proptest! {
             picked,
             runs(&j).len(),
             most
+        );
+    }
+}
+
+// ---- 4. A run as long as the policy's test, and what the output does not state -------------
+
+/// A genuine fio 3.33 output of tests/fixtures/short-runs/.
+fn short_run(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/short-runs")
+        .join(name)
+}
+
+/// Swimlane's policy at the scale of the short runs: 8 MiB for `runtime`.
+fn at_8m(env: &Env, runtime: &str) -> PathBuf {
+    env.swimlane_policy(&format!("8m-{runtime}.yaml"), |y| {
+        y.replace("size: 4g", "size: 8m")
+            .replace("runtime: 60s", &format!("runtime: {runtime}"))
+    })
+}
+
+/// `import FILE --format FORMAT --policy POLICY`: the exit code and stdout.
+fn import_as(env: &Env, file: &Path, policy: &Path, format: &str) -> (Option<i32>, String) {
+    let out = env
+        .cmd()
+        .arg("import")
+        .arg(file)
+        .arg("--policy")
+        .arg(policy)
+        .args(["--format", format])
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn a_run_cut_short_is_not_the_policys_test_whatever_runtime_its_job_states() {
+    let env = Env::new();
+    let policy = at_8m(&env, "4s");
+    let p = policy.to_str().unwrap();
+    // fio stopped by SIGINT after 0.8 s of a time-based 4 s job (its options: runtime=4); a
+    // job bounded by its size that wrote its 8 MiB in 76 ms (its options: runtime=4)
+    for (name, measured) in [
+        ("interrupted.json", "runtime 0.8 s (measured) instead of 4s"),
+        ("ended-early.json", "runtime 0.1 s (measured) instead of 4s"),
+    ] {
+        let f = short_run(name);
+        let (code, j) = import(&env, &[&f], &["--policy", p]);
+        assert_eq!(code, Some(3), "{name}: {}", j["reason"]);
+        assert_eq!(j["verdict"], "inconclusive");
+        let reason = j["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with(&format!(
+                "passed only on a test that flatters the disk ({measured}"
+            )),
+            "{name}: {reason}"
+        );
+        let d = &j["deviations"][0];
+        assert_eq!(
+            (&d["field"], &d["effect"]),
+            (&"runtime".into(), &"flatters".into()),
+            "{name}: {d}"
+        );
+        // every format says so
+        for format in [
+            "table",
+            "csv",
+            "prometheus",
+            "junit",
+            "markdown",
+            "html",
+            "summary",
+            "reply",
+        ] {
+            let (code, out) = import_as(&env, &f, &policy, format);
+            assert_eq!(code, Some(3), "{name} {format}: {out}");
+            let flat = out.replace(['\n', ' '], "");
+            assert!(
+                flat.contains(&measured.replace(' ', "")) || format == "reply",
+                "{name} {format}: {out}"
+            );
+            assert!(!out.contains("PASS"), "{name} {format}: {out}");
+        }
+    }
+    // The same interrupted output, its options restated as Swimlane's own (4g, 60 s): its
+    // measured 0.8 s still says what it is.
+    let swim = write(
+        &env,
+        "int-swim.json",
+        &read_short("interrupted.json")
+            .replace("\"size\" : \"8m\"", "\"size\" : \"4g\"")
+            .replace("\"runtime\" : \"4\"", "\"runtime\" : \"60\""),
+    );
+    let (code, j) = import(&env, &[&swim], &[]);
+    assert_eq!(code, Some(3), "{}", j["reason"]);
+    assert!(
+        j["reason"]
+            .as_str()
+            .unwrap()
+            .contains("runtime 0.8 s (measured) instead of 1m"),
+        "{}",
+        j["reason"]
+    );
+}
+
+fn read_short(name: &str) -> String {
+    std::fs::read_to_string(short_run(name)).unwrap()
+}
+
+#[test]
+fn a_text_that_does_not_state_the_size_or_end_fsync_is_unknown_where_its_json_passes() {
+    let env = Env::new();
+    let policy = at_8m(&env, "1s");
+    let p = policy.to_str().unwrap();
+    // One 1 s run of the policy's job: its JSON states the size and the end fsync, and passes.
+    let json = short_run("one-second.json");
+    let (code, j) = import(&env, &[&json], &["--policy", p]);
+    assert_eq!(code, Some(0), "{}", j["reason"]);
+    // Its text states neither: unknown, which could only flatter, never a pass.
+    let text = short_run("one-second.txt");
+    let (code, j) = import(&env, &[&text], &["--policy", p]);
+    assert_eq!(code, Some(3), "{}", j["reason"]);
+    let fields: Vec<(&str, &str, &str)> = j["deviations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["field"].as_str().unwrap(),
+                d["found"].as_str().unwrap(),
+                d["effect"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("size", "not stated in the output", "flatters"),
+            ("end_fsync", "not stated in the output", "flatters")
+        ]
+    );
+    let reason = j["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "passed only on a test that may flatter the disk (size not stated in the output, where the policy's test has size=8 MiB; end_fsync not stated in the output, where the policy's test has end_fsync=1)"
+        ),
+        "{reason}"
+    );
+    // it says what would settle it, and never "instead of"
+    assert!(
+        reason.contains("fio's JSON output") && reason.contains("--assume-job"),
+        "{reason}"
+    );
+    assert!(
+        !reason.contains("not stated in the output instead of"),
+        "{reason}"
+    );
+    for format in [
+        "table",
+        "csv",
+        "prometheus",
+        "junit",
+        "markdown",
+        "html",
+        "summary",
+        "reply",
+    ] {
+        let (code, out) = import_as(&env, &text, &policy, format);
+        assert_eq!(code, Some(3), "{format}: {out}");
+        assert!(!out.contains("PASS"), "{format}: {out}");
+        assert!(
+            !out.replace('\n', " ")
+                .contains("stated in the output instead"),
+            "{format}: {out}"
+        );
+    }
+    // stated beside the output, the job fills what the output leaves unstated: a pass
+    let (code, j) = import(&env, &[&text], &["--policy", p, "--assume-job", p]);
+    assert_eq!(code, Some(0), "{}", j["reason"]);
+}
+
+/// Six runs of Swimlane's job over two days in the env's history, each record made by
+/// `edit`: the report's and the fleet's exit codes and the report's JSON.
+fn history_of(env: &Env, edit: impl Fn(&mut Value)) -> (Option<i32>, Value, Option<i32>) {
+    let (lines, _) = common::three_a_day("n1", "/data", &[16.0; 6]);
+    let mut out = String::new();
+    for l in lines.lines() {
+        let mut v: Value = serde_json::from_str(l).unwrap();
+        edit(&mut v);
+        out.push_str(&serde_json::to_string(&v).unwrap());
+        out.push('\n');
+    }
+    std::fs::write(&env.history, out).unwrap();
+    let report = env
+        .cmd()
+        .args([
+            "report", "--host", "n1", "--since", "30d", "--format", "json",
+        ])
+        .output()
+        .unwrap();
+    let j: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let fleet = env.cmd().arg("fleet").arg(&env.history).output().unwrap();
+    (report.status.code(), j, fleet.status.code())
+}
+
+#[test]
+fn a_history_whose_records_ran_shorter_or_state_less_than_the_policys_test_never_passes() {
+    let env = Env::new();
+    // each run measured its minute: the policy's test, a pass
+    let (code, j, fleet) = history_of(&env, |v| {
+        v["metrics"]["write_runtime_ms"] = 60001.0.into();
+    });
+    assert_eq!(code, Some(0), "{}", j["reason"]);
+    assert_eq!(fleet, Some(0));
+    // each states runtime 60 but measured 1.2 s
+    let (code, j, fleet) = history_of(&env, |v| {
+        assert_eq!(v["job"]["runtime"], 60.0);
+        v["metrics"]["write_runtime_ms"] = 1245.0.into();
+    });
+    assert_eq!(code, Some(3), "{}", j["reason"]);
+    assert_ne!(fleet, Some(0));
+    assert_eq!(
+        j["not_counted"],
+        serde_json::json!([{ "reason": "runtime 1.2 s (measured) instead of 1m", "runs": 6 }])
+    );
+    // each leaves the size, the end fsync, or the runtime (and no measured one) unstated
+    for (field, reason) in [
+        (
+            "size",
+            "size not stated in the output, where the policy's test has size=4 GiB",
+        ),
+        (
+            "end_fsync",
+            "end_fsync not stated in the output, where the policy's test has end_fsync=1",
+        ),
+        (
+            "runtime",
+            "runtime not stated in the output, nor measured, where the policy's test has runtime=1m",
+        ),
+    ] {
+        let (code, j, fleet) = history_of(&env, |v| {
+            v["job"].as_object_mut().unwrap().remove(field);
+        });
+        assert_eq!(code, Some(3), "{field}: {}", j["reason"]);
+        assert_ne!(fleet, Some(0), "{field}");
+        assert_eq!(
+            j["not_counted"],
+            serde_json::json!([{ "reason": reason, "runs": 6 }]),
+            "{field}"
         );
     }
 }

@@ -15,8 +15,9 @@ fn record_at(env: &Env, host: &str, times: &[i64]) {
         serde_json::from_slice(&std::fs::read(fixture("fio-3.33-sample.json")).unwrap()).unwrap();
     for (i, t) in times.iter().enumerate() {
         let mut v = base.clone();
-        // Restated as the policy's own job (4 GiB, 60 s, end fsync): a report counts only runs
-        // of the policy's test, and its mechanics, not these figures, are under test here.
+        // Restated as the policy's own job (4 GiB, 60 s, end fsync), measured over 60 s: a
+        // report counts only runs of the policy's test, and its mechanics, not these figures,
+        // are under test here.
         v["jobs"][0]["job options"]["size"] = "4g".into();
         v["jobs"][0]["job options"]["runtime"] = "60".into();
         v["jobs"][0]["job options"]["time_based"] = "1".into();
@@ -24,6 +25,7 @@ fn record_at(env: &Env, host: &str, times: &[i64]) {
         // fio run is one run of one machine, and `--record` refuses it for a second host.
         let salt: i64 = host.bytes().map(i64::from).sum();
         v["jobs"][0]["job_start"] = (*t * 1000 + salt).into();
+        common::sixty_seconds(&mut v["jobs"][0]);
         v["timestamp"] = (*t).into();
         v["timestamp_ms"] = (*t * 1000).into();
         let p = env.tmp.path().join(format!("{host}-{i}.json"));

@@ -372,10 +372,17 @@ fn passed(j: &Judged, marg: &str, not_counted: &str) -> (Verdict, String) {
         format!("; soft limit missed: {}", soft.join("; "))
     };
     if !flatters.is_empty() {
+        // What the output does not state could only flatter: say what would settle it.
+        let settle = if flatters.iter().any(|d| d.is_unknown()) {
+            format!(" (what the output does not state: {})", deviation::SETTLE)
+        } else {
+            String::new()
+        };
         return (
             Verdict::Inconclusive,
             format!(
-                "passed only on a test that flatters the disk ({}): {first}{soft}; only the policy's own test can pass{not_counted}",
+                "passed only on a test that {} the disk ({}): {first}{soft}; only the policy's own test can pass{settle}{not_counted}",
+                flatter_words(&flatters),
                 deviation::list(&flatters)
             ),
         );
@@ -396,7 +403,8 @@ fn failed_on(
         String::new()
     } else {
         format!(
-            "; failed even on a test that flatters the disk ({})",
+            "; failed even on a test that {} the disk ({})",
+            flatter_words(&flatters),
             deviation::list(&flatters)
         )
     };
@@ -404,6 +412,15 @@ fn failed_on(
         Verdict::Fail,
         format!("{}{even}{marg}{not_counted}", d.join("; ")),
     )
+}
+
+/// "flatters", or "may flatter" where every one is only unknown (not stated in the output).
+fn flatter_words(flatters: &[Deviation]) -> &'static str {
+    if flatters.iter().all(|d| d.is_unknown()) {
+        "may flatter"
+    } else {
+        "flatters"
+    }
 }
 
 /// The deviations that flatter the disk.

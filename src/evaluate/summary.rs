@@ -183,8 +183,9 @@ pub(super) fn per_day(runs: &[Run], metric: &str) -> Vec<Day> {
 }
 
 /// The figures a judged run must hold for `policy`: its rules' metrics (the fleet's and a
-/// device set's too) and what the warnings and the tables read of every run (runtimes, the
-/// end fsync). A stored list, one per
+/// device set's too) and what the deviation check, the warnings and the tables read of every
+/// run (the runtimes: a run that measured less than the policy's runtime is not its test,
+/// whatever its job states; the end fsync). A stored list, one per
 /// distinct set (see `Metrics::only`).
 pub fn held_metrics(policy: &crate::policy::Policy) -> &'static [&'static str] {
     thread_local! {

@@ -106,7 +106,7 @@ pub fn caveats(ev: &Evaluation) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for effect in [Effect::Flatters, Effect::EitherWay] {
         for d in ev.deviations.iter().filter(|d| d.effect == effect) {
-            out.push(format!("not the policy's test: {d}"));
+            out.push(format!("{}: {d}", d.headline()));
         }
     }
     for d in &ev.differences {

@@ -380,10 +380,13 @@ pub fn beside_verdict_lines(
         out.push((
             Some(d),
             format!(
-                "not the policy's test: {d} ({})",
-                match d.effect {
-                    crate::deviation::Effect::Flatters => "flatters the disk",
-                    crate::deviation::Effect::EitherWay => "could go either way",
+                "{}: {d} ({})",
+                d.headline(),
+                match (d.effect, d.is_unknown()) {
+                    (crate::deviation::Effect::Flatters, false) => "flatters the disk",
+                    (crate::deviation::Effect::Flatters, true) => "unknown, could flatter the disk",
+                    (crate::deviation::Effect::EitherWay, false) => "could go either way",
+                    (crate::deviation::Effect::EitherWay, true) => "unknown, could go either way",
                 }
             ),
         ));

@@ -138,6 +138,38 @@ pub fn skip(why: &str) {
     eprintln!("skipped: {why}");
 }
 
+/// A fio JSON job (an entry of `jobs[]`) made a 60 s run's at the rate it measured: each
+/// direction's runtime 60000 ms, its I/Os and bytes scaled to it (bandwidth and IOPS kept),
+/// so that a fixture whose options are edited to a 60 s policy's also measured 60 s.
+#[allow(dead_code)]
+pub fn sixty_seconds(job: &mut serde_json::Value) {
+    for dir in ["read", "write", "trim"] {
+        let d = &mut job[dir];
+        let Some(ms) = d["runtime"].as_u64().filter(|&ms| ms > 0) else {
+            continue;
+        };
+        let k = 60000.0 / ms as f64;
+        for key in [
+            "io_bytes",
+            "io_kbytes",
+            "total_ios",
+            "short_ios",
+            "drop_ios",
+        ] {
+            if let Some(n) = d[key].as_u64() {
+                d[key] = ((n as f64 * k).round() as u64).into();
+            }
+        }
+        d["runtime"] = 60000.into();
+    }
+    if job["job_runtime"].is_u64() {
+        job["job_runtime"] = 60000.into();
+    }
+    if job["elapsed"].is_u64() {
+        job["elapsed"] = 61.into();
+    }
+}
+
 /// A Swimlane run as the native engine records it: `mb_s` decimal MB/s of 4k random writes
 /// on `host` in `dir` at `timestamp`, with the three figures the policy's rules judge.
 pub fn swimlane_record(

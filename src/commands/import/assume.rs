@@ -242,8 +242,8 @@ impl Figures<'_> {
     /// The runtime of a time-based job, from the time the job ran.
     fn runtime(&self, out: &mut Assumption) {
         // The runtime: a time-based job runs its runtime, and fio's runtime includes the drain
-        // and the end fsync, so it is never shorter. A shorter run is left to the deviation
-        // rule, which reads the measured runtime where none is stated.
+        // and the end fsync, so it is never shorter (beyond the deviation rule's own slack). A
+        // shorter run is left to the deviation rule, which reads the measured runtime.
         if self.stated.runtime_s.is_none()
             && self.assumed.time_based == Some(true)
             && self.stated.time_based != Some(false)
@@ -255,7 +255,7 @@ impl Figures<'_> {
                 .map(|d| d.runtime_ms)
                 .max();
             if let Some(ms) = ran_ms
-                && ms as f64 / 1000.0 + RUNTIME_SLACK_S < want
+                && ms as f64 / 1000.0 + crate::deviation::runtime_slack_s(want) < want
             {
                 out.notes.push(self.contradict(Shown::Runtime {
                     ran_s: ms as f64 / 1000.0,
@@ -467,10 +467,6 @@ pub(super) const SHAPE_FIELDS: [&str; 18] = [
     "filename",
     "limits",
 ];
-
-/// How much shorter than a time-based job's runtime a run may measure (fio's clock and its
-/// millisecond rounding) before it is another runtime: the deviation rule's own slack.
-pub(super) const RUNTIME_SLACK_S: f64 = 0.5;
 
 /// A job field's value in words: sizes as fio writes them.
 pub(super) fn shown(field: &str, v: &serde_json::Value) -> String {

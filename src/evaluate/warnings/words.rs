@@ -134,7 +134,7 @@ impl Warning {
             Warning::ScaledThreshold { resolution } => {
                 write!(f, "threshold scaled with the machine: {resolution}")
             }
-            Warning::NotPolicysTest(d) => write!(f, "not the policy's test: {d}: {}", d.why()),
+            Warning::NotPolicysTest(d) => write!(f, "{}: {d}: {}", d.headline(), d.why()),
             Warning::StaleSource { seen, url } => sentence(
                 f,
                 whole,
