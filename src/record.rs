@@ -23,6 +23,9 @@ use crate::measure::changepoint::Sustained;
 use crate::measure::device::DeviceSummary;
 use crate::measure::{BwBasis, DiskStat, Measurement, Series};
 
+mod repeats;
+pub(crate) use repeats::Repeats;
+
 /// How a `run --sustained` ended (docs/sustained.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SustainedRun {
