@@ -704,8 +704,12 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
         let (keep, heads) = (&self.keep, &mut self.heads);
         match decode(text, |r| keep(heads.of(r)), keep) {
             Ok(Some(r)) => {
-                let earlier = self.repeats.earlier(&r, text, (n, offset, raw.len() as u32), self.file);
+                let earlier =
+                    self.repeats
+                        .earlier(&r, text, (n, offset, raw.len() as u32), self.file);
+                let imported = Repeats::imported_key(&r);
                 let mut run = self.contexts.run(r, at);
+                run.imported = imported;
                 run.repeat_of = earlier.map(|l| u32::try_from(l).unwrap_or(u32::MAX));
                 (self.each)(run)
             }

@@ -565,7 +565,11 @@ pub fn check_derived(
     let contradict = |what: String| Err(format!("its figures contradict each other: {what}"));
     let near = |a: f64, b: f64, rel: f64| (a - b).abs() <= rel * a.abs().max(b.abs()) + 1e-9;
     // fio prints 3 digits: each printed figure is within 0.5% of what it stands for
-    let printed = if basis == Some(BwBasis::Exact) { 1e-9 } else { 0.011 };
+    let printed = if basis == Some(BwBasis::Exact) {
+        1e-9
+    } else {
+        0.011
+    };
     for p in ["read", "write"] {
         let (formula, mb_s, mib_s, bytes) = (
             get(&format!("{p}_iops_formula")),

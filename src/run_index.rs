@@ -68,6 +68,9 @@ pub struct Run {
     /// The line of an earlier record of the same run this one repeats (a history read twice
     /// over, one fio run recorded from two of its outputs): listed, never counted.
     pub repeat_of: Option<u32>,
+    /// What names an imported run across histories (its `source_digest`, hashed): a fleet
+    /// finds one fio run in two nodes' evidence by it. None for a native run.
+    pub imported: Option<std::num::NonZeroU64>,
     pub at: At,
     info: Arc<RunInfo>,
 }
@@ -111,6 +114,7 @@ impl Run {
             burst: r.burst.map(Box::new),
             sustained: r.sustained.as_ref().map(|s| s.reached),
             repeat_of: None,
+            imported: None,
             at: At::Index(index),
             info: Arc::new(RunInfo::of(r)),
         }
@@ -280,6 +284,7 @@ impl Contexts {
             burst,
             sustained,
             repeat_of: None,
+            imported: None,
             at,
             info,
         }

@@ -102,6 +102,13 @@ fn probe(key: u64, k: u64) -> u64 {
 }
 
 impl Repeats {
+    /// What names an imported run across histories (its `source_digest`, hashed), for a
+    /// fleet to find one run in two nodes' evidence; None for another record.
+    pub(crate) fn imported_key(r: &RecordRef<'_>) -> Option<std::num::NonZeroU64> {
+        let d = r.source_digest.as_deref()?;
+        std::num::NonZeroU64::new(hash_of(|h| ("digest", d).hash(h)))
+    }
+
     /// The line of the earlier run `r` (line `line`, at `offset`, `len` bytes, text `text`)
     /// repeats, or None, remembering `r` as read. `file` is the history the lines are read
     /// from, for reading an earlier line again; None for a stream.
