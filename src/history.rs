@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
-use crate::record::{Heads, decode, tool_timestamp};
+use crate::record::{Heads, Repeats, decode, tool_timestamp};
 pub use crate::record::{Record, RecordHead, SCHEMA_VERSION, Source, Target, check_metrics};
 use crate::run_index::{At, Contexts, Run};
 
@@ -627,7 +627,22 @@ pub fn scan_runs(
     keep: impl Fn(&RecordHead) -> bool,
     each: impl FnMut(Run),
 ) -> Result<Vec<Skipped>, HistoryError> {
+    scan_runs_of(reader, None, path, max_line, since, keep, each)
+}
+
+/// [`scan_runs`] of the history `file` itself (`reader` reads it from its start): an earlier
+/// record a line may repeat is read again from it to confirm (`record::Repeats`).
+pub fn scan_runs_of(
+    reader: impl BufRead,
+    file: Option<&File>,
+    path: &Path,
+    max_line: usize,
+    since: Option<DateTime<Utc>>,
+    keep: impl Fn(&RecordHead) -> bool,
+    each: impl FnMut(Run),
+) -> Result<Vec<Skipped>, HistoryError> {
     let mut scanner = RunScanner::new(path, max_line, since, keep, each);
+    scanner.file = file;
     for_each_line_at(reader, max_line, |n, offset, line| {
         scanner.line(n, offset, line)
     })
@@ -647,6 +662,10 @@ pub struct RunScanner<'p, K, E> {
     contexts: Contexts,
     heads: Heads,
     skipped: Vec<Skipped>,
+    /// The runs read so far, for a record that repeats one (marked `Run::repeat_of`).
+    repeats: Repeats,
+    /// The history read, for reading an earlier line again (None: a stream).
+    pub file: Option<&'p File>,
 }
 
 impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
@@ -667,6 +686,8 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
             contexts: Contexts::default(),
             heads: Heads::default(),
             skipped: Vec::new(),
+            repeats: Repeats::default(),
+            file: None,
         }
     }
 
@@ -705,7 +726,13 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
         let (keep, heads) = (&self.keep, &mut self.heads);
         match decode(text, |r| keep(heads.of(r)), keep) {
             Ok(Some(r)) => {
-                let run = self.contexts.run(r, at);
+                let earlier =
+                    self.repeats
+                        .earlier(&r, text, (n, offset, raw.len() as u32), self.file);
+                let imported = Repeats::imported_key(&r);
+                let mut run = self.contexts.run(r, at);
+                run.imported = imported;
+                run.repeat_of = earlier.map(|l| u32::try_from(l).unwrap_or(u32::MAX));
                 (self.each)(run)
             }
             Ok(None) => {}

@@ -23,6 +23,9 @@ use crate::measure::changepoint::Sustained;
 use crate::measure::device::DeviceSummary;
 use crate::measure::{BwBasis, DiskStat, Measurement, Series};
 
+mod repeats;
+pub(crate) use repeats::Repeats;
+
 /// How a `run --sustained` ended (docs/sustained.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SustainedRun {
@@ -545,6 +548,79 @@ pub fn check_metrics(metrics: &Metrics) -> Result<(), String> {
     Ok(())
 }
 
+/// The rule a record's derived figures keep with what they are derived from
+/// (`metrics::from_measurement`): a derived figure is never trusted over its source. Each
+/// direction's `iops_formula` is its `bw_mb_s` ÷ (block size in KiB) × 1024 (exactly, where
+/// the job states its block size), and needs its `bw_mb_s`; `bw_mb_s` and `bw_mib_s` are its
+/// `bw_bytes` in MB/s and MiB/s (exactly where the bandwidth came from byte counts, within
+/// the rounding of fio's three printed digits where it was printed or is not said);
+/// `total_iops` is `read_iops` + `write_iops` and needs both. The error says which figures
+/// contradict each other, or which one is missing.
+pub fn check_derived(
+    metrics: &Metrics,
+    bs: Option<u64>,
+    basis: Option<BwBasis>,
+) -> Result<(), String> {
+    let get = |k: &str| metrics.get(k).copied();
+    let contradict = |what: String| Err(format!("its figures contradict each other: {what}"));
+    let near = |a: f64, b: f64, rel: f64| (a - b).abs() <= rel * a.abs().max(b.abs()) + 1e-9;
+    // fio prints 3 digits: each printed figure is within 0.5% of what it stands for
+    let printed = if basis == Some(BwBasis::Exact) {
+        1e-9
+    } else {
+        0.011
+    };
+    for p in ["read", "write"] {
+        let (formula, mb_s, mib_s, bytes) = (
+            get(&format!("{p}_iops_formula")),
+            get(&format!("{p}_bw_mb_s")),
+            get(&format!("{p}_bw_mib_s")),
+            get(&format!("{p}_bw_bytes")),
+        );
+        match (formula, mb_s, bs.filter(|&b| b > 0)) {
+            (Some(_), None, _) => {
+                return Err(format!(
+                    "its figures contradict each other: {p}_iops_formula without the {p}_bw_mb_s it is derived from"
+                ));
+            }
+            (Some(f), Some(m), Some(bs)) if !near(f, crate::metrics::iops_formula(m, bs), 1e-9) => {
+                return contradict(format!(
+                    "{p}_iops_formula {f} where its {p}_bw_mb_s {m} at block size {bs} B gives {}",
+                    crate::metrics::iops_formula(m, bs)
+                ));
+            }
+            _ => {}
+        }
+        for (name, v, unit) in [("bw_mb_s", mb_s, 1e6), ("bw_mib_s", mib_s, 1_048_576.0)] {
+            if let (Some(v), Some(b)) = (v, bytes)
+                && !near(v, b / unit, printed)
+            {
+                return contradict(format!(
+                    "{p}_{name} {v} where its {p}_bw_bytes {b} gives {}",
+                    b / unit
+                ));
+            }
+        }
+    }
+    if let Some(t) = get("total_iops") {
+        match (get("read_iops"), get("write_iops")) {
+            (Some(r), Some(w)) if !near(t, r + w, 1e-9) => {
+                return contradict(format!(
+                    "total_iops {t} where read_iops + write_iops is {}",
+                    r + w
+                ));
+            }
+            (Some(_), Some(_)) => {}
+            _ => {
+                return Err(
+                    "its figures contradict each other: total_iops without the read_iops and write_iops it is derived from".into(),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Why a schema version is not read.
 fn newer(v: impl std::fmt::Display) -> String {
     format!(
@@ -593,6 +669,7 @@ pub(crate) fn decode<'t>(
         return Ok(None);
     }
     check_metrics(&r.metrics)?;
+    check_derived(&r.metrics, r.job.bs, r.bw_basis)?;
     Ok(Some(r))
 }
 

@@ -65,6 +65,12 @@ pub struct Run {
     pub burst: Option<Box<crate::measure::changepoint::Sustained>>,
     /// A `run --sustained`: whether the disk's rate held steady.
     pub sustained: Option<bool>,
+    /// The line of an earlier record of the same run this one repeats (a history read twice
+    /// over, one fio run recorded from two of its outputs): listed, never counted.
+    pub repeat_of: Option<u32>,
+    /// What names an imported run across histories (its `source_digest`, hashed): a fleet
+    /// finds one fio run in two nodes' evidence by it. None for a native run.
+    pub imported: Option<std::num::NonZeroU64>,
     pub at: At,
     info: Arc<RunInfo>,
 }
@@ -107,6 +113,8 @@ impl Run {
             series_step: step_of(r.iops_series.as_ref()),
             burst: r.burst.map(Box::new),
             sustained: r.sustained.as_ref().map(|s| s.reached),
+            repeat_of: None,
+            imported: None,
             at: At::Index(index),
             info: Arc::new(RunInfo::of(r)),
         }
@@ -275,6 +283,8 @@ impl Contexts {
             series_step,
             burst,
             sustained,
+            repeat_of: None,
+            imported: None,
             at,
             info,
         }

@@ -1591,6 +1591,10 @@ fn broker(n: &Nodes, host: &str, iops: f64) -> PathBuf {
             r.job = p.job.shape();
             r.engine = p.job.ioengine.to_string();
             r.metrics = p.fleet.iter().map(|f| (f.metric.clone(), iops)).collect();
+            // the figures total_iops is the sum of (a record keeps both)
+            for (k, share) in [("read_iops", 0.75), ("write_iops", 0.25)] {
+                r.metrics.insert(k.into(), iops * share);
+            }
             r
         })
         .collect();

@@ -78,6 +78,10 @@ fn write_history(path: &Path) {
         // a run of the policy's test lasted its minute, as fio and the engine measure it
         r.metrics
             .insert("write_runtime_ms".into(), 60000.0 + (i % 9) as f64);
+        // the bandwidth in bytes/s and MiB/s is the MB/s the formula is derived from
+        r.metrics.insert("write_bw_bytes".into(), mb_s * 1e6);
+        r.metrics
+            .insert("write_bw_mib_s".into(), mb_s * 1e6 / 1_048_576.0);
         r.invocation = Some(format!("inv-{}", i / 3));
         serde_json::to_writer(&mut out, &r).unwrap();
         out.write_all(b"\n").unwrap();

@@ -36,6 +36,7 @@ pub fn run(cfg: FleetConfig, ctx: &Ctx) -> anyhow::Result<u8> {
 
     let mut rows = Vec::new();
     let mut warnings = Vec::new();
+    let mut shared = crate::fleet::shared::SharedRuns::default();
     let inputs = fleet_input::gather(&files)?;
     // A file found in a directory may be where this command writes: the fleet's own result
     // of an earlier day is left out and replaced, anything else is an input kept from harm.
@@ -57,9 +58,12 @@ pub fn run(cfg: FleetConfig, ctx: &Ctx) -> anyhow::Result<u8> {
                 outputs.flag(i)
             )));
         }
+        shared.add(rows.len(), &node.imported);
         rows.extend(node.rows);
         warnings.extend(node.warnings);
     }
+    // One fio run in two nodes' evidence is neither's.
+    shared.mark(&mut rows);
     // Each node counts once, however many inputs carry it.
     let (mut rows, dupes) = stream::dedupe(rows);
     warnings.extend(dupes);

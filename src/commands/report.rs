@@ -50,8 +50,9 @@ pub fn run(cfg: ReportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     let held = crate::evaluate::held_metrics(&policy);
     let records = match open_history()? {
         Some(file) => {
-            let skipped = history::scan_runs(
+            let skipped = history::scan_runs_of(
                 std::io::BufReader::with_capacity(history::READ_BUFFER, &file),
+                Some(&file),
                 &path,
                 history::MAX_LINE,
                 Some(since),
@@ -154,8 +155,9 @@ fn list(
 ) -> anyhow::Result<u8> {
     let mut tally = Tally::new(policy, now);
     if let Some(file) = file {
-        let skipped = history::scan_runs(
+        let skipped = history::scan_runs_of(
             std::io::BufReader::with_capacity(history::READ_BUFFER, &file),
+            Some(&file),
             path,
             history::MAX_LINE,
             None,
@@ -177,6 +179,9 @@ struct Tally<'p> {
     /// The group of the last run counted.
     last: Option<Group>,
 }
+
+/// Why `report --list` does not count a record that repeats an earlier one.
+const REPEATED: &str = "the same run as an earlier line, repeated: counted once";
 
 /// What the history holds for one group.
 #[derive(Default)]
@@ -202,6 +207,8 @@ impl<'p> Tally<'p> {
         let policy = self.checker.policy();
         let reason: Option<&str> = if r.policy != policy.name {
             None
+        } else if r.repeat_of.is_some() {
+            Some(REPEATED)
         } else if evaluate::is_future(r, self.now) {
             Some(evaluate::FUTURE_REASON)
         } else {

@@ -25,6 +25,12 @@ pub(super) struct Counted {
     pub future_warning: Option<Warning>,
 }
 
+/// Why a record that repeats an earlier one (`Run::repeat_of`) is not counted: one fio run
+/// is one run.
+pub(crate) fn repeat_reason(line: u32) -> String {
+    format!("the same run as line {line}, repeated: counted once")
+}
+
 /// Takes out of `runs` (in time order) those that do not count, after the runs the caller
 /// left out (`given`, each with its reason).
 pub(super) fn sort_out(
@@ -59,6 +65,10 @@ pub(super) fn sort_out(
     let mut checker = deviation::Checker::new(policy);
     let out: Vec<Run> = runs
         .extract_if(.., |r| {
+            if let Some(line) = r.repeat_of {
+                left_out.push(Some(repeat_reason(line)));
+                return true;
+            }
             if is_future(r, opts.now) {
                 left_out.push(None);
                 return true;

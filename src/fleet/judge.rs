@@ -83,6 +83,9 @@ pub struct NodeFile {
     pub warnings: Vec<String>,
     /// What reading it took.
     pub work: Work,
+    /// The imported runs each history row counts (`shared::SharedRuns`): its index in
+    /// `rows`, the run's key and time.
+    pub imported: Vec<super::shared::Counted>,
 }
 
 /// Judges nodes' files under one policy and window.
@@ -359,8 +362,15 @@ impl Judge<'_> {
             if evs.is_empty() {
                 out.rows.extend(self.no_evidence_rows(name, &seen));
             }
-            out.rows
-                .extend(evs.into_iter().map(|ev| self.history_row(name, ev)));
+            for ev in evs {
+                let row = out.rows.len();
+                out.imported.extend(
+                    ev.runs
+                        .iter()
+                        .filter_map(|r| r.imported.map(|k| (row, k, r.timestamp))),
+                );
+                out.rows.push(self.history_row(name, ev));
+            }
         }
         for (line, why) in named {
             out.warnings.push(format!("{name}:{line}: {why}"));

@@ -10,6 +10,7 @@
 pub mod devices;
 mod judge;
 mod result;
+pub mod shared;
 mod spread;
 pub mod stream;
 

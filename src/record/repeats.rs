@@ -1,0 +1,189 @@
+//! Records that repeat one read before: one fio run is one run, however many times its record
+//! was written (a history concatenated with itself, two histories of one node merged, one run
+//! imported from its JSON into one history and from its text into another).
+//!
+//! What names a run: an imported record's `source_digest` (the output and the block it was
+//! read from) and its `fio_run` (the fio run, in any of its formats: `RunIdentity::same_run`);
+//! a native record's time, host and figures; a record with none of these, its line's bytes.
+//! What is held is a fixed-size key per run (a 64-bit hash and where its line is), never the
+//! records: where a file is at hand, a key met again is confirmed by reading the earlier line
+//! again by its offset; a stream (a fleet's stdin) trusts the exact keys' hashes and leaves
+//! the `fio_run` comparison, which needs the earlier record, out.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::hash::{Hash, Hasher};
+use std::os::unix::fs::FileExt;
+
+use super::{RecordRef, Source};
+
+/// Where a run's line is: its number, byte offset and length.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    offset: u64,
+    line: u32,
+    len: u32,
+}
+
+/// How many runs sharing a coarse key are compared with a new one before it is taken as
+/// another run (a bound on the work, far above what a history holds).
+const MAX_PROBES: u64 = 64;
+
+/// The runs read so far, by what names them.
+#[derive(Default)]
+pub(crate) struct Repeats {
+    slots: HashMap<u64, Slot>,
+}
+
+/// What names one record, borrowed from its line.
+enum Name<'a> {
+    Digest(&'a str),
+    Native,
+    Line,
+}
+
+fn hash_of(f: impl FnOnce(&mut std::collections::hash_map::DefaultHasher)) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    f(&mut h);
+    h.finish()
+}
+
+/// The exact key of a record: its digest, its native identity or its bytes.
+fn name_of<'a>(r: &'a RecordRef<'_>, text: &'a [u8]) -> (Name<'a>, u64) {
+    if let Some(d) = r.source_digest.as_deref() {
+        return (Name::Digest(d), hash_of(|h| ("digest", d).hash(h)));
+    }
+    if r.source == Source::Native {
+        return (Name::Native, native_key(r));
+    }
+    (Name::Line, hash_of(|h| ("line", text).hash(h)))
+}
+
+/// A native run: its time, host and every figure (name and bits).
+fn native_key(r: &RecordRef<'_>) -> u64 {
+    hash_of(|h| {
+        "native".hash(h);
+        r.timestamp.hash(h);
+        r.host.as_ref().hash(h);
+        for (k, v) in &r.metrics {
+            k.hash(h);
+            v.to_bits().hash(h);
+        }
+    })
+}
+
+/// The coarse key of an imported fio run: what `same_run` needs equal (job, group, error,
+/// each direction's runtime and exact I/O count), so that only runs sharing it are compared.
+fn coarse_key(id: &crate::fio::RunIdentity) -> u64 {
+    hash_of(|h| {
+        "fio_run".hash(h);
+        (&id.job, id.groupid, id.error).hash(h);
+        for d in [&id.read, &id.write] {
+            match d {
+                None => 0u8.hash(h),
+                Some(d) => {
+                    1u8.hash(h);
+                    d.runtime_ms.hash(h);
+                    // a range of counts is compared, not hashed
+                    (d.ios.0 == d.ios.1).then_some(d.ios.0).hash(h);
+                }
+            }
+        }
+    })
+}
+
+/// The `k`th place a key probes.
+fn probe(key: u64, k: u64) -> u64 {
+    if k == 0 {
+        key
+    } else {
+        hash_of(|h| (key, k).hash(h))
+    }
+}
+
+impl Repeats {
+    /// What names an imported run across histories (its `source_digest`, hashed), for a
+    /// fleet to find one run in two nodes' evidence; None for another record.
+    pub(crate) fn imported_key(r: &RecordRef<'_>) -> Option<std::num::NonZeroU64> {
+        let d = r.source_digest.as_deref()?;
+        std::num::NonZeroU64::new(hash_of(|h| ("digest", d).hash(h)))
+    }
+
+    /// The line of the earlier run `r` (line `line`, at `offset`, `len` bytes, text `text`)
+    /// repeats, or None, remembering `r` as read. `file` is the history the lines are read
+    /// from, for reading an earlier line again; None for a stream.
+    pub(crate) fn earlier(
+        &mut self,
+        r: &RecordRef<'_>,
+        text: &[u8],
+        at: (usize, u64, u32),
+        file: Option<&File>,
+    ) -> Option<usize> {
+        let slot = Slot {
+            line: u32::try_from(at.0).unwrap_or(u32::MAX),
+            offset: at.1,
+            len: at.2,
+        };
+        let (name, key) = name_of(r, text);
+        if let Some(line) = self.find_or_put(key, slot, text, file, |earlier| match &name {
+            Name::Digest(d) => earlier.source_digest.as_deref() == Some(*d),
+            Name::Native => {
+                earlier.source == Source::Native
+                    && earlier.timestamp == r.timestamp
+                    && earlier.host == r.host
+                    && earlier.metrics == r.metrics
+            }
+            Name::Line => false,
+        }) {
+            return Some(line);
+        }
+        // The same fio run from another of its outputs: compared with the earlier record,
+        // read again, so only where a file is at hand.
+        let (Some(id), Some(file)) = (r.fio_run.as_deref(), file) else {
+            return None;
+        };
+        self.find_or_put(coarse_key(id), slot, text, Some(file), |earlier| {
+            earlier.fio_run.as_deref().is_some_and(|e| e.same_run(id))
+        })
+    }
+
+    /// The line of the run under `key` that this one (`text`) repeats, byte for byte or as
+    /// `same` says given the earlier record read again; else `slot` put under the key's first
+    /// free place.
+    fn find_or_put(
+        &mut self,
+        key: u64,
+        slot: Slot,
+        current: &[u8],
+        file: Option<&File>,
+        same: impl Fn(&RecordRef<'_>) -> bool,
+    ) -> Option<usize> {
+        let mut buf = Vec::new();
+        for k in 0..MAX_PROBES {
+            let place = probe(key, k);
+            let Some(earlier) = self.slots.get(&place).copied() else {
+                self.slots.insert(place, slot);
+                return None;
+            };
+            let Some(file) = file else {
+                // a stream: the hash is the key's word
+                return Some(earlier.line as usize);
+            };
+            buf.resize(earlier.len as usize, 0);
+            let text = match file.read_exact_at(&mut buf, earlier.offset) {
+                Ok(()) => buf.trim_ascii(),
+                Err(_) => continue,
+            };
+            if text == current {
+                return Some(earlier.line as usize);
+            }
+            let parsed = std::str::from_utf8(text)
+                .ok()
+                .and_then(|t| serde_json::from_str::<RecordRef>(t).ok());
+            if parsed.as_ref().is_some_and(&same) {
+                return Some(earlier.line as usize);
+            }
+        }
+        None
+    }
+}
