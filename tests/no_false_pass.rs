@@ -688,13 +688,37 @@ fn a_run_cut_short_is_not_the_policys_test_whatever_runtime_its_job_states() {
     let env = Env::new();
     let policy = at_8m(&env, "4s");
     let p = policy.to_str().unwrap();
-    // fio stopped by SIGINT after 0.8 s of a time-based 4 s job (its options: runtime=4); a
-    // job bounded by its size that wrote its 8 MiB in 76 ms (its options: runtime=4)
+    // fio stopped by SIGINT after 0.8 s of a time-based 4 s job (its options: runtime=4): the
+    // output says so, and such a run is no evidence at all
+    let (code, j) = import(&env, &[&short_run("interrupted.json")], &["--policy", p]);
+    assert_eq!(code, Some(3), "{}", j["reason"]);
+    assert!(
+        j["not_counted"].to_string().contains("fio was interrupted"),
+        "{}",
+        j["not_counted"]
+    );
+    // the same output with fio's line about the signal cut away (as a paste may lose it), and
+    // a job bounded by its size that wrote its 8 MiB in 76 ms (its options: runtime=4): what
+    // they measured says what they are
+    let trimmed = write(
+        &env,
+        "interrupted-trimmed.json",
+        read_short("interrupted.json")
+            .trim_start()
+            .trim_start_matches("fio: terminating on signal 2\n"),
+    );
     for (name, measured) in [
-        ("interrupted.json", "runtime 0.8 s (measured) instead of 4s"),
+        (
+            "interrupted-trimmed.json",
+            "runtime 0.8 s (measured) instead of 4s",
+        ),
         ("ended-early.json", "runtime 0.1 s (measured) instead of 4s"),
     ] {
-        let f = short_run(name);
+        let f = if name == "ended-early.json" {
+            short_run(name)
+        } else {
+            trimmed.clone()
+        };
         let (code, j) = import(&env, &[&f], &["--policy", p]);
         assert_eq!(code, Some(3), "{name}: {}", j["reason"]);
         assert_eq!(j["verdict"], "inconclusive");
@@ -738,6 +762,8 @@ fn a_run_cut_short_is_not_the_policys_test_whatever_runtime_its_job_states() {
         &env,
         "int-swim.json",
         &read_short("interrupted.json")
+            .trim_start()
+            .trim_start_matches("fio: terminating on signal 2\n")
             .replace("\"size\" : \"8m\"", "\"size\" : \"4g\"")
             .replace("\"runtime\" : \"4\"", "\"runtime\" : \"60\""),
     );

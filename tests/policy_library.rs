@@ -407,6 +407,12 @@ fn runs_of(
             .filter(|rule| rule.level != iopscheck::testing::policy::Level::Info)
             .map(|rule| (rule.metric.clone(), figure(rule)))
             .collect();
+        // a record's total IOPS is the sum of its parts, which it holds too (a total alone is
+        // no run: its figures could not be checked): the policies' 75/25 mix
+        if let Some(total) = r.metrics.get("total_iops").copied() {
+            r.metrics.insert("read_iops".into(), total * 0.75);
+            r.metrics.insert("write_iops".into(), total * 0.25);
+        }
         writeln!(f, "{}", serde_json::to_string(&r).unwrap()).unwrap();
     }
 }
@@ -550,6 +556,10 @@ fn node_history(env: &Env, policy: &str, host: &str, figure: f64) -> std::path::
             .iter()
             .map(|rule| (rule.metric.clone(), figure))
             .collect();
+        if let Some(total) = r.metrics.get("total_iops").copied() {
+            r.metrics.insert("read_iops".into(), total * 0.75);
+            r.metrics.insert("write_iops".into(), total * 0.25);
+        }
         writeln!(f, "{}", serde_json::to_string(&r).unwrap()).unwrap();
     }
     path
