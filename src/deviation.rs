@@ -102,7 +102,7 @@ impl Deviation {
                 "a shorter run leaves less dirty data to flush and may never exhaust burst credits"
             }
             "target" => {
-                "a target in RAM (tmpfs, ramfs, a RAM disk, /dev/null) measures memory, not the disk the vendor asks about"
+                "a target in RAM (tmpfs, ramfs, a RAM disk, zram, a loop device over a file in RAM, /dev/null) measures memory, not the disk the vendor asks about"
             }
             "end_fsync" => {
                 "without the end fsync, data still in the page cache was never counted, which flatters buffered writes"
@@ -163,6 +163,38 @@ pub fn ram_path(path: &str) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// Why a run's target is in RAM, as its `found`: its filesystem ("tmpfs (in RAM)"), its
+/// device ([`device_in_ram`]), or a path it states ("/dev/shm/x (tmpfs, in RAM)").
+fn in_ram(r: &impl RunFields) -> Option<String> {
+    if let Some(fs) = r.target().filesystem.as_deref()
+        && RAM_FS.contains(&fs)
+    {
+        return Some(format!("{fs} (in RAM)"));
+    }
+    device_in_ram(r.target()).or_else(|| {
+        stated_paths(r)
+            .into_iter()
+            .find_map(|p| ram_path(&p).map(|what| format!("{p} ({what})")))
+    })
+}
+
+/// Why a record's target device keeps its data in RAM: as the record states it (found when
+/// the run was made, [`crate::history::Target`]'s `in_ram`: a loop device over tmpfs, a device
+/// mapper over a RAM disk), else by the device's name, which means a RAM disk on every system
+/// (`zram0`, `ram1`), so a record made before `in_ram` existed is judged the same anywhere.
+fn device_in_ram(t: &crate::history::Target) -> Option<String> {
+    if let Some(why) = t.in_ram.as_deref().filter(|w| !w.trim().is_empty()) {
+        return Some(why.to_string());
+    }
+    let dev = t.device.as_deref()?.trim();
+    let path = if dev.starts_with('/') {
+        dev.to_string()
+    } else {
+        format!("/dev/{dev}")
+    };
+    ram_path(&path).map(|what| format!("{dev} ({what})"))
 }
 
 /// Where a job says it wrote: its `filename`s (fio separates several with ':'; a relative one
@@ -520,25 +552,8 @@ fn context_check(r: &impl RunFields, policy: &Policy) -> Context {
     if let Some(ramp) = job.ramp_time_s.filter(|&s| s > 0.0) {
         push("ramp_time", "none".into(), secs(ramp), Effect::Flatters);
     }
-    if let Some(fs) = r.target().filesystem.as_deref()
-        && RAM_FS.contains(&fs)
-    {
-        push(
-            "target",
-            "a disk".into(),
-            format!("{fs} (in RAM)"),
-            Effect::Flatters,
-        );
-    } else if let Some((path, what)) = stated_paths(r)
-        .into_iter()
-        .find_map(|p| ram_path(&p).map(|what| (p, what)))
-    {
-        push(
-            "target",
-            "a disk".into(),
-            format!("{path} ({what})"),
-            Effect::Flatters,
-        );
+    if let Some(found) = in_ram(r) {
+        push("target", "a disk".into(), found, Effect::Flatters);
     }
     Context {
         check: out,
@@ -651,6 +666,46 @@ mod tests {
         );
         assert!(c.deviations.iter().all(|d| d.effect == Effect::Flatters));
         assert_eq!(c.deviations[0].to_string(), "size 64 MiB instead of 4 GiB");
+    }
+
+    #[test]
+    fn a_device_in_ram_is_judged_from_the_record_on_any_machine() {
+        let p = policy();
+        let target = |device: &str, in_ram: Option<&str>| {
+            let mut r = record(p.job.shape(), "posixaio");
+            r.target.filesystem = Some("ext4".into());
+            r.target.device = Some(device.into());
+            r.target.in_ram = in_ram.map(str::to_string);
+            check(&r, &p)
+                .deviations
+                .iter()
+                .map(|d| (d.to_string(), d.effect))
+                .collect::<Vec<_>>()
+        };
+        let flatters = |s: &str| vec![(format!("target {s} instead of a disk"), Effect::Flatters)];
+        // as the run found it, whatever the device is called
+        let why = "loop3 backed by a file on tmpfs (in RAM)";
+        assert_eq!(target("loop3", Some(why)), flatters(why));
+        // a record made before it was looked for: the kernel's RAM disks by name
+        assert_eq!(
+            target("zram0", None),
+            flatters("zram0 (a compressed RAM disk)")
+        );
+        assert_eq!(
+            target("/dev/ram2", None),
+            flatters("/dev/ram2 (a RAM disk)")
+        );
+        for disk in [
+            "sda1",
+            "nvme0n1",
+            "loop3",
+            "dm-0",
+            "pmem0",
+            "/dev/ram",
+            "server:/x",
+        ] {
+            assert_eq!(target(disk, None), vec![], "{disk}");
+        }
     }
 
     #[test]

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::history::Target;
 
+pub mod ram;
+
 /// This machine's host name.
 pub fn hostname() -> String {
     crate::syscalls::hostname()
@@ -253,8 +255,23 @@ pub struct TargetContext {
     pub rotational: Option<bool>,
     pub scheduler: Option<String>,
     pub write_cache: Option<String>,
+    /// Why the device keeps its data in RAM ([`ram`]): "loop0 backed by a file on tmpfs (in
+    /// RAM)"; none for a disk, or a filesystem without a device.
+    pub in_ram: Option<String>,
     pub free_bytes: Option<u64>,
     pub read_only: Option<bool>,
+}
+
+/// Why the device a mount is on keeps its data in RAM: found by its number, or, where the
+/// number is not a block device's (btrfs gives each subvolume its own), by its source's name.
+fn device_in_ram(m: &Mount) -> Option<String> {
+    let probe = ram::Probe::here();
+    probe.number(m.dev, 0).or_else(|| {
+        let dev =
+            std::fs::canonicalize(m.source.starts_with("/dev/").then_some(&m.source)?).ok()?;
+        let name = dev.strip_prefix("/dev").ok()?.to_str()?;
+        probe.device(name, 0)
+    })
 }
 
 /// The context of `dir`, as given (not resolved).
@@ -262,6 +279,7 @@ pub fn context_of(dir: &Path) -> TargetContext {
     let mount = mount_of(dir);
     let device = mount.as_ref().map(|m| device_of(m.dev)).unwrap_or_default();
     let space = fs_space(dir).ok();
+    let in_ram = mount.as_ref().and_then(device_in_ram);
     TargetContext {
         dir: dir.display().to_string(),
         exists: dir.is_dir(),
@@ -274,6 +292,7 @@ pub fn context_of(dir: &Path) -> TargetContext {
         rotational: device.rotational,
         scheduler: device.scheduler,
         write_cache: device.write_cache,
+        in_ram,
         free_bytes: space.map(|s| s.available),
         read_only: space.map(|s| s.read_only),
     }
@@ -294,6 +313,7 @@ pub fn target_of(dir: &Path) -> Target {
         model: c.model,
         rotational: c.rotational,
         scheduler: c.scheduler,
+        in_ram: c.in_ram,
         kernel: kernel(),
         memory_bytes: memory_bytes(),
         cpus: cpus(),

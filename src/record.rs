@@ -210,6 +210,9 @@ owned_and_borrowed! {
         [default, skip_serializing_if = "Option::is_none"] {borrow} model: Option<String> => Option<Cow<'a, str>>,
         [default, skip_serializing_if = "Option::is_none"] rotational: Option<bool> => Option<bool>,
         [default, skip_serializing_if = "Option::is_none"] {borrow} scheduler: Option<String> => Option<Cow<'a, str>>,
+        /// Why the device keeps its data in RAM, as the kernel said when the run was made
+        /// ("loop0 backed by a file on tmpfs (in RAM)"): a deviation wherever it is judged.
+        [default, skip_serializing_if = "Option::is_none"] {borrow} in_ram: Option<String> => Option<Cow<'a, str>>,
         [default, skip_serializing_if = "Option::is_none"] {borrow} kernel: Option<String> => Option<Cow<'a, str>>,
         /// RAM of the machine, for the page-cache warning and rules per GiB of memory.
         [default, skip_serializing_if = "Option::is_none"] memory_bytes: Option<u64> => Option<u64>,
@@ -233,6 +236,7 @@ impl Default for TargetRef<'_> {
             model: None,
             rotational: None,
             scheduler: None,
+            in_ram: None,
             kernel: None,
             memory_bytes: None,
             cpus: None,

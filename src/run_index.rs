@@ -659,6 +659,7 @@ mod tests {
             model: Some("QEMU HARDDISK".into()),
             rotational: Some(true),
             scheduler: Some("mq-deadline".into()),
+            in_ram: Some("loop0 backed by a file on tmpfs (in RAM)".into()),
             kernel: Some("6.18".into()),
             memory_bytes: Some(24 << 30),
             cpus: Some(8),

@@ -179,9 +179,15 @@ fn open_device(given: &Path, policy: &Policy) -> anyhow::Result<Device> {
         )));
     }
     // A loop device reads a file: the filesystem holding that file is what is measured (a
-    // loop over tmpfs is a RAM disk, which flatters, as every reader judges it).
+    // loop over tmpfs is a RAM disk, which flatters, as every reader judges it). A loop over
+    // a device node reads that device, not /dev's devtmpfs.
     let backing = read_sys(&real.join("loop/backing_file"))
-        .and_then(|f| Path::new(&f).parent().map(crate::machine::target_of))
+        .map(std::path::PathBuf::from)
+        .filter(|f| {
+            use std::os::unix::fs::FileTypeExt;
+            !std::fs::metadata(f).is_ok_and(|m| m.file_type().is_block_device())
+        })
+        .and_then(|f| f.parent().map(crate::machine::target_of))
         .and_then(|t| t.filesystem);
     let target = Target {
         dir: path.display().to_string(),
@@ -192,6 +198,7 @@ fn open_device(given: &Path, policy: &Policy) -> anyhow::Result<Device> {
         model: d.model,
         rotational: d.rotational,
         scheduler: d.scheduler,
+        in_ram: crate::machine::ram::device_in_ram(&name),
         kernel: crate::machine::target_of(Path::new("/")).kernel,
         memory_bytes: None,
         cpus: None,
