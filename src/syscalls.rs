@@ -31,6 +31,23 @@ pub fn stdin_file() -> Option<(u64, u64)> {
     m.is_file().then(|| (m.dev(), m.ino()))
 }
 
+/// The file standard output is redirected to (`>> history.jsonl`): its device and inode, where
+/// it is a regular file.
+pub fn stdout_file() -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let fd = io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let m = File::from(fd).metadata().ok()?;
+    m.is_file().then(|| (m.dev(), m.ino()))
+}
+
+/// Whether standard output is redirected to the file at `path` (the same device and inode).
+pub fn stdout_is(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    stdout_file().is_some_and(|(dev, ino)| {
+        std::fs::metadata(path).is_ok_and(|m| m.dev() == dev && m.ino() == ino)
+    })
+}
+
 /// Whether we run as root (effective uid 0): root's defaults and checks differ.
 pub fn is_root() -> bool {
     euid() == 0

@@ -687,3 +687,47 @@ fn an_output_name_ending_in_a_slash_is_refused_before_the_command_works() {
     assert!(!env.tmp.path().join("newout").exists());
     assert!(!env.tmp.path().join("newdir").exists());
 }
+
+#[test]
+fn standard_output_appended_to_the_history_is_refused_and_the_history_kept() {
+    // `iopscheck report --format jsonl >> history.jsonl` (or a bundle written to `-` there)
+    // appended a report to the history it read: the history then held lines that are no
+    // records, and its chain was broken.
+    let env = Env::new();
+    // as `Env::cmd`, with standard output given to the file
+    let run = |args: &[&str], stdout: std::fs::File| {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"))
+            .env("IOPSCHECK_HISTORY", &env.history)
+            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
+            .env("NO_COLOR", "1")
+            .args(args)
+            .stdout(stdout)
+            .output()
+            .unwrap()
+    };
+    let now = chrono::Local::now().fixed_offset();
+    let line = serde_json::to_string(&common::swimlane_record("n1", "/data", now, 16.4)).unwrap();
+    std::fs::write(&env.history, format!("{line}\n")).unwrap();
+    let before = std::fs::read(&env.history).unwrap();
+    for args in [
+        vec!["report", "--host", "n1", "--format", "jsonl"],
+        vec!["bundle", "--host", "n1", "-o", "-"],
+    ] {
+        let appended = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&env.history)
+            .unwrap();
+        let out = run(&args, appended);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("standard output is the history"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(std::fs::read(&env.history).unwrap(), before, "{args:?}");
+    }
+    // to another file, as before
+    let other = std::fs::File::create(env.tmp.path().join("verdicts.jsonl")).unwrap();
+    let out = run(&["report", "--host", "n1", "--format", "jsonl"], other);
+    assert_ne!(out.status.code(), Some(2));
+}

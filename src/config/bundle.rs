@@ -64,6 +64,10 @@ impl TryFrom<BundleArgs> for BundleConfig {
                         "bundle: -o -: standard output is a terminal; redirect it to a file or a pipe",
                     ));
                 }
+                super::outputs::refuse_stdout(&super::Input::new(
+                    "the history",
+                    history_path(&args.history.history),
+                ))?;
                 Destination::Stdout
             }
             Some(p) => {

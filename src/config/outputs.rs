@@ -110,6 +110,9 @@ impl Outputs {
     /// yet, the same name in the same directory. Writing it would replace what was read.
     pub fn refuse_inputs(&self, inputs: &[Input]) -> anyhow::Result<()> {
         for input in inputs {
+            if self.stdout.is_some() && input.path.as_os_str() != "-" {
+                refuse_stdout(input)?;
+            }
             if let Some(i) = self.replaces(input) {
                 let shown = if input.path.as_os_str() == "-" {
                     "stdin".to_string()
@@ -178,6 +181,19 @@ impl Outputs {
         }
         Ok(())
     }
+}
+
+/// Refuses standard output redirected to an input (`report --format jsonl >> history.jsonl`,
+/// `bundle -o - >> history.jsonl`): the rendering would be appended to what is read.
+pub fn refuse_stdout(input: &Input) -> anyhow::Result<()> {
+    if crate::syscalls::stdout_is(&input.path) {
+        return Err(usage(format!(
+            "standard output is {} ({}): writing there would change what this command reads; redirect it to another file",
+            input.what,
+            input.path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Whether two output paths name one file: the same inode where both exist, else the same
