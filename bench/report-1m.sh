@@ -35,7 +35,12 @@ r = json.loads(open(sys.argv[1]).readline())
 r.pop("overrides", None)
 r["job"].update(size=4 << 30, runtime=60.0)
 r["target"].update(dir="/data")
-r["metrics"].update(write_iops=4000.0, write_iops_formula=4200.0)
+# 4200 IOPS by the vendor's formula, the MB/s it is derived from (what a record holds must
+# agree with itself), over the policy's full minute
+mb_s = 4200.0 * 4096 / 1048576
+r["metrics"].update(write_iops=4000.0, write_iops_formula=4200.0, write_bw_mb_s=mb_s,
+                    write_bw_bytes=mb_s * 1e6, write_bw_mib_s=mb_s * 1e6 / 1048576,
+                    write_runtime_ms=60000.0)
 open(sys.argv[2], "w").write(json.dumps(r) + "\n")
 PY
 python3 bench/gen_history.py "$work/template.jsonl" "$work/big.jsonl" "$big"

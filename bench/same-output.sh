@@ -45,12 +45,20 @@ mkdir -p "$work/in/dir"
     --history "$runs" --host runner --format json >/dev/null 2>&1 || true
 template="$work/in/template.jsonl"
 # The real run's record at the policy's own scale, so that reports count it.
-head -1 "$runs" | sed 's/"size":4194304/"size":4294967296/; s/"runtime":1.0/"runtime":60.0/' >"$template"
+head -1 "$runs" | sed 's/"size":4194304/"size":4294967296/; s/"runtime":1.0/"runtime":60.0/; s/"write_runtime_ms":[0-9.e+]*/"write_runtime_ms":60000.0/' >"$template"
 python3 "$here/bench/gen_history.py" "$template" "$work/in/days.jsonl" 40 --step-min 700 --host daily >/dev/null
 python3 "$here/bench/gen_history.py" "$template" "$work/in/many.jsonl" 300 --step-min 90 --host many >/dev/null
 python3 "$here/bench/gen_history.py" "$template" "$work/in/slow.jsonl" 12 --step-min 1500 --host slow >/dev/null
-# make "slow" fail the threshold
-sed -i 's/"write_iops_formula":[0-9.e+]*/"write_iops_formula":1200.5/' "$work/in/slow.jsonl"
+# make "slow" fail the threshold: 1200.5 IOPS by the formula, and the MB/s it is derived from
+python3 - "$work/in/slow.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+mb_s = 1200.5 * 4096 / 1048576
+for r in lines:
+    r["metrics"].update(write_iops_formula=1200.5, write_bw_mb_s=mb_s, write_bw_bytes=mb_s * 1e6,
+                        write_bw_mib_s=mb_s * 1e6 / 1048576)
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in lines))
+PY
 n=0
 for f in "$fixtures"/fio-outputs/fio-3.33-io_uring-randwrite.json "$fixtures"/fio-outputs/fio-3.39-jsonplus-randwrite.json \
     "$fixtures"/fio-outputs/fio-3.33-psync-randwrite.txt "$fixtures"/fio-outputs/fio-3.16-json-randrw.json; do
