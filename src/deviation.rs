@@ -302,7 +302,7 @@ impl<'p> Checker<'p> {
 
     /// What [`check`] says of `r`, and its deviations in one line.
     pub fn check(&mut self, r: &Run) -> &Checked {
-        let rt = runtime(r.job().runtime_s, r.metrics(), &self.want);
+        let rt = runtime(r.job(), r.metrics(), &self.want);
         let same = self
             .last
             .as_ref()
@@ -330,6 +330,8 @@ impl<'p> Checker<'p> {
 struct Want {
     runtime_s: Option<f64>,
     time_based: bool,
+    /// The policy's file size: what a job that is not time-based writes before it ends.
+    size: u64,
 }
 
 impl Want {
@@ -337,6 +339,7 @@ impl Want {
         Want {
             runtime_s: Some(policy.job.runtime.0.as_secs_f64()),
             time_based: policy.job.time_based,
+            size: policy.job.size.0,
         }
     }
 }
@@ -354,11 +357,11 @@ pub fn runtime_slack_s(runtime_s: f64) -> f64 {
 /// shorter than the policy's beyond [`runtime_slack_s`], whatever the job states, where the
 /// policy's job is time-based (it runs its whole runtime) or the job states none (a job
 /// capped by its runtime ends by its size, sooner); no runtime stated nor measured: unknown.
-fn runtime(
-    stated: Option<f64>,
-    metrics: &crate::metrics::Metrics,
-    want: &Want,
-) -> Option<Deviation> {
+/// Where the policy's job is not time-based, its runtime only caps a job that ends at its
+/// size: a run is judged by the bytes it moved ([`size_bounded`]), and only where those are
+/// not known by the runtimes.
+fn runtime(job: &JobShape, metrics: &crate::metrics::Metrics, want: &Want) -> Option<Deviation> {
+    let stated = job.runtime_s;
     let w = want.runtime_s?;
     let deviation = |expected: String, found: String| {
         Some(Deviation {
@@ -368,16 +371,37 @@ fn runtime(
             effect: Effect::Flatters,
         })
     };
-    if let Some(found) = stated
-        && found + 1e-9 < w
-    {
-        return deviation(secs(w), secs(found));
-    }
     let measured = ["write_runtime_ms", "read_runtime_ms"]
         .iter()
         .filter_map(|m| metrics.get(*m))
         .copied()
         .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
+    if !want.time_based
+        && let Some(ended) = size_bounded(job, metrics, want)
+    {
+        return match (ended, measured) {
+            (Ended::AtSize, _) => None,
+            // its own runtime (the policy's, or more) ended it: the policy's test does the same
+            (Ended::Short { .. }, Some(ms)) if ms / 1000.0 + runtime_slack_s(w) >= w => None,
+            (Ended::Short { moved, size }, ms) => deviation(
+                secs(w),
+                format!(
+                    "{}ended after {} of its {}",
+                    ms.map_or(String::new(), |ms| format!(
+                        "{:.1} s (measured), ",
+                        ms / 1000.0
+                    )),
+                    units::format_size(moved),
+                    units::format_size(size)
+                ),
+            ),
+        };
+    }
+    if let Some(found) = stated
+        && found + 1e-9 < w
+    {
+        return deviation(secs(w), secs(found));
+    }
     match measured {
         Some(ms)
             if (want.time_based || stated.is_none()) && ms / 1000.0 + runtime_slack_s(w) < w =>
@@ -387,6 +411,40 @@ fn runtime(
         Some(_) => None,
         None if stated.is_none() => deviation(secs(w), format!("{NOT_STATED}, nor measured")),
         None => None,
+    }
+}
+
+/// How a run of a job that is not time-based ended, from the bytes it moved.
+enum Ended {
+    /// It wrote (or read) its whole size: it ran as long as its test takes.
+    AtSize,
+    /// It moved less: cut by a shorter runtime, or interrupted.
+    Short { moved: u64, size: u64 },
+}
+
+/// A policy whose job is not time-based ends when each of its jobs has moved its file's size
+/// (the job's stated size, else the policy's): its runtime is only a cap. Judged by the bytes
+/// the run moved (its I/Os × its block size), whatever runtime it states or measured; fio
+/// stops at the last whole block (`size=2m`, `bs=2300` moves 911 blocks, 2095300 bytes), so
+/// one block short of the size per job is the whole size. None where the bytes are not known
+/// (a variable block size, no I/O count).
+fn size_bounded(job: &JobShape, metrics: &crate::metrics::Metrics, want: &Want) -> Option<Ended> {
+    let bs = job.bs.filter(|&b| b > 0)?;
+    let ios = ["write_ios", "read_ios"]
+        .iter()
+        .filter_map(|m| metrics.get(*m))
+        .copied()
+        .fold(None, |a: Option<f64>, v| Some(a.unwrap_or(0.0) + v))?;
+    let jobs = u64::from(job.numjobs.unwrap_or(1).max(1));
+    let size = job.size.unwrap_or(want.size);
+    let moved = (ios.max(0.0) as u64).saturating_mul(bs);
+    if moved.saturating_add(jobs.saturating_mul(bs)) > size.saturating_mul(jobs) {
+        Some(Ended::AtSize)
+    } else {
+        Some(Ended::Short {
+            moved,
+            size: size.saturating_mul(jobs),
+        })
     }
 }
 
@@ -424,7 +482,7 @@ impl Context {
 /// is its measured runtime ([`runtime`]), as [`Checker`] does (which the commands use).
 #[cfg(test)]
 pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
-    let rt = runtime(r.job().runtime_s, r.metrics(), &Want::of(policy));
+    let rt = runtime(r.job(), r.metrics(), &Want::of(policy));
     context_check(r, policy).with(rt).check
 }
 

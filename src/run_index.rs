@@ -641,6 +641,7 @@ mod tests {
             fsync: Some(1),
             fdatasync: Some(2),
             sync: Some(SyncMode::Dsync),
+            synced: Some(true),
             rwmixread: Some(75),
             ramp_time_s: Some(0.5),
             directory: Some("/data".into()),

@@ -193,6 +193,10 @@ pub fn held_metrics(policy: &crate::policy::Policy) -> &'static [&'static str] {
             const { std::cell::RefCell::new(Vec::new()) };
     }
     let mut want: Vec<&str> = ["write_runtime_ms", "read_runtime_ms", "end_fsync_ms"].to_vec();
+    // a job that is not time-based is judged by the bytes it moved (deviation.rs)
+    if !policy.job.time_based {
+        want.extend(["write_ios", "read_ios"]);
+    }
     let spread = policy
         .devices
         .iter()

@@ -9,9 +9,12 @@ use std::collections::HashMap;
 use chrono::{DateTime, FixedOffset};
 use serde_json::{Map, Value};
 
-use super::num::{fio_option_bool, fio_option_int, fio_option_size};
-use super::{FioFormat, FioJob, FioOutput, Note, ParseError, choose_bs, count_lines};
-use crate::job::{IoEngine, JobShape, Rw, SyncMode};
+use super::num::fio_option_bool;
+pub(super) use super::options::{
+    RankedOption, fill_defaults, options_listed, ranked, shape_from_ranked,
+};
+use super::{FioFormat, FioJob, FioOutput, Note, ParseError, count_lines};
+use crate::job::JobShape;
 use crate::measure::{BwBasis, DirectionStats, Latency, Measurement};
 
 /// Where the JSON starts: the first `{` followed by a key (`{ "fio version"…`), so that braces
@@ -428,7 +431,7 @@ fn read_report(report: &Value, mut notes: Vec<Note>) -> FioOutput {
             Some(h) if report.get("jobs").is_none() && !h.is_empty() => format!("<{h}> {name}"),
             _ => name,
         };
-        let shape = job_shape(report, obj, &global);
+        let shape = job_shape(report, obj, &global, &mut notes);
         let mut m = measurement(obj, &name, &shape, &mut keys, &mut notes);
         m.disk = disk.clone();
         let mut job = FioJob::new(
@@ -495,10 +498,46 @@ fn job_shape(
     report: &Value,
     obj: &Map<String, Value>,
     global: &HashMap<String, String>,
+    notes: &mut Vec<Note>,
 ) -> JobShape {
     let mut opts = global.clone();
     opts.extend(options(obj.get("job options")));
-    let mut shape = shape_from_options(&opts);
+    // fio applies the global options before the job's; within one list the JSON (read into a
+    // sorted map) does not keep their order
+    let ranked = ranked(&[
+        options_listed(report.get("global options")),
+        options_listed(obj.get("job options")),
+    ]);
+    let (mut shape, mut unknown) = shape_from_ranked(&ranked, None);
+    if unknown.contains(&"bs") {
+        // the bytes per I/O the job moved tell which base its block size was read with
+        let per_io = ["write", "read"].iter().find_map(|d| {
+            let d = obj.get(*d)?;
+            let (bytes, ios) = (
+                d.get("io_bytes").and_then(as_u64)?,
+                d.get("total_ios").and_then(as_u64)?,
+            );
+            (ios > 0 && d.get("io_kbytes").is_some() && bytes % ios == 0).then_some(bytes / ios)
+        });
+        if let Some(bs) = [1000, 1024]
+            .iter()
+            .filter_map(|&b| shape_from_ranked(&ranked, Some(b)).0.bs)
+            .find(|&bs| Some(bs) == per_io)
+        {
+            shape.bs = Some(bs);
+            unknown.retain(|f| *f != "bs");
+        }
+    }
+    if !unknown.is_empty() {
+        notes.push(Note::KbBaseOrder {
+            job: obj
+                .get("jobname")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            options: unknown.iter().map(|s| s.to_string()).collect(),
+        });
+    }
     // kubestr's JSON without its job file lists only some options: what it does not list
     // is unknown.
     let partial = report.get(PARTIAL_OPTIONS).is_some();
@@ -506,8 +545,8 @@ fn job_shape(
         .filter(|_| !partial);
     // A JSON output lists every option the job was given: an end_fsync it does not list
     // is fio's default, 0, so the output proves there was none.
-    if shape.end_fsync.is_none() && !partial {
-        shape.end_fsync = Some(false);
+    if !partial {
+        fill_defaults(&mut shape);
     }
     shape
 }
@@ -601,7 +640,7 @@ fn has_bins(d: &Map<String, Value>) -> bool {
 }
 
 /// Options as strings (fio writes them as strings; numbers are tolerated).
-fn options(v: Option<&Value>) -> HashMap<String, String> {
+pub(super) fn options(v: Option<&Value>) -> HashMap<String, String> {
     let mut out = HashMap::new();
     if let Some(map) = v.and_then(Value::as_object) {
         for (k, v) in map {
@@ -615,83 +654,6 @@ fn options(v: Option<&Value>) -> HashMap<String, String> {
         }
     }
     out
-}
-
-/// The job's shape as its options say; fio's defaults are not filled in.
-pub(super) fn shape_from_options(o: &HashMap<String, String>) -> JobShape {
-    let get = |keys: &[&str]| keys.iter().find_map(|k| o.get(*k)).map(String::as_str);
-    let kb_base = get(&["kb_base"])
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .filter(|&b| b == 1000)
-        .unwrap_or(1024);
-    let rw = get(&["rw", "readwrite"])
-        .and_then(|s| s.split(':').next())
-        .and_then(|s| s.parse::<Rw>().ok());
-    let bs = get(&["bs", "blocksize"]).and_then(|s| {
-        let parts: Vec<Option<u64>> = s.split(',').map(|p| fio_option_size(p, kb_base)).collect();
-        let read = parts.first().copied().flatten();
-        // bs=r,w: a missing write size is the read size
-        let write = match parts.get(1) {
-            Some(w) if !s.split(',').nth(1).unwrap_or("").trim().is_empty() => *w,
-            _ => read,
-        };
-        choose_bs(rw, read, write)
-    });
-    let rwmixread = get(&["rwmixread"])
-        .and_then(fio_option_int)
-        .or_else(|| {
-            get(&["rwmixwrite"])
-                .and_then(fio_option_int)
-                .map(|w| 100u64.saturating_sub(w))
-        })
-        .and_then(|v| u8::try_from(v).ok())
-        .filter(|&v| v <= 100);
-    let positive = |key: &str| {
-        get(&[key])
-            .and_then(fio_option_int)
-            .and_then(|v| u32::try_from(v).ok())
-            .filter(|&v| v > 0)
-    };
-    JobShape {
-        rw,
-        bs,
-        size: get(&["size"]).and_then(|s| fio_option_size(s, kb_base)),
-        iodepth: positive("iodepth"),
-        numjobs: positive("numjobs"),
-        ioengine: get(&["ioengine"])
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| IoEngine::from(s).as_str().to_string()),
-        runtime_s: get(&["runtime", "timeout"])
-            .and_then(|s| crate::units::parse_duration(s).ok())
-            .map(|d| d.as_secs_f64()),
-        // buffered=0 is direct=1 (fio's inverse of the same option)
-        direct: get(&["direct"])
-            .and_then(fio_option_bool)
-            .or_else(|| get(&["buffered"]).and_then(fio_option_bool).map(|b| !b)),
-        time_based: get(&["time_based"]).and_then(fio_option_bool),
-        end_fsync: get(&["end_fsync"]).and_then(fio_option_bool),
-        fsync: positive("fsync"),
-        fdatasync: positive("fdatasync"),
-        sync: get(&["sync"]).and_then(|s| match s.trim().to_ascii_lowercase().as_str() {
-            "1" | "sync" | "true" | "" => Some(SyncMode::Sync),
-            "dsync" => Some(SyncMode::Dsync),
-            _ => None,
-        }),
-        rwmixread,
-        ramp_time_s: get(&["ramp_time"])
-            .and_then(|s| crate::units::parse_duration(s).ok())
-            .map(|d| d.as_secs_f64()),
-        directory: get(&["directory"])
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string),
-        filename: get(&["filename"])
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string),
-        limits: None,
-    }
 }
 
 /// The job's limits (`rate_iops`, `thinktime`…: [`crate::job::LIMITS`]) from its options, the
@@ -812,12 +774,49 @@ fn latency(d: &Map<String, Value>, ns_key: &str, us_key: &str, ios: u64) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::{Rw, SyncMode};
 
-    fn opts(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+    /// Options given one after another (a command line's order).
+    fn opts(pairs: &[(&str, &str)]) -> Vec<RankedOption> {
         pairs
             .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .enumerate()
+            .map(|(i, (k, v))| (k.to_string(), v.to_string(), i as u32))
             .collect()
+    }
+
+    fn shape_from_options(o: &[RankedOption]) -> JobShape {
+        shape_from_ranked(o, None).0
+    }
+
+    #[test]
+    fn kb_base_reads_only_the_sizes_after_it() {
+        let after = opts(&[("bs", "4k"), ("size", "8m"), ("kb_base", "1000")]);
+        let s = shape_from_options(&after);
+        assert_eq!((s.bs, s.size), (Some(4096), Some(8 << 20)));
+        let before = opts(&[("kb_base", "1000"), ("bs", "4k"), ("size", "8m")]);
+        let s = shape_from_options(&before);
+        assert_eq!((s.bs, s.size), (Some(4000), Some(8_000_000)));
+        // one list whose order is unknown: sizes that read differently are not stated
+        let one: Vec<RankedOption> = after.into_iter().map(|(k, v, _)| (k, v, 0)).collect();
+        let (s, unknown) = shape_from_ranked(&one, None);
+        assert_eq!((s.bs, s.size), (None, None));
+        assert_eq!(unknown, vec!["bs", "size"]);
+        // a size in bytes reads the same under either
+        let bytes = ranked(&[vec![
+            ("kb_base".into(), "1000".into()),
+            ("size".into(), "8388608".into()),
+        ]]);
+        assert_eq!(
+            shape_from_ranked(&bytes, None),
+            (
+                JobShape {
+                    size: Some(8 << 20),
+                    ..JobShape::default()
+                },
+                vec![]
+            )
+        );
     }
 
     #[test]
@@ -855,8 +854,8 @@ mod tests {
         let s = shape_from_options(&opts(&[
             ("readwrite", "randrw:8"),
             ("blocksize", "4k-64k"),
-            ("rwmixwrite", "30"),
             ("kb_base", "1000"),
+            ("rwmixwrite", "30"),
             ("size", "4KiB"),
             ("direct", "0"),
         ]));

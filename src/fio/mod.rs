@@ -25,6 +25,7 @@ pub mod installed;
 mod json;
 pub mod note;
 mod num;
+mod options;
 mod paste;
 mod terse;
 mod text;

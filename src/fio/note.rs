@@ -50,6 +50,9 @@ pub enum Note {
     NoBwBytes,
     /// A job's `unified_rw_reporting` figure, which mixes reads and writes: not used.
     UnifiedRw { job: String },
+    /// A job's `kb_base=1000` in the same option list as these sizes, whose order the JSON
+    /// does not keep: fio reads with it only the sizes given after it, so each is unknown.
+    KbBaseOrder { job: String, options: Vec<String> },
     /// Clones of a job printed one by one, combined into one run.
     Clones {
         job: String,

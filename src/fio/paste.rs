@@ -384,19 +384,30 @@ pub(super) fn stated_command(text: &str) -> Result<Option<StatedCommand>, Note> 
         1 => {
             let (line, args) = found.remove(0);
             let mut opts = std::collections::HashMap::new();
+            // in the order fio applies them (a kb_base reads only the sizes after it)
+            let mut ranked: Vec<super::json::RankedOption> = Vec::new();
             let mut complete = true;
             for a in &args {
                 match a.strip_prefix("--") {
                     Some(o) => {
                         let (k, v) = o.split_once('=').unwrap_or((o, "1"));
                         opts.insert(k.to_ascii_lowercase(), v.to_string());
+                        let rank = ranked.len() as u32;
+                        ranked.push((k.to_ascii_lowercase(), v.to_string(), rank));
                     }
                     // a job file: its options are not on the line
                     None => complete = false,
                 }
             }
-            let mut shape = super::json::shape_from_options(&opts);
+            let (mut shape, _) = super::json::shape_from_ranked(&ranked, None);
             if complete {
+                // every option of the job is on the line: one it does not give is fio's
+                // default (iodepth 1, numjobs 1, no end fsync)
+                super::json::fill_defaults(&mut shape);
+                // and no sync option it does not give: stated 0, which an output that shows
+                // syncs without their option ([`crate::job::JobShape::synced`]) leaves open
+                shape.fsync.get_or_insert(0);
+                shape.fdatasync.get_or_insert(0);
                 shape.limits = Some(crate::job::limits_of(
                     opts.iter().map(|(k, v)| (k.as_str(), v.as_str())),
                 ));

@@ -403,6 +403,9 @@ pub struct JobShape {
     pub fdatasync: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<SyncMode>,
+    /// Syncs shown without their option (fio's text): unstated fsync, fdatasync are unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synced: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rwmixread: Option<u8>,
     /// fio's `ramp_time` in seconds: the start of the run that is not counted.
@@ -521,20 +524,17 @@ impl JobShape {
             |v| u8::from(*v).to_string(),
         );
         let zero = |v: Option<u32>| v.or(Some(0));
-        cmp(
-            (&mut out, unstated),
-            "fsync",
-            &zero(self.fsync),
-            &zero(policy.fsync),
-            |v| v.to_string(),
-        );
-        cmp(
-            (&mut out, unstated),
-            "fdatasync",
-            &zero(self.fdatasync),
-            &zero(policy.fdatasync),
-            |v| v.to_string(),
-        );
+        // An output that shows syncs without their option: fsync and fdatasync unknown.
+        let own = |v: Option<u32>| v.or((self.synced != Some(true)).then_some(0));
+        for (field, found, want) in [
+            ("fsync", self.fsync, policy.fsync),
+            ("fdatasync", self.fdatasync, policy.fdatasync),
+        ] {
+            let found = own(found);
+            cmp((&mut out, unstated), field, &found, &zero(want), |v| {
+                v.to_string()
+            });
+        }
         let sync = |v: Option<SyncMode>| v.or(Some(SyncMode::None));
         cmp(
             (&mut out, unstated),

@@ -126,6 +126,7 @@ fn words(note: &Note) -> (String, Option<String>) {
             ),
             "it was not used",
         ),
+        Note::KbBaseOrder { job, options } => one(format!("job '{job}': kb_base=1000 is listed with {} and fio applies it only to sizes given after it, an order the JSON does not keep: those sizes (4k: 4000 or 4096 bytes) are not stated", options.join(", "))),
         Note::Clones { job, group, clones } => two(
             format!(
                 "job '{job}' (group {group}): {clones} clones reported one by one (numjobs without group_reporting) were combined into one run, as fio's 'Run status group' line combines them: I/Os and bytes summed over the longest runtime"
@@ -226,6 +227,7 @@ mod tests {
             Note::NoBwBytes => (18, vec!["no bw_bytes"]),
             Note::UnifiedRw { .. } => (19, vec!["job 'mixjob'", "unified_rw_reporting"]),
             Note::Clones { .. } => (20, vec!["job 'clonejob' (group 3): 4 clones"]),
+            Note::KbBaseOrder { .. } => (KINDS - 1, vec!["job 'kbjob'", "kb_base=1000", "size"]),
             Note::TerseLines { .. } => (21, vec!["11 terse lines of job 'tersejob' (group 2)"]),
             Note::TersePrecision => (22, vec!["terse output"]),
             Note::TerseIgnored => (23, vec!["terse lines"]),
@@ -254,7 +256,7 @@ mod tests {
     }
 
     /// The arms of [`facts`].
-    const KINDS: usize = 34;
+    const KINDS: usize = 35;
 
     pub(in crate::evaluate) fn examples() -> Vec<Note> {
         let unreadable = |line, text: &str, place| Unreadable {
@@ -293,6 +295,10 @@ mod tests {
             Note::NoBwBytes,
             Note::UnifiedRw {
                 job: "mixjob".into(),
+            },
+            Note::KbBaseOrder {
+                job: "kbjob".into(),
+                options: vec!["size".into()],
             },
             Note::Clones {
                 job: "clonejob".into(),

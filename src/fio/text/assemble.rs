@@ -155,6 +155,12 @@ impl State {
         }
         let version = self.version.as_deref().and_then(version_tuple);
         shape.end_fsync = end_fsync_from_issued(version, b, &shape);
+        // fio prints the `fsync/fdatasync/sync_file_range:` section only for a job that
+        // synced as it wrote (an end fsync alone prints none): fsync or fdatasync was set,
+        // the text does not say which.
+        if b.sync.is_some() {
+            shape.synced = Some(true);
+        }
         let m = measurement(b, &shape, caveats, notes);
         let mut job = FioJob::new(b.name.clone(), b.groupid, shape, m, b.err);
         job.mixed = mixed;
@@ -163,8 +169,11 @@ impl State {
         job.process = b.pid.map(|p| format!("pid={p}"));
         job.ios_counted = b.issued.is_some();
         job.depths = b.depths;
+        // fio 3.33 counts no fdatasync in the `issued` sync column (it shows them among the
+        // `short` reads): a count of 0 beside a sync section is not the job's.
         if b.issued_sync_column
             && let Some(i) = b.issued
+            && !(i[3] == 0 && b.sync.is_some())
         {
             job.syncs = Some(crate::fio::syncs_in_run(
                 i[3],
