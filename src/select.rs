@@ -136,23 +136,19 @@ pub struct Grouping {
     hasher: RandomState,
     /// The group the last record went to: a history's records come in long runs of one group.
     last: usize,
+}
+
+#[cfg(test)]
+thread_local! {
     /// Nodes and groups compared with a record (the tests' measure of the work).
-    #[cfg(test)]
-    looked_at: u64,
+    static LOOKED_AT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// Where `key`'s entry is among the `hashed` ones of `entries`, comparing only those.
-fn find<T>(
-    entries: &[T],
-    hashed: Option<&Vec<usize>>,
-    mut is: impl FnMut(&T) -> bool,
-    #[cfg(test)] looked_at: &mut u64,
-) -> Option<usize> {
+fn find<T>(entries: &[T], hashed: Option<&Vec<usize>>, is: impl Fn(&T) -> bool) -> Option<usize> {
     hashed?.iter().copied().find(|&i| {
         #[cfg(test)]
-        {
-            *looked_at += 1;
-        }
+        LOOKED_AT.with(|c| c.set(c.get() + 1));
         is(&entries[i])
     })
 }
@@ -180,8 +176,6 @@ impl Grouping {
             groups_by_hash: HashMap::new(),
             hasher: RandomState::new(),
             last: 0,
-            #[cfg(test)]
-            looked_at: 0,
         }
     }
 
@@ -196,13 +190,9 @@ impl Grouping {
         let hash = self
             .hasher
             .hash_one(node_key(&r.host, &r.policy, &r.target.dir));
-        let found = find(
-            &self.engines,
-            self.engines_by_hash.get(&hash),
-            |(k, _)| node(k),
-            #[cfg(test)]
-            &mut self.looked_at,
-        );
+        let found = find(&self.engines, self.engines_by_hash.get(&hash), |(k, _)| {
+            node(k)
+        });
         let counts = match found {
             Some(i) => &mut self.engines[i].1,
             None => {
@@ -236,13 +226,9 @@ impl Grouping {
                 r.engine.as_str(),
             );
             let hash = self.hasher.hash_one(key);
-            let found = find(
-                &self.groups,
-                self.groups_by_hash.get(&hash),
-                |(g, _)| same(g),
-                #[cfg(test)]
-                &mut self.looked_at,
-            );
+            let found = find(&self.groups, self.groups_by_hash.get(&hash), |(g, _)| {
+                same(g)
+            });
             found.unwrap_or_else(|| {
                 let at = self.groups.len();
                 self.groups_by_hash.entry(hash).or_default().push(at);
@@ -432,12 +418,13 @@ mod tests {
                 })
                 .collect();
             let mut grouping = Grouping::new(&filter);
+            LOOKED_AT.with(|c| c.set(0));
             for (i, r) in records.iter().enumerate() {
                 grouping.add(Run::of(r, i));
             }
             assert_eq!(grouping.groups.len(), n);
             assert!(grouping.groups.iter().all(|(_, runs)| runs.len() == 2));
-            let looked_at = grouping.looked_at;
+            let looked_at = LOOKED_AT.with(|c| c.get());
             // each record is compared with its own node and group, and hardly any other
             let len = records.len() as u64;
             assert!(

@@ -128,20 +128,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
         path: shown.clone(),
         why: u.to_string(),
     })?;
-    let bytes = read_regular(path).map_err(|e| match e {
-        Read::Io(source) => PolicyError::Io {
-            path: shown.clone(),
-            source,
-        },
-        Read::NotRegular(m) => refuse_unless_regular(&m, &shown).unwrap_err(),
-        Read::TooLarge => PolicyError::TooLarge {
-            path: shown.clone(),
-        },
-        Read::Unsafe(mode) => PolicyError::Unsafe {
-            path: shown.clone(),
-            mode,
-        },
-    })?;
+    let bytes = read_regular(path, &shown)?;
     let yaml = String::from_utf8(bytes).map_err(|_| PolicyError::Invalid {
         path: shown.clone(),
         msg: "not UTF-8 text; a policy is a YAML file".into(),
@@ -154,38 +141,38 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
     })
 }
 
-/// Why reading a policy's bytes stopped.
-enum Read {
-    Io(std::io::Error),
-    NotRegular(std::fs::Metadata),
-    TooLarge,
-    Unsafe(u32),
-}
-
-/// The bytes of the regular file at `path`, judged again on its descriptor (what was looked at
-/// may have been replaced since): a regular file, and as root one nobody else can write.
-fn read_regular(path: &Path) -> Result<Vec<u8>, Read> {
+/// The bytes of the regular file at `path` (shown as `shown`), judged again on its descriptor
+/// (what was looked at may have been replaced since): a regular file, and as root one nobody
+/// else can write.
+fn read_regular(path: &Path, shown: &str) -> Result<Vec<u8>, PolicyError> {
     use std::io::Read as _;
     use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
+    let io = |source| PolicyError::Io {
+        path: shown.to_string(),
+        source,
+    };
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
         .open(path)
-        .map_err(Read::Io)?;
-    let m = f.metadata().map_err(Read::Io)?;
-    if !m.is_file() {
-        return Err(Read::NotRegular(m));
-    }
+        .map_err(io)?;
+    let m = f.metadata().map_err(io)?;
+    refuse_unless_regular(&m, shown)?;
     let others_write = m.mode() & 0o002 != 0 || (m.mode() & 0o020 != 0 && m.gid() != 0);
     if crate::syscalls::is_root() && (m.uid() != 0 || others_write) {
-        return Err(Read::Unsafe(m.mode() & 0o7777));
+        return Err(PolicyError::Unsafe {
+            path: shown.to_string(),
+            mode: m.mode() & 0o7777,
+        });
     }
     let mut bytes = Vec::new();
     f.take(MAX_POLICY_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(Read::Io)?;
+        .map_err(io)?;
     if bytes.len() > MAX_POLICY_BYTES {
-        return Err(Read::TooLarge);
+        return Err(PolicyError::TooLarge {
+            path: shown.to_string(),
+        });
     }
     Ok(bytes)
 }
