@@ -3,7 +3,8 @@
 //! policy, directory and engine each, never mixed). Pure, like `evaluate`: the caller passes
 //! `now` and streams the records in.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, RandomState};
 
 use chrono::{DateTime, Duration as ChronoDuration, Local, NaiveDate, TimeZone, Utc};
 
@@ -113,6 +114,11 @@ impl Filter {
 /// A node's test on one directory: (host, policy, dir).
 type NodeKey = (String, String, String);
 
+/// A [`NodeKey`] borrowed, to hash.
+fn node_key<'a>(host: &'a str, policy: &'a str, dir: &'a str) -> (&'a str, &'a str, &'a str) {
+    (host, policy, dir)
+}
+
 /// Records sorted into their groups as they are streamed in, with the engines each node,
 /// test and directory used in the window (for the mixed-engine warning). A record is moved
 /// into its group, never copied, and no list of all records is built first.
@@ -123,8 +129,28 @@ pub struct Grouping {
     /// (host, policy, dir) → runs per engine.
     engines: Vec<(NodeKey, BTreeMap<String, usize>)>,
     groups: Vec<(Group, Vec<Run>)>,
+    /// `engines` and `groups` by the hash of their key: only those of a record's hash are
+    /// compared with it (a search of every node for every record was quadratic in the nodes).
+    engines_by_hash: HashMap<u64, Vec<usize>>,
+    groups_by_hash: HashMap<u64, Vec<usize>>,
+    hasher: RandomState,
     /// The group the last record went to: a history's records come in long runs of one group.
     last: usize,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Nodes and groups compared with a record (the tests' measure of the work).
+    static LOOKED_AT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Where `key`'s entry is among the `hashed` ones of `entries`, comparing only those.
+fn find<T>(entries: &[T], hashed: Option<&Vec<usize>>, is: impl Fn(&T) -> bool) -> Option<usize> {
+    hashed?.iter().copied().find(|&i| {
+        #[cfg(test)]
+        LOOKED_AT.with(|c| c.set(c.get() + 1));
+        is(&entries[i])
+    })
 }
 
 impl Grouping {
@@ -146,6 +172,9 @@ impl Grouping {
             },
             engines: Vec::new(),
             groups: Vec::new(),
+            engines_by_hash: HashMap::new(),
+            groups_by_hash: HashMap::new(),
+            hasher: RandomState::new(),
             last: 0,
         }
     }
@@ -158,12 +187,20 @@ impl Grouping {
         }
         let node =
             |k: &(String, String, String)| k.0 == r.host && k.1 == r.policy && k.2 == r.target.dir;
-        let counts = match self.engines.iter().position(|(k, _)| node(k)) {
+        let hash = self
+            .hasher
+            .hash_one(node_key(&r.host, &r.policy, &r.target.dir));
+        let found = find(&self.engines, self.engines_by_hash.get(&hash), |(k, _)| {
+            node(k)
+        });
+        let counts = match found {
             Some(i) => &mut self.engines[i].1,
             None => {
                 let key = (r.host.clone(), r.policy.clone(), r.target.dir.clone());
+                let at = self.engines.len();
+                self.engines_by_hash.entry(hash).or_default().push(at);
                 self.engines.push((key, BTreeMap::new()));
-                &mut self.engines.last_mut().expect("pushed").1
+                &mut self.engines[at].1
             }
         };
         match counts.get_mut(r.engine.as_str()) {
@@ -183,11 +220,21 @@ impl Grouping {
         };
         let i = if self.groups.get(self.last).is_some_and(|(g, _)| same(g)) {
             self.last
-        } else if let Some(i) = self.groups.iter().position(|(g, _)| same(g)) {
-            i
         } else {
-            self.groups.push((Group::of(&r), Vec::new()));
-            self.groups.len() - 1
+            let key = (
+                node_key(&r.host, &r.policy, &r.target.dir),
+                r.engine.as_str(),
+            );
+            let hash = self.hasher.hash_one(key);
+            let found = find(&self.groups, self.groups_by_hash.get(&hash), |(g, _)| {
+                same(g)
+            });
+            found.unwrap_or_else(|| {
+                let at = self.groups.len();
+                self.groups_by_hash.entry(hash).or_default().push(at);
+                self.groups.push((Group::of(&r), Vec::new()));
+                at
+            })
         };
         self.last = i;
         self.groups[i].1.push(r);
@@ -214,6 +261,8 @@ impl Grouping {
         let Grouping {
             engines,
             mut groups,
+            engines_by_hash,
+            hasher,
             ..
         } = self;
         groups.sort_by(|a, b| a.0.cmp(&b.0));
@@ -223,8 +272,10 @@ impl Grouping {
                 let mut opts = Options::new(Scope::Report, now);
                 opts.strict = strict;
                 opts.sequential = until;
-                if let Some((_, e)) = engines
-                    .iter()
+                let hash = hasher.hash_one(node_key(&g.host, &g.policy, &g.dir));
+                let node = engines_by_hash.get(&hash).into_iter().flatten();
+                if let Some((_, e)) = node
+                    .map(|&i| &engines[i])
                     .find(|(k, _)| k.0 == g.host && k.1 == g.policy && k.2 == g.dir)
                 {
                     opts.other_engines = e
@@ -345,5 +396,47 @@ mod tests {
         assert_eq!(Verdict::worst([Pass, Inconclusive]), Inconclusive);
         assert_eq!(Verdict::worst([Pass, Pass]), Pass);
         assert_eq!(Verdict::worst([]), Inconclusive);
+    }
+
+    #[test]
+    fn the_work_of_grouping_grows_with_the_records_and_no_faster() {
+        let filter = Filter {
+            host: None,
+            dir: None,
+            engine: None,
+            policy: "swimlane".into(),
+            since: window_start(now(), std::time::Duration::from_secs(7 * 86400)),
+        };
+        let mut per_record = Vec::new();
+        for n in [500, 2000] {
+            // two records of each of n nodes, the nodes' second records after all first ones
+            let records: Vec<Record> = (0..2 * n)
+                .map(|i| {
+                    let mut r = rec("2026-12-01T10:00:00Z", 16.0);
+                    r.host = format!("node{}", i % n);
+                    r
+                })
+                .collect();
+            let mut grouping = Grouping::new(&filter);
+            LOOKED_AT.with(|c| c.set(0));
+            for (i, r) in records.iter().enumerate() {
+                grouping.add(Run::of(r, i));
+            }
+            assert_eq!(grouping.groups.len(), n);
+            assert!(grouping.groups.iter().all(|(_, runs)| runs.len() == 2));
+            let looked_at = LOOKED_AT.with(|c| c.get());
+            // each record is compared with its own node and group, and hardly any other
+            let len = records.len() as u64;
+            assert!(
+                looked_at <= 2 * len,
+                "{looked_at} compared for {len} records"
+            );
+            per_record.push(looked_at as f64 / len as f64);
+        }
+        // Four times the nodes, the same work per record.
+        assert!(
+            (per_record[1] / per_record[0] - 1.0).abs() < 0.01,
+            "{per_record:?}"
+        );
     }
 }

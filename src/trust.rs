@@ -40,6 +40,28 @@ pub fn check(path: &Path) -> Result<(), Untrusted> {
     check_as(path, 0, None)
 }
 
+/// [`check`] for a file read as root that decides something (a policy): the whole path as the
+/// kernel resolves it, a symbolic link at its end followed like any other (the link owned by
+/// root, its target judged), and the file it ends at owned by root and writable by nobody else.
+pub fn check_read(path: &Path) -> Result<(), Untrusted> {
+    if !crate::syscalls::is_root() {
+        return Ok(());
+    }
+    check_read_as(path, 0, None)
+}
+
+fn check_read_as(path: &Path, uid: u32, trusted: Option<&Path>) -> Result<(), Untrusted> {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        match std::env::current_dir() {
+            Ok(d) => d.join(path),
+            Err(_) => return Ok(()),
+        }
+    };
+    walk(&abs, uid, trusted, true)
+}
+
 /// [`check`] for the user `uid`, taking `trusted` and its ancestors as given (the tests' own
 /// temporary directory, whose ancestors they cannot choose).
 fn check_as(path: &Path, uid: u32, trusted: Option<&Path>) -> Result<(), Untrusted> {
@@ -54,7 +76,7 @@ fn check_as(path: &Path, uid: u32, trusted: Option<&Path>) -> Result<(), Untrust
     let (Some(dir), Some(_)) = (abs.parent(), abs.file_name()) else {
         return Ok(());
     };
-    walk_directories(dir, uid, trusted)?;
+    walk(dir, uid, trusted, false)?;
     // The file itself, not followed: a history that is a link is refused by its reader.
     if let Ok(m) = std::fs::symlink_metadata(&abs)
         && !m.file_type().is_symlink()
@@ -64,8 +86,9 @@ fn check_as(path: &Path, uid: u32, trusted: Option<&Path>) -> Result<(), Untrust
     Ok(())
 }
 
-/// Walks `dir` from `/` as the kernel resolves it, judging every directory and link met.
-fn walk_directories(dir: &Path, uid: u32, trusted: Option<&Path>) -> Result<(), Untrusted> {
+/// Walks `dir` from `/` as the kernel resolves it, judging every directory and link met, and
+/// with `file`, what the path ends at too (whatever it is).
+fn walk(dir: &Path, uid: u32, trusted: Option<&Path>, file: bool) -> Result<(), Untrusted> {
     let given = |p: &Path| trusted.is_some_and(|t| t.starts_with(p));
     let mut todo: Vec<OsString> = Vec::new();
     push_components(&mut todo, dir);
@@ -118,7 +141,10 @@ fn walk_directories(dir: &Path, uid: u32, trusted: Option<&Path>) -> Result<(), 
             }
             at = next;
         } else {
-            // Not a directory: opening the file will say so.
+            if file && todo.is_empty() && !given(&next) {
+                judge(&next, &m, uid)?;
+            }
+            // Otherwise not a directory on the way: opening the file will say so.
             return Ok(());
         }
     }
@@ -198,6 +224,28 @@ fn name_in(file: &str, id: u32) -> Option<String> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_file_read_is_judged_through_a_link_at_its_end() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("real.yaml");
+        std::fs::write(&real, b"").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let link = d.path().join("link.yaml");
+        std::os::unix::fs::symlink("real.yaml", &link).unwrap();
+        assert_eq!(check_read_as(&link, me(), d.path().parent()), Ok(()));
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = check_read_as(&link, me(), d.path().parent()).unwrap_err();
+        assert_eq!(e.at, real, "{e}");
+        // a link to a directory others can write
+        let open = d.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::fs::write(open.join("p.yaml"), b"").unwrap();
+        std::os::unix::fs::symlink("open/p.yaml", d.path().join("to-open.yaml")).unwrap();
+        let e = check_read_as(&d.path().join("to-open.yaml"), me(), d.path().parent()).unwrap_err();
+        assert_eq!(e.at, open, "{e}");
+    }
 
     fn me() -> u32 {
         crate::syscalls::euid()

@@ -38,9 +38,15 @@ pub enum PolicyError {
     #[error("{path}: {msg}")]
     Invalid { path: String, msg: String },
     #[error(
-        "{path}: refusing a policy file that other users can write (mode {mode:o}); fix its permissions"
+        "{path}: refusing, as root, a policy file owned by another user or that other users can write (mode {mode:o}); fix its owner and permissions"
     )]
     Unsafe { path: String, mode: u32 },
+    #[error("{path}: is {kind}, not a policy file; a policy is a short YAML file")]
+    NotRegular { path: String, kind: &'static str },
+    #[error(
+        "{path}: refusing, as root, a policy another user could change or replace: {why}; the policy decides PASS or FAIL, so as root it must be owned by root with nothing on its path writable by others"
+    )]
+    Untrusted { path: String, why: String },
 }
 
 /// A loaded policy and where it came from.
@@ -88,7 +94,8 @@ pub fn resolve_in(spec: &str, system_dir: &Path) -> Result<Loaded, PolicyError> 
     }
     for ext in ["yaml", "yml"] {
         let p = system_dir.join(format!("{spec}.{ext}"));
-        if p.is_file() {
+        // Whatever is there is read as any policy file is (a FIFO refused, not skipped).
+        if std::fs::symlink_metadata(&p).is_ok() {
             return load_file(&p);
         }
     }
@@ -100,43 +107,28 @@ pub fn resolve_in(spec: &str, system_dir: &Path) -> Result<Loaded, PolicyError> 
     Err(PolicyError::UnknownName(spec.to_string(), hint))
 }
 
-/// Loads a policy file, refusing files others can write when running as root.
+/// Loads a policy file: a regular file only (a FIFO would block the read for ever, a device
+/// be read whole), looked at before it is opened and again on the descriptor, opened
+/// O_NONBLOCK so that a FIFO put there meanwhile cannot hang it, and at most
+/// [`MAX_POLICY_BYTES`] read. As root the policy decides a verdict no other user may turn, so
+/// its path is judged by the history's rule ([`crate::trust`]): the file and every directory
+/// and link on the way owned by root and writable by nobody else.
 pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
     let shown = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|source| PolicyError::Io {
+    let io = |source| PolicyError::Io {
         path: shown.clone(),
         source,
-    })?;
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    refuse_unless_regular(&meta, &shown)?;
     if meta.len() > MAX_POLICY_BYTES as u64 {
         return Err(PolicyError::TooLarge { path: shown });
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let root = crate::syscalls::is_root();
-        if root && meta.mode() & 0o002 != 0 {
-            return Err(PolicyError::Unsafe {
-                path: shown,
-                mode: meta.mode() & 0o7777,
-            });
-        }
-        // A directory anyone can write (without the sticky bit) lets anyone swap the file.
-        if root
-            && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-            && let Ok(d) = std::fs::metadata(dir)
-            && d.mode() & 0o002 != 0
-            && d.mode() & 0o1000 == 0
-        {
-            return Err(PolicyError::Unsafe {
-                path: dir.display().to_string(),
-                mode: d.mode() & 0o7777,
-            });
-        }
-    }
-    let bytes = std::fs::read(path).map_err(|source| PolicyError::Io {
+    crate::trust::check_read(path).map_err(|u| PolicyError::Untrusted {
         path: shown.clone(),
-        source,
+        why: u.to_string(),
     })?;
+    let bytes = read_regular(path, &shown)?;
     let yaml = String::from_utf8(bytes).map_err(|_| PolicyError::Invalid {
         path: shown.clone(),
         msg: "not UTF-8 text; a policy is a YAML file".into(),
@@ -146,6 +138,68 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
         policy,
         origin: Origin::File(path.to_path_buf()),
         yaml,
+    })
+}
+
+/// The bytes of the regular file at `path` (shown as `shown`), judged again on its descriptor
+/// (what was looked at may have been replaced since): a regular file, and as root one nobody
+/// else can write.
+fn read_regular(path: &Path, shown: &str) -> Result<Vec<u8>, PolicyError> {
+    use std::io::Read as _;
+    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
+    let io = |source| PolicyError::Io {
+        path: shown.to_string(),
+        source,
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(io)?;
+    let m = f.metadata().map_err(io)?;
+    refuse_unless_regular(&m, shown)?;
+    let others_write = m.mode() & 0o002 != 0 || (m.mode() & 0o020 != 0 && m.gid() != 0);
+    if crate::syscalls::is_root() && (m.uid() != 0 || others_write) {
+        return Err(PolicyError::Unsafe {
+            path: shown.to_string(),
+            mode: m.mode() & 0o7777,
+        });
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_POLICY_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() > MAX_POLICY_BYTES {
+        return Err(PolicyError::TooLarge {
+            path: shown.to_string(),
+        });
+    }
+    Ok(bytes)
+}
+
+/// A policy is a regular file; anything else is refused, saying what it is.
+fn refuse_unless_regular(m: &std::fs::Metadata, path: &str) -> Result<(), PolicyError> {
+    use std::os::unix::fs::FileTypeExt as _;
+    if m.is_file() {
+        return Ok(());
+    }
+    let t = m.file_type();
+    let kind = if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(PolicyError::NotRegular {
+        path: path.to_string(),
+        kind,
     })
 }
 
@@ -459,12 +513,12 @@ mod tests {
         let p = dir.path().join("open.yaml");
         std::fs::write(&p, builtin_yaml("swimlane").unwrap()).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
-        assert!(matches!(load_file(&p), Err(PolicyError::Unsafe { .. })));
+        assert!(matches!(load_file(&p), Err(PolicyError::Untrusted { .. })));
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(load_file(&p).is_ok());
         // a directory anyone can write is refused too, unless sticky like /tmp
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(matches!(load_file(&p), Err(PolicyError::Unsafe { .. })));
+        assert!(matches!(load_file(&p), Err(PolicyError::Untrusted { .. })));
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
         assert!(load_file(&p).is_ok());
     }
@@ -485,6 +539,20 @@ mod tests {
         assert_eq!(
             resolve_in("swimlane", dir.path()).unwrap().origin,
             Origin::BuiltIn
+        );
+    }
+
+    #[test]
+    fn a_local_policy_that_is_not_a_regular_file_is_refused_not_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("piped.yaml");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string; mkfifo has no other preconditions.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let e = resolve_in("piped", dir.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("piped.yaml: is a named pipe (FIFO), not a policy file"),
+            "{e}"
         );
     }
 

@@ -2,6 +2,7 @@
 //! it would not count, what the output states of its job (completed by a pasted command line
 //! or `--assume-job`, read against its figures), and how it differs from the policy's job.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::Context as _;
@@ -40,9 +41,55 @@ pub(super) struct Reading<'a> {
     /// run given again is one run.
     digests: Vec<(String, String)>,
     seen: Vec<(fio::FioJob, String)>,
+    /// `seen` by a key its equal blocks share: only those are compared in full.
+    seen_by_key: HashMap<BlockKey, Vec<usize>>,
     /// The runs counted so far, by what names them in any format: the same run given again
     /// in another format is one run.
     runs: Vec<Given>,
+    /// `runs` by a coarse key every copy of a run shares: only those are compared in full
+    /// (a linear search of every run for every block was quadratic in the input).
+    runs_by_key: HashMap<RunKey, Vec<usize>>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Blocks and runs looked at to find one given before (the tests' measure of the work).
+    static LOOKED_AT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// One block or run looked at, for the tests' measure.
+fn count_looked_at() {
+    #[cfg(test)]
+    LOOKED_AT.with(|c| c.set(c.get() + 1));
+}
+
+/// What [`fio::FioJob::same_run`] requires equal of two blocks, in part: name, group,
+/// process, and each direction's runtime and I/O count.
+type BlockKey = (String, u32, Option<String>, [Option<(u64, u64)>; 2]);
+
+fn block_key(j: &fio::FioJob) -> BlockKey {
+    let d = |d: &Option<crate::measure::DirectionStats>| d.as_ref().map(|d| (d.runtime_ms, d.ios));
+    (
+        j.name.clone(),
+        j.groupid,
+        j.process.clone(),
+        [d(&j.measurement.read), d(&j.measurement.write)],
+    )
+}
+
+/// What [`RunIdentity::same_run`] requires equal of two copies of a run, in part: job,
+/// group, and the runtime of each direction that moved data (the same directions).
+type RunKey = (String, u32, [Option<u64>; 2]);
+
+fn run_key(i: &RunIdentity) -> RunKey {
+    (
+        i.job.clone(),
+        i.groupid,
+        [
+            i.read.as_ref().map(|d| d.runtime_ms),
+            i.write.as_ref().map(|d| d.runtime_ms),
+        ],
+    )
 }
 
 /// A run counted so far.
@@ -108,7 +155,9 @@ impl<'a> Reading<'a> {
             file_notes: Vec::new(),
             digests: Vec::new(),
             seen: Vec::new(),
+            seen_by_key: HashMap::new(),
             runs: Vec::new(),
+            runs_by_key: HashMap::new(),
         }
     }
 
@@ -195,6 +244,10 @@ impl<'a> Reading<'a> {
             copy = excluded.is_some();
         }
         if f.given_before.is_none() && job.repeat_of.is_none() {
+            self.seen_by_key
+                .entry(block_key(job))
+                .or_default()
+                .push(self.seen.len());
             self.seen.push((job.clone(), label.clone()));
         }
         let mut figures_contradict = Vec::new();
@@ -316,7 +369,18 @@ impl<'a> Reading<'a> {
         format: FioFormat,
     ) -> Option<String> {
         let at = self.candidates.len();
-        let Some(g) = self.runs.iter_mut().find(|g| g.identity.same_run(identity)) else {
+        let key = run_key(identity);
+        let found = self.runs_by_key.get(&key).and_then(|same_key| {
+            same_key.iter().copied().find(|&r| {
+                count_looked_at();
+                self.runs[r].identity.same_run(identity)
+            })
+        });
+        let Some(g) = found.map(|r| &mut self.runs[r]) else {
+            self.runs_by_key
+                .entry(key)
+                .or_default()
+                .push(self.runs.len());
             self.runs.push(Given {
                 identity: identity.clone(),
                 label: label.to_string(),
@@ -360,6 +424,15 @@ impl<'a> Reading<'a> {
         None
     }
 
+    /// The block given before that `job` is, figure for figure, with its label.
+    fn seen_given_before(&self, job: &fio::FioJob) -> Option<&(fio::FioJob, String)> {
+        let same_key = self.seen_by_key.get(&block_key(job))?;
+        same_key.iter().map(|&i| &self.seen[i]).find(|(j, _)| {
+            count_looked_at();
+            j.same_run(job)
+        })
+    }
+
     /// Why a block is not counted, the first reason that holds: it is not a run of its own
     /// (given again), not evidence (fio's error), or no one node's test.
     fn excluded(&self, i: usize, job: &fio::FioJob, f: &File) -> Option<String> {
@@ -377,7 +450,7 @@ impl<'a> Reading<'a> {
             excluded = Some(format!(
                 "the same fio run as {first}, repeated in the input; counted once"
             ));
-        } else if let Some((_, first)) = self.seen.iter().find(|(j, _)| j.same_run(job)) {
+        } else if let Some((_, first)) = self.seen_given_before(job) {
             excluded = Some(format!(
                 "the same fio run as {first} (the same job block, figure for figure); counted once"
             ));
@@ -416,5 +489,50 @@ fn alongside_reason(a: &fio::Alongside) -> String {
         format!(
             "ran at the same time as {n} other {jobs} of the same fio invocation, or may have (the output states no stonewall or start times that show they ran one after another): not the policy's job run alone"
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_work_of_finding_runs_given_before_grows_with_the_input_and_no_faster() {
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let one =
+            include_str!("../../../tests/fixtures/fio-outputs/fio-3.33-posixaio-randwrite.txt");
+        let dir = tempfile::tempdir().unwrap();
+        let mut per_block = Vec::new();
+        for n in [25, 100] {
+            // n runs, each its own job; then the same runs again in another file (other bytes)
+            let text: String = (0..n)
+                .map(|i| one.replace("random-write", &format!("random-write-{i}")))
+                .collect();
+            let (a, b) = (dir.path().join("a.txt"), dir.path().join("b.txt"));
+            std::fs::write(&a, &text).unwrap();
+            std::fs::write(&b, format!("$ fio log of the same runs\n{text}")).unwrap();
+            let mut reading = Reading::new(&policy, "node", None, None);
+            LOOKED_AT.with(|c| c.set(0));
+            reading.file(&a).unwrap();
+            reading.file(&b).unwrap();
+            let looked_at = LOOKED_AT.with(|c| c.get());
+            let blocks = reading.candidates.len() as u64;
+            assert_eq!(blocks, 2 * n as u64);
+            // every block of the second file is a run of the first, found and counted once
+            for c in &reading.candidates[n..] {
+                let why = c.excluded.as_deref().unwrap_or_default();
+                assert!(why.starts_with("the same fio run as a.txt job"), "{why}");
+            }
+            assert!(
+                looked_at <= blocks,
+                "{looked_at} looked at for {blocks} blocks"
+            );
+            per_block.push(looked_at as f64 / blocks as f64);
+        }
+        // Four times the blocks, the same work per block.
+        assert!(
+            (per_block[1] / per_block[0] - 1.0).abs() < 0.01,
+            "{per_block:?}"
+        );
     }
 }

@@ -143,3 +143,30 @@ fn a_result_line_outside_any_block_that_cannot_be_read_is_an_error() {
         "{e:?}"
     );
 }
+
+#[test]
+fn the_work_of_reading_many_runs_grows_with_the_input_and_no_faster() {
+    use super::LINES_VISITED;
+    let one = include_str!("../../../tests/fixtures/fio-outputs/fio-3.33-posixaio-randwrite.txt");
+    let mut per_line = Vec::new();
+    for n in [50, 200] {
+        // n runs one after another, each its own job (a customer's log of fio runs)
+        let text: String = (0..n)
+            .map(|i| one.replace("random-write", &format!("random-write-{i}")))
+            .collect();
+        let lines = text.split('\n').count() as u64;
+        LINES_VISITED.with(|c| c.set(0));
+        let out = parse(&text).unwrap().unwrap();
+        assert_eq!(out.jobs.len(), n);
+        assert!(out.jobs.iter().all(|j| !j.measurement.disk.is_empty()));
+        let visited = LINES_VISITED.with(|c| c.get());
+        // each line is looked at once to find the run whose disk lines it is among
+        assert!(visited <= lines, "{visited} lines visited for {lines}");
+        per_line.push(visited as f64 / lines as f64);
+    }
+    // Four times the runs, the same work per line.
+    assert!(
+        (per_line[1] / per_line[0] - 1.0).abs() < 0.01,
+        "{per_line:?}"
+    );
+}
