@@ -388,22 +388,9 @@ const MAX_KEY_BYTES: u64 = 64 << 10;
 /// O_NONBLOCK so that a FIFO put there meanwhile cannot hang it; at most [`MAX_KEY_BYTES`].
 fn read_key(path: &Path) -> Result<String, String> {
     use std::io::Read as _;
-    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+    use std::os::unix::fs::OpenOptionsExt as _;
     let not_regular = |m: &std::fs::Metadata| {
-        let t = m.file_type();
-        let kind = if t.is_dir() {
-            "a directory"
-        } else if t.is_fifo() {
-            "a named pipe (FIFO)"
-        } else if t.is_char_device() {
-            "a character device"
-        } else if t.is_block_device() {
-            "a block device"
-        } else if t.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        };
+        let kind = crate::syscalls::file_kind(m);
         format!("is {kind}, not a key file: give the file ssh-keygen wrote")
     };
     let m = std::fs::metadata(path).map_err(|e| format!("cannot read it ({e})"))?;

@@ -157,21 +157,7 @@ fn check_not_symlink(path: &Path) -> Result<(), HistoryError> {
 }
 
 fn not_regular(path: &Path, m: &std::fs::Metadata) -> HistoryError {
-    use std::os::unix::fs::FileTypeExt;
-    let t = m.file_type();
-    let kind = if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a named pipe (FIFO)"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a file"
-    };
+    let kind = crate::syscalls::file_kind(m);
     HistoryError::NotRegular {
         path: path.display().to_string(),
         kind,

@@ -48,6 +48,30 @@ pub fn stdout_is(path: &Path) -> bool {
     })
 }
 
+/// What a file is, in words, for the errors that refuse it ("a named pipe (FIFO)"): one list
+/// for the history, the policy, the keys and the lock.
+pub fn file_kind(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_file() {
+        "a regular file"
+    } else {
+        "not a file"
+    }
+}
+
 /// Whether we run as root (effective uid 0): root's defaults and checks differ.
 pub fn is_root() -> bool {
     euid() == 0

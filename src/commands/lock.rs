@@ -146,25 +146,7 @@ fn root_lock_dir(dir: &Path) -> anyhow::Result<PathBuf> {
 
 /// What a file that is not a regular file is, in words.
 fn kind(m: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = m.file_type();
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_fifo() {
-        "a named pipe (FIFO)"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_file() {
-        "a regular file"
-    } else {
-        "not a file"
-    }
+    crate::syscalls::file_kind(m)
 }
 
 /// The most a lock file holds: a process id and a newline.

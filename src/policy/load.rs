@@ -179,24 +179,10 @@ fn read_regular(path: &Path, shown: &str) -> Result<Vec<u8>, PolicyError> {
 
 /// A policy is a regular file; anything else is refused, saying what it is.
 fn refuse_unless_regular(m: &std::fs::Metadata, path: &str) -> Result<(), PolicyError> {
-    use std::os::unix::fs::FileTypeExt as _;
     if m.is_file() {
         return Ok(());
     }
-    let t = m.file_type();
-    let kind = if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a named pipe (FIFO)"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    };
+    let kind = crate::syscalls::file_kind(m);
     Err(PolicyError::NotRegular {
         path: path.to_string(),
         kind,
