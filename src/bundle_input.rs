@@ -170,19 +170,29 @@ pub fn too_large(path: &Path, member: &str, size: u64) -> anyhow::Error {
     )
 }
 
-/// Opens a bundle. Errors name the file and what is wrong with it.
-pub fn open(path: &Path) -> anyhow::Result<Opened> {
-    let shown = path.display();
-    let not_bundle = |why: String| anyhow::anyhow!("{shown}: not an iopscheck bundle: {why}");
-    let f = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+/// A bundle's members, read through every gzip member of its file.
+pub type Members =
+    tar::Archive<Capped<flate2::read::MultiGzDecoder<std::io::BufReader<std::fs::File>>>>;
+
+/// A bundle's file as a tar archive whose decompressed bytes are capped at [`cap_of`] its
+/// size; the flag the cap sets when reached, and the file's size.
+pub fn capped_archive(f: std::fs::File) -> (Members, std::rc::Rc<std::cell::Cell<bool>>, u64) {
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     let gz = Capped::new(
         flate2::read::MultiGzDecoder::new(std::io::BufReader::new(f)),
         cap_of(size),
     );
     let over = gz.over.clone();
+    (tar::Archive::new(gz), over, size)
+}
+
+/// Opens a bundle. Errors name the file and what is wrong with it.
+pub fn open(path: &Path) -> anyhow::Result<Opened> {
+    let shown = path.display();
+    let not_bundle = |why: String| anyhow::anyhow!("{shown}: not an iopscheck bundle: {why}");
+    let f = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+    let (mut archive, over, size) = capped_archive(f);
     let mut last = "first member".to_string();
-    let mut archive = tar::Archive::new(gz);
     let mut history: Option<std::fs::File> = None;
     let mut seen = std::collections::BTreeSet::new();
     let (mut policy_yaml, mut report, mut context) = (None, None, None);

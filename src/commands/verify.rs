@@ -154,19 +154,13 @@ fn history(p: &Path, out: &mut impl Write) -> anyhow::Result<u8> {
 /// [`crate::bundle_input::cap_of`] its size: past it (a gzip bomb), the outer error, exit 2,
 /// naming the bundle and the member.
 fn read_members(p: &Path) -> anyhow::Result<std::io::Result<BTreeMap<String, Vec<u8>>>> {
-    use crate::bundle_input::{Capped, cap_of, check_tail, odd_entry, too_large};
+    use crate::bundle_input::{capped_archive, check_tail, odd_entry, too_large};
     let f = match std::fs::File::open(p) {
         Ok(f) => f,
         Err(e) => return Ok(Err(e)),
     };
-    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let gz = Capped::new(
-        flate2::read::MultiGzDecoder::new(std::io::BufReader::new(f)),
-        cap_of(size),
-    );
-    let over = gz.over.clone();
+    let (mut archive, over, size) = capped_archive(f);
     let mut last = "first member".to_string();
-    let mut archive = tar::Archive::new(gz);
     let mut out = BTreeMap::new();
     let read = (|| -> std::io::Result<()> {
         for entry in archive.entries()? {
