@@ -79,6 +79,32 @@ fn a_printed_figure_whose_interval_holds_the_threshold_is_undecided_not_a_pass()
 }
 
 #[test]
+fn a_latency_fio_truncated_is_not_a_pass_where_the_exact_one_fails() {
+    let env = Env::new();
+    let policy = fixture("plat7.yaml");
+    let assume = ["-p", arg(&policy), "--assume-job", arg(&policy)];
+    // The JSON's exact 99th percentile, 37.12 µs, misses ≤ 37.05: a FAIL.
+    let (code, j, err) = env.import_json(&[&assume[..], &[arg(&fixture("r7.json"))]].concat());
+    assert_eq!(code, Some(1), "{j}\n{err}");
+    assert_eq!(j["verdict"], "fail", "{j}");
+    // Terse prints the same run's percentile truncated to 37 µs: it may stand for anything
+    // up to 38 µs, so it cannot meet ≤ 37.05 (it passed as 37 µs).
+    let (code, j, err) = env.import_json(&[&assume[..], &[arg(&fixture("r7.terse"))]].concat());
+    assert_eq!(code, Some(3), "{j}\n{err}");
+    assert_eq!(j["verdict"], "inconclusive", "{j}");
+    let rule = &j["rules"][0];
+    assert_eq!(rule["passed"], serde_json::Value::Null, "{rule}");
+    let undecided = rule["undecided"].as_str().unwrap_or_default();
+    assert!(
+        undecided.contains("37 µs as fio printed it") && undecided.contains("to 38 µs"),
+        "{rule}"
+    );
+    let (code, line) = summary(&env, &[&assume[..], &[arg(&fixture("r7.terse"))]].concat());
+    assert_eq!(code, Some(3), "{line}");
+    assert!(line.starts_with("INCONCLUSIVE"), "{line}");
+}
+
+#[test]
 fn the_exact_figure_still_decides_and_the_threshold_keeps_its_digits() {
     let env = Env::new();
     let policy = fixture("pbw7.yaml");

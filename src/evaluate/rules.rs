@@ -165,17 +165,64 @@ struct Straddle {
 }
 
 /// The least and most a run's figure of `metric` may be: the figure itself, unless the run's
-/// bandwidth and IOPS are figures fio printed (`bw_basis: printed`: text prints 3–4
-/// significant digits, terse truncates to KiB/s and whole IOPS), then within
-/// [`crate::numbers::PRINTED`] of it either way.
+/// figures are ones fio printed (`bw_basis: printed`: a text, terse or fio 2 JSON output), then
+/// what the printed figure may stand for ([`printed_interval`]).
 fn known_within(run: &Run, metric: &str, v: f64) -> (f64, f64) {
-    let printed = run.bw_basis == Some(crate::measure::BwBasis::Printed)
-        && (crate::metrics::throughput(metric).is_some() || metric == "total_iops");
-    if printed && v.is_finite() {
-        let d = v.abs() * crate::numbers::PRINTED;
-        (v - d, v + d)
+    if run.bw_basis == Some(crate::measure::BwBasis::Printed) && v.is_finite() {
+        printed_interval(metric, v)
     } else {
         (v, v)
+    }
+}
+
+/// What a figure fio printed may stand for. Bandwidth and IOPS: within
+/// [`crate::numbers::PRINTED`] either way (text prints 3–4 significant digits, terse truncates
+/// to KiB/s and whole IOPS). Latency, in µs: a text percentile is the exact one rounded up to
+/// the whole unit it is printed in (fio's `(v + 999) / 1000` per step: ns, µs or ms, so a
+/// figure of whole milliseconds may be up to 1 ms above the exact one), and terse truncates
+/// percentiles, minimum and maximum to whole µs (the exact one up to 1 µs above); the record
+/// does not say which format it came from, so both are allowed for. A mean, a minimum or a
+/// maximum in text is printed to 2 decimals or 4–6 significant digits: within
+/// [`crate::numbers::PRINTED`]. Any other figure (runtimes, counts) is exact.
+pub(super) fn printed_interval(metric: &str, v: f64) -> (f64, f64) {
+    let relative = v.abs() * crate::numbers::PRINTED;
+    if crate::metrics::throughput(metric).is_some() || metric == "total_iops" {
+        return (v - relative, v + relative);
+    }
+    if crate::metrics::unit(metric) != "µs" {
+        return (v, v);
+    }
+    let whole = v.fract() == 0.0;
+    // terse's truncation: the exact figure may be up to a microsecond above
+    let truncated = if whole { 1.0 } else { 0.0 };
+    if is_percentile(metric) {
+        // text's rounding up: a figure of whole ms or µs may be up to a unit below
+        let unit = if whole && v >= 1000.0 && v % 1000.0 == 0.0 {
+            1000.0
+        } else if whole {
+            1.0
+        } else {
+            0.0
+        };
+        (v - unit, v + truncated)
+    } else {
+        (v - relative, v + relative.max(truncated))
+    }
+}
+
+/// A latency percentile's metric: `…_p99_us`, `…_p99_9_us`.
+fn is_percentile(metric: &str) -> bool {
+    metric.split('_').any(|part| {
+        part.len() > 1 && part.starts_with('p') && part[1..].bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// How fio prints a figure of `metric`, for the words of an undecided rule.
+fn printed_how(metric: &str) -> &'static str {
+    if crate::metrics::unit(metric) == "µs" {
+        "whole µs or ms, rounded up in text, truncated in terse"
+    } else {
+        "3–4 significant digits, or truncated"
     }
 }
 
@@ -221,16 +268,20 @@ fn printed_straddle(
     let (whose, what) = if values.len() == 1 {
         (
             format!("{} {}", rule.metric, figure(v)),
-            "as fio printed it (3–4 significant digits, or truncated)",
+            format!("as fio printed it ({})", printed_how(&rule.metric)),
         )
     } else {
         (
             format!("{} {} {}", agg.as_str(), rule.metric, figure(v)),
-            if printed == values.len() {
-                "of figures fio printed (3–4 significant digits, or truncated)"
-            } else {
-                "with figures fio printed (3–4 significant digits, or truncated)"
-            },
+            format!(
+                "{} figures fio printed ({})",
+                if printed == values.len() {
+                    "of"
+                } else {
+                    "with"
+                },
+                printed_how(&rule.metric)
+            ),
         )
     };
     Some(Straddle {
@@ -433,4 +484,39 @@ pub(super) fn judge_sustained(runs: &[Run], rules: &mut [RuleResult]) -> Vec<Bur
         }
     }
     bursts
+}
+
+#[cfg(test)]
+mod printed_tests {
+    use super::printed_interval;
+
+    #[test]
+    fn a_printed_latency_stands_for_what_text_rounds_up_and_terse_truncates() {
+        // a percentile of whole ms (text's msec rows round up): up to 1 ms below
+        assert_eq!(
+            printed_interval("sync_p99_us", 10_000.0),
+            (9_000.0, 10_001.0)
+        );
+        // whole µs (text's usec rows, terse): 1 µs either way
+        assert_eq!(printed_interval("write_clat_p99_us", 37.0), (36.0, 38.0));
+        assert_eq!(
+            printed_interval("write_clat_p99_9_us", 1234.0),
+            (1233.0, 1235.0)
+        );
+        // nanoseconds (text's nsec rows) are the exact figure
+        assert_eq!(printed_interval("write_clat_p99_us", 37.12), (37.12, 37.12));
+        // a maximum terse truncated: at least 1 µs above
+        let (lo, hi) = printed_interval("read_clat_max_us", 50.0);
+        assert!(lo < 50.0 && hi == 51.0, "{lo} {hi}");
+        // a mean: relative
+        let (lo, hi) = printed_interval("write_clat_mean_us", 1000.5);
+        assert!(lo < 1000.5 && hi > 1000.5 && hi < 1007.0, "{lo} {hi}");
+        // bandwidth and IOPS as before; a runtime is exact
+        let (lo, hi) = printed_interval("write_bw_mb_s", 100.0);
+        assert!((lo - 99.4).abs() < 1e-9 && (hi - 100.6).abs() < 1e-9);
+        assert_eq!(
+            printed_interval("write_runtime_ms", 2000.0),
+            (2000.0, 2000.0)
+        );
+    }
 }
