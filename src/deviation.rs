@@ -77,6 +77,19 @@ pub use crate::job::NOT_STATED;
 pub const SETTLE: &str = "fio's JSON output of the run states it, or paste the fio command line beside the output, or give the job with --assume-job";
 
 impl Deviation {
+    /// The deviation as its kind of run shows it: a runtime each run measured ("runtime 31.4 s
+    /// (measured) instead of 1m", "runtime 1.2 s (measured), ended after 8 MiB of its 16 MiB
+    /// instead of 1m") is "runtime shorter than 1m (measured)"; any other, as it reads.
+    pub fn class(&self) -> String {
+        if self.field == "runtime"
+            && (self.found.contains("(measured)") || self.found.contains("ended after"))
+        {
+            format!("runtime shorter than {} (measured)", self.expected)
+        } else {
+            self.to_string()
+        }
+    }
+
     /// Whether the field is unknown (the output does not state it), not another value.
     pub fn is_unknown(&self) -> bool {
         self.found.starts_with(NOT_STATED)
@@ -280,11 +293,13 @@ struct Last {
     checked: Checked,
 }
 
-/// A run's [`Check`] and its deviations in one line ([`list`]).
+/// A run's [`Check`] and its deviations in one line ([`list`]), and that line without what is
+/// this run's own ([`class_list`]): what runs not counted are tallied by.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checked {
     pub check: Check,
     pub list: String,
+    pub class: String,
 }
 
 impl<'p> Checker<'p> {
@@ -474,7 +489,8 @@ impl Context {
             check.deviations.insert(self.deviation_at, d);
         }
         let list = list(&check.deviations);
-        Checked { check, list }
+        let class = class_list(&check.deviations);
+        Checked { check, list, class }
     }
 }
 
@@ -670,6 +686,13 @@ pub fn list(d: &[Deviation]) -> String {
         .map(|d| d.to_string())
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// The deviations in one line, as [`list`], with what each run measures of its own left out
+/// ([`Deviation::class`]): the line the runs left out for the same reason are counted under,
+/// where a runtime each run measured apart would make a reason of each run.
+pub fn class_list(d: &[Deviation]) -> String {
+    d.iter().map(|d| d.class()).collect::<Vec<_>>().join("; ")
 }
 
 #[cfg(test)]

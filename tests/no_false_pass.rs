@@ -899,6 +899,20 @@ fn a_history_whose_records_ran_shorter_or_state_less_than_the_policys_test_never
         j["not_counted"],
         serde_json::json!([{ "reason": "runtime 1.2 s (measured) instead of 1m", "runs": 6 }])
     );
+    // each cut short after a time of its own: one reason for them all, not one a run (a year
+    // of interrupted runs made a verdict line of thousands of reasons)
+    let n = std::cell::Cell::new(0.0);
+    let (code, j, _) = history_of(&env, |v| {
+        n.set(n.get() + 1.0);
+        v["metrics"]["write_runtime_ms"] = (1000.0 + 7000.0 * n.get()).into();
+    });
+    assert_eq!(code, Some(3), "{}", j["reason"]);
+    assert_eq!(
+        j["not_counted"],
+        serde_json::json!([{ "reason": "runtime shorter than 1m (measured)", "runs": 6 }])
+    );
+    let reason = j["reason"].as_str().unwrap();
+    assert_eq!(reason.matches("not counted").count(), 1, "{reason}");
     // each leaves the size, the end fsync, or the runtime (and no measured one) unstated
     for (field, reason) in [
         (

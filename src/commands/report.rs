@@ -180,9 +180,6 @@ struct Tally<'p> {
     last: Option<Group>,
 }
 
-/// Why `report --list` does not count a record that repeats an earlier one.
-const REPEATED: &str = "the same run as an earlier line, repeated: counted once";
-
 /// What the history holds for one group.
 #[derive(Default)]
 struct GroupTally {
@@ -208,12 +205,12 @@ impl<'p> Tally<'p> {
         let reason: Option<&str> = if r.policy != policy.name {
             None
         } else if r.repeat_of.is_some() {
-            Some(REPEATED)
+            Some(evaluate::REPEATED)
         } else if evaluate::is_future(r, self.now) {
             Some(evaluate::FUTURE_REASON)
         } else {
             let c = self.checker.check(r);
-            (!c.check.is_policy_test()).then_some(c.list.as_str())
+            (!c.check.is_policy_test()).then_some(c.class.as_str())
         };
         // A history is long series of runs of one group: the group's key is built only when
         // it differs from the last line's.

@@ -31,6 +31,10 @@ pub(crate) fn repeat_reason(line: u32) -> String {
     format!("the same run as line {line}, repeated: counted once")
 }
 
+/// The runs that repeat earlier ones, as the tally of runs not counted names them (each
+/// run's own line is in the table of runs not counted).
+pub(crate) const REPEATED: &str = "the same run as an earlier line, repeated: counted once";
+
 /// Takes out of `runs` (in time order) those that do not count, after the runs the caller
 /// left out (`given`, each with its reason).
 pub(super) fn sort_out(
@@ -61,21 +65,28 @@ pub(super) fn sort_out(
     // The runs left out are taken out in place (None: dated in the future), so that a year
     // of runs is never held twice.
     let mut left_out: Vec<Option<String>> = Vec::new();
+    // What each of those is tallied under (`not_counted`): its reason, less what is the run's
+    // own (the line it repeats, the runtime it measured), so that a year of runs cut short
+    // makes one reason, not one a run.
+    let mut classes: Vec<Option<String>> = Vec::new();
     // Runs of one context are checked once.
     let mut checker = deviation::Checker::new(policy);
     let out: Vec<Run> = runs
         .extract_if(.., |r| {
             if let Some(line) = r.repeat_of {
                 left_out.push(Some(repeat_reason(line)));
+                classes.push(Some(REPEATED.into()));
                 return true;
             }
             if is_future(r, opts.now) {
                 left_out.push(None);
+                classes.push(None);
                 return true;
             }
             let c = checker.check(r);
             if opts.scope == Scope::Report && !c.check.is_policy_test() {
                 left_out.push(Some(c.list.clone()));
+                classes.push(Some(c.class.clone()));
                 return true;
             }
             run_deviations.push(&c.list);
@@ -104,9 +115,26 @@ pub(super) fn sort_out(
             Some(reason) => excluded.push((r, reason)),
         }
     }
+    // Those the caller gave, by their reason; then the others', by their class, named by
+    // their reason where every run of the class has the same one.
+    let mut tally: BTreeMap<String, (usize, Option<String>)> = BTreeMap::new();
+    let given = excluded.len() - classes.iter().flatten().count();
+    let classes = excluded[..given]
+        .iter()
+        .map(|(_, reason)| reason.clone())
+        .chain(classes.into_iter().flatten());
+    for (class, (_, reason)) in classes.zip(&excluded) {
+        let (n, same) = tally
+            .entry(class)
+            .or_insert_with(|| (0, Some(reason.clone())));
+        *n += 1;
+        if same.as_ref().is_some_and(|s| s != reason) {
+            *same = None;
+        }
+    }
     let mut not_counted: BTreeMap<String, usize> = BTreeMap::new();
-    for (_, reason) in &excluded {
-        *not_counted.entry(reason.clone()).or_default() += 1;
+    for (class, (n, same)) in tally {
+        *not_counted.entry(same.unwrap_or(class)).or_default() += n;
     }
     let mut future_warning = None;
     if !future.is_empty() {

@@ -33,6 +33,7 @@ use crate::policy::Policy;
 use crate::run_index::{Records, Run, RunFields};
 
 use counted::Counted;
+pub(crate) use counted::REPEATED;
 use decide::{Judged, decide};
 pub use evaluation::{Burst, Day, Evaluation, Group, NotCounted, PolicyInfo, Summary, run_result};
 pub use evidence::{EvidenceCount, EvidenceStatus};
