@@ -233,6 +233,35 @@ pub fn get_xattr(f: &impl AsFd, name: &CStr, buf: &mut [u8]) -> io::Result<usize
     Ok(n as usize)
 }
 
+/// The extended attribute `name` of the file at `path`, a symbolic link itself not followed
+/// (lgetxattr); `None` where it has none or the filesystem keeps none.
+pub fn path_xattr(path: &Path, name: &CStr) -> io::Result<Option<Vec<u8>>> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let mut buf = vec![0u8; 1024];
+    loop {
+        // SAFETY: NUL-terminated path and name, and a buffer with its length.
+        let n = unsafe {
+            libc::lgetxattr(
+                c.as_ptr(),
+                name.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        if n >= 0 {
+            buf.truncate(n as usize);
+            return Ok(Some(buf));
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::ENODATA) | Some(libc::ENOTSUP) => return Ok(None),
+            Some(libc::ERANGE) if buf.len() < 1 << 20 => buf.resize(buf.len() * 8, 0),
+            _ => return Err(e),
+        }
+    }
+}
+
 /// This machine's host name, as the kernel has it (None if it cannot say).
 pub fn hostname() -> Option<String> {
     let mut buf = [0u8; 256];

@@ -8,6 +8,10 @@
 //!   `/tmp`), where others may add names but never replace root's;
 //! - the file itself, where it exists, is owned by root and writable by nobody else.
 //!
+//! "Writable by" is the mode bits' and, where a file or directory has a POSIX access ACL
+//! (`setfacl`; the group bits then show its mask), the ACL's: a named user or group, or the
+//! owning group, that the ACL lets write is another writer.
+//!
 //! Directories not yet there are not checked: the first record creates them, as root, 0755.
 //! Other users are not checked: what they can write, they could also have measured.
 
@@ -184,6 +188,17 @@ fn judge(p: &Path, m: &std::fs::Metadata, uid: u32) -> Result<(), Untrusted> {
     if mode & 0o002 != 0 {
         return fail(format!("is world-writable (mode {:o})", mode & 0o7777));
     }
+    // With an access ACL the group bits are its mask: the ACL's own entries say who writes.
+    match acl_writer(p, uid, m.gid()) {
+        Acl::None => {}
+        Acl::Writer(who) => {
+            return fail(format!(
+                "is writable by {who} through its access ACL (mode {:o}+)",
+                mode & 0o7777
+            ));
+        }
+        Acl::Sound => return Ok(()),
+    }
     if mode & 0o020 != 0 && m.gid() != 0 {
         return fail(format!(
             "is writable by group {} (mode {:o})",
@@ -192,6 +207,78 @@ fn judge(p: &Path, m: &std::fs::Metadata, uid: u32) -> Result<(), Untrusted> {
         ));
     }
     Ok(())
+}
+
+/// What a POSIX access ACL (`setfacl`) says of who may write.
+enum Acl {
+    /// None: the mode bits say it all.
+    None,
+    /// One lets someone other than `uid`, root or root's group write (named), or the ACL
+    /// cannot be read.
+    Writer(String),
+    /// Only the owner, root and root's group may write.
+    Sound,
+}
+
+/// The ACL entries' tags (Linux's `system.posix_acl_access` xattr: a u32 version, 2, then
+/// entries of a u16 tag, a u16 permission and a u32 id, little-endian).
+const ACL_USER_OBJ: u16 = 0x01;
+const ACL_USER: u16 = 0x02;
+const ACL_GROUP_OBJ: u16 = 0x04;
+const ACL_GROUP: u16 = 0x08;
+const ACL_MASK: u16 = 0x10;
+const ACL_OTHER: u16 = 0x20;
+const ACL_WRITE: u16 = 0x02;
+
+/// The first writer `p`'s access ACL lets in besides the owner `uid`, root and root's group
+/// (`gid` is the file's group). The named users and groups and the owning group write only
+/// as far as the mask allows; others' entry is the mode's world bits, judged already.
+fn acl_writer(p: &Path, uid: u32, gid: u32) -> Acl {
+    let raw = match crate::syscalls::path_xattr(p, c"system.posix_acl_access") {
+        Ok(Some(raw)) => raw,
+        Ok(None) => return Acl::None,
+        Err(e) => {
+            return Acl::Writer(format!(
+                "whoever its access ACL names (it cannot be read: {e})"
+            ));
+        }
+    };
+    let version = raw
+        .get(..4)
+        .map(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
+    if version != Some(2) || (raw.len() - 4) % 8 != 0 {
+        return Acl::Writer(
+            "whoever its access ACL names (of a format iopscheck does not read)".into(),
+        );
+    }
+    let entries: Vec<(u16, u16, u32)> = raw[4..]
+        .chunks_exact(8)
+        .map(|e| {
+            (
+                u16::from_le_bytes([e[0], e[1]]),
+                u16::from_le_bytes([e[2], e[3]]),
+                u32::from_le_bytes([e[4], e[5], e[6], e[7]]),
+            )
+        })
+        .collect();
+    let mask = entries
+        .iter()
+        .find(|e| e.0 == ACL_MASK)
+        .map_or(0xffff, |e| e.1);
+    for &(tag, perm, id) in &entries {
+        let writes = perm & ACL_WRITE != 0;
+        let masked = writes && mask & ACL_WRITE != 0;
+        let who = match tag {
+            ACL_USER if masked && id != uid && id != 0 => user(id),
+            ACL_GROUP if masked && id != 0 => format!("group {}", group(id)),
+            ACL_GROUP_OBJ if masked && gid != 0 => format!("group {}", group(gid)),
+            ACL_OTHER if writes => "every user".into(),
+            ACL_USER_OBJ | ACL_USER | ACL_GROUP | ACL_GROUP_OBJ | ACL_MASK | ACL_OTHER => continue,
+            _ => format!("whoever its access ACL's entry {tag:#x} names"),
+        };
+        return Acl::Writer(who);
+    }
+    Acl::Sound
 }
 
 /// "user alice (uid 1000)", or "uid 1000" when /etc/passwd does not name it.
@@ -284,6 +371,96 @@ mod tests {
         // owned by someone else: the file, as the directories
         let e = below(d.path(), &h, me() + 1).unwrap_err();
         assert!(e.why.contains("is owned by"), "{e}");
+    }
+
+    /// An access ACL as `setfacl` sets it: (tag, permission, id) entries.
+    fn set_acl(p: &Path, entries: &[(u16, u16, u32)]) {
+        let mut raw = 2u32.to_le_bytes().to_vec();
+        for (tag, perm, id) in entries {
+            raw.extend(tag.to_le_bytes());
+            raw.extend(perm.to_le_bytes());
+            raw.extend(id.to_le_bytes());
+        }
+        let f = std::fs::File::open(p).unwrap();
+        crate::syscalls::set_xattr(&f, c"system.posix_acl_access", &raw).unwrap();
+    }
+
+    #[test]
+    fn an_access_acl_letting_another_user_or_group_write_is_not_trusted() {
+        const ANY: u32 = u32::MAX;
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        std::fs::create_dir(&a).unwrap();
+        let h = a.join("h.jsonl");
+        std::fs::write(&h, b"").unwrap();
+        // setfacl -m u:nobody:rw h.jsonl: the group bits show the mask, rw
+        set_acl(
+            &h,
+            &[
+                (1, 6, ANY),
+                (2, 6, 65534),
+                (4, 4, ANY),
+                (0x10, 6, ANY),
+                (0x20, 4, ANY),
+            ],
+        );
+        let e = below(d.path(), &h, me()).unwrap_err();
+        assert_eq!(e.at, h);
+        assert!(e.why.contains("uid 65534") && e.why.contains("ACL"), "{e}");
+        // the mask takes the write away: sound
+        set_acl(
+            &h,
+            &[
+                (1, 6, ANY),
+                (2, 6, 65534),
+                (4, 4, ANY),
+                (0x10, 4, ANY),
+                (0x20, 4, ANY),
+            ],
+        );
+        assert_eq!(below(d.path(), &h, me()), Ok(()));
+        // reading only, for a user and a group: sound
+        set_acl(
+            &h,
+            &[
+                (1, 6, ANY),
+                (2, 4, 65534),
+                (4, 4, ANY),
+                (8, 4, 65534),
+                (0x10, 6, ANY),
+                (0x20, 4, ANY),
+            ],
+        );
+        assert_eq!(below(d.path(), &h, me()), Ok(()));
+        // a named group that writes
+        set_acl(
+            &h,
+            &[
+                (1, 6, ANY),
+                (4, 4, ANY),
+                (8, 6, 65534),
+                (0x10, 6, ANY),
+                (0x20, 4, ANY),
+            ],
+        );
+        let e = below(d.path(), &h, me()).unwrap_err();
+        assert!(e.why.contains("group") && e.why.contains("ACL"), "{e}");
+        std::fs::remove_file(&h).unwrap();
+        // the directory: setfacl -m u:nobody:rwx a
+        set_acl(
+            &a,
+            &[
+                (1, 7, ANY),
+                (2, 7, 65534),
+                (4, 5, ANY),
+                (0x10, 7, ANY),
+                (0x20, 5, ANY),
+            ],
+        );
+        let e = below(d.path(), &h, me()).unwrap_err();
+        assert_eq!(e.at, a, "{e}");
+        let e = check_read_as(&a.join("p.yaml"), me(), d.path().parent()).unwrap_err();
+        assert_eq!(e.at, a, "{e}");
     }
 
     #[test]
