@@ -23,6 +23,12 @@ pub fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// The effective group id.
+pub fn egid() -> u32 {
+    // SAFETY: getegid has no preconditions and cannot fail.
+    unsafe { libc::getegid() }
+}
+
 /// The device and inode of the regular file stdin was redirected from (`< file`), if it was.
 pub fn stdin_file() -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;

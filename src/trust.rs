@@ -90,9 +90,48 @@ fn check_as(path: &Path, uid: u32, trusted: Option<&Path>) -> Result<(), Untrust
     Ok(())
 }
 
-/// Walks `dir` from `/` as the kernel resolves it, judging every directory and link met, and
-/// with `file`, what the path ends at too (whatever it is).
-fn walk(dir: &Path, uid: u32, trusted: Option<&Path>, file: bool) -> Result<(), Untrusted> {
+/// What a walk meets on a path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Met {
+    Link,
+    Dir,
+    /// What the path ends at, neither a directory nor a link.
+    End,
+}
+
+/// The history's rule for what a walk meets: links and directories and the file owned by
+/// `uid`, directories and the file writable by nobody else.
+fn owned_by(uid: u32) -> impl Fn(&Path, &std::fs::Metadata, Met) -> Result<(), Untrusted> {
+    move |p, m, met| match met {
+        Met::Link if m.uid() != uid => Err(Untrusted {
+            at: p.to_path_buf(),
+            why: format!(
+                "is a symbolic link owned by {}, who could point it elsewhere",
+                user(m.uid())
+            ),
+        }),
+        Met::Link => Ok(()),
+        Met::Dir | Met::End => judge(p, m, uid),
+    }
+}
+
+/// Walks `dir` from `/` as the kernel resolves it, judging every directory and link met by
+/// `judge`, and with `file`, what the path ends at too (whatever it is).
+fn walk(
+    dir: &Path,
+    uid: u32,
+    trusted: Option<&Path>,
+    file: bool,
+) -> Result<(), Untrusted> {
+    walk_with(dir, trusted, file, &owned_by(uid))
+}
+
+fn walk_with(
+    dir: &Path,
+    trusted: Option<&Path>,
+    file: bool,
+    judge: &dyn Fn(&Path, &std::fs::Metadata, Met) -> Result<(), Untrusted>,
+) -> Result<(), Untrusted> {
     let given = |p: &Path| trusted.is_some_and(|t| t.starts_with(p));
     let mut todo: Vec<OsString> = Vec::new();
     push_components(&mut todo, dir);
@@ -101,7 +140,7 @@ fn walk(dir: &Path, uid: u32, trusted: Option<&Path>, file: bool) -> Result<(), 
         return Ok(());
     };
     if !given(&at) {
-        judge(&at, &root, uid)?;
+        judge(&at, &root, Met::Dir)?;
     }
     let mut links = 0;
     while let Some(c) = todo.pop() {
@@ -119,14 +158,8 @@ fn walk(dir: &Path, uid: u32, trusted: Option<&Path>, file: bool) -> Result<(), 
             return Ok(());
         };
         if m.file_type().is_symlink() {
-            if m.uid() != uid && !given(&at) {
-                return Err(Untrusted {
-                    at: next,
-                    why: format!(
-                        "is a symbolic link owned by {}, who could point it elsewhere",
-                        user(m.uid())
-                    ),
-                });
+            if !given(&at) {
+                judge(&next, &m, Met::Link)?;
             }
             links += 1;
             let Ok(target) = std::fs::read_link(&next) else {
@@ -141,18 +174,91 @@ fn walk(dir: &Path, uid: u32, trusted: Option<&Path>, file: bool) -> Result<(), 
             push_components(&mut todo, &target);
         } else if m.is_dir() {
             if !given(&next) {
-                judge(&next, &m, uid)?;
+                judge(&next, &m, Met::Dir)?;
             }
             at = next;
         } else {
             if file && todo.is_empty() && !given(&next) {
-                judge(&next, &m, uid)?;
+                judge(&next, &m, Met::End)?;
             }
             // Otherwise not a directory on the way: opening the file will say so.
             return Ok(());
         }
     }
     Ok(())
+}
+
+/// A user who reads: iopscheck's invoker, to whom what it shows or packs is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reader {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// The user iopscheck acts for: under sudo (root, with `SUDO_UID` set) the user who ran sudo,
+/// else the effective user; with their group.
+pub fn invoker() -> Reader {
+    let euid = crate::syscalls::euid();
+    let id = |v: &str| std::env::var(v).ok().and_then(|s| s.parse::<u32>().ok());
+    match id("SUDO_UID") {
+        Some(uid) if euid == 0 => Reader {
+            uid,
+            gid: id("SUDO_GID").unwrap_or(u32::MAX),
+        },
+        _ => Reader {
+            uid: euid,
+            gid: crate::syscalls::egid(),
+        },
+    }
+}
+
+/// Refuses a file `reader` could not have read themselves, which iopscheck must then neither
+/// quote (`policy check`) nor pack into a bundle anyone can read (`bundle FILE`): reached
+/// through a symbolic link owned by someone other than `reader` or root (it may lead anywhere
+/// its owner likes), or a file neither owned by `reader`, nor readable by their group, nor
+/// by everyone. The directories on the way are not judged. A path that cannot be followed is
+/// left for the open that follows to report; the file opened is judged again by
+/// [`readable_file`].
+pub fn readable_by(path: &Path, reader: Reader) -> Result<(), Untrusted> {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        match std::env::current_dir() {
+            Ok(d) => d.join(path),
+            Err(_) => return Ok(()),
+        }
+    };
+    walk_with(&abs, None, true, &|p, m, met| match met {
+        Met::Link if m.uid() != reader.uid && m.uid() != 0 => Err(Untrusted {
+            at: p.to_path_buf(),
+            why: format!(
+                "is a symbolic link owned by {}, which may lead to a file {} could not read",
+                user(m.uid()),
+                user(reader.uid)
+            ),
+        }),
+        Met::Link | Met::Dir => Ok(()),
+        Met::End => readable_file(p, m, reader),
+    })
+}
+
+/// The file itself (open, or at the end of a path): owned by `reader`, or readable by their
+/// group or by everyone.
+pub fn readable_file(p: &Path, m: &std::fs::Metadata, reader: Reader) -> Result<(), Untrusted> {
+    let mode = m.mode();
+    if m.uid() == reader.uid || mode & 0o004 != 0 || (m.gid() == reader.gid && mode & 0o040 != 0)
+    {
+        return Ok(());
+    }
+    Err(Untrusted {
+        at: p.to_path_buf(),
+        why: format!(
+            "is {}'s and not readable by {} (mode {:o})",
+            user(m.uid()),
+            user(reader.uid),
+            mode & 0o7777
+        ),
+    })
 }
 
 /// Pushes the components of `p` so that the first is popped first.
