@@ -117,12 +117,7 @@ fn owned_by(uid: u32) -> impl Fn(&Path, &std::fs::Metadata, Met) -> Result<(), U
 
 /// Walks `dir` from `/` as the kernel resolves it, judging every directory and link met by
 /// `judge`, and with `file`, what the path ends at too (whatever it is).
-fn walk(
-    dir: &Path,
-    uid: u32,
-    trusted: Option<&Path>,
-    file: bool,
-) -> Result<(), Untrusted> {
+fn walk(dir: &Path, uid: u32, trusted: Option<&Path>, file: bool) -> Result<(), Untrusted> {
     walk_with(dir, trusted, file, &owned_by(uid))
 }
 
@@ -246,8 +241,7 @@ pub fn readable_by(path: &Path, reader: Reader) -> Result<(), Untrusted> {
 /// group or by everyone.
 pub fn readable_file(p: &Path, m: &std::fs::Metadata, reader: Reader) -> Result<(), Untrusted> {
     let mode = m.mode();
-    if m.uid() == reader.uid || mode & 0o004 != 0 || (m.gid() == reader.gid && mode & 0o040 != 0)
-    {
+    if m.uid() == reader.uid || mode & 0o004 != 0 || (m.gid() == reader.gid && mode & 0o040 != 0) {
         return Ok(());
     }
     Err(Untrusted {

@@ -485,9 +485,8 @@ fn as_root_a_key_another_user_owns_or_can_write_is_refused_naming_the_flag() {
     history(&env, "node7", &[16.4, 16.5, 16.6]);
     let (private, public) = key(&env, "k", 4);
     let signed = bundle(&env, "signed.tar.gz", &[Path::new("--sign"), &private]);
-    let mode = |p: &Path, m: u32| {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
-    };
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
     let refused = |code: Option<i32>, text: &str, flag: &str, key: &Path, why: &str| {
         assert_eq!(code, Some(2), "{text}");
         assert!(
