@@ -1871,3 +1871,38 @@ fn bundle_never_packs_a_file_its_maker_could_not_read_through_another_users_link
     assert_eq!(packed.len(), 1, "{names:?}");
     assert!(packed[0].1 == std::fs::read(&fio).unwrap(), "{names:?}");
 }
+
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (sudo's user)")]
+fn under_sudo_policy_check_quotes_only_what_the_user_who_ran_sudo_could_read() {
+    let env = Env::new();
+    let private = env.tmp.path().join("root-only.yaml");
+    std::fs::write(&private, "name: x\ntoken_TOPSECRET: 1\n").unwrap();
+    mode(&private, 0o600);
+    let check = |sudo_uid: Option<&str>| {
+        let mut c = env.cmd();
+        c.args(["policy", "check"])
+            .arg(&private)
+            .env_remove("SUDO_UID")
+            .env_remove("SUDO_GID");
+        if let Some(u) = sudo_uid {
+            c.env("SUDO_UID", u).env("SUDO_GID", u);
+        }
+        let out = c.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // root's own file, root asking: the offending key is named
+    let (code, err) = check(None);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("token_TOPSECRET"), "{err}");
+    // under sudo by user nobody, who could not read it: located, not quoted
+    let (code, err) = check(Some("65534"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        !err.contains("TOPSECRET") && err.contains("content is not shown"),
+        "{err}"
+    );
+}
