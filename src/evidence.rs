@@ -355,7 +355,15 @@ pub fn fingerprint(k: &ssh_key::public::KeyData) -> String {
 
 /// The Ed25519 private key of `--sign PATH`, or why not.
 pub fn signing_key(path: &Path) -> Result<ssh_key::PrivateKey, String> {
-    let text = read_key(path)?;
+    let (text, mode) = read_key(path)?;
+    // A private key others can read is no longer the owner's alone: ssh-keygen refuses it
+    // ("UNPROTECTED PRIVATE KEY FILE"), for every user, and so does iopscheck.
+    if text.contains("PRIVATE KEY") && mode & 0o077 != 0 {
+        return Err(format!(
+            "an unprotected private key: its permissions ({:04o}) let users other than its owner at it, so it is not the signer's alone (ssh-keygen refuses it too); chmod 600 it, or make a new key if others may have read it",
+            mode & 0o7777
+        ));
+    }
     let key = ssh_key::PrivateKey::from_openssh(text.trim()).map_err(|e| {
         if text.trim_start().starts_with("ssh-") || text.trim_start().starts_with("ecdsa-") {
             "a public key: --sign takes the private key (the file without .pub)".to_string()
@@ -386,7 +394,8 @@ const MAX_KEY_BYTES: u64 = 64 << 10;
 /// The text of a key file: a regular file only (a FIFO would block the read for ever, a device
 /// be read without end), checked before it is opened and again on the descriptor, opened
 /// O_NONBLOCK so that a FIFO put there meanwhile cannot hang it; at most [`MAX_KEY_BYTES`].
-fn read_key(path: &Path) -> Result<String, String> {
+/// As root, the key's path is judged as the history's ([`crate::trust`]). With its mode.
+fn read_key(path: &Path) -> Result<(String, u32), String> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     let not_regular = |m: &std::fs::Metadata| {
@@ -397,6 +406,12 @@ fn read_key(path: &Path) -> Result<String, String> {
     if !m.is_file() {
         return Err(not_regular(&m));
     }
+    // As root a key decides what a bundle proves: its path is judged as the history's is.
+    crate::trust::check_read(path).map_err(|u| {
+        format!(
+            "refusing it as root: other users can write there ({u}), so they could put their own key in its place; keep the key where only root can write, owned by root"
+        )
+    })?;
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
@@ -416,7 +431,10 @@ fn read_key(path: &Path) -> Result<String, String> {
             MAX_KEY_BYTES >> 10
         ));
     }
-    String::from_utf8(bytes).map_err(|_| "not an OpenSSH key (it is not text)".to_string())
+    let text =
+        String::from_utf8(bytes).map_err(|_| "not an OpenSSH key (it is not text)".to_string())?;
+    use std::os::unix::fs::MetadataExt as _;
+    Ok((text, m.mode()))
 }
 
 const ONLY_ED25519: &str =
@@ -424,7 +442,7 @@ const ONLY_ED25519: &str =
 
 /// The Ed25519 public key of `--key PATH` (an OpenSSH `.pub` line), or why not.
 pub fn public_key(path: &Path) -> Result<ssh_key::PublicKey, String> {
-    let text = read_key(path)?;
+    let (text, _) = read_key(path)?;
     if text.contains("PRIVATE KEY") {
         return Err("a private key: --key takes the public key (the .pub file)".into());
     }

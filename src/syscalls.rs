@@ -23,6 +23,12 @@ pub fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// The effective group id.
+pub fn egid() -> u32 {
+    // SAFETY: getegid has no preconditions and cannot fail.
+    unsafe { libc::getegid() }
+}
+
 /// The device and inode of the regular file stdin was redirected from (`< file`), if it was.
 pub fn stdin_file() -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
@@ -231,6 +237,35 @@ pub fn get_xattr(f: &impl AsFd, name: &CStr, buf: &mut [u8]) -> io::Result<usize
         return Err(io::Error::last_os_error());
     }
     Ok(n as usize)
+}
+
+/// The extended attribute `name` of the file at `path`, a symbolic link itself not followed
+/// (lgetxattr); `None` where it has none or the filesystem keeps none.
+pub fn path_xattr(path: &Path, name: &CStr) -> io::Result<Option<Vec<u8>>> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let mut buf = vec![0u8; 1024];
+    loop {
+        // SAFETY: NUL-terminated path and name, and a buffer with its length.
+        let n = unsafe {
+            libc::lgetxattr(
+                c.as_ptr(),
+                name.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        if n >= 0 {
+            buf.truncate(n as usize);
+            return Ok(Some(buf));
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::ENODATA) | Some(libc::ENOTSUP) => return Ok(None),
+            Some(libc::ERANGE) if buf.len() < 1 << 20 => buf.resize(buf.len() * 8, 0),
+            _ => return Err(e),
+        }
+    }
 }
 
 /// This machine's host name, as the kernel has it (None if it cannot say).

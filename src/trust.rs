@@ -8,6 +8,10 @@
 //!   `/tmp`), where others may add names but never replace root's;
 //! - the file itself, where it exists, is owned by root and writable by nobody else.
 //!
+//! "Writable by" is the mode bits' and, where a file or directory has a POSIX access ACL
+//! (`setfacl`; the group bits then show its mask), the ACL's: a named user or group, or the
+//! owning group, that the ACL lets write is another writer.
+//!
 //! Directories not yet there are not checked: the first record creates them, as root, 0755.
 //! Other users are not checked: what they can write, they could also have measured.
 
@@ -86,9 +90,43 @@ fn check_as(path: &Path, uid: u32, trusted: Option<&Path>) -> Result<(), Untrust
     Ok(())
 }
 
-/// Walks `dir` from `/` as the kernel resolves it, judging every directory and link met, and
-/// with `file`, what the path ends at too (whatever it is).
+/// What a walk meets on a path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Met {
+    Link,
+    Dir,
+    /// What the path ends at, neither a directory nor a link.
+    End,
+}
+
+/// The history's rule for what a walk meets: links and directories and the file owned by
+/// `uid`, directories and the file writable by nobody else.
+fn owned_by(uid: u32) -> impl Fn(&Path, &std::fs::Metadata, Met) -> Result<(), Untrusted> {
+    move |p, m, met| match met {
+        Met::Link if m.uid() != uid => Err(Untrusted {
+            at: p.to_path_buf(),
+            why: format!(
+                "is a symbolic link owned by {}, who could point it elsewhere",
+                user(m.uid())
+            ),
+        }),
+        Met::Link => Ok(()),
+        Met::Dir | Met::End => judge(p, m, uid),
+    }
+}
+
+/// Walks `dir` from `/` as the kernel resolves it, judging every directory and link met by
+/// `judge`, and with `file`, what the path ends at too (whatever it is).
 fn walk(dir: &Path, uid: u32, trusted: Option<&Path>, file: bool) -> Result<(), Untrusted> {
+    walk_with(dir, trusted, file, &owned_by(uid))
+}
+
+fn walk_with(
+    dir: &Path,
+    trusted: Option<&Path>,
+    file: bool,
+    judge: &dyn Fn(&Path, &std::fs::Metadata, Met) -> Result<(), Untrusted>,
+) -> Result<(), Untrusted> {
     let given = |p: &Path| trusted.is_some_and(|t| t.starts_with(p));
     let mut todo: Vec<OsString> = Vec::new();
     push_components(&mut todo, dir);
@@ -97,7 +135,7 @@ fn walk(dir: &Path, uid: u32, trusted: Option<&Path>, file: bool) -> Result<(), 
         return Ok(());
     };
     if !given(&at) {
-        judge(&at, &root, uid)?;
+        judge(&at, &root, Met::Dir)?;
     }
     let mut links = 0;
     while let Some(c) = todo.pop() {
@@ -115,14 +153,8 @@ fn walk(dir: &Path, uid: u32, trusted: Option<&Path>, file: bool) -> Result<(), 
             return Ok(());
         };
         if m.file_type().is_symlink() {
-            if m.uid() != uid && !given(&at) {
-                return Err(Untrusted {
-                    at: next,
-                    why: format!(
-                        "is a symbolic link owned by {}, who could point it elsewhere",
-                        user(m.uid())
-                    ),
-                });
+            if !given(&at) {
+                judge(&next, &m, Met::Link)?;
             }
             links += 1;
             let Ok(target) = std::fs::read_link(&next) else {
@@ -137,18 +169,90 @@ fn walk(dir: &Path, uid: u32, trusted: Option<&Path>, file: bool) -> Result<(), 
             push_components(&mut todo, &target);
         } else if m.is_dir() {
             if !given(&next) {
-                judge(&next, &m, uid)?;
+                judge(&next, &m, Met::Dir)?;
             }
             at = next;
         } else {
             if file && todo.is_empty() && !given(&next) {
-                judge(&next, &m, uid)?;
+                judge(&next, &m, Met::End)?;
             }
             // Otherwise not a directory on the way: opening the file will say so.
             return Ok(());
         }
     }
     Ok(())
+}
+
+/// A user who reads: iopscheck's invoker, to whom what it shows or packs is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reader {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// The user iopscheck acts for: under sudo (root, with `SUDO_UID` set) the user who ran sudo,
+/// else the effective user; with their group.
+pub fn invoker() -> Reader {
+    let euid = crate::syscalls::euid();
+    let id = |v: &str| std::env::var(v).ok().and_then(|s| s.parse::<u32>().ok());
+    match id("SUDO_UID") {
+        Some(uid) if euid == 0 => Reader {
+            uid,
+            gid: id("SUDO_GID").unwrap_or(u32::MAX),
+        },
+        _ => Reader {
+            uid: euid,
+            gid: crate::syscalls::egid(),
+        },
+    }
+}
+
+/// Refuses a file `reader` could not have read themselves, which iopscheck must then neither
+/// quote (`policy check`) nor pack into a bundle anyone can read (`bundle FILE`): reached
+/// through a symbolic link owned by someone other than `reader` or root (it may lead anywhere
+/// its owner likes), or a file neither owned by `reader`, nor readable by their group, nor
+/// by everyone. The directories on the way are not judged. A path that cannot be followed is
+/// left for the open that follows to report; the file opened is judged again by
+/// [`readable_file`].
+pub fn readable_by(path: &Path, reader: Reader) -> Result<(), Untrusted> {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        match std::env::current_dir() {
+            Ok(d) => d.join(path),
+            Err(_) => return Ok(()),
+        }
+    };
+    walk_with(&abs, None, true, &|p, m, met| match met {
+        Met::Link if m.uid() != reader.uid && m.uid() != 0 => Err(Untrusted {
+            at: p.to_path_buf(),
+            why: format!(
+                "is a symbolic link owned by {}, which may lead to a file {} could not read",
+                user(m.uid()),
+                user(reader.uid)
+            ),
+        }),
+        Met::Link | Met::Dir => Ok(()),
+        Met::End => readable_file(p, m, reader),
+    })
+}
+
+/// The file itself (open, or at the end of a path): owned by `reader`, or readable by their
+/// group or by everyone.
+pub fn readable_file(p: &Path, m: &std::fs::Metadata, reader: Reader) -> Result<(), Untrusted> {
+    let mode = m.mode();
+    if m.uid() == reader.uid || mode & 0o004 != 0 || (m.gid() == reader.gid && mode & 0o040 != 0) {
+        return Ok(());
+    }
+    Err(Untrusted {
+        at: p.to_path_buf(),
+        why: format!(
+            "is {}'s and not readable by {} (mode {:o})",
+            user(m.uid()),
+            user(reader.uid),
+            mode & 0o7777
+        ),
+    })
 }
 
 /// Pushes the components of `p` so that the first is popped first.
@@ -184,6 +288,17 @@ fn judge(p: &Path, m: &std::fs::Metadata, uid: u32) -> Result<(), Untrusted> {
     if mode & 0o002 != 0 {
         return fail(format!("is world-writable (mode {:o})", mode & 0o7777));
     }
+    // With an access ACL the group bits are its mask: the ACL's own entries say who writes.
+    match acl_writer(p, uid, m.gid()) {
+        Acl::None => {}
+        Acl::Writer(who) => {
+            return fail(format!(
+                "is writable by {who} through its access ACL (mode {:o}+)",
+                mode & 0o7777
+            ));
+        }
+        Acl::Sound => return Ok(()),
+    }
     if mode & 0o020 != 0 && m.gid() != 0 {
         return fail(format!(
             "is writable by group {} (mode {:o})",
@@ -192,6 +307,78 @@ fn judge(p: &Path, m: &std::fs::Metadata, uid: u32) -> Result<(), Untrusted> {
         ));
     }
     Ok(())
+}
+
+/// What a POSIX access ACL (`setfacl`) says of who may write.
+enum Acl {
+    /// None: the mode bits say it all.
+    None,
+    /// One lets someone other than `uid`, root or root's group write (named), or the ACL
+    /// cannot be read.
+    Writer(String),
+    /// Only the owner, root and root's group may write.
+    Sound,
+}
+
+/// The ACL entries' tags (Linux's `system.posix_acl_access` xattr: a u32 version, 2, then
+/// entries of a u16 tag, a u16 permission and a u32 id, little-endian).
+const ACL_USER_OBJ: u16 = 0x01;
+const ACL_USER: u16 = 0x02;
+const ACL_GROUP_OBJ: u16 = 0x04;
+const ACL_GROUP: u16 = 0x08;
+const ACL_MASK: u16 = 0x10;
+const ACL_OTHER: u16 = 0x20;
+const ACL_WRITE: u16 = 0x02;
+
+/// The first writer `p`'s access ACL lets in besides the owner `uid`, root and root's group
+/// (`gid` is the file's group). The named users and groups and the owning group write only
+/// as far as the mask allows; others' entry is the mode's world bits, judged already.
+fn acl_writer(p: &Path, uid: u32, gid: u32) -> Acl {
+    let raw = match crate::syscalls::path_xattr(p, c"system.posix_acl_access") {
+        Ok(Some(raw)) => raw,
+        Ok(None) => return Acl::None,
+        Err(e) => {
+            return Acl::Writer(format!(
+                "whoever its access ACL names (it cannot be read: {e})"
+            ));
+        }
+    };
+    let version = raw
+        .get(..4)
+        .map(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
+    if version != Some(2) || (raw.len() - 4) % 8 != 0 {
+        return Acl::Writer(
+            "whoever its access ACL names (of a format iopscheck does not read)".into(),
+        );
+    }
+    let entries: Vec<(u16, u16, u32)> = raw[4..]
+        .chunks_exact(8)
+        .map(|e| {
+            (
+                u16::from_le_bytes([e[0], e[1]]),
+                u16::from_le_bytes([e[2], e[3]]),
+                u32::from_le_bytes([e[4], e[5], e[6], e[7]]),
+            )
+        })
+        .collect();
+    let mask = entries
+        .iter()
+        .find(|e| e.0 == ACL_MASK)
+        .map_or(0xffff, |e| e.1);
+    for &(tag, perm, id) in &entries {
+        let writes = perm & ACL_WRITE != 0;
+        let masked = writes && mask & ACL_WRITE != 0;
+        let who = match tag {
+            ACL_USER if masked && id != uid && id != 0 => user(id),
+            ACL_GROUP if masked && id != 0 => format!("group {}", group(id)),
+            ACL_GROUP_OBJ if masked && gid != 0 => format!("group {}", group(gid)),
+            ACL_OTHER if writes => "every user".into(),
+            ACL_USER_OBJ | ACL_USER | ACL_GROUP | ACL_GROUP_OBJ | ACL_MASK | ACL_OTHER => continue,
+            _ => format!("whoever its access ACL's entry {tag:#x} names"),
+        };
+        return Acl::Writer(who);
+    }
+    Acl::Sound
 }
 
 /// "user alice (uid 1000)", or "uid 1000" when /etc/passwd does not name it.
@@ -284,6 +471,96 @@ mod tests {
         // owned by someone else: the file, as the directories
         let e = below(d.path(), &h, me() + 1).unwrap_err();
         assert!(e.why.contains("is owned by"), "{e}");
+    }
+
+    /// An access ACL as `setfacl` sets it: (tag, permission, id) entries.
+    fn set_acl(p: &Path, entries: &[(u16, u16, u32)]) {
+        let mut raw = 2u32.to_le_bytes().to_vec();
+        for (tag, perm, id) in entries {
+            raw.extend(tag.to_le_bytes());
+            raw.extend(perm.to_le_bytes());
+            raw.extend(id.to_le_bytes());
+        }
+        let f = std::fs::File::open(p).unwrap();
+        crate::syscalls::set_xattr(&f, c"system.posix_acl_access", &raw).unwrap();
+    }
+
+    #[test]
+    fn an_access_acl_letting_another_user_or_group_write_is_not_trusted() {
+        const ANY: u32 = u32::MAX;
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        std::fs::create_dir(&a).unwrap();
+        let h = a.join("h.jsonl");
+        std::fs::write(&h, b"").unwrap();
+        // setfacl -m u:nobody:rw h.jsonl: the group bits show the mask, rw
+        set_acl(
+            &h,
+            &[
+                (1, 6, ANY),
+                (2, 6, 65534),
+                (4, 4, ANY),
+                (0x10, 6, ANY),
+                (0x20, 4, ANY),
+            ],
+        );
+        let e = below(d.path(), &h, me()).unwrap_err();
+        assert_eq!(e.at, h);
+        assert!(e.why.contains("uid 65534") && e.why.contains("ACL"), "{e}");
+        // the mask takes the write away: sound
+        set_acl(
+            &h,
+            &[
+                (1, 6, ANY),
+                (2, 6, 65534),
+                (4, 4, ANY),
+                (0x10, 4, ANY),
+                (0x20, 4, ANY),
+            ],
+        );
+        assert_eq!(below(d.path(), &h, me()), Ok(()));
+        // reading only, for a user and a group: sound
+        set_acl(
+            &h,
+            &[
+                (1, 6, ANY),
+                (2, 4, 65534),
+                (4, 4, ANY),
+                (8, 4, 65534),
+                (0x10, 6, ANY),
+                (0x20, 4, ANY),
+            ],
+        );
+        assert_eq!(below(d.path(), &h, me()), Ok(()));
+        // a named group that writes
+        set_acl(
+            &h,
+            &[
+                (1, 6, ANY),
+                (4, 4, ANY),
+                (8, 6, 65534),
+                (0x10, 6, ANY),
+                (0x20, 4, ANY),
+            ],
+        );
+        let e = below(d.path(), &h, me()).unwrap_err();
+        assert!(e.why.contains("group") && e.why.contains("ACL"), "{e}");
+        std::fs::remove_file(&h).unwrap();
+        // the directory: setfacl -m u:nobody:rwx a
+        set_acl(
+            &a,
+            &[
+                (1, 7, ANY),
+                (2, 7, 65534),
+                (4, 5, ANY),
+                (0x10, 7, ANY),
+                (0x20, 5, ANY),
+            ],
+        );
+        let e = below(d.path(), &h, me()).unwrap_err();
+        assert_eq!(e.at, a, "{e}");
+        let e = check_read_as(&a.join("p.yaml"), me(), d.path().parent()).unwrap_err();
+        assert_eq!(e.at, a, "{e}");
     }
 
     #[test]

@@ -1556,3 +1556,353 @@ fn as_root_the_default_lock_is_where_no_other_user_can_plant_it() {
         assert!(test_files(&env.dir).is_empty());
     }
 }
+
+/// Sets a POSIX access ACL as `setfacl` does (setfacl is not always installed): the
+/// `system.posix_acl_access` xattr, entries of (tag, permission, id).
+fn set_acl(p: &Path, entries: &[(u16, u16, u32)]) {
+    let mut raw = 2u32.to_le_bytes().to_vec();
+    for (tag, perm, id) in entries {
+        raw.extend(tag.to_le_bytes());
+        raw.extend(perm.to_le_bytes());
+        raw.extend(id.to_le_bytes());
+    }
+    let path = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: NUL-terminated path and name, and a value with its length.
+    let rc = unsafe {
+        libc::setxattr(
+            path.as_ptr(),
+            c"system.posix_acl_access".as_ptr(),
+            raw.as_ptr().cast(),
+            raw.len(),
+            0,
+        )
+    };
+    assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+}
+
+/// Whether user nobody can open `p` for appending (the ACL really lets them write).
+fn nobody_can_append(p: &Path) -> bool {
+    StdCommand::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sh",
+            "-c",
+        ])
+        .arg(r#"true >> "$1""#)
+        .arg("sh")
+        .arg(p)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (the rule is root's)")]
+fn as_root_a_history_another_user_can_write_through_an_acl_is_refused() {
+    const ANY: u32 = u32::MAX;
+    let env = Env::new();
+    let t = env.tmp.path();
+    // setfacl -m u:nobody:rw h.jsonl: ls shows -rw-rw-r--+ root root
+    let file = t.join("file");
+    std::fs::create_dir(&file).unwrap();
+    mode(&file, 0o755);
+    let h = file.join("h.jsonl");
+    seed(&h, 6);
+    mode(&h, 0o644);
+    set_acl(
+        &h,
+        &[
+            (1, 6, ANY),
+            (2, 6, 65534),
+            (4, 4, ANY),
+            (0x10, 6, ANY),
+            (0x20, 4, ANY),
+        ],
+    );
+    if !nobody_can_append(&h) {
+        skip("setpriv missing or the ACL not honoured here: cannot show nobody writing");
+        return;
+    }
+    let shown = h.display().to_string();
+    refused_by_every_command(&env, &h, &[&shown, "user nobody (uid 65534)", "ACL"]);
+
+    // setfacl -m u:nobody:rwx DIR: nobody can add or replace files in root's directory
+    let dir = t.join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    mode(&dir, 0o755);
+    let h = dir.join("h.jsonl");
+    seed(&h, 6);
+    set_acl(
+        &dir,
+        &[
+            (1, 7, ANY),
+            (2, 7, 65534),
+            (4, 5, ANY),
+            (0x10, 7, ANY),
+            (0x20, 5, ANY),
+        ],
+    );
+    let shown = format!("{} is writable by user nobody", dir.display());
+    refused_by_every_command(&env, &h, &[&shown, "ACL"]);
+
+    // An ACL that lets nobody only read: sound.
+    let read = t.join("read");
+    std::fs::create_dir(&read).unwrap();
+    mode(&read, 0o755);
+    let h = read.join("h.jsonl");
+    seed(&h, 6);
+    set_acl(
+        &h,
+        &[
+            (1, 6, ANY),
+            (2, 4, 65534),
+            (4, 4, ANY),
+            (0x10, 4, ANY),
+            (0x20, 4, ANY),
+        ],
+    );
+    env.cmd()
+        .arg("report")
+        .arg("--history")
+        .arg(&h)
+        .assert()
+        .code(predicate::in_iter([0, 1, 3]));
+}
+
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (the rule is root's)")]
+fn as_root_a_bundle_others_can_write_is_refused_as_a_history_by_every_command() {
+    let env = Env::new();
+    let t = env.tmp.path();
+    let h = t.join("h.jsonl");
+    seed(&h, 6);
+    let b = t.join("made.tar.gz");
+    env.cmd()
+        .args(["bundle", "-q", "--since", "30d", "-o"])
+        .arg(&b)
+        .arg("--history")
+        .arg(&h)
+        .assert()
+        .code(0);
+    let host = iopscheck::testing::machine::hostname();
+    let reads: [(&str, Vec<&std::ffi::OsStr>); 4] = [
+        (
+            "report",
+            vec!["report".as_ref(), "--history".as_ref(), b.as_os_str()],
+        ),
+        ("import", vec!["import".as_ref(), b.as_os_str()]),
+        ("fleet", vec!["fleet".as_ref(), b.as_os_str()]),
+        (
+            "compare",
+            vec![
+                "compare".as_ref(),
+                "--history".as_ref(),
+                b.as_os_str(),
+                "--host".as_ref(),
+                host.as_ref(),
+                "--at".as_ref(),
+                "2020-01-01".as_ref(),
+            ],
+        ),
+    ];
+    // root's own bundle is judged by each
+    for (name, args) in &reads {
+        let out = std_cmd(&env, args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("refusing it as root"), "{name}: {err}");
+    }
+    mode(&b, 0o666);
+    for (name, args) in &reads {
+        let out = std_cmd(&env, args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(&b.display().to_string())
+                && err.contains("refusing it as root")
+                && err.contains("world-writable"),
+            "{name}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{name}: judged");
+    }
+}
+
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (the rule is root's)")]
+fn as_root_import_record_refuses_an_output_others_can_write_which_is_still_judged_without_it() {
+    let env = Env::new();
+    let t = env.tmp.path();
+    let output = t.join("run.json");
+    std::fs::copy(common::fixture("fio-3.33-sample.json"), &output).unwrap();
+    let h = t.join("h.jsonl");
+    let import = |record: bool| {
+        let mut c = env.cmd();
+        c.args(["import", "-q", "--host", "nw", "--history"])
+            .arg(&h);
+        if record {
+            c.arg("--record");
+        }
+        c.arg(&output).output().unwrap()
+    };
+    for (planted, why) in [(0o666, "world-writable"), (0o644, "owned by user nobody")] {
+        mode(&output, planted);
+        if planted == 0o644 {
+            std::os::unix::fs::chown(&output, Some(65534), Some(65534)).unwrap();
+        }
+        let out = import(true);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("--record")
+                && err.contains(&output.display().to_string())
+                && err.contains(why)
+                && err.contains("nothing was recorded"),
+            "{err}"
+        );
+        assert!(!h.exists(), "nothing recorded");
+        // judged, as a customer's output is, without --record
+        let out = import(false);
+        assert!(
+            [0, 1, 3].contains(&out.status.code().unwrap()),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // root's own: recorded
+    std::os::unix::fs::chown(&output, Some(0), Some(0)).unwrap();
+    let out = import(true);
+    assert!(
+        [0, 1, 3].contains(&out.status.code().unwrap()),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(h.exists(), "recorded");
+}
+
+/// The fio outputs a bundle holds, by name.
+fn bundled_outputs(b: &Path) -> Vec<(String, Vec<u8>)> {
+    use std::io::Read as _;
+    let gz = flate2::read::GzDecoder::new(std::fs::File::open(b).unwrap());
+    let mut tar = tar::Archive::new(gz);
+    let mut out = Vec::new();
+    for e in tar.entries().unwrap() {
+        let mut e = e.unwrap();
+        let name = e.path().unwrap().display().to_string();
+        if name.contains("/fio/") && e.header().entry_type().is_file() {
+            let mut bytes = Vec::new();
+            e.read_to_end(&mut bytes).unwrap();
+            out.push((name, bytes));
+        }
+    }
+    out
+}
+
+#[test]
+#[cfg_attr(
+    not(have_root),
+    ignore = "needs root (another user's link, sudo's user)"
+)]
+fn bundle_never_packs_a_file_its_maker_could_not_read_through_another_users_link() {
+    let env = Env::new();
+    let t = env.tmp.path();
+    let h = t.join("h.jsonl");
+    seed(&h, 3);
+    let secret = t.join("secret-shadow");
+    std::fs::write(&secret, "root:$6$SECRETHASH:19000:0:99999:7:::\n").unwrap();
+    mode(&secret, 0o600);
+    // user nobody's directory, and their link in it: "here is my fio output"
+    let theirs = t.join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    mode(&theirs, 0o755);
+    let link = theirs.join("out.txt");
+    std::os::unix::fs::symlink(&secret, &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    let b = t.join("sb.tar.gz");
+    let bundle = |input: &Path, sudo_uid: Option<&str>| {
+        let mut c = env.cmd();
+        c.args(["bundle", "-q", "--since", "30d", "-o"])
+            .arg(&b)
+            .arg("--history")
+            .arg(&h)
+            .arg(input)
+            .env_remove("SUDO_UID")
+            .env_remove("SUDO_GID");
+        if let Some(u) = sudo_uid {
+            c.env("SUDO_UID", u).env("SUDO_GID", u);
+        }
+        c.output().unwrap()
+    };
+    let out = bundle(&link, None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&link.display().to_string())
+            && err.contains("symbolic link owned by user nobody"),
+        "{err}"
+    );
+    assert!(!err.contains("SECRETHASH"), "{err}");
+    assert!(!b.exists(), "no bundle");
+
+    // Under sudo, root's private file is not the invoking user's to pack.
+    let out = bundle(&secret, Some("65534"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&secret.display().to_string()) && err.contains("not readable by user nobody"),
+        "{err}"
+    );
+    assert!(!b.exists(), "no bundle");
+
+    // Root's own output, and a link of root's to it: packed.
+    let fio = t.join("fio.json");
+    std::fs::copy(common::fixture("fio-3.33-sample.json"), &fio).unwrap();
+    let own_link = t.join("latest.json");
+    std::os::unix::fs::symlink(&fio, &own_link).unwrap();
+    let out = bundle(&own_link, None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let packed = bundled_outputs(&b);
+    let names: Vec<&String> = packed.iter().map(|(n, _)| n).collect();
+    assert_eq!(packed.len(), 1, "{names:?}");
+    assert!(packed[0].1 == std::fs::read(&fio).unwrap(), "{names:?}");
+}
+
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (sudo's user)")]
+fn under_sudo_policy_check_quotes_only_what_the_user_who_ran_sudo_could_read() {
+    let env = Env::new();
+    let private = env.tmp.path().join("root-only.yaml");
+    std::fs::write(&private, "name: x\ntoken_TOPSECRET: 1\n").unwrap();
+    mode(&private, 0o600);
+    let check = |sudo_uid: Option<&str>| {
+        let mut c = env.cmd();
+        c.args(["policy", "check"])
+            .arg(&private)
+            .env_remove("SUDO_UID")
+            .env_remove("SUDO_GID");
+        if let Some(u) = sudo_uid {
+            c.env("SUDO_UID", u).env("SUDO_GID", u);
+        }
+        let out = c.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // root's own file, root asking: the offending key is named
+    let (code, err) = check(None);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("token_TOPSECRET"), "{err}");
+    // under sudo by user nobody, who could not read it: located, not quoted
+    let (code, err) = check(Some("65534"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        !err.contains("TOPSECRET") && err.contains("content is not shown"),
+        "{err}"
+    );
+}

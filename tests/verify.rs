@@ -429,9 +429,99 @@ fn key(env: &common::Env, name: &str, seed: u8) -> (PathBuf, PathBuf) {
         k.to_openssh(ssh_key::LineEnding::LF).unwrap().as_bytes(),
     )
     .unwrap();
+    // private to its owner, as ssh-keygen writes it
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
     let public = env.tmp.path().join(format!("{name}.pub"));
     std::fs::write(&public, k.public_key().to_openssh().unwrap() + "\n").unwrap();
     (private, public)
+}
+
+/// `bundle --sign KEY`'s exit code and stderr.
+fn sign_with(env: &common::Env, key: &Path) -> (Option<i32>, String) {
+    let dest = env.tmp.path().join("with-key.tar.gz");
+    let out = env
+        .cmd()
+        .args(["bundle", "--host", "node7", "-o"])
+        .arg(&dest)
+        .arg("--sign")
+        .arg(key)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&dest);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_private_key_others_can_read_is_refused_for_signing_as_ssh_keygen_does() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = common::Env::new();
+    history(&env, "node7", &[16.4, 16.5]);
+    let (private, _) = key(&env, "k", 3);
+    for mode in [0o644, 0o640, 0o604] {
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(mode)).unwrap();
+        let (code, err) = sign_with(&env, &private);
+        assert_eq!(code, Some(2), "{mode:o}: {err}");
+        assert!(
+            err.contains(&format!("--sign {}", private.display()))
+                && err.contains("unprotected private key")
+                && err.contains("chmod 600"),
+            "{mode:o}: {err}"
+        );
+    }
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (code, err) = sign_with(&env, &private);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (the rule is root's)")]
+fn as_root_a_key_another_user_owns_or_can_write_is_refused_naming_the_flag() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = common::Env::new();
+    history(&env, "node7", &[16.4, 16.5, 16.6]);
+    let (private, public) = key(&env, "k", 4);
+    let signed = bundle(&env, "signed.tar.gz", &[Path::new("--sign"), &private]);
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    let refused = |code: Option<i32>, text: &str, flag: &str, key: &Path, why: &str| {
+        assert_eq!(code, Some(2), "{text}");
+        assert!(
+            text.contains(&format!("{flag} {}", key.display()))
+                && text.contains("refusing it as root")
+                && text.contains(why),
+            "{text}"
+        );
+        assert!(!text.contains("VERIFIED"), "{text}");
+    };
+    // world-writable: anyone could have put their own key there
+    mode(&public, 0o666);
+    let (code, text) = verify_with(&env, &signed, &[Path::new("--key"), &public]);
+    refused(code, &text, "--key", &public, "world-writable");
+    mode(&private, 0o666);
+    let (code, text) = sign_with(&env, &private);
+    refused(code, &text, "--sign", &private, "world-writable");
+    // another user's, not writable by others
+    mode(&public, 0o644);
+    mode(&private, 0o600);
+    for k in [&public, &private] {
+        std::os::unix::fs::chown(k, Some(65534), Some(65534)).unwrap();
+    }
+    let (code, text) = verify_with(&env, &signed, &[Path::new("--key"), &public]);
+    refused(code, &text, "--key", &public, "owned by user nobody");
+    let (code, text) = sign_with(&env, &private);
+    refused(code, &text, "--sign", &private, "owned by user nobody");
+    // root's own: verified, and signed
+    for k in [&public, &private] {
+        std::os::unix::fs::chown(k, Some(0), Some(0)).unwrap();
+    }
+    let (code, text) = verify_with(&env, &signed, &[Path::new("--key"), &public]);
+    assert_eq!(code, Some(0), "{text}");
+    let (code, text) = sign_with(&env, &private);
+    assert_eq!(code, Some(0), "{text}");
 }
 
 fn member_of<'a>(m: &'a Members, suffix: &str) -> Option<&'a Vec<u8>> {

@@ -48,6 +48,9 @@ impl TryFrom<ReportArgs> for ReportConfig {
         // A bundle is judged as its own report was: its history, its policy (unless another
         // is named), its host, at the time it was made.
         let bundle = if bundle_input::is_gzip(&path) {
+            // A bundle given as the history is the history: as root, refused where others
+            // could write it, as fleet, compare and bundle refuse it (import BUNDLE too).
+            crate::history::check_for_reading(&path)?;
             Some(bundle_input::open(&path)?)
         } else {
             None

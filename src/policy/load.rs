@@ -205,10 +205,10 @@ const POLICY_KEYS: [&str; 10] = [
 
 /// An error about a file's content quotes that content (a key, a value) only where the file is
 /// a policy document and one the user could read anyway: a regular file, not reached through a
-/// symbolic link, owned by the user or readable by everyone. Otherwise (`policy check` on a
-/// link to /etc/shadow, as root) the error says where and why, without the content.
+/// symbolic link, owned by the user (who ran sudo, under sudo) or readable by their group or
+/// by everyone ([`crate::trust::readable_by`]). Otherwise (`policy check` on a link to
+/// /etc/shadow, as root) the error says where and why, without the content.
 fn without_content(e: PolicyError, path: &Path, yaml: &str) -> PolicyError {
-    use std::os::unix::fs::MetadataExt;
     let shown = path.display().to_string();
     let is_policy_document = yaml.lines().any(|l| {
         l.split_once(':')
@@ -226,9 +226,9 @@ fn without_content(e: PolicyError, path: &Path, yaml: &str) -> PolicyError {
             other => other,
         };
     }
-    let euid = crate::syscalls::euid();
-    let readable_anyway = std::fs::symlink_metadata(path)
-        .is_ok_and(|m| m.file_type().is_file() && (m.uid() == euid || m.mode() & 0o004 != 0));
+    // The rule `bundle FILE` packs a file by (crate::trust), and not through a link at all.
+    let readable_anyway = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+        && crate::trust::readable_by(path, crate::trust::invoker()).is_ok();
     if readable_anyway {
         return e;
     }

@@ -224,20 +224,53 @@ fn signed_manifest(
 
 /// The fio outputs given on the command line, each with its name in the bundle (`fio/NAME`).
 fn read_outputs(outputs: &[PathBuf]) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
     let mut raw: Vec<(String, Vec<u8>)> = Vec::new();
+    let reader = crate::trust::invoker();
+    // Whoever asks may bundle only what they could read themselves: the bundle is readable
+    // by all and goes to the vendor (the rule `policy check` quotes a file by).
+    let unreadable = |shown: &std::path::Display, u: crate::trust::Untrusted| {
+        usage(format!(
+            "bundle: {shown}: refusing to pack it: {u}; a bundle is readable by everyone and sent on, so it holds only what its maker could read: give the fio output itself, or a copy of it"
+        ))
+    };
     for p in outputs {
         let shown = p.display();
+        crate::trust::readable_by(p, reader).map_err(|u| unreadable(&shown, u))?;
         let meta = std::fs::metadata(p).map_err(|e| usage(format!("bundle: {shown}: {e}")))?;
         if !meta.is_file() {
             return Err(usage(format!("bundle: {shown}: not a regular file")));
         }
-        if meta.len() > crate::fio::MAX_INPUT as u64 {
-            return Err(usage(format!(
+        let too_large = || {
+            usage(format!(
                 "bundle: {shown}: larger than {} bytes; fio outputs are far smaller",
                 crate::fio::MAX_INPUT
-            )));
+            ))
+        };
+        if meta.len() > crate::fio::MAX_INPUT as u64 {
+            return Err(too_large());
         }
-        let bytes = std::fs::read(p).map_err(|e| usage(format!("bundle: {shown}: {e}")))?;
+        // judged again on what was opened: the name may lead elsewhere since
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+            .open(p)
+            .map_err(|e| usage(format!("bundle: {shown}: {e}")))?;
+        let opened = f
+            .metadata()
+            .map_err(|e| usage(format!("bundle: {shown}: {e}")))?;
+        if !opened.is_file() {
+            return Err(usage(format!("bundle: {shown}: not a regular file")));
+        }
+        crate::trust::readable_file(p, &opened, reader).map_err(|u| unreadable(&shown, u))?;
+        let mut bytes = Vec::new();
+        f.take(crate::fio::MAX_INPUT as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| usage(format!("bundle: {shown}: {e}")))?;
+        if bytes.len() > crate::fio::MAX_INPUT {
+            return Err(too_large());
+        }
         let base = p
             .file_name()
             .map(|n| safe_name(&n.to_string_lossy()))

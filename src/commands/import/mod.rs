@@ -36,6 +36,9 @@ pub fn run(cfg: ImportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
         strict,
         outputs,
     } = cfg;
+    if record.is_some() {
+        record::refuse_untrusted_inputs(&files)?;
+    }
     let mut reading = Reading::new(&policy, &host, dir.as_deref(), assumed.as_ref());
     for path in &files {
         reading.file(path)?;

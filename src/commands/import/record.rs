@@ -7,6 +7,21 @@ use crate::config::Ctx;
 use crate::error::usage;
 use crate::history::{self, Record};
 
+/// As root, the outputs `--record` makes root's evidence of are judged as the history is
+/// (`crate::trust`): an output others could have written or swapped is refused before it is
+/// read. Judged without `--record`, a customer's output is read wherever it is.
+pub(super) fn refuse_untrusted_inputs(files: &[std::path::PathBuf]) -> anyhow::Result<()> {
+    for f in files.iter().filter(|f| f.as_os_str() != "-") {
+        crate::trust::check_read(f).map_err(|u| {
+            usage(format!(
+                "--record: {}: refusing, as root, to record a fio output other users can write ({u}): they could have written its figures; copy it where only root can write (install -m 0644 FILE /root/), or judge it without --record; nothing was recorded",
+                f.display()
+            ))
+        })?;
+    }
+    Ok(())
+}
+
 /// Appends the imported runs, refusing all of them if any is already in the history, for
 /// whichever host: one fio run is one run of one machine, and nothing is half-recorded. The
 /// history is read for that, one line at a time, under the exclusive lock the append takes,
