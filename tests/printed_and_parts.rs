@@ -102,6 +102,18 @@ fn a_latency_fio_truncated_is_not_a_pass_where_the_exact_one_fails() {
     let (code, line) = summary(&env, &[&assume[..], &[arg(&fixture("r7.terse"))]].concat());
     assert_eq!(code, Some(3), "{line}");
     assert!(line.starts_with("INCONCLUSIVE"), "{line}");
+    // and the picture does not mark the run, nor its day, as meeting the rule
+    let out = env
+        .cmd()
+        .args(["import"])
+        .args(assume)
+        .args([arg(&fixture("r7.terse")), "--format", "html"])
+        .output()
+        .unwrap();
+    let html = String::from_utf8_lossy(&out.stdout);
+    assert!(html.contains("<circle class=\"run unjudged\""), "{html}");
+    assert!(!html.contains("class=\"run pass\""), "{html}");
+    assert!(!html.contains("37.00 ✓"), "{html}");
 }
 
 #[test]

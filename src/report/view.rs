@@ -102,8 +102,13 @@ impl Cell {
         self
     }
 
-    /// The figure with the mark its rule gives it on a test of `standing` ([`judge_on`]).
+    /// A day's figure with the mark its rule gives it on a test of `standing` ([`judge_on`]):
+    /// none where the rule is undecided on figures fio printed (a day's mean of them is as
+    /// coarse).
     pub fn judged(r: &RuleResult, v: f64, standing: Option<Effect>) -> Cell {
+        if r.undecided.is_some() {
+            return Cell::marked(v, Emphasis::None);
+        }
         Cell::marked(v, judge_on(r, v, standing))
     }
 

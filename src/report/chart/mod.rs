@@ -324,6 +324,10 @@ fn mark_class(
     standing: Option<crate::deviation::Effect>,
 ) -> &'static str {
     use crate::deviation::Effect;
+    if rule.undecided.is_some() {
+        // a mean of figures fio printed too coarsely to tell
+        return "unjudged";
+    }
     match (rule.op.holds(v, rule.threshold), standing) {
         (true, None) => "pass",
         (false, None | Some(Effect::Flatters)) => "fail",

@@ -6,6 +6,7 @@ use chrono::{DateTime, FixedOffset};
 
 use super::*;
 use crate::evaluate::Evaluation;
+use crate::report::view::Emphasis;
 
 /// One run's value of the charted metric.
 pub struct Point<'a> {
@@ -362,14 +363,12 @@ fn run_marks(
         series_line(s, sorted.iter().map(|p| (x(p.time), y(p.value))));
     }
     for p in points {
-        let class = match mark_class(
-            rule,
-            p.value,
-            crate::report::view::run_standing(ev, p.index),
-        ) {
-            // A run that failed the rule on more than its figure (its sustained level).
-            "pass" if rule.per_run.get(p.index) == Some(&Some(false)) => "fail",
-            c => c,
+        // marked as the tables mark it: a run that failed the rule on more than its figure
+        // (its sustained level) misses it, a figure fio printed too coarsely to tell has none
+        let class = match crate::report::view::judge_run(ev, rule, p.index, p.value) {
+            Emphasis::Pass => "pass",
+            Emphasis::Fail => "fail",
+            _ => "unjudged",
         };
         let tip = format!(
             "run {}, {}, {}, {}: {} {}{unit} ({}{} {})",
