@@ -331,7 +331,8 @@ mod tests {
     fn the_work_grows_with_the_blocks_and_hardly_faster() {
         // one group started together; groups of four behind stonewalls; timed blocks one
         // after another and overlapping their neighbours; clients of a client/server run
-        let shapes: [(&str, fn(u32) -> FioJob); 4] = [
+        type Shape = (&'static str, fn(u32) -> FioJob);
+        let shapes: [Shape; 4] = [
             ("one group", |_| job(0, Some(false), None)),
             ("stonewalled", |i| job(i / 4, Some(i % 4 == 0), None)),
             ("timed", |i| {
