@@ -514,14 +514,10 @@ fn spawn_run(env: &Env, args: &[&str]) -> Child {
 }
 
 fn spawn_run_of(program: &Path, env: &Env, args: &[&str]) -> Child {
-    StdCommand::new(program)
+    env.std_cmd_of(program)
         .args(["run", "--dir"])
         .arg(&env.dir)
         .args(args)
-        .env("IOPSCHECK_HISTORY", &env.history)
-        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
-        .env("NO_COLOR", "1")
-        .env_remove("IOPSCHECK_FIO")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

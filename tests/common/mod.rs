@@ -31,7 +31,12 @@ impl Env {
     /// [`Env::cmd`] as a std Command: one that is spawned, or whose standard streams are
     /// files or closed pipes (assert_cmd's takes neither).
     pub fn std_cmd(&self) -> std::process::Command {
-        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"));
+        self.std_cmd_of(assert_cmd::cargo::cargo_bin!("iopscheck"))
+    }
+
+    /// [`Env::std_cmd`] of `program`: the binary under another name (a link to it).
+    pub fn std_cmd_of(&self, program: &Path) -> std::process::Command {
+        let mut c = std::process::Command::new(program);
         c.env("IOPSCHECK_HISTORY", &self.history)
             .env("IOPSCHECK_LOCK_FILE", self.tmp.path().join("run.lock"))
             .env("NO_COLOR", "1")
