@@ -17,13 +17,10 @@ fn bin() -> PathBuf {
 
 /// Starts `iopscheck run` in the background with this env's history and lock.
 fn spawn_run(env: &Env, dir: &Path, extra: &[&str]) -> Child {
-    common::default_signals(StdCommand::new(bin()))
+    common::default_signals(env.std_cmd())
         .args(["run", "--dir"])
         .arg(dir)
         .args(extra)
-        .env("IOPSCHECK_HISTORY", &env.history)
-        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
-        .env("NO_COLOR", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -131,24 +128,10 @@ fn signal(child: &Child, sig: i32) {
 /// Waits for the child and returns its exit code and how long it took after the signal.
 fn wait_code(mut child: Child) -> (Option<i32>, Duration, String) {
     let t = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            use std::io::Read;
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            return (status.code(), t.elapsed(), err);
-        }
-        if t.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            panic!("the run did not stop within 30 s of the signal");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let Some((status, err)) = common::wait_with_stderr(&mut child, Duration::from_secs(30)) else {
+        panic!("the run did not stop within 30 s of the signal");
+    };
+    (status.code(), t.elapsed(), err)
 }
 
 #[test]
@@ -188,13 +171,10 @@ fn a_run_started_with_hangup_and_interrupt_ignored_keeps_them_ignored() {
     use std::os::unix::process::CommandExt as _;
     let env = Env::new();
     let ignored = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT];
-    let mut cmd = StdCommand::new(bin());
+    let mut cmd = env.std_cmd();
     cmd.args(["run", "--dir"])
         .arg(&env.dir)
         .args(one_run("64m", "30", "psync"))
-        .env("IOPSCHECK_HISTORY", &env.history)
-        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
-        .env("NO_COLOR", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // SAFETY: runs in the child before exec and calls only signal(2), async-signal-safe.
@@ -421,18 +401,15 @@ fn run_to(env: &Env, ending: Ending, quiet: bool) -> (Option<i32>, String) {
         ),
         Ending::SigintBetweenRuns => ("psync", "2", "60s", None),
     };
-    let mut cmd = common::default_signals(StdCommand::new(bin()));
+    let mut cmd = common::default_signals(env.std_cmd());
     if quiet {
         cmd.arg("--quiet");
     }
     cmd.args(["run", "--dir"])
         .arg(&env.dir)
         .args(run_args(&["--interval", interval], "8m", "1", runs, engine))
-        .env("IOPSCHECK_HISTORY", &env.history)
-        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
         .env("IOPSCHECK_REMOVAL_NOTE_AFTER", "0")
         .env("FIO_MARK", &mark)
-        .env("NO_COLOR", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     if let Some(f) = &fio {
@@ -908,11 +885,8 @@ fn codes_open_and_closed(
     args: &[&std::ffi::OsStr],
 ) -> (Option<i32>, Option<i32>, String) {
     let open = env.cmd().args(args).output().unwrap();
-    let closed = common::default_signals(StdCommand::new(bin()))
+    let closed = common::default_signals(env.std_cmd())
         .args(args)
-        .env("IOPSCHECK_HISTORY", &env.history)
-        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
-        .env("NO_COLOR", "1")
         .stdout(closed_pipe())
         .stderr(Stdio::piped())
         .output()
@@ -1087,10 +1061,8 @@ fn no_command_panics_on_a_closed_stdout_or_stderr() {
         cases.push(vec!["completions", shell]);
     }
     for args in cases {
-        let out = common::default_signals(StdCommand::new(bin()))
+        let out = common::default_signals(env.std_cmd())
             .args(&args)
-            .env("IOPSCHECK_HISTORY", &env.history)
-            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
             .stdout(closed_pipe())
             .stderr(Stdio::piped())
             .output()
@@ -1100,10 +1072,8 @@ fn no_command_panics_on_a_closed_stdout_or_stderr() {
         assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
         assert_ne!(out.status.code(), Some(2), "{args:?}: {err}");
         // Both closed, as with `2>&1 | head -1`: still no panic.
-        let both = common::default_signals(StdCommand::new(bin()))
+        let both = common::default_signals(env.std_cmd())
             .args(&args)
-            .env("IOPSCHECK_HISTORY", &env.history)
-            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
             .stdout(closed_pipe())
             .stderr(closed_pipe())
             .status()

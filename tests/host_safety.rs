@@ -67,12 +67,19 @@ fn output_within(mut cmd: StdCommand, limit: Duration) -> std::process::Output {
 
 /// `iopscheck ARGS` with this env's lock, as a std command.
 fn std_cmd(env: &Env, args: &[&std::ffi::OsStr]) -> StdCommand {
-    let mut c = common::default_signals(StdCommand::new(bin()));
-    c.args(args)
-        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
-        .env("NO_COLOR", "1")
-        .env_remove("IOPSCHECK_HISTORY")
-        .env_remove("IOPSCHECK_FIO");
+    let mut c = common::default_signals(env.std_cmd());
+    c.args(args).env_remove("IOPSCHECK_HISTORY");
+    c
+}
+
+/// A small run on `env`'s directory with its history and lock, as the next run after one
+/// interrupted: waiting at most `flush_wait` (IOPSCHECK_FLUSH_WAIT) for what that one left.
+fn next_run(env: &Env, flush_wait: Option<&str>) -> StdCommand {
+    let mut c = common::default_signals(env.std_cmd());
+    c.args(["run", "--dir"]).arg(&env.dir).args(SMALL);
+    if let Some(wait) = flush_wait {
+        c.env("IOPSCHECK_FLUSH_WAIT", wait);
+    }
     c
 }
 
@@ -507,14 +514,10 @@ fn spawn_run(env: &Env, args: &[&str]) -> Child {
 }
 
 fn spawn_run_of(program: &Path, env: &Env, args: &[&str]) -> Child {
-    StdCommand::new(program)
+    env.std_cmd_of(program)
         .args(["run", "--dir"])
         .arg(&env.dir)
         .args(args)
-        .env("IOPSCHECK_HISTORY", &env.history)
-        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
-        .env("NO_COLOR", "1")
-        .env_remove("IOPSCHECK_FIO")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -680,16 +683,7 @@ fn an_interrupted_runs_flush_holds_the_lock_and_the_next_run_waits_for_it() {
 
         // Bounded: the flush outlasts the wait; nothing measured, nothing recorded.
         let t = Instant::now();
-        let out = output_within(
-            {
-                let mut c = std_cmd(&env, &[]);
-                c.args(["run", "--dir"]).arg(&env.dir).args(SMALL);
-                c.env("IOPSCHECK_FLUSH_WAIT", "1s")
-                    .env("IOPSCHECK_HISTORY", &env.history);
-                c
-            },
-            Duration::from_secs(60),
-        );
+        let out = output_within(next_run(&env, Some("1s")), Duration::from_secs(60));
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(err.contains("is still being flushed to disk"), "{err}");
@@ -704,15 +698,11 @@ fn an_interrupted_runs_flush_holds_the_lock_and_the_next_run_waits_for_it() {
         // then the trim of 512 MiB on a disk mounted with discard: minutes on a busy disk), so
         // the wait is made longer than any flush: with the default 120 s a slow flush ended
         // the run with exit 2, as promised, and the test with it.
-        let mut next = common::default_signals(StdCommand::new(bin()))
+        let mut next = common::default_signals(env.std_cmd())
             .args(["run", "--dir"])
             .arg(&env.dir)
             .args(SMALL)
-            .env("IOPSCHECK_HISTORY", &env.history)
-            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
             .env("IOPSCHECK_FLUSH_WAIT", "1d")
-            .env("NO_COLOR", "1")
-            .env_remove("IOPSCHECK_FIO")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -788,16 +778,7 @@ fn the_jobs_of_a_killed_fio_run_hold_the_lock_so_no_run_measures_beside_them() {
     assert_eq!(left.len(), 1, "the killed run's file stays: {left:?}");
 
     // The next run neither removes the file fio's job still has nor measures beside it.
-    let out = output_within(
-        {
-            let mut c = std_cmd(&env, &[]);
-            c.args(["run", "--dir"]).arg(&env.dir).args(SMALL);
-            c.env("IOPSCHECK_FLUSH_WAIT", "1s")
-                .env("IOPSCHECK_HISTORY", &env.history);
-            c
-        },
-        Duration::from_secs(60),
-    );
+    let out = output_within(next_run(&env, Some("1s")), Duration::from_secs(60));
     let err = String::from_utf8_lossy(&out.stderr);
     for &p in &all {
         kill(p, libc::SIGKILL);
@@ -814,15 +795,7 @@ fn the_jobs_of_a_killed_fio_run_hold_the_lock_so_no_run_measures_beside_them() {
     for &p in &all {
         wait_gone(p);
     }
-    let out = output_within(
-        {
-            let mut c = std_cmd(&env, &[]);
-            c.args(["run", "--dir"]).arg(&env.dir).args(SMALL);
-            c.env("IOPSCHECK_HISTORY", &env.history);
-            c
-        },
-        Duration::from_secs(60),
-    );
+    let out = output_within(next_run(&env, None), Duration::from_secs(60));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!([0, 1, 3].contains(&out.status.code().unwrap()), "{err}");
     assert!(
@@ -838,13 +811,7 @@ fn a_lock_held_by_another_program_or_by_iopscheck_under_another_name_is_named_fo
     use std::os::unix::process::CommandExt;
     let env = Env::new();
     let lock = env.tmp.path().join("run.lock");
-    let small_run = || {
-        let mut c = std_cmd(&env, &[]);
-        c.args(["run", "--dir"]).arg(&env.dir).args(SMALL);
-        c.env("IOPSCHECK_FLUSH_WAIT", "1s")
-            .env("IOPSCHECK_HISTORY", &env.history);
-        output_within(c, Duration::from_secs(60))
-    };
+    let small_run = || output_within(next_run(&env, Some("1s")), Duration::from_secs(60));
     let held = || {
         let f = std::fs::OpenOptions::new()
             .read(true)
@@ -993,10 +960,7 @@ fn what_a_run_left_holding_the_lock_is_told_by_its_binary_not_its_name() {
     let fio = on_path("fio").expect("fio on PATH");
     let sleep = on_path("sleep").expect("sleep on PATH");
     let small_run = |env: &Env, fio_var: Option<&Path>| {
-        let mut c = std_cmd(env, &[]);
-        c.args(["run", "--dir"]).arg(&env.dir).args(SMALL);
-        c.env("IOPSCHECK_FLUSH_WAIT", "1s")
-            .env("IOPSCHECK_HISTORY", &env.history);
+        let mut c = next_run(env, Some("1s"));
         if let Some(f) = fio_var {
             c.env("IOPSCHECK_FIO", f);
         }
@@ -1065,15 +1029,12 @@ fn the_verdict_is_out_before_the_test_file_is_freed() {
     let env = Env::new();
     for format in ["table", "json"] {
         let out_path = env.tmp.path().join(format!("stdout.{format}"));
-        let mut run = common::default_signals(StdCommand::new(bin()))
+        let mut run = common::default_signals(env.std_cmd())
             .args(["run", "--dir"])
             .arg(&env.dir)
             .args(SMALL)
             .args(["--format", format])
-            .env("IOPSCHECK_HISTORY", &env.history)
-            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
             .env("IOPSCHECK_REMOVAL_NOTE_AFTER", "0")
-            .env("NO_COLOR", "1")
             .stdout(std::fs::File::create(&out_path).unwrap())
             .stderr(Stdio::piped())
             .spawn()
@@ -1127,7 +1088,7 @@ fn a_disk_mounted_with_discard_is_said_before_the_run_and_its_removal_after_the_
     };
     // A file large enough for its removal to be said at once on such a disk (256 MiB).
     let run = |dir: &Path| {
-        let out = common::default_signals(StdCommand::new(bin()))
+        let out = common::default_signals(env.std_cmd())
             .args(["run", "--dir"])
             .arg(dir)
             .args([
@@ -1140,9 +1101,6 @@ fn a_disk_mounted_with_discard_is_said_before_the_run_and_its_removal_after_the_
                 "--engine",
                 "psync",
             ])
-            .env("IOPSCHECK_HISTORY", &env.history)
-            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
-            .env("NO_COLOR", "1")
             .output()
             .unwrap();
         assert!(

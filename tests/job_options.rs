@@ -12,26 +12,7 @@ use common::{Env, have_fio, skip};
 /// Swimlane's job at 8 MiB and 1 s by the installed fio, in JSON, with `extra` options.
 fn fio_json(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
     let out = dir.join(name);
-    let status = std::process::Command::new("fio")
-        .args([
-            "--name=random-write",
-            "--ioengine=posixaio",
-            "--rw=randwrite",
-            "--bs=4k",
-            "--numjobs=1",
-            "--size=8m",
-            "--iodepth=1",
-            "--runtime=1",
-            "--time_based",
-            "--end_fsync=1",
-            "--output-format=json",
-        ])
-        .arg(format!("--directory={}", dir.display()))
-        .arg(format!("--output={}", out.display()))
-        .args(extra)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    common::small_swimlane_fio(dir, "json", &out, extra);
     for f in std::fs::read_dir(dir).unwrap().flatten() {
         if f.file_name().to_string_lossy().starts_with("random-write.") {
             std::fs::remove_file(f.path()).unwrap();
@@ -46,10 +27,7 @@ fn options_that_change_what_the_job_measures_make_it_another_test() {
         return skip("needs fio");
     }
     let env = Env::new();
-    let policy = env.swimlane_policy("small.yaml", |y| {
-        y.replace("size: 4g", "size: 8m")
-            .replace("runtime: 60s", "runtime: 1s")
-    });
+    let policy = env.small_swimlane();
     let p = policy.to_str().unwrap();
     // the job as the policy has it passes (the disk is far above 3000 IOPS here)
     let plain = fio_json(&env.dir, "plain.json", &[]);
@@ -98,10 +76,7 @@ fn an_option_given_its_default_value_changes_nothing() {
         return skip("needs fio");
     }
     let env = Env::new();
-    let policy = env.swimlane_policy("small.yaml", |y| {
-        y.replace("size: 4g", "size: 8m")
-            .replace("runtime: 60s", "runtime: 1s")
-    });
+    let policy = env.small_swimlane();
     let p = policy.to_str().unwrap();
     let file = fio_json(
         &env.dir,

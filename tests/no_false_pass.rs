@@ -127,15 +127,7 @@ fn a_text_output_pasted_twice_is_one_run_and_the_repeat_is_named_in_every_format
     }
     // every format says that the repeat was not counted, and why
     let f = write(&env, "twice.txt", &format!("{text}\n{text}"));
-    for format in [
-        "table",
-        "csv",
-        "prometheus",
-        "junit",
-        "markdown",
-        "html",
-        "summary",
-    ] {
+    for format in FORMATS.into_iter().filter(|&f| f != "reply") {
         let out = env
             .cmd()
             .arg("import")
@@ -683,6 +675,29 @@ fn import_as(env: &Env, file: &Path, policy: &Path, format: &str) -> (Option<i32
     )
 }
 
+/// Every format of a verdict (`--format`).
+const FORMATS: [&str; 8] = [
+    "table",
+    "csv",
+    "prometheus",
+    "junit",
+    "markdown",
+    "html",
+    "summary",
+    "reply",
+];
+
+/// `import FILE --policy POLICY` in every format: exit 3 and no PASS in any, and what `also`
+/// asserts of each (format, stdout).
+fn inconclusive_in_every_format(env: &Env, file: &Path, policy: &Path, also: impl Fn(&str, &str)) {
+    for format in FORMATS {
+        let (code, out) = import_as(env, file, policy, format);
+        assert_eq!(code, Some(3), "{file:?} {format}: {out}");
+        assert!(!out.contains("PASS"), "{file:?} {format}: {out}");
+        also(format, &out);
+    }
+}
+
 #[test]
 fn a_run_cut_short_is_not_the_policys_test_whatever_runtime_its_job_states() {
     let env = Env::new();
@@ -736,25 +751,13 @@ fn a_run_cut_short_is_not_the_policys_test_whatever_runtime_its_job_states() {
             "{name}: {d}"
         );
         // every format says so
-        for format in [
-            "table",
-            "csv",
-            "prometheus",
-            "junit",
-            "markdown",
-            "html",
-            "summary",
-            "reply",
-        ] {
-            let (code, out) = import_as(&env, &f, &policy, format);
-            assert_eq!(code, Some(3), "{name} {format}: {out}");
+        inconclusive_in_every_format(&env, &f, &policy, |format, out| {
             let flat = out.replace(['\n', ' '], "");
             assert!(
                 flat.contains(&measured.replace(' ', "")) || format == "reply",
                 "{name} {format}: {out}"
             );
-            assert!(!out.contains("PASS"), "{name} {format}: {out}");
-        }
+        });
     }
     // The same interrupted output, its options restated as Swimlane's own (4g, 60 s): its
     // measured 0.8 s still says what it is.
@@ -831,25 +834,13 @@ fn a_text_that_does_not_state_the_size_or_end_fsync_is_unknown_where_its_json_pa
         !reason.contains("not stated in the output instead of"),
         "{reason}"
     );
-    for format in [
-        "table",
-        "csv",
-        "prometheus",
-        "junit",
-        "markdown",
-        "html",
-        "summary",
-        "reply",
-    ] {
-        let (code, out) = import_as(&env, &text, &policy, format);
-        assert_eq!(code, Some(3), "{format}: {out}");
-        assert!(!out.contains("PASS"), "{format}: {out}");
+    inconclusive_in_every_format(&env, &text, &policy, |format, out| {
         assert!(
             !out.replace('\n', " ")
                 .contains("stated in the output instead"),
             "{format}: {out}"
         );
-    }
+    });
     // stated beside the output, the job fills what the output leaves unstated: a pass
     let (code, j) = import(&env, &[&text], &["--policy", p, "--assume-job", p]);
     assert_eq!(code, Some(0), "{}", j["reason"]);

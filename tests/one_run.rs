@@ -231,30 +231,7 @@ fn the_same_run_from_another_of_its_outputs_is_not_recorded_twice() {
 /// terse). `extra` adds options.
 fn fio_run_in_three_formats(dir: &Path, extra: &[&str]) -> (String, String, String) {
     let out = dir.join("all.out");
-    let status = std::process::Command::new("fio")
-        .args([
-            "--name=random-write",
-            "--ioengine=posixaio",
-            "--rw=randwrite",
-            "--bs=4k",
-            "--numjobs=1",
-            "--size=8m",
-            "--iodepth=1",
-            "--runtime=1",
-            "--time_based",
-            "--end_fsync=1",
-            "--output-format=normal,json,terse",
-        ])
-        .args(extra)
-        .arg(format!("--directory={}", dir.display()))
-        .arg(format!("--output={}", out.display()))
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "fio: {}",
-        String::from_utf8_lossy(&status.stderr)
-    );
+    common::small_swimlane_fio(dir, "normal,json,terse", &out, extra);
     let all = std::fs::read_to_string(&out).unwrap();
     std::fs::remove_file(&out).unwrap();
     let (mut text, mut json, mut terse) = (String::new(), String::new(), String::new());
@@ -279,10 +256,7 @@ fn a_run_of_the_installed_fio_in_three_formats_is_one_run_and_its_syncs_are_read
         return;
     }
     let env = Env::new();
-    let policy = env.swimlane_policy("small.yaml", |y| {
-        y.replace("size: 4g", "size: 8m")
-            .replace("runtime: 60s", "runtime: 1s")
-    });
+    let policy = env.small_swimlane();
     let p = policy.to_str().unwrap();
     let work = env.tmp.path().join("fio");
     std::fs::create_dir(&work).unwrap();

@@ -41,14 +41,7 @@ impl Output for std::process::Command {
 
 /// `env.cmd()` as a std Command, whose stdin can be a file.
 fn std_cmd(env: &Env) -> std::process::Command {
-    let mut c = common::default_signals(std::process::Command::new(assert_cmd::cargo::cargo_bin!(
-        "iopscheck"
-    )));
-    c.env("IOPSCHECK_HISTORY", &env.history)
-        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
-        .env("NO_COLOR", "1")
-        .env_remove("IOPSCHECK_FIO");
-    c
+    common::default_signals(env.std_cmd())
 }
 
 /// Runs `cmd`, expects exit 2 with stderr naming `flag` and `what`; returns stderr.
@@ -696,14 +689,7 @@ fn standard_output_appended_to_the_history_is_refused_and_the_history_kept() {
     let env = Env::new();
     // as `Env::cmd`, with standard output given to the file
     let run = |args: &[&str], stdout: std::fs::File| {
-        std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"))
-            .env("IOPSCHECK_HISTORY", &env.history)
-            .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
-            .env("NO_COLOR", "1")
-            .args(args)
-            .stdout(stdout)
-            .output()
-            .unwrap()
+        env.std_cmd().args(args).stdout(stdout).output().unwrap()
     };
     let now = chrono::Local::now().fixed_offset();
     let line = serde_json::to_string(&common::swimlane_record("n1", "/data", now, 16.4)).unwrap();

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{Env, skip};
 
@@ -19,39 +19,20 @@ fn is_root() -> bool {
 /// Runs `cmd` to its end, or kills it if it has not ended within a minute (a hang, which the
 /// assertion then reports): (exit code, stderr).
 fn bounded(env: &Env, args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"))
-        .env("IOPSCHECK_HISTORY", &env.history)
-        .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
-        .env("NO_COLOR", "1")
-        .env_remove("IOPSCHECK_FIO")
+    let mut child = env
+        .std_cmd()
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            use std::io::Read as _;
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            return (status.code(), err);
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            return (
-                None,
-                format!("{args:?}: still running after a minute (hung)"),
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    match common::wait_with_stderr(&mut child, Duration::from_secs(60)) {
+        Some((status, err)) => (status.code(), err),
+        None => (
+            None,
+            format!("{args:?}: still running after a minute (hung)"),
+        ),
     }
 }
 

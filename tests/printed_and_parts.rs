@@ -30,6 +30,19 @@ fn small_policy(env: &Env, runs: u32, days: u32) -> PathBuf {
     })
 }
 
+/// `import -p POLICY --assume-job POLICY FIXTURES... --format json`: the exit code, the JSON
+/// and stderr.
+fn import_assumed(
+    env: &Env,
+    policy: &Path,
+    fixtures: &[&str],
+) -> (Option<i32>, serde_json::Value, String) {
+    let files: Vec<PathBuf> = fixtures.iter().map(|f| fixture(f)).collect();
+    let mut args = vec!["-p", arg(policy), "--assume-job", arg(policy)];
+    args.extend(files.iter().map(|f| arg(f)));
+    env.import_json(&args)
+}
+
 fn summary(env: &Env, args: &[&str]) -> (Option<i32>, String) {
     let out = env
         .cmd()
@@ -67,13 +80,7 @@ fn a_printed_figure_whose_interval_holds_the_threshold_is_undecided_not_a_pass()
     assert!(line.contains("too coarse to tell"), "{line}");
     // Far from the threshold, the same printed figure still decides.
     let small = small_policy(&env, 1, 1);
-    let (code, j, err) = env.import_json(&[
-        "-p",
-        arg(&small),
-        "--assume-job",
-        arg(&small),
-        arg(&fixture("r7.txt")),
-    ]);
+    let (code, j, err) = import_assumed(&env, &small, &["r7.txt"]);
     assert_eq!(code, Some(0), "{j}\n{err}");
     assert_eq!(j["verdict"], "pass", "{j}");
 }
@@ -144,15 +151,7 @@ fn the_exact_figure_still_decides_and_the_threshold_keeps_its_digits() {
 fn terse_clone_lines_of_a_numjobs_2_run_are_not_two_runs_and_its_json_decides() {
     let env = Env::new();
     let policy = small_policy(&env, 6, 2);
-    let (code, j, err) = env.import_json(&[
-        "-p",
-        arg(&policy),
-        "--assume-job",
-        arg(&policy),
-        arg(&fixture("nj2.json")),
-        arg(&fixture("nj2.txt")),
-        arg(&fixture("nj2.terse")),
-    ]);
+    let (code, j, err) = import_assumed(&env, &policy, &["nj2.json", "nj2.txt", "nj2.terse"]);
     assert_eq!(code, Some(3), "{j}\n{err}");
     assert_eq!(j["verdict"], "inconclusive", "{j}");
     let reason = j["reason"].as_str().unwrap();
@@ -165,13 +164,7 @@ fn terse_clone_lines_of_a_numjobs_2_run_are_not_two_runs_and_its_json_decides() 
 fn terse_clone_lines_alone_are_no_runs_of_the_policys_test() {
     let env = Env::new();
     let policy = small_policy(&env, 1, 1);
-    let (code, j, err) = env.import_json(&[
-        "-p",
-        arg(&policy),
-        "--assume-job",
-        arg(&policy),
-        arg(&fixture("nj2.terse")),
-    ]);
+    let (code, j, err) = import_assumed(&env, &policy, &["nj2.terse"]);
     assert_eq!(code, Some(3), "{j}\n{err}");
     assert_eq!(j["verdict"], "inconclusive", "{j}");
     assert!(runs(&j).is_empty(), "{j}");
@@ -183,13 +176,7 @@ fn terse_clone_lines_alone_are_no_runs_of_the_policys_test() {
 fn a_depth_distribution_deeper_than_the_assumed_iodepth_contradicts_it() {
     let env = Env::new();
     let policy = small_policy(&env, 1, 1);
-    let (code, j, err) = env.import_json(&[
-        "-p",
-        arg(&policy),
-        "--assume-job",
-        arg(&policy),
-        arg(&fixture("qd.terse")),
-    ]);
+    let (code, j, err) = import_assumed(&env, &policy, &["qd.terse"]);
     assert_eq!(code, Some(3), "{j}\n{err}");
     assert_eq!(j["verdict"], "inconclusive", "{j}");
     let reason = j["reason"].as_str().unwrap();
@@ -198,12 +185,6 @@ fn a_depth_distribution_deeper_than_the_assumed_iodepth_contradicts_it() {
         "{reason}"
     );
     // An iodepth=1 run's terse line (1=100.0%) is still the assumed job.
-    let (code, j, err) = env.import_json(&[
-        "-p",
-        arg(&policy),
-        "--assume-job",
-        arg(&policy),
-        arg(&fixture("r7.terse")),
-    ]);
+    let (code, j, err) = import_assumed(&env, &policy, &["r7.terse"]);
     assert_eq!(code, Some(0), "{j}\n{err}");
 }

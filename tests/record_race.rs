@@ -25,17 +25,14 @@ fn at_once(env: &Env, files: &[PathBuf]) -> Vec<Option<i32>> {
     let children: Vec<_> = files
         .iter()
         .map(|f| {
-            let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"));
-            c.env("IOPSCHECK_HISTORY", &env.history)
-                .env("IOPSCHECK_LOCK_FILE", env.tmp.path().join("run.lock"))
-                .env("NO_COLOR", "1")
-                .args([
-                    "import", "-q", "--record", "--host", "n1", "--format", "summary",
-                ])
-                .arg(f)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
+            let mut c = env.std_cmd();
+            c.args([
+                "import", "-q", "--record", "--host", "n1", "--format", "summary",
+            ])
+            .arg(f)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
             c.spawn().unwrap()
         })
         .collect();

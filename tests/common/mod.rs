@@ -25,7 +25,18 @@ impl Env {
 
     /// `iopscheck` with this env's history and lock file.
     pub fn cmd(&self) -> Command {
-        let mut c = Command::new(assert_cmd::cargo::cargo_bin!("iopscheck"));
+        Command::from_std(self.std_cmd())
+    }
+
+    /// [`Env::cmd`] as a std Command: one that is spawned, or whose standard streams are
+    /// files or closed pipes (assert_cmd's takes neither).
+    pub fn std_cmd(&self) -> std::process::Command {
+        self.std_cmd_of(assert_cmd::cargo::cargo_bin!("iopscheck"))
+    }
+
+    /// [`Env::std_cmd`] of `program`: the binary under another name (a link to it).
+    pub fn std_cmd_of(&self, program: &Path) -> std::process::Command {
+        let mut c = std::process::Command::new(program);
         c.env("IOPSCHECK_HISTORY", &self.history)
             .env("IOPSCHECK_LOCK_FILE", self.tmp.path().join("run.lock"))
             .env("NO_COLOR", "1")
@@ -60,6 +71,15 @@ impl Env {
         let p = self.tmp.path().join(name);
         std::fs::write(&p, edit(String::from_utf8(out.stdout).unwrap())).unwrap();
         p
+    }
+
+    /// Swimlane's policy at 8 MiB and 1 s, written to `small.yaml` in this env's temp dir:
+    /// the test [`small_swimlane_fio`] runs.
+    pub fn small_swimlane(&self) -> PathBuf {
+        self.swimlane_policy("small.yaml", |y| {
+            y.replace("size: 4g", "size: 8m")
+                .replace("runtime: 60s", "runtime: 1s")
+        })
     }
 
     /// `iopscheck import ARGS --format json`: the exit code, the JSON and stderr.
@@ -111,6 +131,31 @@ pub fn default_signals(mut cmd: std::process::Command) -> std::process::Command 
     cmd
 }
 
+/// Waits for `child`, its stderr piped, up to `limit`: its exit status and stderr; None, the
+/// child killed and reaped, where it has not ended by then (a hang, for the caller to report).
+pub fn wait_with_stderr(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+) -> Option<(std::process::ExitStatus, String)> {
+    use std::io::Read as _;
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                e.read_to_string(&mut err).unwrap();
+            }
+            return Some((status, err));
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 pub fn listing(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -131,6 +176,35 @@ pub fn have_fio() -> bool {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+/// Swimlane's job at 8 MiB and 1 s ([`Env::small_swimlane`]'s test) by the installed fio, in
+/// `dir`, its output in `format` (`--output-format`) written to `out`, with `extra` options.
+pub fn small_swimlane_fio(dir: &Path, format: &str, out: &Path, extra: &[&str]) {
+    let run = std::process::Command::new("fio")
+        .args([
+            "--name=random-write",
+            "--ioengine=posixaio",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--numjobs=1",
+            "--size=8m",
+            "--iodepth=1",
+            "--runtime=1",
+            "--time_based",
+            "--end_fsync=1",
+        ])
+        .arg(format!("--output-format={format}"))
+        .arg(format!("--directory={}", dir.display()))
+        .arg(format!("--output={}", out.display()))
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
 }
 
 /// Prints why a test is skipped, so the skip is visible in the test output.
