@@ -247,7 +247,8 @@ pub fn test_shape(ev: &Evaluation) -> String {
         .iter()
         .flat_map(|r| r.overrides.iter().map(|(k, v)| format!("--{k} {v}")))
         .collect();
-    format!(
+    // The filesystems and overrides are read from the records: shown on the line.
+    let shape = format!(
         "size {}, runtime {}, filesystem {}, overrides {}",
         join(sizes),
         join(runtimes),
@@ -257,7 +258,8 @@ pub fn test_shape(ev: &Evaluation) -> String {
         } else {
             overrides.into_iter().collect::<Vec<_>>().join(" ")
         }
-    )
+    );
+    crate::printable::line(&shape).into_owned()
 }
 
 /// What stands beside the verdict in every format, one line each (see
