@@ -39,6 +39,15 @@ pub(super) fn release_files(files: testfile::Unlinked, discard: bool, ctx: &Ctx)
     }
 }
 
+/// The durations the environment gives a run (`IOPSCHECK_FLUSH_WAIT`,
+/// `IOPSCHECK_REMOVAL_NOTE_AFTER`), checked before anything runs: a bad value is an error
+/// naming the variable, never the default in silence.
+pub(super) fn check_env() -> anyhow::Result<()> {
+    crate::commands::lock::flush_wait()?;
+    removal_silent()?;
+    Ok(())
+}
+
 /// How long removing the test files may take before the terminal says what is happening.
 pub(super) const REMOVAL_SILENT: Duration = Duration::from_secs(1);
 
