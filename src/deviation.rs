@@ -55,18 +55,16 @@ impl fmt::Display for Deviation {
     /// "size 64 MiB instead of 4 GiB"; what the output does not state: "size not stated in
     /// the output, where the policy's test has size=4 GiB".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // `found` is read from the record (an engine, a filesystem): shown on the line.
+        let found = crate::printable::line(&self.found);
         if self.is_unknown() {
             return write!(
                 f,
-                "{} {}, where the policy's test has {}={}",
-                self.field, self.found, self.field, self.expected
+                "{} {found}, where the policy's test has {}={}",
+                self.field, self.field, self.expected
             );
         }
-        write!(
-            f,
-            "{} {} instead of {}",
-            self.field, self.found, self.expected
-        )
+        write!(f, "{} {found} instead of {}", self.field, self.expected)
     }
 }
 

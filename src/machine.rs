@@ -41,6 +41,12 @@ pub fn host_from(flag: Option<&str>) -> Result<Option<String>, String> {
     }
 }
 
+/// A control character, or an invisible one that changes how the text around it is shown
+/// (a bidi override, a zero-width space: [`crate::printable::is_hidden`]).
+fn unprintable(c: char) -> bool {
+    c.is_control() || crate::printable::is_hidden(c)
+}
+
 /// A name looked for in records (`report --host`, `bundle --host`, `fleet --expect`): not
 /// empty, printable; of any length, as a record of another tool may hold.
 pub fn check_name(h: &str) -> Result<&str, String> {
@@ -48,9 +54,9 @@ pub fn check_name(h: &str) -> Result<&str, String> {
     if t.is_empty() {
         return Err("empty; give the node's name".into());
     }
-    if t.chars().any(char::is_control) {
+    if t.chars().any(unprintable) {
         return Err(format!(
-            "'{}' is not a host name (control characters)",
+            "'{}' is not a host name (control or invisible format characters)",
             t.escape_debug()
         ));
     }
@@ -63,9 +69,9 @@ pub fn check_host(h: &str) -> Result<&str, String> {
     if t.is_empty() {
         return Err("empty; give the node's name".into());
     }
-    if t.chars().any(char::is_control) || t.len() > 253 {
+    if t.chars().any(unprintable) || t.len() > 253 {
         return Err(format!(
-            "'{}' is not a host name (control characters, or longer than 253 bytes)",
+            "'{}' is not a host name (control or invisible format characters, or longer than 253 bytes)",
             t.escape_debug()
         ));
     }

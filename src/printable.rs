@@ -7,8 +7,15 @@
 //! So every byte iopscheck prints (stdout, stderr, and the report files of `-o`/`--export`)
 //! passes through [`Filter`]: a control character becomes its Unicode picture (ESC `␛`,
 //! BEL `␇`, CR `␍`, NUL `␀`: U+2400 plus its code; DEL `␡`), a C1 control (U+0080–U+009F,
-//! which some terminals obey as ESC sequences) becomes U+FFFD. Line feeds, tabs and CR LF
-//! line ends stay. Where the output is coloured, the few colour sequences the tables use
+//! which some terminals obey as ESC sequences) becomes U+FFFD, and so does an invisible
+//! format character (see [`is_hidden`]: the bidi overrides, embeddings, isolates and marks
+//! that make a terminal, browser or editor show the rest of a line reversed, as "Trojan
+//! Source" does; zero-width spaces and joiners; the byte order mark; the line and paragraph
+//! separators some viewers break a line at). Line feeds, tabs and CR LF line ends stay.
+//!
+//! A string read from a record and printed within a line of text (a host, a directory, an
+//! engine) goes through [`line`] as well, which shows its line feeds and tabs too: a line
+//! feed in a directory's name must not start a line of its own reading "verdict: PASS". Where the output is coloured, the few colour sequences the tables use
 //! (bold, red, green, yellow, reset) stay too; an input can do no more with them than colour
 //! text, never hide it, move the cursor or write anything else.
 
@@ -33,6 +40,25 @@ fn picture(b: u8) -> char {
     } else {
         char::from_u32(0x2400 + u32::from(b)).unwrap_or('\u{fffd}')
     }
+}
+
+/// An invisible character that changes how the text around it is shown: a bidi control
+/// (U+061C, U+200E–U+200F, U+202A–U+202E, U+2066–U+2069), a zero-width or invisible format
+/// character (soft hyphen, U+180E, U+200B–U+200D, U+2060–U+2064, U+206A–U+206F, U+FEFF,
+/// U+FFF9–U+FFFB, the tags U+E0000–U+E007F), or a line or paragraph separator (U+2028,
+/// U+2029). Format characters that are seen (the Arabic number signs) are not among them.
+pub fn is_hidden(c: char) -> bool {
+    matches!(c,
+        '\u{ad}'
+        | '\u{61c}'
+        | '\u{180e}'
+        | '\u{200b}'..='\u{200f}'
+        | '\u{2028}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{206f}'
+        | '\u{feff}'
+        | '\u{fff9}'..='\u{fffb}'
+        | '\u{e0000}'..='\u{e007f}')
 }
 
 fn push_char(out: &mut Vec<u8>, c: char) {
@@ -105,18 +131,35 @@ impl Filter {
                     push_char(out, picture(b));
                     i += 1;
                 }
-                // U+0080..=U+009F are 0xC2 0x80..=0xC2 0x9F in UTF-8.
-                0xc2 => match data.get(i + 1) {
-                    Some(0x80..=0x9f) => {
-                        push_char(out, '\u{fffd}');
-                        i += 2;
+                // U+0080..=U+009F are 0xC2 0x80..=0xC2 0x9F in UTF-8; the hidden characters
+                // start with 0xC2, 0xD8, 0xE1, 0xE2, 0xEF or 0xF3.
+                0xc2 | 0xd8 | 0xe1 | 0xe2 | 0xef | 0xf3 => {
+                    let n = if b < 0xe0 {
+                        2
+                    } else if b < 0xf0 {
+                        3
+                    } else {
+                        4
+                    };
+                    match data.get(i..i + n).map(std::str::from_utf8) {
+                        None if !end && data[i + 1..].iter().all(|&c| c & 0xc0 == 0x80) => {
+                            return i;
+                        }
+                        Some(Ok(s)) => {
+                            let c = s.chars().next().unwrap_or_default();
+                            if ('\u{80}'..='\u{9f}').contains(&c) || is_hidden(c) {
+                                push_char(out, '\u{fffd}');
+                            } else {
+                                out.extend_from_slice(s.as_bytes());
+                            }
+                            i += n;
+                        }
+                        _ => {
+                            out.push(b);
+                            i += 1;
+                        }
                     }
-                    None if !end => return i,
-                    _ => {
-                        out.push(b);
-                        i += 1;
-                    }
-                },
+                }
                 _ => {
                     out.push(b);
                     i += 1;
@@ -151,16 +194,17 @@ fn colour_at(data: &[u8]) -> Colour {
 /// Whether `bytes` hold nothing [`Filter`] would change (colour aside): no control character
 /// but line feeds and tabs, no C1 control.
 pub fn is_plain(bytes: &[u8]) -> bool {
-    !bytes
-        .iter()
-        .any(|&b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f || b == 0xc2)
+    !bytes.iter().any(|&b| {
+        (b < 0x20 && b != b'\n' && b != b'\t')
+            || matches!(b, 0x7f | 0xc2 | 0xd8 | 0xe1 | 0xe2 | 0xef | 0xf3)
+    })
 }
 
 /// `s` with its control characters made visible, line feeds and tabs kept: for a message.
 pub fn text(s: &str) -> Cow<'_, str> {
     if !s
         .chars()
-        .any(|c| c.is_control() && !matches!(c, '\n' | '\t'))
+        .any(|c| (c.is_control() && !matches!(c, '\n' | '\t')) || is_hidden(c))
     {
         return Cow::Borrowed(s);
     }
@@ -169,6 +213,23 @@ pub fn text(s: &str) -> Cow<'_, str> {
     f.feed(s.as_bytes(), &mut out);
     f.finish(&mut out);
     Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// A string read from an input, to be shown within a line: [`text`], with its line feeds and
+/// tabs shown too (`␊`, `␉`), so that it can start no line of its own.
+pub fn line(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() || is_hidden(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\0'..='\x1f' | '\x7f' => out.push(picture(c as u8)),
+            c if c.is_control() || is_hidden(c) => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -202,6 +263,28 @@ mod tests {
             );
         }
         assert_eq!(text(s), "a␛[2Jb␇c␍d␀e␡f\u{fffd}g\n\th\r\n");
+    }
+
+    #[test]
+    fn hidden_format_characters_are_shown_and_lines_in_a_field_too() {
+        let s = "node\u{202e}SSAP \u{2066}a\u{2069} z\u{200b}w\u{feff} \u{61c}\u{e0041}\u{2028}é ✓ ⚠ ❔\n";
+        let want = "node\u{fffd}SSAP \u{fffd}a\u{fffd} z\u{fffd}w\u{fffd} \u{fffd}\u{fffd}\u{fffd}é ✓ ⚠ ❔\n";
+        assert_eq!(through(false, &[s.as_bytes()]), want);
+        let b = s.as_bytes();
+        for cut in 0..b.len() {
+            assert_eq!(
+                through(false, &[&b[..cut], &b[cut..]]),
+                want,
+                "cut at {cut}"
+            );
+        }
+        assert_eq!(text(s), want);
+        assert!(!is_plain(s.as_bytes()));
+        assert_eq!(
+            line("/data\nverdict: PASS\t\u{202e}x\r"),
+            "/data␊verdict: PASS␉\u{fffd}x␍"
+        );
+        assert!(matches!(line("/data/é"), Cow::Borrowed(_)));
     }
 
     #[test]

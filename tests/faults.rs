@@ -1853,3 +1853,36 @@ impl StderrTap {
         (status.code(), took, all.join("\n"))
     }
 }
+
+/// A duration the environment gives (the lock's wait, the removal note's delay) that is no
+/// duration is refused, naming the variable and the value, before anything runs: never the
+/// default in silence (`IOPSCHECK_FLUSH_WAIT=-5s`, meant to fail fast, waited two minutes).
+#[test]
+fn a_bad_duration_in_the_environment_is_refused_before_anything_runs() {
+    for var in ["IOPSCHECK_FLUSH_WAIT", "IOPSCHECK_REMOVAL_NOTE_AFTER"] {
+        for bad in ["abc", "-5s", "5 parsecs"] {
+            let env = Env::new();
+            let out = env.small_run("psync").env(var, bad).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{var}={bad}: {err}");
+            assert!(
+                err.contains(&format!("{var}: '{bad}' is not a duration")),
+                "{var}={bad}: {err}"
+            );
+            assert!(!env.history.exists(), "{var}={bad}: a run was recorded");
+            assert!(env.dir_listing().is_empty(), "{var}={bad}: files left");
+            assert!(
+                !env.tmp.path().join("run.lock").exists(),
+                "{var}={bad}: the lock was taken"
+            );
+        }
+        // Empty is not set: the default.
+        let env = Env::new();
+        let out = env.small_run("psync").env(var, "").output().unwrap();
+        assert!(
+            matches!(out.status.code(), Some(0 | 1 | 3)),
+            "{var}= : {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -1098,3 +1098,60 @@ fn an_env_file_others_could_change_is_refused_before_it_names_a_program_to_run()
         std::fs::remove_file(&mark).unwrap();
     }
 }
+
+#[test]
+fn an_empty_setting_in_the_env_file_is_one_not_set() {
+    use std::os::unix::fs::PermissionsExt;
+    let sched = Sched::new();
+    let tmp = sched.tmp.path();
+    // A stand-in for iopscheck that says which of its own settings it was given.
+    let log = tmp.join("seen");
+    let bin = tmp.join("iopscheck-stub.sh");
+    let keys = [
+        "IOPSCHECK_HISTORY",
+        "IOPSCHECK_HOST",
+        "IOPSCHECK_LOCK_FILE",
+        "IOPSCHECK_FLUSH_WAIT",
+        "IOPSCHECK_REMOVAL_NOTE_AFTER",
+        "IOPSCHECK_FIO",
+    ];
+    let said: Vec<String> = keys.iter().map(|k| format!("{k}=${{{k}-unset}}")).collect();
+    std::fs::write(
+        &bin,
+        format!(
+            "#!/bin/sh\necho \"$1 {}\" >> {}\nexit 3\n",
+            said.join(" "),
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut text = format!(
+        "IOPSCHECK_DIR={}\nIOPSCHECK_BIN={}\nIOPSCHECK_STATE_DIR={}\nIOPSCHECK_POLICY=\n",
+        sched.data.display(),
+        bin.display(),
+        sched.state.display()
+    );
+    for k in keys {
+        text.push_str(&format!("{k}=\n"));
+    }
+    let file = tmp.join("iopscheck.env");
+    std::fs::write(&file, text).unwrap();
+    for shell in shells() {
+        let (code, err) = scheduled(&shell, &["--env".as_ref(), file.as_os_str()]);
+        assert_eq!(code, Some(3), "{shell:?}: {err}");
+        let seen = std::fs::read_to_string(&log).unwrap();
+        let lines: Vec<&str> = seen.lines().collect();
+        assert_eq!(lines.len(), 2, "{shell:?}: a run and a report: {seen}");
+        for l in &lines {
+            assert!(l.starts_with("run ") || l.starts_with("report "), "{l}");
+            for k in keys {
+                assert!(
+                    l.contains(&format!("{k}=unset")),
+                    "{shell:?}: {k} given empty to iopscheck: {l}"
+                );
+            }
+        }
+        std::fs::remove_file(&log).unwrap();
+    }
+}

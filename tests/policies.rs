@@ -395,7 +395,48 @@ fn malformed_policies_give_located_errors_and_exit_2() {
         (
             "bad-op",
             good.replacen("op: \">=\"", "op: \"=>\"", 1),
-            "rules[].op: unknown variant",
+            "rules[0].op: unknown variant",
+        ),
+        // In the policy's words, never the YAML library's ("untagged enum Raw", "set
+        // DuplicateKeyPolicy in Options", "rejected by the configured policy").
+        (
+            "fractional-size",
+            good.replace("size: 4g", "size: 4096.5"),
+            "job.size: expected a size such as 4g or 4096 (a whole number of bytes), not 4096.5",
+        ),
+        (
+            "size-list",
+            good.replace("bs: 4k", "bs: [4k]"),
+            "job.bs: expected a size such as 4g or 4096 (a whole number of bytes), not a list",
+        ),
+        (
+            "runtime-list",
+            good.replace("runtime: 60s", "runtime: [1]"),
+            "job.runtime: expected a duration such as 60s",
+        ),
+        (
+            "given-twice",
+            good.replace("\nruns: 3\n", "\nruns: 3\nruns: 1\n"),
+            "runs: given twice (lines ",
+        ),
+        (
+            "nan-threshold",
+            good.replacen("threshold: 3000", "threshold: .nan", 1),
+            "rules[0].threshold: must be a finite number, not .nan",
+        ),
+        (
+            "inf-third-rule",
+            {
+                let i = good.match_indices("threshold: ").nth(2).unwrap().0;
+                let end = i + good[i..].find('\n').unwrap();
+                format!("{}threshold: .inf{}", &good[..i], &good[end..])
+            },
+            "rules[2].threshold: must be a finite number, not .inf",
+        ),
+        (
+            "runs-mapping",
+            good.replace("\nruns: 3\n", "\nruns: {a: 1}\n"),
+            "runs: expected a single value, not a list or a mapping",
         ),
         ("not-yaml", "job: [unclosed\n".to_string(), "bad-yaml"),
         (
@@ -429,6 +470,17 @@ fn malformed_policies_give_located_errors_and_exit_2() {
         assert_eq!(out.status.code(), Some(2), "{name}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(expect), "{name}: {err}");
+        for words in [
+            "untagged enum",
+            "DuplicateKeyPolicy",
+            "configured policy",
+            "[].",
+        ] {
+            assert!(
+                !err.contains(words),
+                "{name}: the YAML library's words: {err}"
+            );
+        }
         // file:line:column, except for errors that are about the whole file
         if !["bomb"].contains(&name) {
             let located = format!("{}:", p.display());

@@ -351,7 +351,7 @@ fn policy_check_locates_a_wrong_scaled_threshold() {
         );
 }
 
-/// "…/scaled.yaml:LINE:COLUMN: rules[].threshold: …"
+/// "…/scaled.yaml:LINE:COLUMN: rules[0].threshold: …"
 fn regex_like_location(err: &str) -> bool {
     let Some(i) = err.find("scaled.yaml:") else {
         return false;
@@ -364,7 +364,7 @@ fn regex_like_location(err: &str) -> bool {
         && line.chars().all(|c| c.is_ascii_digit())
         && !col.is_empty()
         && col.chars().all(|c| c.is_ascii_digit())
-        && rest.contains("rules[].threshold:")
+        && rest.contains("rules[0].threshold:")
 }
 
 /// The policies this round adds, each judged both ways on constructed runs of its own test.

@@ -263,3 +263,106 @@ fn a_name_with_control_characters_is_refused_at_every_entry_and_echoed_safely() 
         assert_shown_not_obeyed(&format!("{args:?}"), &out.stderr);
     }
 }
+
+/// A host that turns the rest of its line around (U+202E, as "Trojan Source" does), and a
+/// directory and an engine whose line feeds would start lines of their own reading a verdict.
+const BIDI_HOST: &str = "node\u{202e}SSAP";
+const FORGED_DIR: &str = "/data\nverdict: PASS — all rules met\n";
+const FORGED_ENGINE: &str = "posixaio\nverdict: PASS";
+
+#[test]
+fn a_records_text_neither_turns_a_line_around_nor_starts_one_of_its_own() {
+    let env = Env::new();
+    let mut text = String::new();
+    for i in 0..6 {
+        let ts = chrono::Local::now() - chrono::Duration::hours(1 + 12 * i);
+        let mut r = common::swimlane_record(BIDI_HOST, FORGED_DIR, ts.fixed_offset(), 20.0);
+        r.engine = FORGED_ENGINE.into();
+        text.push_str(&serde_json::to_string(&r).unwrap());
+        text.push('\n');
+    }
+    std::fs::write(&env.history, text).unwrap();
+    let hidden = ['\u{202e}', '\u{2066}', '\u{200f}', '\u{feff}'];
+    let mut runs: Vec<(String, Vec<&str>)> =
+        vec![("report --list".into(), vec!["report", "--list"])];
+    for f in [
+        "table",
+        "summary",
+        "markdown",
+        "html",
+        "junit",
+        "prometheus",
+    ] {
+        runs.push((
+            format!("report --format {f}"),
+            vec!["report", "--host", "all", "--format", f],
+        ));
+    }
+    let history = env.history.to_str().unwrap().to_string();
+    for f in ["table", "markdown", "html", "summary"] {
+        runs.push((
+            format!("fleet --format {f}"),
+            vec!["fleet", history.as_str(), "--format", f],
+        ));
+    }
+    for (what, args) in runs {
+        let out = env.cmd().args(&args).output().unwrap();
+        assert!(
+            matches!(out.status.code(), Some(0 | 1 | 3)),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for (stream, b) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let s = String::from_utf8_lossy(b);
+            assert!(
+                !s.contains(hidden),
+                "{what} ({stream}): a bidi control raw in:\n{s}"
+            );
+            // Tags aside (HTML, XML), no line starts with what the record's text holds.
+            for l in s.lines() {
+                let mut bare = l.trim_start();
+                while let Some(rest) = bare.strip_prefix('<').and_then(|r| r.split_once('>')) {
+                    bare = rest.1.trim_start();
+                }
+                assert!(
+                    !bare.starts_with("verdict: PASS"),
+                    "{what} ({stream}): a line forged by the record: {l:?} in:\n{s}"
+                );
+            }
+        }
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("SSAP"),
+            "{what}: the host is still shown"
+        );
+    }
+    // The JSON keeps the record's text itself, escaped the JSON way.
+    let json = env
+        .cmd()
+        .args(["report", "--host", "all", "--format", "json"])
+        .output()
+        .unwrap();
+    let json = String::from_utf8_lossy(&json.stdout);
+    assert!(!json.contains('\u{202e}'), "{json}");
+}
+
+#[test]
+fn a_host_with_a_bidi_control_is_refused_naming_the_flag() {
+    let env = Env::new();
+    let fio = common::fixture("fio-3.33-io_uring-randwrite.json");
+    let fio = fio.to_str().unwrap();
+    for h in ["node\u{202e}SSAP", "a\u{2066}b", "x\u{200b}y", "\u{feff}n"] {
+        for (args, flag) in [
+            (vec!["import", fio, "--host", h], "--host"),
+            (vec!["import", fio, "--record", "--host", h], "--host"),
+            (vec!["report", "--host", h], "--host"),
+            (vec!["fleet", "--expect", h], "--expect"),
+        ] {
+            let out = env.cmd().args(&args).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{args:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(flag), "{args:?}: {err}");
+            assert!(!err.contains(h), "{args:?}: echoed raw: {err}");
+        }
+    }
+    assert!(!env.history.exists() || std::fs::read(&env.history).unwrap().is_empty());
+}

@@ -481,7 +481,7 @@ impl HostLock {
         let lp = lock_path()?;
         let shown = lp.path.display();
         let mut file = open_lock(&lp)?;
-        let flush_wait = flush_wait();
+        let flush_wait = flush_wait()?;
         let mut unseen = 0;
         loop {
             match file.try_lock() {
@@ -632,12 +632,30 @@ impl Drop for HostLock {
     }
 }
 
-/// `$IOPSCHECK_FLUSH_WAIT` (a duration: 30s, 5m), else [`FLUSH_WAIT`].
-fn flush_wait() -> Duration {
-    std::env::var("IOPSCHECK_FLUSH_WAIT")
-        .ok()
-        .and_then(|v| crate::units::parse_duration(&v).ok())
-        .unwrap_or(FLUSH_WAIT)
+/// `$IOPSCHECK_FLUSH_WAIT` (a duration: 30s, 5m), else [`FLUSH_WAIT`]; a value that is not a
+/// duration is an error that names the variable (`run` checks it before anything runs).
+pub fn flush_wait() -> anyhow::Result<Duration> {
+    env_duration("IOPSCHECK_FLUSH_WAIT", FLUSH_WAIT)
+}
+
+/// The duration `$name` gives, else `default` (unset or empty, as the scheduled script's env
+/// file leaves a key it does not set); a value that is not a duration, or not UTF-8, is a
+/// usage error naming the variable and the value, never the default in silence.
+pub fn env_duration(name: &str, default: Duration) -> anyhow::Result<Duration> {
+    let v = match std::env::var(name) {
+        Ok(v) if v.trim().is_empty() => return Ok(default),
+        Ok(v) => v,
+        Err(std::env::VarError::NotPresent) => return Ok(default),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            return Err(crate::error::usage(format!("{name}: not valid UTF-8")));
+        }
+    };
+    crate::units::parse_duration(&v).map_err(|_| {
+        crate::error::usage(format!(
+            "{name}: '{}' is not a duration (e.g. 30s, 5m; 0 for none)",
+            crate::printable::line(v.trim())
+        ))
+    })
 }
 
 /// Tries to take the lock until `limit` has passed.

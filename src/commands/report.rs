@@ -100,8 +100,11 @@ pub fn run(cfg: ReportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     if evs.len() > 1 && !(sectioned(outputs.stdout) && outputs.files.is_empty()) {
         let groups: Vec<String> = evs
             .iter()
-            .filter_map(|e| e.group.as_ref())
-            .map(|g| format!("host {} dir {} engine {}", g.host, g.dir, g.engine))
+            .filter(|e| e.group.is_some())
+            .map(|e| {
+                let id = crate::report::identity(e);
+                format!("host {} dir {} engine {}", id.host, id.dir, id.engine)
+            })
             .collect();
         return Err(usage(format!(
             "{} groups match ({}); each is judged on its own: pick one with --host, --dir or --engine, or use --format table or markdown on stdout",

@@ -161,20 +161,35 @@ impl Serialize for Size {
 
 impl<'de> Deserialize<'de> for Size {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            N(u64),
-            S(String),
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Size;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(SIZE_EXPECTED)
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Size, E> {
+                Ok(Size(n))
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Size, E> {
+                u64::try_from(n)
+                    .map(Size)
+                    .map_err(|_| E::custom(format!("expected {SIZE_EXPECTED}, not {n}")))
+            }
+            fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<Size, E> {
+                Err(E::custom(format!("expected {SIZE_EXPECTED}, not {f}")))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Size, E> {
+                units::parse_size(s).map(Size).map_err(E::custom)
+            }
         }
-        match Raw::deserialize(d)? {
-            Raw::N(n) => Ok(Size(n)),
-            Raw::S(s) => units::parse_size(&s)
-                .map(Size)
-                .map_err(serde::de::Error::custom),
-        }
+        d.deserialize_any(V)
     }
 }
+
+/// What a size in a policy is, for its errors.
+const SIZE_EXPECTED: &str = "a size such as 4g or 4096 (a whole number of bytes)";
+/// What a duration in a policy is, for its errors.
+const SECS_EXPECTED: &str = "a duration such as 60s, 10m or 7d (a number alone is seconds)";
 
 /// A duration, written in YAML as `60` (seconds), `60s`, `10m`, `7d`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -188,25 +203,32 @@ impl Serialize for Secs {
 
 impl<'de> Deserialize<'de> for Secs {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            N(u64),
-            F(f64),
-            S(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::N(n) => Ok(Secs(Duration::from_secs(n))),
-            Raw::F(f) if f.is_finite() && (0.0..1e12).contains(&f) => {
-                Ok(Secs(Duration::from_secs_f64(f)))
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Secs;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(SECS_EXPECTED)
             }
-            Raw::F(f) => Err(serde::de::Error::custom(format!(
-                "{f} is not a duration in seconds"
-            ))),
-            Raw::S(s) => units::parse_duration(&s)
-                .map(Secs)
-                .map_err(serde::de::Error::custom),
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Secs, E> {
+                Ok(Secs(Duration::from_secs(n)))
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Secs, E> {
+                u64::try_from(n)
+                    .map(|n| Secs(Duration::from_secs(n)))
+                    .map_err(|_| E::custom(format!("expected {SECS_EXPECTED}, not {n}")))
+            }
+            fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<Secs, E> {
+                if f.is_finite() && (0.0..1e12).contains(&f) {
+                    Ok(Secs(Duration::from_secs_f64(f)))
+                } else {
+                    Err(E::custom(format!("{f} is not a duration in seconds")))
+                }
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Secs, E> {
+                units::parse_duration(s).map(Secs).map_err(E::custom)
+            }
         }
+        d.deserialize_any(V)
     }
 }
 

@@ -285,6 +285,11 @@ pub fn parse(yaml: &str, path: &str) -> Result<Policy, PolicyError> {
                 msg = format!("{k}: {msg}");
             }
         }
+        if msg.ends_with("given twice")
+            && let Some(first) = first_given(yaml, line as usize)
+        {
+            msg = format!("{msg} (lines {first} and {line})");
+        }
         if line == 0 {
             PolicyError::Invalid {
                 path: path.into(),
@@ -323,38 +328,134 @@ fn clean_message(msg: &str) -> String {
     match m {
         "invalid u32" | "invalid u64" | "invalid u8" => "expected a whole number".to_string(),
         "invalid f64" => "expected a number".to_string(),
+        "invalid boolean" => "expected true or false".to_string(),
         "externally tagged enum expected scalar or mapping" => {
             "expected a single value, not a list".to_string()
         }
-        other => other.to_string(),
+        "expected string scalar" => "expected a single value, not a list or a mapping".to_string(),
+        other => in_policy_words(other),
     }
 }
 
-/// The dotted key path of the mapping key on a 1-based line ("job.numjobs", "rules[].op"),
-/// found from indentation: enough to tell a policy author which key is wrong.
-fn key_path_at(yaml: &str, line: usize) -> Option<String> {
+/// The YAML library's and serde's words, in the policy's: what the key expected and what it
+/// was given ("expected a whole number, not a list"), never "untagged enum", "Options" or the
+/// parser's own "policy" (which is no policy of ours).
+fn in_policy_words(m: &str) -> String {
+    // "invalid type: sequence, expected u32", "invalid value: integer `-1`, expected u8"
+    for head in ["invalid type: ", "invalid value: "] {
+        if let Some((given, wanted)) = m
+            .strip_prefix(head)
+            .and_then(|r| r.split_once(", expected "))
+        {
+            let wanted = match wanted {
+                "u8" | "u32" | "u64" | "usize" => "a whole number",
+                "i64" | "i32" => "a whole number",
+                "f64" | "f32" => "a number",
+                "a boolean" | "bool" => "true or false",
+                "a string" | "string" => "text",
+                w => w,
+            };
+            return format!("expected {wanted}, not {}", given_words(given));
+        }
+    }
+    if m.starts_with("duplicate mapping key") {
+        return "given twice".into();
+    }
+    if let Some(rest) = m.strip_prefix("non-finite float ") {
+        let v = rest.split('`').nth(1).unwrap_or("");
+        return format!("must be a finite number, not {v}");
+    }
+    if m.starts_with("data did not match any variant of untagged enum") {
+        return "not a value this key takes".into();
+    }
+    m.to_string()
+}
+
+/// serde's name of a value given ("sequence", "floating point `4.5`", "string \"x\"") in
+/// the words of YAML's author: "a list", "4.5", "\"x\"".
+fn given_words(g: &str) -> String {
+    match g {
+        "sequence" => return "a list".into(),
+        "map" => return "a mapping".into(),
+        "unit value" | "null" => return "nothing (null)".into(),
+        _ => {}
+    }
+    match g.split_once('`') {
+        Some((_, v)) => v.trim_end_matches('`').to_string(),
+        None => match g.strip_prefix("string ") {
+            Some(v) => v.to_string(),
+            None => g.to_string(),
+        },
+    }
+}
+
+/// The line, before `line`, where the key `path` ends that is given again on `line`: within
+/// the same mapping (the same indentation, and no line less indented between them).
+fn first_given(yaml: &str, line: usize) -> Option<usize> {
     let lines: Vec<&str> = yaml.lines().collect();
-    let key_of = |l: &str| -> Option<(usize, String, bool)> {
-        let indent = l.len() - l.trim_start().len();
-        let t = l.trim_start();
-        let (item, t) = match t.strip_prefix("- ") {
-            Some(rest) => (true, rest),
-            None => (false, t),
+    let idx = line.checked_sub(1)?;
+    let (indent, key, item) = key_of(lines.get(idx)?)?;
+    if item {
+        return None;
+    }
+    for j in (0..idx).rev() {
+        let Some((i, k, it)) = key_of(lines[j]) else {
+            continue;
         };
-        if t.starts_with('#') {
+        if i < indent {
             return None;
         }
-        let (k, _) = t.split_once(':')?;
-        let k = k.trim();
-        (!k.is_empty() && !k.contains(' '))
-            .then(|| (indent + if item { 2 } else { 0 }, k.to_string(), item))
+        if i == indent && k == key {
+            return Some(j + 1);
+        }
+        if i == indent && it {
+            // The start of this list item: its mapping begins here.
+            return None;
+        }
+    }
+    None
+}
+
+/// The indentation of a mapping key on a line (the item's when the line starts a list item
+/// with `- `), the key, and whether the line starts a list item.
+fn key_of(l: &str) -> Option<(usize, String, bool)> {
+    let indent = l.len() - l.trim_start().len();
+    let t = l.trim_start();
+    let (item, t) = match t.strip_prefix("- ") {
+        Some(rest) => (true, rest),
+        None => (false, t),
     };
-    let (mut indent, key, mut item) = key_of(lines.get(line.checked_sub(1)?)?)?;
+    if t.starts_with('#') {
+        return None;
+    }
+    let (k, _) = t.split_once(':')?;
+    let k = k.trim();
+    (!k.is_empty() && !k.contains(' '))
+        .then(|| (indent + if item { 2 } else { 0 }, k.to_string(), item))
+}
+
+/// The dotted key path of the mapping key on a 1-based line ("job.numjobs", "rules[0].op",
+/// the list item counted from 0), found from indentation: enough to tell a policy author
+/// which key is wrong.
+fn key_path_at(yaml: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = yaml.lines().collect();
+    let idx = line.checked_sub(1)?;
+    let (mut indent, key, mut item) = key_of(lines.get(idx)?)?;
     let mut path = vec![key];
-    for l in lines[..line - 1].iter().rev() {
-        if let Some((i, k, it)) = key_of(l) {
+    for j in (0..idx).rev() {
+        if let Some((i, k, it)) = key_of(lines[j]) {
             if i < indent {
-                let k = if item { format!("{k}[]") } else { k };
+                let k = if item {
+                    // The items of this list up to the line: those starting at this level.
+                    let n = lines[j + 1..=idx]
+                        .iter()
+                        .filter_map(|l| key_of(l))
+                        .filter(|(ii, _, iit)| *iit && *ii == indent)
+                        .count();
+                    format!("{k}[{}]", n.saturating_sub(1))
+                } else {
+                    k
+                };
                 path.push(k);
                 indent = i;
                 item = it;
@@ -450,7 +551,7 @@ mod tests {
             .replacen("op: \">=\"", "op: \"=>\"", 1);
         let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
         assert!(
-            e.contains("rules[].op:") && e.contains("expected one of"),
+            e.contains("rules[0].op:") && e.contains("expected one of"),
             "{e}"
         );
     }
@@ -472,7 +573,7 @@ mod tests {
         let e = parse(&yaml, "p.yaml").unwrap_err().to_string();
         assert!(
             e.starts_with("p.yaml:44:")
-                && e.contains("rules[].metric: unknown metric 'write_ipos'"),
+                && e.contains("rules[0].metric: unknown metric 'write_ipos'"),
             "{e}"
         );
     }

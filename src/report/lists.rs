@@ -106,12 +106,15 @@ pub fn groups_table(rows: &[GroupRow], width: usize) -> String {
         "first\nlast",
     ]);
     for r in rows {
+        // Read from the records: shown on one line each, whatever they hold.
+        let [host, policy, dir, engine] =
+            [&r.host, &r.policy, &r.dir, &r.engine].map(|s| crate::printable::line(s));
         let runs = || Cell::new(r.runs).set_alignment(CellAlignment::Right);
         wide.add_row(vec![
-            Cell::new(&r.host),
-            Cell::new(&r.policy),
-            Cell::new(&r.dir),
-            Cell::new(&r.engine),
+            Cell::new(&host),
+            Cell::new(&policy),
+            Cell::new(&dir),
+            Cell::new(&engine),
             runs(),
             Cell::new(r.not_counted.join("\n")),
             Cell::new(&r.first),
@@ -124,8 +127,8 @@ pub fn groups_table(rows: &[GroupRow], width: usize) -> String {
             .map(|l| l.replace("; ", ";\n   "))
             .collect();
         stacked.add_row(vec![
-            Cell::new(format!("{}\n{}", r.host, r.dir)),
-            Cell::new(format!("{}\n{}", r.policy, r.engine)),
+            Cell::new(format!("{host}\n{dir}")),
+            Cell::new(format!("{policy}\n{engine}")),
             runs(),
             Cell::new(reasons.join("\n")),
             Cell::new(format!("{}\n{}", r.first, r.last)),

@@ -169,13 +169,17 @@ impl Identity {
     }
 }
 
+/// The identity as the formats show it: each name read from the records with its control
+/// and invisible characters shown ([`crate::printable::line`]), a line feed in a directory's
+/// name included, so that none starts a line of its own.
 pub fn identity(ev: &Evaluation) -> Identity {
+    let shown = |s: &str| crate::printable::line(s).into_owned();
     if let Some(g) = &ev.group {
         return Identity {
-            policy: g.policy.clone(),
-            host: g.host.clone(),
-            dir: g.dir.clone(),
-            engine: g.engine.clone(),
+            policy: shown(&g.policy),
+            host: shown(&g.host),
+            dir: shown(&g.dir),
+            engine: shown(&g.engine),
         };
     }
     let join = |f: &dyn Fn(&crate::run_index::Run) -> &str| {
@@ -183,10 +187,10 @@ pub fn identity(ev: &Evaluation) -> Identity {
         set.into_iter().collect::<Vec<_>>().join(",")
     };
     Identity {
-        policy: ev.policy.name.clone(),
-        host: join(&|r| r.host.as_str()),
-        dir: join(&|r| r.target.dir.as_str()),
-        engine: join(&|r| r.engine.as_str()),
+        policy: shown(&ev.policy.name),
+        host: shown(&join(&|r| r.host.as_str())),
+        dir: shown(&join(&|r| r.target.dir.as_str())),
+        engine: shown(&join(&|r| r.engine.as_str())),
     }
 }
 
@@ -243,7 +247,8 @@ pub fn test_shape(ev: &Evaluation) -> String {
         .iter()
         .flat_map(|r| r.overrides.iter().map(|(k, v)| format!("--{k} {v}")))
         .collect();
-    format!(
+    // The filesystems and overrides are read from the records: shown on the line.
+    let shape = format!(
         "size {}, runtime {}, filesystem {}, overrides {}",
         join(sizes),
         join(runtimes),
@@ -253,7 +258,8 @@ pub fn test_shape(ev: &Evaluation) -> String {
         } else {
             overrides.into_iter().collect::<Vec<_>>().join(" ")
         }
-    )
+    );
+    crate::printable::line(&shape).into_owned()
 }
 
 /// What stands beside the verdict in every format, one line each (see

@@ -179,6 +179,13 @@ pub fn dash(s: &str) -> &str {
     if s.is_empty() { "—" } else { s }
 }
 
+/// A name read from a record (a host, a directory, an engine, a file), as a cell shows it:
+/// [`dash`], with its control and invisible characters shown, a line feed included
+/// ([`crate::printable::line`]): a record's text starts no line of its own.
+pub fn field(s: &str) -> String {
+    crate::printable::line(dash(s)).into_owned()
+}
+
 /// How a figure fares against its rule: Pass or Fail, or None for an info-level rule (shown,
 /// never judged).
 pub fn judge(r: &RuleResult, v: f64) -> Emphasis {
@@ -422,7 +429,7 @@ pub fn day_rows<R: RunFields>(
                 Cell::left(date.format("%Y-%m-%d").to_string()),
             ];
             if engine_col {
-                cells.push(Cell::left(d.engines.join(",")));
+                cells.push(Cell::left(field(&d.engines.join(","))));
             }
             for i in 0..columns.len() {
                 cells.push(match (d.mean(i), rules.get(i)) {
@@ -470,12 +477,12 @@ pub fn runs_table(ev: &Evaluation) -> Option<Table> {
         .enumerate()
         .map(|(i, run)| {
             let mut source = Cell::left(run.source.as_str());
-            source.detail = run.source_file.clone();
+            source.detail = run.source_file.as_deref().map(field);
             let mut cells = vec![
                 Cell::right((i + 1).to_string()),
                 Cell::left(run.timestamp.format("%Y-%m-%d %H:%M:%S %:z").to_string()),
-                Cell::left(run.host.as_str()),
-                Cell::left(run.engine.as_str()),
+                Cell::left(field(&run.host)),
+                Cell::left(field(&run.engine)),
                 source,
             ];
             cells.extend(cols.iter().map(|r| match run.metrics.get(&r.metric) {

@@ -8,7 +8,7 @@ use crate::deviation::Effect;
 use crate::evaluate::Verdict;
 use crate::fleet::{Fleet, NodeRow, RowSource};
 
-use super::view::{Align, Cell, Column, Emphasis, dash};
+use super::view::{Align, Cell, Column, Emphasis, field};
 use crate::numbers::fmt_precise;
 use crate::numbers::fmt_value;
 
@@ -93,12 +93,12 @@ fn node(fleet: &Fleet, r: &NodeRow) -> Node {
         _ => Emphasis::None,
     };
     let mut source = Cell::left(r.source.as_str());
-    source.detail = Some(r.file.clone());
+    source.detail = Some(field(&r.file));
     Node {
         label: r.label(fleet),
-        host: Cell::left(r.host.as_str()),
-        dir: Cell::left(dash(&r.dir)),
-        engine: Cell::left(dash(&r.engine)),
+        host: Cell::left(field(&r.host)),
+        dir: Cell::left(field(&r.dir)),
+        engine: Cell::left(field(&r.engine)),
         source,
         runs: Cell::right(r.runs.to_string()),
         days: Cell::right(r.days.to_string()),

@@ -109,14 +109,14 @@ pub fn not_counted_table(ev: &Evaluation) -> Option<Table> {
         .iter()
         .map(|(run, why)| {
             let mut source = Cell::left(run.source.as_str());
-            source.detail = run.source_file.clone();
+            source.detail = run.source_file.as_deref().map(super::view::field);
             Row {
                 // Plain: a row of the runs judged is a `Run`.
                 kind: RowKind::Plain,
                 cells: vec![
                     Cell::left(run.timestamp.format("%Y-%m-%d %H:%M:%S %:z").to_string()),
-                    Cell::left(super::view::dash(&run.host)),
-                    Cell::left(super::view::dash(&run.engine)),
+                    Cell::left(super::view::field(&run.host)),
+                    Cell::left(super::view::field(&run.engine)),
                     source,
                     Cell::left(why.as_str()),
                 ],

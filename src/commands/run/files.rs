@@ -22,7 +22,8 @@ pub(super) fn release_files(files: testfile::Unlinked, discard: bool, ctx: &Ctx)
     let after = if discard && bytes >= DISCARD_SLOW {
         Duration::ZERO
     } else {
-        removal_silent()
+        // Checked when the run began (`removal_silent`).
+        removal_silent().unwrap_or(REMOVAL_SILENT)
     };
     let started = Instant::now();
     let mut said = false;
@@ -38,18 +39,25 @@ pub(super) fn release_files(files: testfile::Unlinked, discard: bool, ctx: &Ctx)
     }
 }
 
+/// The durations the environment gives a run (`IOPSCHECK_FLUSH_WAIT`,
+/// `IOPSCHECK_REMOVAL_NOTE_AFTER`), checked before anything runs: a bad value is an error
+/// naming the variable, never the default in silence.
+pub(super) fn check_env() -> anyhow::Result<()> {
+    crate::commands::lock::flush_wait()?;
+    removal_silent()?;
+    Ok(())
+}
+
 /// How long removing the test files may take before the terminal says what is happening.
 pub(super) const REMOVAL_SILENT: Duration = Duration::from_secs(1);
 
 /// How long removing this run's test files may take before the terminal says so:
-/// `$IOPSCHECK_REMOVAL_NOTE_AFTER` (a duration; 0 says it at once), else [`REMOVAL_SILENT`].
-/// Not for the files left by an interrupted run: at 0, its note would name files that may
-/// not be there.
-pub(super) fn removal_silent() -> Duration {
-    std::env::var("IOPSCHECK_REMOVAL_NOTE_AFTER")
-        .ok()
-        .and_then(|v| units::parse_duration(&v).ok())
-        .unwrap_or(REMOVAL_SILENT)
+/// `$IOPSCHECK_REMOVAL_NOTE_AFTER` (a duration; 0 says it at once), else [`REMOVAL_SILENT`];
+/// a value that is not a duration is an error naming the variable (`run` checks it before
+/// anything runs). Not for the files left by an interrupted run: at 0, its note would name
+/// files that may not be there.
+pub(super) fn removal_silent() -> anyhow::Result<Duration> {
+    crate::commands::lock::env_duration("IOPSCHECK_REMOVAL_NOTE_AFTER", REMOVAL_SILENT)
 }
 
 /// Removes the test files, however the runs ended, saying so on stderr when it takes longer
@@ -60,7 +68,7 @@ pub(super) fn remove_files(files: TestFiles, ctx: &Ctx) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut said = false;
     files
-        .remove_when_slow(removal_silent(), || {
+        .remove_when_slow(removal_silent().unwrap_or(REMOVAL_SILENT), || {
             said = true;
             ctx.note(removal_line(count, bytes));
         })

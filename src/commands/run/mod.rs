@@ -39,6 +39,8 @@ use crate::commands::lock::HostLock;
 use crate::commands::signals::{self};
 
 pub fn run(cfg: RunConfig, ctx: &Ctx) -> anyhow::Result<u8> {
+    // The environment's settings, checked before anything runs.
+    self::files::check_env()?;
     // Raw devices, read-only: their own flow (run_devices.rs).
     if !cfg.devices.is_empty() {
         return crate::commands::run_devices::run(cfg, ctx);

@@ -55,7 +55,7 @@ fn runs_table(
             h,
             "<tr><td class=\"num\">{}</td><td>{}</td>",
             i + 1,
-            text(&run.target.dir)
+            text(&crate::printable::line(&run.target.dir))
         );
         let figures = reader.metrics(run)?;
         for m in &all {
