@@ -298,9 +298,14 @@ impl Evaluation {
                     .filter(|(i, _)| self.run_effects.get(*i).copied().flatten().is_none())
                     .map(|(_, r)| r)
                     .collect();
+                let days = super::evidence_days(
+                    own.iter().map(|r| r.timestamp),
+                    self.evidence.min_runs_per_day,
+                );
                 EvidenceStatus {
                     runs: own.len(),
-                    days: super::days_in_one_zone(own.iter().map(|r| r.timestamp)),
+                    days: days.counted,
+                    calendar_days: days.calendar,
                     ..self.evidence.clone()
                 }
                 .tally()
