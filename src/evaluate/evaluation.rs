@@ -221,6 +221,24 @@ impl Evaluation {
         self.rules.iter().find(|r| r.level == Level::Fail)
     }
 
+    /// The rules that decide the verdict: fail-level ones, and warn-level ones with
+    /// `--strict`.
+    pub fn deciding_rules(&self) -> impl Iterator<Item = &RuleResult> {
+        let strict = self.strict;
+        self.rules
+            .iter()
+            .filter(move |r| r.level == Level::Fail || (strict && r.level == Level::Warn))
+    }
+
+    /// The soft limits (warn-level rules, without `--strict`) the runs miss: they do not
+    /// change the verdict, and every format says them beside it.
+    pub fn soft_missed(&self) -> impl Iterator<Item = &RuleResult> {
+        let strict = self.strict;
+        self.rules
+            .iter()
+            .filter(move |r| !strict && r.level == Level::Warn && r.passed == Some(false))
+    }
+
     /// Where the policy's evidence stands ([`EvidenceStatus::advice`]), and, for a sitting whose
     /// runs are not the policy's test, that they are not counted in it: a quick look of 2 runs
     /// beside "0 of 6 runs" says why.

@@ -201,10 +201,8 @@ impl EvidenceStatus {
                 "{r} more run{}, at least one of them tomorrow or later",
                 s(r)
             ),
-            (r, 1) => format!(
-                "{} more runs, at least {k} of them tomorrow or later",
-                r.max(k)
-            ),
+            (r, 1) if r <= k => format!("{k} more runs tomorrow or later"),
+            (r, 1) => format!("{r} more runs, at least {k} of them tomorrow or later"),
             (r, d) => format!("{} more runs over {d} more days", r.max(k * d)),
         };
         if self.more_days == 0 || self.days == 0 {

@@ -216,7 +216,7 @@ pub fn evidence_days(
     tally.days(per_day)
 }
 
-pub use evidence::{DayTally, EvidenceDays};
+pub use evidence::{DAY_GAP_HOURS, DayTally, EvidenceDays};
 
 /// Judges records against a policy (a run's or an import's, held in memory).
 pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options) -> Evaluation {
