@@ -109,7 +109,10 @@ fn a_missed_soft_limit_is_said_beside_a_pass_in_every_format() {
         reply.contains("meets Swimlane's requirement (write IOPS by the vendor's formula at least 3000 IOPS and write IOPS as fio reports them at least 3000 IOPS)"),
         "{reply}"
     );
-    assert!(reply.contains("was 4004 IOPS, where at least 3000 IOPS is required"), "{reply}");
+    assert!(
+        reply.contains("was 4004 IOPS, where at least 3000 IOPS is required"),
+        "{reply}"
+    );
 }
 
 #[test]
@@ -122,9 +125,21 @@ fn a_failing_verdict_gives_the_figure_that_fails_and_the_soft_limit_missed() {
     assert_soft_said(&outs);
     let summary = &outs.iter().find(|o| o.0 == "summary").unwrap().2;
     assert!(summary.starts_with("FAIL "), "{summary}");
-    assert!(summary.contains("write_iops mean 4004 IOPS, needs ≥ 5000"), "{summary}");
+    assert!(
+        summary.contains("write_iops mean 4004 IOPS, needs ≥ 5000"),
+        "{summary}"
+    );
     let reply = flat(&outs.iter().find(|o| o.0 == "reply").unwrap().2);
-    assert!(reply.contains("does not meet Swimlane's requirement"), "{reply}");
-    assert!(reply.contains("was 4004 IOPS, where at least 5000 IOPS is required"), "{reply}");
-    assert!(!reply.contains("4198 IOPS, where"), "the passing rule is not why: {reply}");
+    assert!(
+        reply.contains("does not meet Swimlane's requirement"),
+        "{reply}"
+    );
+    assert!(
+        reply.contains("was 4004 IOPS, where at least 5000 IOPS is required"),
+        "{reply}"
+    );
+    assert!(
+        !reply.contains("4198 IOPS, where"),
+        "the passing rule is not why: {reply}"
+    );
 }

@@ -104,8 +104,8 @@ pub fn line(ev: &Evaluation) -> String {
         // never cut: where the whole does not fit, the limits by name
         let whole = format!("soft limit missed: {}", soft.join(", "));
         let names: Vec<&str> = ev.soft_missed().map(|r| r.metric.as_str()).collect();
-        let fits = one_line(&parts.join("; ")).chars().count() + 2 + whole.chars().count()
-            <= MAX_CHARS;
+        let fits =
+            one_line(&parts.join("; ")).chars().count() + 2 + whole.chars().count() <= MAX_CHARS;
         parts.push(if fits {
             whole
         } else {
