@@ -177,7 +177,7 @@ fn run_counts_the_historys_days_as_report_does() {
         j["judged_on"]
             .as_str()
             .unwrap()
-            .contains("6 of 6 runs, 1 of 2 days (the runs fall on 2 calendar days"),
+            .contains("6 of 6 runs, 1 of 2 days (2 calendar days, 1 not counted)"),
         "{}",
         j["judged_on"]
     );

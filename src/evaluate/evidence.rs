@@ -130,13 +130,28 @@ impl EvidenceStatus {
         }
     }
 
+    /// The calendar days the runs fall on, counted or not (a status made without them: its
+    /// days).
+    pub fn dates(&self) -> usize {
+        self.calendar_days.max(self.days)
+    }
+
     /// "3 of 6 runs, 1 of 2 days"; past the rule, "8 runs (6 needed), 3 days (2 needed)".
     pub fn tally(&self) -> String {
+        // in few words: the advice says what makes a day count
+        let uncounted = if self.calendar_days > self.days {
+            format!(
+                " ({} calendar days, {} not counted)",
+                self.calendar_days,
+                self.calendar_days - self.days
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "{}, {}{}",
+            "{}, {}{uncounted}",
             Self::part(self.runs, self.min_runs, "run"),
             Self::part(self.days, self.min_days, "day"),
-            self.uncounted_days()
         )
     }
 

@@ -218,6 +218,14 @@ pub fn evidence_days(
 
 pub use evidence::{DAY_GAP_HOURS, DayTally, EvidenceDays};
 
+/// The days of the runs' evidence under the policy's rule ([`evidence_days`]).
+fn days_of(runs: &[Run], policy: &Policy) -> EvidenceDays {
+    evidence_days(
+        runs.iter().map(|r| r.timestamp),
+        policy.evidence.min_runs_per_day,
+    )
+}
+
 /// Judges records against a policy (a run's or an import's, held in memory).
 pub fn evaluate(records: impl Into<Vec<Record>>, policy: &Policy, opts: &Options) -> Evaluation {
     evaluate_left_out(records.into(), Vec::new(), policy, opts).0
@@ -300,10 +308,7 @@ fn judge(
     } = counted::sort_out(&mut runs, left_out, policy, opts);
 
     let metrics = summary::metric_stats(&runs, records)?;
-    let days_over = evidence_days(
-        runs.iter().map(|r| r.timestamp),
-        policy.evidence.min_runs_per_day,
-    );
+    let days_over = days_of(&runs, policy);
 
     let rules = rules::rule_results(policy, &runs, &metrics);
 

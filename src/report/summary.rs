@@ -62,7 +62,7 @@ pub fn line(ev: &Evaluation) -> String {
         if let Some(l) = r
             .latest_day
             .as_ref()
-            .filter(|_| ev.evidence.days > 1 && room)
+            .filter(|_| ev.evidence.dates() > 1 && room)
         {
             value.push_str(&format!(
                 " (latest day {}: {}{})",
