@@ -223,7 +223,6 @@ fn two_days(i: i64) -> chrono::DateTime<chrono::Local> {
 /// machine of `cpus` vCPUs (None: a record without host facts).
 fn history_of(env: &Env, host: &str, cpus: Option<u32>, mb_s: f64) {
     use std::io::Write;
-    let now = chrono::Local::now();
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -400,7 +399,6 @@ fn runs_of(
     figure: impl Fn(&iopscheck::testing::policy::Rule) -> f64,
 ) {
     use std::io::Write;
-    let now = chrono::Local::now();
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -556,7 +554,6 @@ fn node_history(env: &Env, policy: &str, host: &str, figure: f64) -> std::path::
     let p = iopscheck::testing::policy::resolve(policy).unwrap().policy;
     let path = env.tmp.path().join(format!("{host}.jsonl"));
     let mut f = std::fs::File::create(&path).unwrap();
-    let now = chrono::Local::now();
     for i in 0..6 {
         let at = two_days(i);
         let mut r = common::swimlane_record(host, "/data", at.fixed_offset(), 1.0);
