@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::{Env, fixture};
+use chrono::{Duration, Local};
+use common::{Env, fixture, swimlane_record};
 use serde_json::Value;
 
 const TEXT: &str = "fio-3.33-posixaio-randwrite.txt";
@@ -187,9 +188,14 @@ fn an_inconclusive_reply_gives_the_exact_fio_command_and_how_many_runs_over_how_
     assert_eq!(j["runs"][0]["job"]["end_fsync"], true, "{j}");
 }
 
-/// Six runs of node7 at `mb_s`, three a day over two days (Swimlane's day counts with three).
 fn history_of(env: &Env, mb_s: f64) {
-    let (lines, _) = common::three_a_day("node7", "/data", &[mb_s; 6]);
+    let now = Local::now().fixed_offset();
+    let lines: String = (0..6)
+        .map(|i| {
+            let t = now - Duration::hours(8 * i + 1);
+            serde_json::to_string(&swimlane_record("node7", "/data", t, mb_s)).unwrap() + "\n"
+        })
+        .collect();
     std::fs::write(&env.history, lines).unwrap();
 }
 
@@ -250,8 +256,7 @@ fn a_pass_on_fewer_runs_than_the_vendor_asks_says_so_and_asks_for_the_rest() {
     assert!(!reply.contains("That is the evidence"), "{reply}");
     assert!(
         reply.contains("at least 6 runs over at least 2 different days")
-            // Swimlane's day counts with three runs
-            && reply.contains("we have 1 run over 0 days that count"),
+            && reply.contains("we have 1 run over 1 day"),
         "{reply}"
     );
     // and what to run for the rest, as an inconclusive reply asks it

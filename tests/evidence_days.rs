@@ -1,7 +1,7 @@
 //! The policy's days of evidence are days apart, not dates: runs minutes apart across midnight
 //! are one sitting on one cache state, whatever their dates, and a day counts only with the
-//! policy's runs for a day (Swimlane: three) made 12 h or more after the day counted before
-//! it. `report` and `run` (its count of the history's evidence) count alike; a record written
+//! policy's runs for a day (`min_runs_per_day`, default one) made 12 h or more after the day
+//! counted before it. `report` and `run` (its count of the history's evidence) count alike; a record written
 //! twice is one run in both.
 
 mod common;
@@ -65,7 +65,7 @@ fn six_runs_minutes_apart_across_midnight_are_one_day_and_inconclusive() {
     let e = &j["evidence"];
     assert_eq!((&e["runs"], &e["days"]), (&6.into(), &1.into()), "{e}");
     assert_eq!(e["calendar_days"], 2, "{e}");
-    assert_eq!(e["min_runs_per_day"], 3, "{e}");
+    assert_eq!(e["min_runs_per_day"], 1, "{e}");
     assert_eq!(j["summary"]["days"], 1, "{}", j["summary"]);
 
     // The table says why the second date is no day of evidence, and what makes one.
@@ -74,7 +74,7 @@ fn six_runs_minutes_apart_across_midnight_are_one_day_and_inconclusive() {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         flat.contains(
-            "6 of 6 runs over 1 of 2 days (the runs fall on 2 calendar days, 1 of them not counted: a day counts with 3 runs made 12 h or more after the last run of the day counted before it) — run again on 1 more day"
+            "6 of 6 runs over 1 of 2 days (the runs fall on 2 calendar days, 1 of them not counted: a day counts with a run made 12 h or more after the last run of the day counted before it) — run again on 1 more day"
         ),
         "{text}"
     );
@@ -82,29 +82,33 @@ fn six_runs_minutes_apart_across_midnight_are_one_day_and_inconclusive() {
 }
 
 #[test]
-fn under_any_policy_runs_within_minutes_across_midnight_are_one_day() {
-    // A policy asking for one run a day still needs its days 12 h apart: three runs before
-    // midnight and three after, all within a quarter of an hour, are one sitting.
+fn a_policys_runs_per_day_make_a_day_count() {
+    // A policy asking for three runs a day: five one day and one the next day, a day apart,
+    // are one day of its evidence; one run a day is enough under Swimlane's own rule.
     let env = Env::new();
-    let policy = env.swimlane_policy("one-a-day.yaml", |s| {
-        s.replace("min_runs_per_day: 3", "min_runs_per_day: 1")
+    let policy = env.swimlane_policy("three-a-day.yaml", |s| {
+        s.replace("  min_days: 2\n", "  min_days: 2\n  min_runs_per_day: 3\n")
     });
-    let times: Vec<_> = (0..6)
-        .map(|i| midnight(1) - Duration::minutes(9) + Duration::minutes(3 * i))
+    let mut times: Vec<_> = (0..5)
+        .map(|i| midnight(2) + Duration::hours(8 + i))
         .collect();
+    times.push(midnight(1) + Duration::hours(12));
     std::fs::write(&env.history, lines("node1", "/data", &times)).unwrap();
     let p = policy.to_str().unwrap();
     let (code, j) = report_json(&env, &["-p", p, "--host", "node1"]);
     assert_eq!(code, Some(3), "{j}");
     assert_eq!(j["evidence"]["days"], 1, "{}", j["evidence"]);
     assert_eq!(j["evidence"]["calendar_days"], 2, "{}", j["evidence"]);
-    assert_eq!(j["evidence"]["min_runs_per_day"], 1, "{}", j["evidence"]);
+    assert_eq!(j["evidence"]["min_runs_per_day"], 3, "{}", j["evidence"]);
     let (_, text) = report(&env, &["-p", p, "--host", "node1"]);
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        flat.contains("a day counts with a run made 12 h or more after the last run of the day counted before it"),
+        flat.contains("a day counts with 3 runs made 12 h or more after the last run of the day counted before it"),
         "{text}"
     );
+    let (code, j) = report_json(&env, &["--host", "node1"]);
+    assert_eq!(code, Some(0), "{}", j["reason"]);
+    assert_eq!(j["evidence"]["days"], 2, "{}", j["evidence"]);
 }
 
 #[test]
