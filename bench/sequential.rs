@@ -60,6 +60,7 @@ fn main() {
     let floor = Floor {
         min_runs: 6,
         min_days: 2,
+        min_runs_per_day: 1,
     };
     let budget = s.max_runs.min(s.max_days * PER_DAY);
     let t0: DateTime<FixedOffset> = DateTime::parse_from_rfc3339("2026-11-02T08:00:00Z").unwrap();

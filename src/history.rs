@@ -604,7 +604,9 @@ pub fn for_each_line_at(
 /// again, holding one line at a time. Lines are read by the one line codec
 /// (`record::decode`), so they are accepted or skipped exactly as [`scan_from`] accepts or
 /// skips them, and `since` passes over lines before the window in the same way; `keep` decides
-/// from a line's head whether its run is wanted.
+/// from a line's head whether its run is wanted. A stream's repeats are found by their keys'
+/// hashes alone: a reader of the file itself uses [`scan_runs_of`].
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn scan_runs(
     reader: impl BufRead,
     path: &Path,

@@ -1586,7 +1586,13 @@ fn broker(n: &Nodes, host: &str, iops: f64) -> PathBuf {
         .policy;
     let records: Vec<Record> = (0..6)
         .map(|i| {
-            let mut r = rec(host, "/data", Duration::hours(30 - 5 * i), 1.0);
+            // two batches 20 h apart: two days of evidence (12 h after the last), whatever now is
+            let mut r = rec(
+                host,
+                "/data",
+                Duration::hours([44, 42, 40, 20, 18, 16][i]),
+                1.0,
+            );
             r.policy = p.name.clone();
             r.job = p.job.shape();
             r.engine = p.job.ioengine.to_string();

@@ -207,18 +207,29 @@ fn a_per_cpu_threshold_is_resolved_against_this_machine_in_every_format() {
     assert_eq!(j["runs"][0]["target"]["cpus"].as_u64(), Some(n), "{j}");
 }
 
+/// Run `i` of six over two days: three at 08, 10 and 12 h (local) the day before yesterday,
+/// three yesterday, the days' runs 20 h apart (a day of evidence is 12 h after the last).
+fn two_days(i: i64) -> chrono::DateTime<chrono::Local> {
+    let today = chrono::Local::now().date_naive();
+    let day = today - chrono::Days::new(if i < 3 { 2 } else { 1 });
+    day.and_hms_opt(8 + 2 * (i % 3) as u32, 0, 0)
+        .unwrap()
+        .and_local_timezone(chrono::Local)
+        .earliest()
+        .unwrap()
+}
+
 /// `n` runs of Swimlane's test at `mb_s` on `host`, over the last two days, recorded on a
 /// machine of `cpus` vCPUs (None: a record without host facts).
 fn history_of(env: &Env, host: &str, cpus: Option<u32>, mb_s: f64) {
     use std::io::Write;
-    let now = chrono::Local::now();
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&env.history)
         .unwrap();
     for i in 0..6 {
-        let at = now - chrono::Duration::hours(30 - 5 * i);
+        let at = two_days(i);
         let mut r = common::swimlane_record(host, "/data", at.fixed_offset(), mb_s);
         r.target.cpus = cpus;
         writeln!(f, "{}", serde_json::to_string(&r).unwrap()).unwrap();
@@ -388,14 +399,13 @@ fn runs_of(
     figure: impl Fn(&iopscheck::testing::policy::Rule) -> f64,
 ) {
     use std::io::Write;
-    let now = chrono::Local::now();
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&env.history)
         .unwrap();
     for i in 0..6 {
-        let at = now - chrono::Duration::hours(30 - 5 * i);
+        let at = two_days(i);
         let mut r = common::swimlane_record(host, "/data", at.fixed_offset(), 1.0);
         r.policy = policy.name.clone();
         r.job = policy.job.shape();
@@ -544,9 +554,8 @@ fn node_history(env: &Env, policy: &str, host: &str, figure: f64) -> std::path::
     let p = iopscheck::testing::policy::resolve(policy).unwrap().policy;
     let path = env.tmp.path().join(format!("{host}.jsonl"));
     let mut f = std::fs::File::create(&path).unwrap();
-    let now = chrono::Local::now();
     for i in 0..6 {
-        let at = now - chrono::Duration::hours(30 - 5 * i);
+        let at = two_days(i);
         let mut r = common::swimlane_record(host, "/data", at.fixed_offset(), 1.0);
         r.policy = p.name.clone();
         r.job = p.job.shape();

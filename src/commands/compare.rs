@@ -103,7 +103,11 @@ fn figures(
         .iter()
         .filter(|r| r.metrics.contains_key(metric))
         .collect();
-    let days = evaluate::days_in_one_zone(runs.iter().map(|r| r.timestamp));
+    let days = evaluate::evidence_days(
+        runs.iter().map(|r| r.timestamp),
+        policy.evidence.min_runs_per_day,
+    )
+    .counted;
     Ok((runs.iter().map(|r| r.metrics[metric]).collect(), days))
 }
 

@@ -118,10 +118,15 @@ fn verdict(j: &Judged) -> ((Verdict, String), Option<Effect>) {
     let marg = undecided(j);
     // A pass or a fail names the deviations that flatter the disk.
     let flatters = (!flattering(j).is_empty()).then_some(Effect::Flatters);
+    // a failing verdict names the soft limits missed too, as a pass does
+    let with_soft = |(v, reason): (Verdict, String)| match v {
+        Verdict::Fail => (v, format!("{reason}{}", soft_missed(j))),
+        _ => (v, reason),
+    };
     match (failed.is_empty(), &latest) {
-        (true, Some((r, l))) => (failing_lately(r, l, nc), None),
+        (true, Some((r, l))) => (with_soft(failing_lately(r, l, nc)), None),
         (true, None) => (passed(j, &marg, nc), flatters),
-        (false, _) => (failed_on(j, &failed, &marg, nc), flatters),
+        (false, _) => (with_soft(failed_on(j, &failed, &marg, nc)), flatters),
     }
 }
 
@@ -351,6 +356,22 @@ fn failing_lately(r: &RuleResult, l: &Latest, not_counted: &str) -> (Verdict, St
     }
 }
 
+/// "; soft limit missed: …": the soft limits (warn-level rules, without --strict) the runs
+/// miss. They do not change the verdict, but a verdict on the rules says so, pass or fail.
+fn soft_missed(j: &Judged) -> String {
+    let soft: Vec<String> = j
+        .rules
+        .iter()
+        .filter(|r| !j.opts.strict && r.level == Level::Warn && r.passed == Some(false))
+        .map(describe)
+        .collect();
+    if soft.is_empty() {
+        String::new()
+    } else {
+        format!("; soft limit missed: {}", soft.join("; "))
+    }
+}
+
 /// Every deciding rule met: a pass, unless only on a test that flatters the disk.
 fn passed(j: &Judged, marg: &str, not_counted: &str) -> (Verdict, String) {
     let flatters = flattering(j);
@@ -359,18 +380,7 @@ fn passed(j: &Judged, marg: &str, not_counted: &str) -> (Verdict, String) {
         .next()
         .map(describe)
         .unwrap_or_else(|| fleet_only(j));
-    // Soft limits missed do not change the verdict (without --strict), but the line says so.
-    let soft: Vec<String> = j
-        .rules
-        .iter()
-        .filter(|r| r.level == Level::Warn && r.passed == Some(false))
-        .map(describe)
-        .collect();
-    let soft = if soft.is_empty() {
-        String::new()
-    } else {
-        format!("; soft limit missed: {}", soft.join("; "))
-    };
+    let soft = soft_missed(j);
     if !flatters.is_empty() {
         // What the output does not state could only flatter: say what would settle it.
         let settle = if flatters.iter().any(|d| d.is_unknown()) {

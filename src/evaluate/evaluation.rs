@@ -221,6 +221,24 @@ impl Evaluation {
         self.rules.iter().find(|r| r.level == Level::Fail)
     }
 
+    /// The rules that decide the verdict: fail-level ones, and warn-level ones with
+    /// `--strict`.
+    pub fn deciding_rules(&self) -> impl Iterator<Item = &RuleResult> {
+        let strict = self.strict;
+        self.rules
+            .iter()
+            .filter(move |r| r.level == Level::Fail || (strict && r.level == Level::Warn))
+    }
+
+    /// The soft limits (warn-level rules, without `--strict`) the runs miss: they do not
+    /// change the verdict, and every format says them beside it.
+    pub fn soft_missed(&self) -> impl Iterator<Item = &RuleResult> {
+        let strict = self.strict;
+        self.rules
+            .iter()
+            .filter(move |r| !strict && r.level == Level::Warn && r.passed == Some(false))
+    }
+
     /// Where the policy's evidence stands ([`EvidenceStatus::advice`]), and, for a sitting whose
     /// runs are not the policy's test, that they are not counted in it: a quick look of 2 runs
     /// beside "0 of 6 runs" says why.
@@ -298,9 +316,14 @@ impl Evaluation {
                     .filter(|(i, _)| self.run_effects.get(*i).copied().flatten().is_none())
                     .map(|(_, r)| r)
                     .collect();
+                let days = super::evidence_days(
+                    own.iter().map(|r| r.timestamp),
+                    self.evidence.min_runs_per_day,
+                );
                 EvidenceStatus {
                     runs: own.len(),
-                    days: super::days_in_one_zone(own.iter().map(|r| r.timestamp)),
+                    days: days.counted,
+                    calendar_days: days.calendar,
                     ..self.evidence.clone()
                 }
                 .tally()

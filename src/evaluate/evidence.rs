@@ -1,9 +1,9 @@
 //! The policy's evidence rule: how many runs over how many days make a verdict, where a
 //! node stands against it, and the count a report makes of it as the lines are read.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::deviation;
@@ -24,17 +24,103 @@ pub struct EvidenceStatus {
     pub more_runs: usize,
     pub more_days: usize,
     pub window: String,
+    /// Runs a day needs to count towards `min_days` (the policy's `min_runs_per_day`).
+    pub min_runs_per_day: u32,
+    /// The calendar days the runs fall on, counted or not: more than `days` where a day's
+    /// runs were too few or too soon after the day counted before it.
+    pub calendar_days: usize,
+}
+
+/// Hours between the last run of a day counted towards the policy's `min_days` and the runs
+/// that make the next counted day: runs minutes apart across midnight are one sitting.
+pub const DAY_GAP_HOURS: i64 = 12;
+
+/// The days of the evidence ([`super::evidence_days`]): those counted towards `min_days`,
+/// and the calendar days the runs fall on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EvidenceDays {
+    pub counted: usize,
+    pub calendar: usize,
+}
+
+/// The runs' times by the minute (UTC), for [`EvidenceDays`]: bounded by the window's
+/// length, not by its runs. The gap between days is measured in whole minutes.
+#[derive(Debug, Clone, Default)]
+pub struct DayTally {
+    minutes: BTreeMap<i64, usize>,
+    latest: Option<DateTime<FixedOffset>>,
+}
+
+impl DayTally {
+    pub fn add(&mut self, t: DateTime<FixedOffset>) {
+        *self
+            .minutes
+            .entry(t.timestamp().div_euclid(60))
+            .or_default() += 1;
+        if self.latest.is_none_or(|l| t > l) {
+            self.latest = Some(t);
+        }
+    }
+
+    /// The days in the latest run's zone; a day counts with `per_day` runs (at least one)
+    /// made [`DAY_GAP_HOURS`] or more after the last run of the day counted before it.
+    /// Counting every day that can be counted, in order, counts the most days: a counted day
+    /// can keep only the next day from counting, never one after it (a day later than that
+    /// starts more than a day after it ends).
+    pub fn days(&self, per_day: u32) -> EvidenceDays {
+        let Some(zone) = self.latest.map(|l| *l.offset()) else {
+            return EvidenceDays::default();
+        };
+        let per_day = per_day.max(1) as usize;
+        let gap = DAY_GAP_HOURS * 60;
+        let date = |m: i64| {
+            DateTime::from_timestamp(m * 60, 0).map(|t| t.with_timezone(&zone).date_naive())
+        };
+        let mut out = EvidenceDays::default();
+        // the last minute of the latest counted day
+        let mut counted_last: Option<i64> = None;
+        // the day being read: its date, its runs far enough from the counted day, its last
+        let mut day: Option<(NaiveDate, usize, i64)> = None;
+        let close = |day: Option<(NaiveDate, usize, i64)>,
+                     out: &mut EvidenceDays,
+                     counted_last: &mut Option<i64>| {
+            if let Some((_, apart, last)) = day {
+                out.calendar += 1;
+                if apart >= per_day {
+                    out.counted += 1;
+                    *counted_last = Some(last);
+                }
+            }
+        };
+        for (&m, &n) in &self.minutes {
+            let Some(d) = date(m) else { continue };
+            if day.is_none_or(|(current, _, _)| current != d) {
+                close(day.take(), &mut out, &mut counted_last);
+                day = Some((d, 0, m));
+            }
+            if let Some((_, apart, last)) = day.as_mut() {
+                *last = m;
+                if counted_last.is_none_or(|c| m - c >= gap) {
+                    *apart += n;
+                }
+            }
+        }
+        close(day, &mut out, &mut counted_last);
+        out
+    }
 }
 
 impl EvidenceStatus {
     /// The policy's evidence rule against `runs` runs over `days` days.
-    pub fn of(policy: &Policy, runs: usize, days: usize) -> EvidenceStatus {
+    pub fn of(policy: &Policy, runs: usize, days: EvidenceDays) -> EvidenceStatus {
         let e = &policy.evidence;
         let more_runs = (e.min_runs as usize).saturating_sub(runs);
-        let more_days = (e.min_days as usize).saturating_sub(days);
+        let more_days = (e.min_days as usize).saturating_sub(days.counted);
         EvidenceStatus {
             runs,
-            days,
+            days: days.counted,
+            min_runs_per_day: e.min_runs_per_day,
+            calendar_days: days.calendar,
             min_runs: e.min_runs,
             min_days: e.min_days,
             enough: more_runs == 0 && more_days == 0,
@@ -44,12 +130,56 @@ impl EvidenceStatus {
         }
     }
 
+    /// The calendar days the runs fall on, counted or not (a status made without them: its
+    /// days).
+    pub fn dates(&self) -> usize {
+        self.calendar_days.max(self.days)
+    }
+
     /// "3 of 6 runs, 1 of 2 days"; past the rule, "8 runs (6 needed), 3 days (2 needed)".
     pub fn tally(&self) -> String {
+        // in few words: the advice says what makes a day count
+        let uncounted = if self.calendar_days > self.days {
+            format!(
+                " ({} calendar days, {} not counted)",
+                self.calendar_days,
+                self.calendar_days - self.days
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "{}, {}",
+            "{}, {}{uncounted}",
             Self::part(self.runs, self.min_runs, "run"),
-            Self::part(self.days, self.min_days, "day")
+            Self::part(self.days, self.min_days, "day"),
+        )
+    }
+
+    /// What makes a day count: "a run" or "3 runs", "made 12 h or more after the last run of
+    /// the day counted before it".
+    fn a_day(&self) -> String {
+        let k = self.min_runs_per_day.max(1);
+        format!(
+            "{} made {DAY_GAP_HOURS} h or more after the last run of the day counted before it",
+            if k == 1 {
+                "a run".to_string()
+            } else {
+                format!("{k} runs")
+            }
+        )
+    }
+
+    /// Why calendar days the runs fall on are not counted, where some are not: " (the runs
+    /// fall on 2 calendar days; a day counts with a run made 12 h or more after …)".
+    fn uncounted_days(&self) -> String {
+        if self.calendar_days <= self.days {
+            return String::new();
+        }
+        let n = self.calendar_days - self.days;
+        format!(
+            " (the runs fall on {} calendar days, {n} of them not counted: a day counts with {})",
+            self.calendar_days,
+            self.a_day()
         )
     }
 
@@ -69,26 +199,31 @@ impl EvidenceStatus {
     pub fn advice(&self) -> String {
         let part = Self::part;
         let head = format!(
-            "{} over {}",
+            "{} over {}{}",
             part(self.runs, self.min_runs, "run"),
-            part(self.days, self.min_days, "day")
+            part(self.days, self.min_days, "day"),
+            self.uncounted_days()
         );
         if self.enough {
             return format!("{head}: enough evidence for a verdict");
         }
+        let k = self.min_runs_per_day.max(1) as usize;
+        let s = |n: usize| if n == 1 { "" } else { "s" };
         let todo = match (self.more_runs, self.more_days) {
-            (0, d) => format!("run again on {d} more day{}", if d == 1 { "" } else { "s" }),
-            (r, 0) => format!("{r} more run{}", if r == 1 { "" } else { "s" }),
-            (r, 1) => format!(
+            (0, d) => format!("run again on {d} more day{}", s(d)),
+            (r, 0) => format!("{r} more run{}", s(r)),
+            (r, 1) if k == 1 => format!(
                 "{r} more run{}, at least one of them tomorrow or later",
-                if r == 1 { "" } else { "s" }
+                s(r)
             ),
-            (r, d) => format!(
-                "{r} more run{} over {d} more days",
-                if r == 1 { "" } else { "s" }
-            ),
+            (r, 1) if r <= k => format!("{k} more runs tomorrow or later"),
+            (r, 1) => format!("{r} more runs, at least {k} of them tomorrow or later"),
+            (r, d) => format!("{} more runs over {d} more days", r.max(k * d)),
         };
-        format!("{head} — {todo}")
+        if self.more_days == 0 || self.days == 0 {
+            return format!("{head} — {todo}");
+        }
+        format!("{head} — {todo} (a day counts with {})", self.a_day())
     }
 }
 
@@ -100,11 +235,9 @@ pub struct EvidenceCount<'p> {
     checker: deviation::Checker<'p>,
     now: DateTime<Utc>,
     runs: usize,
-    /// The quarter hours (of UTC) that hold a run: every zone's offset is whole quarter hours,
-    /// so the days are counted in the latest run's zone at the end
-    /// ([`super::days_in_one_zone`]), bounded by the window's length, not its runs.
-    quarters: BTreeSet<i64>,
-    latest: Option<DateTime<chrono::FixedOffset>>,
+    /// The runs' times, their days counted at the end as a report counts them
+    /// ([`super::evidence_days`]).
+    days: DayTally,
 }
 
 impl<'p> EvidenceCount<'p> {
@@ -113,36 +246,96 @@ impl<'p> EvidenceCount<'p> {
             checker: deviation::Checker::new(policy),
             now,
             runs: 0,
-            quarters: BTreeSet::new(),
-            latest: None,
+            days: DayTally::default(),
         }
     }
 
     pub fn add(&mut self, r: &Run) {
-        if is_future(r, self.now) || !self.checker.check(r).check.is_policy_test() {
+        // what a report leaves out: a repeat of an earlier record (one fio run is one run),
+        // a run dated in the future, a run of another test
+        if r.repeat_of.is_some()
+            || is_future(r, self.now)
+            || !self.checker.check(r).check.is_policy_test()
+        {
             return;
         }
         self.runs += 1;
-        self.quarters
-            .insert(r.timestamp.timestamp().div_euclid(900));
-        if self.latest.is_none_or(|l| r.timestamp > l) {
-            self.latest = Some(r.timestamp);
-        }
+        self.days.add(r.timestamp);
     }
 
     pub fn status(&self) -> EvidenceStatus {
-        let days = match self.latest {
-            Some(l) => {
-                let zone = *l.offset();
-                let at =
-                    |q: i64| DateTime::from_timestamp(q * 900, 0).map(|t| t.with_timezone(&zone));
-                // the latest run first, so that its zone is the one counted in
-                super::days_in_one_zone(
-                    std::iter::once(l).chain(self.quarters.iter().filter_map(|&q| at(q))),
-                )
-            }
-            None => 0,
+        let policy = self.checker.policy();
+        let days = self.days.days(policy.evidence.min_runs_per_day);
+        EvidenceStatus::of(policy, self.runs, days)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at(offset_h: i32, day: u32, h: u32, m: u32) -> DateTime<FixedOffset> {
+        FixedOffset::east_opt(offset_h * 3600)
+            .unwrap()
+            .with_ymd_and_hms(2026, 12, day, h, m, 0)
+            .unwrap()
+    }
+
+    fn days(times: &[DateTime<FixedOffset>], per_day: u32) -> (usize, usize) {
+        let d = super::super::evidence_days(times.iter().copied(), per_day);
+        (d.counted, d.calendar)
+    }
+
+    #[test]
+    fn runs_minutes_apart_across_midnight_are_one_day() {
+        let late: Vec<_> = (0..5).map(|i| at(0, 2, 23, 50 + 2 * i)).collect();
+        let mut t = late.clone();
+        t.push(at(0, 3, 0, 1));
+        assert_eq!(days(&t, 1), (1, 2));
+        // a run 12 h after the first day's last makes the second day
+        t.push(at(0, 3, 11, 58));
+        assert_eq!(days(&t, 1), (2, 2));
+        // ... unless the day needs three runs that far apart
+        assert_eq!(days(&t, 3), (1, 2));
+    }
+
+    #[test]
+    fn a_timer_every_four_hours_counts_every_day() {
+        let t: Vec<_> = (2..=4)
+            .flat_map(|d| (0..6).map(move |k| at(0, d, 4 * k, 0)))
+            .collect();
+        // day 3's runs from 08:00 are 12 h after day 2's 20:00
+        assert_eq!(days(&t, 3), (3, 3));
+        // five from 08:00 are too few: day 3 is not counted, day 4 then is, whole
+        assert_eq!(days(&t, 5), (2, 3));
+    }
+
+    #[test]
+    fn days_are_counted_in_the_latest_runs_zone() {
+        // 23:00 and 11:00 the next day at +02:00: 21:00 and 09:00 UTC, 12 h apart
+        let t = [at(2, 2, 23, 0), at(2, 3, 11, 0)];
+        assert_eq!(days(&t, 1), (2, 2));
+        let t = [at(2, 2, 23, 0), at(2, 3, 10, 59)];
+        assert_eq!(days(&t, 1), (1, 2));
+        assert_eq!(days(&[], 1), (0, 0));
+    }
+
+    #[test]
+    fn the_tally_says_why_a_calendar_day_is_not_counted() {
+        let e = EvidenceStatus {
+            runs: 6,
+            days: 1,
+            min_runs: 6,
+            min_days: 2,
+            more_days: 1,
+            min_runs_per_day: 3,
+            calendar_days: 2,
+            ..Default::default()
         };
-        EvidenceStatus::of(self.checker.policy(), self.runs, days)
+        assert_eq!(
+            e.advice(),
+            "6 of 6 runs over 1 of 2 days (the runs fall on 2 calendar days, 1 of them not counted: a day counts with 3 runs made 12 h or more after the last run of the day counted before it) — run again on 1 more day (a day counts with 3 runs made 12 h or more after the last run of the day counted before it)"
+        );
     }
 }

@@ -19,7 +19,7 @@ mod stats;
 mod summary;
 mod warnings;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
 
 use chrono::{DateTime, Duration as ChronoDuration, FixedOffset, NaiveDate, Utc};
@@ -200,19 +200,31 @@ pub fn day_of(r: &impl RunFields) -> NaiveDate {
     r.timestamp().date_naive()
 }
 
-/// How many days the evidence's runs are over: their distinct calendar days in one zone, the
-/// latest run's (the node's day as it tells time now). Counted in each run's own offset, runs
-/// minutes apart recorded in +14:00 and −12:00 (a clock or TZ changed between runs, a text
-/// output read in the importer's zone) were two days.
-pub fn days_in_one_zone(times: impl IntoIterator<Item = DateTime<FixedOffset>> + Clone) -> usize {
-    let Some(zone) = times.clone().into_iter().max().map(|t| *t.offset()) else {
-        return 0;
-    };
-    times
-        .into_iter()
-        .map(|t| t.with_timezone(&zone).date_naive())
-        .collect::<BTreeSet<NaiveDate>>()
-        .len()
+/// How many days the evidence's runs are over ([`EvidenceDays`]): a day is a calendar day in
+/// one zone, the latest run's (the node's day as it tells time now: counted in each run's own
+/// offset, runs minutes apart recorded in +14:00 and −12:00 were two days), and it counts
+/// towards the policy's `min_days` only with `per_day` runs or more made at least
+/// `evidence::DAY_GAP_HOURS` after the last run of the day counted before it: runs a few minutes
+/// either side of midnight are one sitting, on one cache state, not two days.
+pub fn evidence_days(
+    times: impl IntoIterator<Item = DateTime<FixedOffset>>,
+    per_day: u32,
+) -> EvidenceDays {
+    let mut tally = DayTally::default();
+    for t in times {
+        tally.add(t);
+    }
+    tally.days(per_day)
+}
+
+pub use evidence::{DAY_GAP_HOURS, DayTally, EvidenceDays};
+
+/// The days of the runs' evidence under the policy's rule ([`evidence_days`]).
+fn days_of(runs: &[Run], policy: &Policy) -> EvidenceDays {
+    evidence_days(
+        runs.iter().map(|r| r.timestamp),
+        policy.evidence.min_runs_per_day,
+    )
 }
 
 /// Judges records against a policy (a run's or an import's, held in memory).
@@ -297,7 +309,7 @@ fn judge(
     } = counted::sort_out(&mut runs, left_out, policy, opts);
 
     let metrics = summary::metric_stats(&runs, records)?;
-    let days_over = days_in_one_zone(runs.iter().map(|r| r.timestamp));
+    let days_over = days_of(&runs, policy);
 
     let rules = rules::rule_results(policy, &runs, &metrics);
 
@@ -399,7 +411,7 @@ fn judge(
         reason,
         summary: Summary {
             n: runs.len(),
-            days: days_over,
+            days: days_over.counted,
             metrics,
         },
         group: None,

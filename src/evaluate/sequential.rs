@@ -63,6 +63,8 @@ impl Default for Settings {
 pub struct Floor {
     pub min_runs: usize,
     pub min_days: usize,
+    /// Runs a day needs to count towards `min_days` (`evaluate::evidence_days`).
+    pub min_runs_per_day: u32,
 }
 
 /// The mixing parameter ρ of the mean's confidence sequence, chosen from the policy alone
@@ -259,9 +261,10 @@ fn day(t: &DateTime<FixedOffset>) -> NaiveDate {
     t.date_naive()
 }
 
-/// The days the points are over, in one zone (the latest's: `evaluate::days_in_one_zone`).
-fn days_of(points: &[(DateTime<FixedOffset>, f64)]) -> usize {
-    super::days_in_one_zone(points.iter().map(|p| p.0))
+/// The days the points are over, counted as the evidence rule counts them
+/// (`evaluate::evidence_days`).
+fn days_of(points: &[(DateTime<FixedOffset>, f64)], per_day: u32) -> usize {
+    super::evidence_days(points.iter().map(|p| p.0), per_day).counted
 }
 
 /// Calendar days from the first run to the last, both counted, in the last one's zone.
@@ -342,7 +345,8 @@ fn walk(
         let logs: Vec<f64> = seg.iter().map(|p| p.1.ln()).collect();
         let (n, mean, q) = moments(&logs);
         let (low, high) = am_bounds_of(n, mean, q, low_level, high_level, rho_low, rho_high);
-        let floor_met = n >= floor.min_runs && days_of(seg) >= floor.min_days;
+        let floor_met =
+            n >= floor.min_runs && days_of(seg, floor.min_runs_per_day) >= floor.min_days;
         let (good, bad) = if higher {
             (op.holds(low, threshold), !op.holds(high, threshold))
         } else {
@@ -401,7 +405,7 @@ fn walk(
     Sequence {
         outcome,
         n: seg.len(),
-        days: days_of(seg),
+        days: days_of(seg, floor.min_runs_per_day),
         low: finite(low),
         high: finite(high),
         alpha: s.alpha,
@@ -631,6 +635,7 @@ impl Pending {
             floor: Floor {
                 min_runs: policy.evidence.min_runs as usize,
                 min_days: policy.evidence.min_days as usize,
+                min_runs_per_day: policy.evidence.min_runs_per_day,
             },
             not_counted,
         })
@@ -761,6 +766,7 @@ mod tests {
     const FLOOR: Floor = Floor {
         min_runs: 6,
         min_days: 2,
+        min_runs_per_day: 1,
     };
 
     #[test]

@@ -96,6 +96,9 @@ pub fn check(p: &Policy) -> Result<(), String> {
     if e.min_days == 0 {
         return Err("evidence.min_days: must be at least 1".into());
     }
+    if e.min_runs_per_day == 0 {
+        return Err("evidence.min_runs_per_day: must be at least 1".into());
+    }
     if e.window.0.as_secs() < 3600 {
         return Err("evidence.window: must be at least 1h".into());
     }

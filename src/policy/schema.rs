@@ -501,6 +501,9 @@ pub struct Evidence {
     pub min_runs: u32,
     #[serde(default = "default_min_days")]
     pub min_days: u32,
+    /// Runs a day needs to count towards `min_days` (`evaluate::evidence_days`).
+    #[serde(default = "default_min_runs_per_day")]
+    pub min_runs_per_day: u32,
     #[serde(default = "default_window")]
     pub window: Secs,
     #[serde(default)]
@@ -516,6 +519,9 @@ fn default_min_runs() -> u32 {
 fn default_min_days() -> u32 {
     2
 }
+fn default_min_runs_per_day() -> u32 {
+    1
+}
 fn default_window() -> Secs {
     Secs(std::time::Duration::from_secs(7 * 86400))
 }
@@ -528,6 +534,7 @@ impl Default for Evidence {
         Evidence {
             min_runs: default_min_runs(),
             min_days: default_min_days(),
+            min_runs_per_day: default_min_runs_per_day(),
             window: default_window(),
             aggregate: Aggregate::Mean,
             max_cv: default_max_cv(),

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use super::fleet::Fleet;
 use super::summary::{plural, stated_host, unit};
 use crate::deviation::Effect;
-use crate::evaluate::{Evaluation, Verdict};
+use crate::evaluate::{Evaluation, RuleResult, Verdict};
 use crate::numbers::{fmt_threshold, fmt_value};
 
 pub fn render(ev: &Evaluation, out: &mut dyn Write) -> io::Result<()> {
@@ -23,13 +23,28 @@ pub fn text(ev: &Evaluation) -> String {
     let mut paras: Vec<String> = Vec::new();
     let requirement = requirement(ev);
     let e = &ev.evidence;
-    let counted = format!(
+    // the runs over the calendar days they fall on, as they are; and as the vendor's rule
+    // counts its days, where some do not count (too few runs, or too soon after the day
+    // before)
+    let calendar = e.calendar_days.max(e.days);
+    let across = format!(
         "{} run{} over {} day{}",
         e.runs,
         plural(e.runs),
-        e.days,
-        plural(e.days)
+        calendar,
+        plural(calendar)
     );
+    let counted = if calendar > e.days {
+        format!(
+            "{} run{} over {} day{} that count",
+            e.runs,
+            plural(e.runs),
+            e.days,
+            plural(e.days)
+        )
+    } else {
+        across.clone()
+    };
     let measured = measured(ev);
 
     match ev.verdict {
@@ -39,7 +54,7 @@ pub fn text(ev: &Evaluation) -> String {
             &who,
             &storage,
             &requirement,
-            &counted,
+            (&across, &counted),
             measured.as_deref(),
         ),
         Verdict::Fail => {
@@ -49,7 +64,7 @@ pub fn text(ev: &Evaluation) -> String {
             ));
             if let Some(m) = &measured {
                 paras.push(format!(
-                    "Across {counted}, {m}. The storage needs to be faster for this requirement: a faster disk or volume class, or one that is not shared with other busy workloads."
+                    "Across {across}, {m}. The storage needs to be faster for this requirement: a faster disk or volume class, or one that is not shared with other busy workloads."
                 ));
             }
         }
@@ -109,8 +124,10 @@ pub fn text(ev: &Evaluation) -> String {
             }
             if !e.enough {
                 why.push(format!(
-                    "{who} asks for at least {} runs over at least {} different days, averaged, because a single run varies with caching; we have {counted}.",
-                    e.min_runs, e.min_days
+                    "{who} asks for at least {} runs over at least {} different days{}, averaged, because a single run varies with caching; we have {counted}.",
+                    e.min_runs,
+                    e.min_days,
+                    per_day(e)
                 ));
             }
             if let Some(m) = &measured {
@@ -122,6 +139,9 @@ pub fn text(ev: &Evaluation) -> String {
                 paras.push(why.join(" "));
             }
         }
+    }
+    if let Some(soft) = soft_missed(ev, &who) {
+        paras.push(soft);
     }
     if !ev.not_counted.is_empty() {
         let items: Vec<String> = ev.not_counted.iter().map(|n| customer(&n.reason)).collect();
@@ -146,7 +166,7 @@ fn passed(
     who: &str,
     storage: &str,
     requirement: &str,
-    counted: &str,
+    (across, counted): (&str, &str),
     measured: Option<&str>,
 ) {
     let e = &ev.evidence;
@@ -167,7 +187,7 @@ fn passed(
     };
     let mut said = Vec::new();
     if let Some(m) = measured {
-        said.push(format!("Across {counted}, {run_as}, {m}."));
+        said.push(format!("Across {across}, {run_as}, {m}."));
     }
     if !unstated.is_empty() {
         said.push(format!(
@@ -178,16 +198,38 @@ fn passed(
     }
     said.push(if e.enough {
         format!(
-            "That is the evidence {who} asks for: at least {} runs over at least {} days, averaged, because a single run varies with caching.",
-            e.min_runs, e.min_days
+            "That is the evidence {who} asks for: at least {} runs over at least {} days{}, averaged, because a single run varies with caching.",
+            e.min_runs,
+            e.min_days,
+            per_day(e)
         )
     } else {
         format!(
-            "{who} asks for at least {} runs over at least {} different days, averaged, because a single run varies with caching; we have {counted}, so this is a good sign, not yet that evidence.",
-            e.min_runs, e.min_days
+            "{who} asks for at least {} runs over at least {} different days{}, averaged, because a single run varies with caching; we have {counted}, so this is a good sign, not yet that evidence.",
+            e.min_runs,
+            e.min_days,
+            per_day(e)
         )
     });
     paras.push(said.join(" "));
+}
+
+/// ", at least 3 runs a day, each day's 12 hours or more after the day before": what makes
+/// a day count, where the policy asks more than one run a day; "" otherwise.
+fn per_day(e: &crate::evaluate::EvidenceStatus) -> String {
+    if e.min_days < 2 {
+        return String::new();
+    }
+    let k = e.min_runs_per_day.max(1);
+    let runs = if k == 1 {
+        String::new()
+    } else {
+        format!("at least {k} runs a day, ")
+    };
+    format!(
+        ", {runs}each day's runs {} hours or more after the day before's",
+        crate::evaluate::DAY_GAP_HOURS
+    )
 }
 
 /// What to run and attach: the policy's fio command, how many runs over how many days.
@@ -197,7 +239,8 @@ fn ask(ev: &Evaluation, who: &str) -> String {
     let days = (e.min_days as usize).max(1);
     let when = if days > 1 {
         format!(
-            "{runs} times spread over {days} different days (a few runs a day, at different times)"
+            "{runs} times spread over {days} different days (a few runs a day, at different times{})",
+            per_day(e)
         )
     } else if runs > 1 {
         format!("{runs} times, at different times")
@@ -237,24 +280,75 @@ fn vendor(ev: &Evaluation) -> String {
     }
 }
 
-/// " (3000 IOPS per node: …)": the deciding rule's threshold, in words.
+/// " (write IOPS by the vendor's formula at least 3000 IOPS)": every deciding rule's
+/// threshold, in words ("…, and sync p99 us at most 10000 µs").
 fn requirement(ev: &Evaluation) -> String {
-    match ev.primary_rule() {
-        Some(r) => format!(
-            " ({} {} {}{})",
-            metric_words(&r.metric),
-            op_words(r.op),
-            fmt_threshold(r.threshold),
-            unit(r.unit)
-        ),
+    let rules: Vec<String> = ev.deciding_rules().map(limit).collect();
+    if rules.is_empty() {
+        return String::new();
+    }
+    format!(" ({})", and_list(&rules))
+}
+
+/// "write IOPS as fio reports them at least 10.00 IOPS".
+fn limit(r: &RuleResult) -> String {
+    format!(
+        "{} {} {}{}",
+        metric_words(&r.metric),
+        op_words(r.op),
+        fmt_threshold(r.threshold),
+        unit(r.unit)
+    )
+}
+
+/// "a", "a and b", "a, b and c".
+fn and_list(items: &[String]) -> String {
+    match items.split_last() {
         None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
     }
 }
 
-/// "the average of write IOPS (by the vendor's formula) was 4198 IOPS, where at least 3000 IOPS
-/// are required". None when nothing was measured.
+/// What the deciding rules measured, against their thresholds: of a failing verdict, the
+/// rules that fail (the first deciding rule where none is marked failed). None when nothing
+/// was measured.
 fn measured(ev: &Evaluation) -> Option<String> {
-    let r = ev.primary_rule()?;
+    let failed: Vec<&RuleResult> = ev
+        .deciding_rules()
+        .filter(|r| r.passed == Some(false))
+        .collect();
+    let rules: Vec<&RuleResult> = if ev.verdict == Verdict::Fail && !failed.is_empty() {
+        failed
+    } else {
+        ev.deciding_rules().collect()
+    };
+    let said: Vec<String> = rules
+        .iter()
+        .filter_map(|r| figure(r, "is required"))
+        .collect();
+    (!said.is_empty()).then(|| said.join("; "))
+}
+
+/// The soft limits missed, told as what they are: recommended, not required. None when none
+/// is missed.
+fn soft_missed(ev: &Evaluation, who: &str) -> Option<String> {
+    let said: Vec<String> = ev
+        .soft_missed()
+        .filter_map(|r| figure(r, "is recommended"))
+        .collect();
+    (!said.is_empty()).then(|| {
+        format!(
+            "{} also recommends, without requiring it, a limit the storage misses: {}.",
+            capital(who),
+            said.join("; ")
+        )
+    })
+}
+
+/// "the average of write IOPS (by the vendor's formula) was 4198 IOPS, where at least 3000 IOPS
+/// is required". None when the rule measured nothing.
+fn figure(r: &RuleResult, wanted: &str) -> Option<String> {
     let v = r.value?;
     let how = match r.aggregate.as_str() {
         "mean" => "the average",
@@ -269,7 +363,7 @@ fn measured(ev: &Evaluation) -> Option<String> {
         .map(|n| format!(" ({})", customer(n)))
         .unwrap_or_default();
     Some(format!(
-        "{how} {}{note} was {}{}, where {} {}{} is required",
+        "{how} {}{note} was {}{}, where {} {}{} {wanted}",
         metric_words(&r.metric),
         fmt_value(v),
         unit(r.unit),

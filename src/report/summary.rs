@@ -47,17 +47,23 @@ pub fn line(ev: &Evaluation) -> String {
             Outcome::Undecided | Outcome::NotPositive => "undecided",
         };
         parts.push(format!("{said} on {}: {}", d.metric, d.figures()));
-    } else if let Some(why) = ev.primary_rule().and_then(|r| r.fails_on.as_ref()) {
+    } else if let Some(why) = deciding(ev).and_then(|r| r.fails_on.as_ref()) {
         // The rule fails although its aggregate meets the threshold: why is the figure that
         // decides ("262 IOPS sustained after burst credits ran out …"), never the mean alone.
         parts.push(why.clone());
-    } else if let Some(r) = ev.primary_rule() {
+    } else if let Some(r) = deciding(ev) {
         let mut value = match r.value {
             Some(v) => format!("{} {}{}", r.aggregate.as_str(), fmt_value(v), unit(r.unit)),
             None => "not measured".to_string(),
         };
-        // The latest day's beside the window's, when they differ in what they cover.
-        if let Some(l) = r.latest_day.as_ref().filter(|_| ev.evidence.days > 1) {
+        // The latest day's beside the window's, when they differ in what they cover (left
+        // out where a missed soft limit needs the room).
+        let room = ev.soft_missed().next().is_none();
+        if let Some(l) = r
+            .latest_day
+            .as_ref()
+            .filter(|_| ev.evidence.dates() > 1 && room)
+        {
             value.push_str(&format!(
                 " (latest day {}: {}{})",
                 l.date,
@@ -78,6 +84,34 @@ pub fn line(ev: &Evaluation) -> String {
             unit(r.unit)
         ));
     }
+    // A soft limit missed stands beside the verdict, as in every format.
+    let soft: Vec<String> = ev
+        .soft_missed()
+        .map(|r| {
+            let value = r
+                .value
+                .map(|v| format!(" {} {}{}", r.aggregate.as_str(), fmt_value(v), unit(r.unit)))
+                .unwrap_or_default();
+            format!(
+                "{}{value}, needs {}{}",
+                r.metric,
+                r.threshold_text(crate::numbers::fmt_threshold),
+                unit(r.unit)
+            )
+        })
+        .collect();
+    if !soft.is_empty() {
+        // never cut: where the whole does not fit, the limits by name
+        let whole = format!("soft limit missed: {}", soft.join(", "));
+        let names: Vec<&str> = ev.soft_missed().map(|r| r.metric.as_str()).collect();
+        let fits =
+            one_line(&parts.join("; ")).chars().count() + 2 + whole.chars().count() <= MAX_CHARS;
+        parts.push(if fits {
+            whole
+        } else {
+            format!("soft limit missed: {}", names.join(", "))
+        });
+    }
     let mut line = one_line(&parts.join("; "));
     let all = caveats(ev);
     if let Some(first) = all.first() {
@@ -94,6 +128,16 @@ pub fn line(ev: &Evaluation) -> String {
         }
     }
     shorten(&line, MAX_CHARS)
+}
+
+/// The rule whose figure the line gives: of a failing verdict the first deciding rule that
+/// fails (the figure that fails it, not the one that passes), else the first deciding rule.
+fn deciding(ev: &Evaluation) -> Option<&crate::evaluate::RuleResult> {
+    let failed = ev
+        .deciding_rules()
+        .find(|r| r.passed == Some(false))
+        .filter(|_| ev.verdict == crate::evaluate::Verdict::Fail);
+    failed.or_else(|| ev.primary_rule())
 }
 
 /// What qualifies the verdict, the most important first: how the test differs from the

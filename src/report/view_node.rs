@@ -355,7 +355,7 @@ pub fn beside_verdict_lines(
     let mut out = Vec::new();
     if let Some(r) = ev.primary_rule()
         && let (Some(l), Some(v)) = (&r.latest_day, r.value)
-        && ev.evidence.days > 1
+        && ev.evidence.dates() > 1
     {
         let unit = if r.unit.is_empty() {
             String::new()

@@ -302,6 +302,12 @@ impl<'a> Reading<'a> {
         // states (crate::deviation, which judges each record again for the verdict); what
         // the figures contradict is named as they show it.
         let mut differences = deviation::stated_differences(&shape, self.policy);
+        // what the output does not state of the job's shape is unknown: such a block is not
+        // known to be the policy's job (`select`)
+        let unstated = shape
+            .shape_differences(&self.policy.job.shape())
+            .iter()
+            .any(|d| d.found == crate::job::NOT_STATED);
         differences.retain(|d| !figures_contradict.iter().any(|c| c.field == d.field));
         differences.extend(figures_contradict.iter().cloned());
         let mut m = job.measurement.clone();
@@ -351,6 +357,7 @@ impl<'a> Reading<'a> {
             measurement: m,
             label,
             differences,
+            unstated,
             figures_contradict,
             excluded,
             copy,

@@ -14,6 +14,9 @@ pub(super) struct Candidate {
     /// The fields in which the output states (or its figures show) another job than the
     /// policy's.
     pub(super) differences: Vec<ShapeDifference>,
+    /// Whether the output leaves a field of the job's shape unstated: the block is then not
+    /// known to be the policy's job, whatever it states.
+    pub(super) unstated: bool,
     /// What the output's figures contradict of the job assumed with `--assume-job`.
     pub(super) figures_contradict: Vec<ShapeDifference>,
     /// Why the block does not count at all: the same run given again, fio's error, no one
@@ -36,13 +39,15 @@ pub(super) struct Chosen {
 }
 
 /// The runs to judge. A block that is no run of its own or no evidence is never judged; where
-/// some blocks have the policy's shape and others state another one (a read-only job beside
-/// the write job), only the former are judged. Every block left out is listed as not counted,
-/// with the reason.
+/// some blocks state the policy's shape and others state another one (a read-only job beside
+/// the write job), only the former are judged. A block whose shape the output does not state
+/// in full is not known to be the policy's job: it never has another block left out in its
+/// favour (every block is then judged, and the verdict names what each shows and leaves
+/// unstated). Every block left out is listed as not counted, with the reason.
 pub(super) fn select(candidates: Vec<Candidate>) -> Chosen {
     let any_policy_shaped = candidates
         .iter()
-        .any(|c| c.excluded.is_none() && c.differences.is_empty());
+        .any(|c| c.excluded.is_none() && c.differences.is_empty() && !c.unstated);
     let mut chosen = Chosen {
         records: Vec::new(),
         measurements: Vec::new(),

@@ -47,8 +47,9 @@ pub(super) fn name_skipped(skipped: &[history::Skipped], ctx: &Ctx) {
 }
 
 /// Where the group stands against the policy's evidence rule: its runs of the policy's test
-/// in the history over the policy's window, counted as a report counts them, each line read
-/// once and only its run kept. The lines of the window that cannot be read are named, as
+/// in the history over the policy's window, counted as a report counts them (a repeated
+/// record once, its days as `evaluate::evidence_days` counts them), each line read once and
+/// only its run kept. The lines of the window that cannot be read are named, as
 /// every reader of a history names them; None (said) where the history cannot be read.
 pub(super) fn history_evidence(
     path: &Path,
@@ -61,9 +62,12 @@ pub(super) fn history_evidence(
     // This group's runs only: its host, policy, directory and engine.
     let filter = group.map(|g| crate::select::Filter::group(g, since));
     let mut count = EvidenceCount::new(policy, now);
+    // Read as a report reads it, from the file itself: a record that repeats an earlier one
+    // (`Run::repeat_of`, confirmed by reading that line again) is one run, counted once.
     let read = history::open_for_reading(path).and_then(|file| match file {
-        Some(f) => history::scan_runs(
-            std::io::BufReader::with_capacity(history::READ_BUFFER, f),
+        Some(f) => history::scan_runs_of(
+            std::io::BufReader::with_capacity(history::READ_BUFFER, &f),
+            Some(&f),
             path,
             history::MAX_LINE,
             Some(since),
