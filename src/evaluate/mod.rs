@@ -206,10 +206,27 @@ pub fn day_of(r: &impl RunFields) -> NaiveDate {
 /// towards the policy's `min_days` only with `per_day` runs or more made at least
 /// `evidence::DAY_GAP_HOURS` after the last run of the day counted before it: runs a few minutes
 /// either side of midnight are one sitting, on one cache state, not two days.
+/// Times in order (a report's runs) are counted as they come, holding nothing; others are
+/// tallied by the minute first ([`DayTally`]).
 pub fn evidence_days(
-    times: impl IntoIterator<Item = DateTime<FixedOffset>>,
+    times: impl IntoIterator<Item = DateTime<FixedOffset>> + Clone,
     per_day: u32,
 ) -> EvidenceDays {
+    let mut latest: Option<DateTime<FixedOffset>> = None;
+    let mut in_order = true;
+    for t in times.clone() {
+        in_order &= latest.is_none_or(|l| l <= t);
+        if latest.is_none_or(|l| t > l) {
+            latest = Some(t);
+        }
+    }
+    let Some(zone) = latest.map(|l| *l.offset()) else {
+        return EvidenceDays::default();
+    };
+    if in_order {
+        let minutes = times.into_iter().map(|t| (t.timestamp().div_euclid(60), 1));
+        return evidence::count_days(minutes, zone, per_day);
+    }
     let mut tally = DayTally::default();
     for t in times {
         tally.add(t);
