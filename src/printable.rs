@@ -194,10 +194,50 @@ fn colour_at(data: &[u8]) -> Colour {
 /// Whether `bytes` hold nothing [`Filter`] would change (colour aside): no control character
 /// but line feeds and tabs, no C1 control.
 pub fn is_plain(bytes: &[u8]) -> bool {
-    !bytes.iter().any(|&b| {
+    // What may need the filter: a control character, or the first byte of a character that
+    // may be hidden. Looked for 32 bytes at a time (no early exit: the compiler vectorises
+    // it), then byte by byte in a block that has one.
+    fn may_need(b: u8) -> bool {
         (b < 0x20 && b != b'\n' && b != b'\t')
             || matches!(b, 0x7f | 0xc2 | 0xd8 | 0xe1 | 0xe2 | 0xef | 0xf3)
-    })
+    }
+    const BLOCK: usize = 32;
+    let mut i = 0;
+    while i < bytes.len() {
+        let end = (i + BLOCK).min(bytes.len());
+        if !bytes[i..end].iter().fold(false, |a, &b| a | may_need(b)) {
+            i = end;
+            continue;
+        }
+        while i < end {
+            let b = bytes[i];
+            if !may_need(b) {
+                i += 1;
+                continue;
+            }
+            if b < 0x80 {
+                return false;
+            }
+            // plain only where the character is whole here and not one the filter changes
+            // ("—", "≥", "µ" are not)
+            let n = if b < 0xe0 {
+                2
+            } else if b < 0xf0 {
+                3
+            } else {
+                4
+            };
+            let c = bytes
+                .get(i..i + n)
+                .and_then(|s| std::str::from_utf8(s).ok())
+                .and_then(|s| s.chars().next());
+            match c {
+                Some(c) if !('\u{80}'..='\u{9f}').contains(&c) && !is_hidden(c) => i += n,
+                _ => return false,
+            }
+        }
+    }
+    true
 }
 
 /// `s` with its control characters made visible, line feeds and tabs kept: for a message.
@@ -285,6 +325,26 @@ mod tests {
             "/data␊verdict: PASS␉\u{fffd}x␍"
         );
         assert!(matches!(line("/data/é"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn plain_is_what_the_filter_leaves_as_it_is() {
+        let ranges = [
+            0x80..0x100,
+            0x600..0x620,
+            0x1800..0x1810,
+            0x2000..0x2100,
+            0x2400..0x2430,
+            0xfe00..0x10000,
+            0xe0000..0xe0090,
+        ];
+        for c in ranges.into_iter().flatten().filter_map(char::from_u32) {
+            let s = format!("a{c}b—≥µ\n");
+            let unchanged = through(false, &[s.as_bytes()]) == s;
+            assert_eq!(is_plain(s.as_bytes()), unchanged, "U+{:04X}", c as u32);
+        }
+        // a character cut at the end of a write is left to the filter
+        assert!(!is_plain(&"≥".as_bytes()[..2]));
     }
 
     #[test]
