@@ -157,17 +157,7 @@ fn a_wider_window_costs_at_most_the_stated_bytes_a_run_in_every_format_bundle_an
     let bundle_s = bundle.to_str().unwrap();
     let mut commands: Vec<(String, Vec<&str>)> = Vec::new();
     let report = ["report", "--history", &history, "--host", "mem-node"];
-    for f in [
-        "table",
-        "json",
-        "jsonl",
-        "csv",
-        "markdown",
-        "prometheus",
-        "junit",
-        "html",
-        "summary",
-    ] {
+    for f in common::REPORT_FORMATS {
         commands.push((
             format!("report --format {f}"),
             [&report[..], &["--format", f]].concat(),

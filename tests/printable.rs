@@ -71,17 +71,7 @@ fn names_from_a_history_are_shown_in_every_format_never_obeyed() {
         "the name is shown, its ESC as a picture: {}",
         String::from_utf8_lossy(&list.stdout)
     );
-    let formats = [
-        "table",
-        "json",
-        "jsonl",
-        "csv",
-        "markdown",
-        "prometheus",
-        "junit",
-        "html",
-        "summary",
-    ];
+    let formats = common::REPORT_FORMATS;
     // One host per history: the formats other than the table and Markdown judge one group.
     for host in [EVIL, FORMULA] {
         let env = Env::new();

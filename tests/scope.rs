@@ -19,17 +19,7 @@ fn iopscheck() -> Command {
     c
 }
 
-const FORMATS: [&str; 9] = [
-    "table",
-    "json",
-    "jsonl",
-    "csv",
-    "markdown",
-    "prometheus",
-    "junit",
-    "html",
-    "summary",
-];
+const FORMATS: [&str; 9] = common::REPORT_FORMATS;
 
 /// Each format's output of `args`, and the exit codes (the same for every format).
 fn every_format(args: &[&str], env: &[(&str, &Path)]) -> (Vec<(String, String)>, i32) {

@@ -6,18 +6,13 @@ mod common;
 
 use common::{Env, three_a_day};
 
-const FORMATS: [&str; 10] = [
-    "table",
-    "json",
-    "jsonl",
-    "csv",
-    "markdown",
-    "prometheus",
-    "junit",
-    "html",
-    "summary",
-    "reply",
-];
+/// Every format of the report, and the customer's reply.
+const FORMATS: [&str; 10] = {
+    let r = common::REPORT_FORMATS;
+    [
+        r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], "reply",
+    ]
+};
 
 /// Swimlane with two deciding rules (the formula's 3000 IOPS and fio's IOPS= figure at
 /// `iops`) and a soft limit of 20 MB/s, which 16.4 MB/s misses.

@@ -207,6 +207,19 @@ pub fn small_swimlane_fio(dir: &Path, format: &str, out: &Path, extra: &[&str]) 
     );
 }
 
+/// Every `--format` of `report` that writes a report (`reply`, the customer's answer, aside).
+pub const REPORT_FORMATS: [&str; 9] = [
+    "table",
+    "json",
+    "jsonl",
+    "csv",
+    "markdown",
+    "prometheus",
+    "junit",
+    "html",
+    "summary",
+];
+
 /// Prints why a test is skipped, so the skip is visible in the test output.
 pub fn skip(why: &str) {
     eprintln!("skipped: {why}");
