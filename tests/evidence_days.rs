@@ -149,11 +149,7 @@ fn run_json(env: &Env, host: &str) -> Option<Value> {
         .arg(&env.dir)
         .output()
         .unwrap();
-    if out.status.code() == Some(2) {
-        common::skip(&format!(
-            "the engine cannot run here: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
+    if !common::engine_ran(&out) {
         return None;
     }
     Some(serde_json::from_slice(&out.stdout).unwrap())

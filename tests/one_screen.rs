@@ -21,11 +21,7 @@ fn run(tmp: &std::path::Path, extra: &[&str]) -> Option<(String, String)> {
         .args(extra)
         .output()
         .unwrap();
-    if out.status.code() == Some(2) {
-        common::skip(&format!(
-            "the engine cannot run here: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
+    if !common::engine_ran(&out) {
         return None;
     }
     Some((

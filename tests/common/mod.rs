@@ -207,6 +207,19 @@ pub fn small_swimlane_fio(dir: &Path, format: &str, out: &Path, extra: &[&str]) 
     );
 }
 
+/// Whether a small `run` could use the engine here (its output `out`); where it could not
+/// (exit 2: no io_uring, a filesystem that refuses it), says why the test is skipped.
+pub fn engine_ran(out: &std::process::Output) -> bool {
+    if out.status.code() == Some(2) {
+        skip(&format!(
+            "the engine cannot run here: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+        return false;
+    }
+    true
+}
+
 /// Every `--format` of `report` that writes a report (`reply`, the customer's answer, aside).
 pub const REPORT_FORMATS: [&str; 9] = [
     "table",
