@@ -265,3 +265,202 @@ fn a_record_whose_formula_contradicts_its_bandwidth_is_no_evidence() {
     );
     assert_eq!(code, Some(0), "{j}");
 }
+
+/// Swimlane's policy at the scale of the one-run outputs (8 MiB, 1 s), one run enough for a
+/// verdict: a node passes on one imported run of its test.
+fn one_run_policy(env: &Env) -> PathBuf {
+    env.swimlane_policy("one-run.yaml", |y| {
+        y.replace("size: 4g", "size: 8m")
+            .replace("runtime: 60s", "runtime: 1s")
+            .replace("min_runs: 6", "min_runs: 1")
+            .replace("min_days: 2", "min_days: 1")
+    })
+}
+
+/// `import --record` of the one-run output `file` as `host`'s into history `h` (a text or
+/// terse output's job asserted to be the policy's), which must succeed.
+fn record_one(env: &Env, policy: &Path, file: &str, host: &str, h: &Path) {
+    let p = policy.to_str().unwrap();
+    let out = env
+        .cmd()
+        .args(["import", "-q", "-p", p, "--assume-job", p, "--record"])
+        .args(["--host", host, "--dir", "/data", "--history"])
+        .arg(h)
+        .arg(fixture(file))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{file}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `fleet` of `inputs` under `policy` over ten years: its exit code and each node's verdict
+/// and reason, by host.
+fn fleet_of(
+    env: &Env,
+    policy: &Path,
+    inputs: &[&Path],
+    stdin: Option<Vec<u8>>,
+) -> (Option<i32>, Vec<(String, String, String)>) {
+    let mut cmd = env.cmd();
+    cmd.args(["fleet", "-p", policy.to_str().unwrap(), "--since", "3650d"])
+        .args(inputs)
+        .args(["--format", "json"]);
+    if let Some(s) = stdin {
+        cmd.write_stdin(s);
+    }
+    let out = cmd.output().unwrap();
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    let mut rows: Vec<(String, String, String)> = j["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+            (s("host"), s("verdict"), s("reason"))
+        })
+        .collect();
+    rows.sort();
+    (out.status.code(), rows)
+}
+
+#[test]
+fn one_fio_run_imported_on_two_nodes_from_two_of_its_formats_passes_neither() {
+    let env = Env::new();
+    let policy = one_run_policy(&env);
+    let h = |n: &str| env.tmp.path().join(format!("{n}.jsonl"));
+    // run1 from its JSON on A, its text on B, its terse line on C; run2 from its JSON on D
+    // and its text on E (a second real run of the same command, a minute later)
+    for (file, host) in [
+        ("run1.json", "A"),
+        ("run1.txt", "B"),
+        ("run1.terse", "C"),
+        ("run2.json", "D"),
+        ("run2.txt", "E"),
+    ] {
+        record_one(&env, &policy, file, host, &h(host));
+    }
+    let (a, b, c, d, e) = (h("A"), h("B"), h("C"), h("D"), h("E"));
+    let shares = |rows: &[(String, String, String)], host: &str, others: &[&str]| {
+        let (_, verdict, reason) = rows.iter().find(|r| r.0 == host).unwrap();
+        assert_eq!(verdict, "inconclusive", "{host}: {reason}");
+        assert!(
+            reason.contains("1 of its runs (the earliest at ")
+                && reason.contains("is also counted for node")
+                && reason.contains("one fio run is one machine's"),
+            "{host}: {reason}"
+        );
+        assert!(
+            others
+                .iter()
+                .any(|o| reason.contains(&format!("node {o} "))),
+            "{host}: {reason}"
+        );
+    };
+    let passes = |rows: &[(String, String, String)], host: &str| {
+        let (_, verdict, reason) = rows.iter().find(|r| r.0 == host).unwrap();
+        assert_eq!(verdict, "pass", "{host}: {reason}");
+    };
+    // JSON on one node, text on the other, either order; JSON and terse; text and terse
+    for (x, y, hx, hy) in [
+        (&a, &b, "A", "B"),
+        (&b, &a, "B", "A"),
+        (&a, &c, "A", "C"),
+        (&c, &b, "C", "B"),
+        (&e, &d, "E", "D"),
+    ] {
+        let (code, rows) = fleet_of(&env, &policy, &[x, y], None);
+        assert_eq!(code, Some(3), "{hx} {hy}: {rows:?}");
+        shares(&rows, hx, &[hy]);
+        shares(&rows, hy, &[hx]);
+    }
+    // the histories given on stdin (`fleet -`, read once as it streams in)
+    let stream = [&a, &b, &d].map(|p| std::fs::read(p).unwrap()).concat();
+    let (code, rows) = fleet_of(&env, &policy, &[Path::new("-")], Some(stream));
+    assert_eq!(code, Some(3), "{rows:?}");
+    shares(&rows, "A", &["B"]);
+    shares(&rows, "B", &["A"]);
+    passes(&rows, "D");
+    // two different runs, in any formats, on two nodes: each node's own, both pass
+    for (x, y) in [(&a, &d), (&b, &d), (&c, &d), (&a, &e), (&b, &e), (&c, &e)] {
+        let (code, rows) = fleet_of(&env, &policy, &[x, y], None);
+        assert_eq!(code, Some(0), "{x:?} {y:?}: {rows:?}");
+    }
+    // all five: the three nodes of run1 and the two of run2, each inconclusive
+    let (code, rows) = fleet_of(&env, &policy, &[&a, &b, &c, &d, &e], None);
+    assert_eq!(code, Some(3), "{rows:?}");
+    for (host, others) in [
+        ("A", &["B", "C"][..]),
+        ("B", &["A", "C"]),
+        ("C", &["A", "B"]),
+        ("D", &["E"]),
+        ("E", &["D"]),
+    ] {
+        shares(&rows, host, others);
+    }
+}
+
+#[test]
+fn one_fio_run_in_a_nodes_result_and_another_nodes_history_passes_neither() {
+    let env = Env::new();
+    let policy = one_run_policy(&env);
+    let p = policy.to_str().unwrap();
+    let h = |n: &str| env.tmp.path().join(format!("{n}.jsonl"));
+    for (file, host) in [("run1.json", "A"), ("run1.txt", "B"), ("run2.terse", "D")] {
+        record_one(&env, &policy, file, host, &h(host));
+    }
+    // B's and D's results (`report --format json`), each carrying its run
+    let result = |host: &str| {
+        let (code, j, err) = json(
+            &env,
+            &[
+                "report",
+                "-p",
+                p,
+                "--since",
+                "3650d",
+                "--host",
+                host,
+                "--history",
+                h(host).to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code, Some(0), "{host}: {j}\n{err}");
+        let path = env.tmp.path().join(format!("{host}.json"));
+        std::fs::write(&path, j.to_string()).unwrap();
+        path
+    };
+    let (rb, rd) = (result("B"), result("D"));
+    let (code, rows) = fleet_of(&env, &policy, &[&h("A"), &rb], None);
+    assert_eq!(code, Some(3), "{rows:?}");
+    for (host, other) in [("A", "B"), ("B", "A")] {
+        let (_, verdict, reason) = rows.iter().find(|r| r.0 == host).unwrap();
+        assert_eq!(verdict, "inconclusive", "{host}: {reason}");
+        assert!(
+            reason.contains(&format!("also counted for node {other} ")),
+            "{host}: {reason}"
+        );
+    }
+    // the results on stdin, one a line (`--format jsonl`, as a log stream carries them)
+    let line = |p: &Path| {
+        let v: Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+        format!("{v}\n")
+    };
+    let stream = (line(&rb) + &line(&rd)).into_bytes();
+    let (code, rows) = fleet_of(&env, &policy, &[&h("A"), Path::new("-")], Some(stream));
+    assert_eq!(code, Some(3), "{rows:?}");
+    let verdicts: Vec<_> = rows.iter().map(|r| (r.0.as_str(), r.1.as_str())).collect();
+    assert_eq!(
+        verdicts,
+        [("A", "inconclusive"), ("B", "inconclusive"), ("D", "pass")],
+        "{rows:?}"
+    );
+    // another run's result beside A's history: each node's own, both pass
+    let (code, rows) = fleet_of(&env, &policy, &[&h("A"), &rd], None);
+    assert_eq!(code, Some(0), "{rows:?}");
+}

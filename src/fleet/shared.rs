@@ -1,8 +1,15 @@
-//! One fio run is one machine's: a run found in two nodes' evidence (the same imported output,
-//! by its `source_digest`, recorded in two hosts' histories) is no node's evidence. Neither
-//! node passes on it: each is inconclusive, its reason naming the other node and the run.
-//! What is held is a key per imported run counted (its digest's hash, its row and time),
-//! never the runs.
+//! One fio run is one machine's: a run found in two nodes' evidence is no node's evidence.
+//! Neither node passes on it: each is inconclusive, its reason naming the other node and the
+//! run. A run is found by what names it across histories (`record::ImportedRun`): the same
+//! imported output (its `source_digest`), or the same fio run imported from another of its
+//! outputs (its JSON on one node, its text or terse line on another: `fio::IdentityKey`,
+//! the figures `RunIdentity::same_run` compares, within the precision each format prints).
+//!
+//! What is held is a key per imported run counted (its digest's hash, its fio run's
+//! fixed-size summary, its row and time), never the runs. The summaries are compared once
+//! every input is read: ordered by what two outputs of one run share exactly (job, group,
+//! error, runtimes) and then by their ranges of I/O counts, each is compared only with those
+//! whose ranges overlap its own.
 
 use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroU64;
@@ -11,40 +18,93 @@ use chrono::{DateTime, FixedOffset};
 
 use super::NodeRow;
 use crate::evaluate::Verdict;
+use crate::fio::IdentityKey;
+use crate::record::ImportedRun;
 
-/// An imported run a history row counts: the row's index, the run's key and its time.
-pub type Counted = (usize, NonZeroU64, DateTime<FixedOffset>);
+/// An imported run a history row counts: the row's index, what names the run and its time.
+pub type Counted = (usize, Box<ImportedRun>, DateTime<FixedOffset>);
 
-/// The imported runs counted so far, by key, and the rows found sharing one.
+/// A counted run's fio identity, to be compared with the others'.
+struct Summary {
+    /// Its coarse key and range of I/O counts (what orders the comparisons).
+    order: (u64, u64, u64),
+    row: usize,
+    at: DateTime<FixedOffset>,
+    digest: Option<NonZeroU64>,
+    key: IdentityKey,
+}
+
+/// The imported runs counted so far, and the rows found sharing one.
 #[derive(Default)]
 pub struct SharedRuns {
     first: HashMap<NonZeroU64, (usize, DateTime<FixedOffset>)>,
+    summaries: Vec<Summary>,
     /// (row, other row) → (runs shared, the earliest's time).
     pairs: BTreeMap<(usize, usize), (usize, DateTime<FixedOffset>)>,
 }
 
 impl SharedRuns {
-    /// One row's imported runs, its index shifted by `base` (the rows before its input's).
-    pub fn add(&mut self, base: usize, runs: &[Counted]) {
-        for &(row, key, at) in runs {
+    /// One input's imported runs, their rows' indices shifted by `base` (the rows before its
+    /// input's).
+    pub fn add(&mut self, base: usize, runs: Vec<Counted>) {
+        for (row, run, at) in runs {
             let row = base + row;
-            match self.first.get(&key) {
-                None => {
-                    self.first.insert(key, (row, at));
+            let ImportedRun { digest, fio } = *run;
+            if let Some(key) = digest {
+                match self.first.get(&key) {
+                    None => {
+                        self.first.insert(key, (row, at));
+                    }
+                    Some(&(other, _)) if other != row => self.pair(other, row, at),
+                    Some(_) => {}
                 }
-                Some(&(other, _)) if other != row => {
-                    let e = self.pairs.entry((other, row)).or_insert((0, at));
-                    e.0 += 1;
-                    e.1 = e.1.min(at);
-                }
-                Some(_) => {}
             }
+            if let Some(key) = fio
+                && let Some((lo, hi)) = key.ios()
+            {
+                self.summaries.push(Summary {
+                    order: (key.coarse(), lo, hi),
+                    row,
+                    at,
+                    digest,
+                    key,
+                });
+            }
+        }
+    }
+
+    fn pair(&mut self, a: usize, b: usize, at: DateTime<FixedOffset>) {
+        let e = self.pairs.entry((a.min(b), a.max(b))).or_insert((0, at));
+        e.0 += 1;
+        e.1 = e.1.min(at);
+    }
+
+    /// The same fio run counted in two rows from two outputs (two digests): each summary is
+    /// compared with the earlier ones of its coarse key whose I/O counts reach its own.
+    fn compare(&mut self) {
+        let mut s = std::mem::take(&mut self.summaries);
+        s.sort_unstable_by_key(|x| x.order);
+        let mut open: Vec<usize> = Vec::new();
+        for i in 0..s.len() {
+            let (coarse, lo, _) = s[i].order;
+            open.retain(|&j| s[j].order.0 == coarse && s[j].order.2 >= lo);
+            for &j in &open {
+                let (a, b) = (&s[j], &s[i]);
+                // one output in two rows is found by its digest
+                let same_output = a.digest.is_some() && a.digest == b.digest;
+                if a.row != b.row && !same_output && a.key.same_run(&b.key) {
+                    let (ra, rb, at) = (a.row, b.row, a.at.min(b.at));
+                    self.pair(ra, rb, at);
+                }
+            }
+            open.push(i);
         }
     }
 
     /// Rows of two hosts that count the same runs: a pass on them is inconclusive, and
     /// every such row says which node and run it shares.
-    pub fn mark(self, rows: &mut [NodeRow]) {
+    pub fn mark(mut self, rows: &mut [NodeRow]) {
+        self.compare();
         for ((a, b), (n, at)) in self.pairs {
             if rows[a].host == rows[b].host {
                 continue;
@@ -54,8 +114,7 @@ impl SharedRuns {
             for (row, other, file) in [(a, hb, fb), (b, ha, fa)] {
                 let r = &mut rows[row];
                 let what = format!(
-                    "{n} of its run{} (the earliest at {}) {} also counted for node {other} ({file}): one fio run is one machine's, so neither node's verdict may rest on it",
-                    if n == 1 { "" } else { "s" },
+                    "{n} of its runs (the earliest at {}) {} also counted for node {other} ({file}): one fio run is one machine's, so neither node's verdict may rest on it",
                     at.format("%Y-%m-%d %H:%M"),
                     if n == 1 { "is" } else { "are" },
                 );

@@ -17,6 +17,15 @@ use std::os::unix::fs::FileExt;
 
 use super::{RecordRef, Source};
 
+/// What names an imported run across histories, in a fixed size: its `source_digest`'s
+/// hash (the output it was read from) and its fio run's summary (`fio::IdentityKey`: the run
+/// in any of its formats).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedRun {
+    pub digest: Option<std::num::NonZeroU64>,
+    pub fio: Option<crate::fio::IdentityKey>,
+}
+
 /// Where a run's line is: its number, byte offset and length.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
@@ -102,11 +111,16 @@ fn probe(key: u64, k: u64) -> u64 {
 }
 
 impl Repeats {
-    /// What names an imported run across histories (its `source_digest`, hashed), for a
-    /// fleet to find one run in two nodes' evidence; None for another record.
-    pub(crate) fn imported_key(r: &RecordRef<'_>) -> Option<std::num::NonZeroU64> {
-        let d = r.source_digest.as_deref()?;
-        std::num::NonZeroU64::new(hash_of(|h| ("digest", d).hash(h)))
+    /// What names an imported run across histories (its `source_digest`, hashed, and its
+    /// `fio_run`, summarised), for a fleet to find one fio run in two nodes' evidence, in
+    /// any of its formats; None for another record.
+    pub(crate) fn imported_key(r: &RecordRef<'_>) -> Option<Box<ImportedRun>> {
+        let digest = r
+            .source_digest
+            .as_deref()
+            .and_then(|d| std::num::NonZeroU64::new(hash_of(|h| ("digest", d).hash(h))));
+        let fio = r.fio_run.as_deref().map(crate::fio::IdentityKey::of);
+        (digest.is_some() || fio.is_some()).then(|| Box::new(ImportedRun { digest, fio }))
     }
 
     /// The line of the earlier run `r` (line `line`, at `offset`, `len` bytes, text `text`)
