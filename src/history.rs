@@ -652,6 +652,9 @@ pub struct RunScanner<'p, K, E> {
     repeats: Repeats,
     /// The history read, for reading an earlier line again (None: a stream).
     pub file: Option<&'p File>,
+    /// Name each imported run across histories (`Run::imported`), for a fleet: off, a run
+    /// holds none (a report needs none, and a fio run's summary is 190 bytes).
+    pub name_imported: bool,
 }
 
 impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
@@ -674,6 +677,7 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
             skipped: Vec::new(),
             repeats: Repeats::default(),
             file: None,
+            name_imported: false,
         }
     }
 
@@ -715,7 +719,10 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
                 let earlier =
                     self.repeats
                         .earlier(&r, text, (n, offset, raw.len() as u32), self.file);
-                let imported = Repeats::imported_key(&r);
+                let imported = self
+                    .name_imported
+                    .then(|| Repeats::imported_key(&r))
+                    .flatten();
                 let mut run = self.contexts.run(r, at);
                 run.imported = imported;
                 run.repeat_of = earlier.map(|l| u32::try_from(l).unwrap_or(u32::MAX));

@@ -463,4 +463,29 @@ fn one_fio_run_in_a_nodes_result_and_another_nodes_history_passes_neither() {
     // another run's result beside A's history: each node's own, both pass
     let (code, rows) = fleet_of(&env, &policy, &[&h("A"), &rd], None);
     assert_eq!(code, Some(0), "{rows:?}");
+    // B's support bundle beside A's history: its history is B's evidence
+    let bundle = env.tmp.path().join("b.tar.gz");
+    let out = env
+        .cmd()
+        .args(["bundle", "-q", "-p", p, "--host", "B", "--since", "3650d"])
+        .arg("-o")
+        .arg(&bundle)
+        .arg("--history")
+        .arg(h("B"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, rows) = fleet_of(&env, &policy, &[&h("A"), &bundle], None);
+    assert_eq!(code, Some(3), "{rows:?}");
+    let verdicts: Vec<_> = rows.iter().map(|r| (r.0.as_str(), r.1.as_str())).collect();
+    assert_eq!(
+        verdicts,
+        [("A", "inconclusive"), ("B", "inconclusive")],
+        "{rows:?}"
+    );
 }

@@ -227,6 +227,8 @@ impl Judge<'_> {
             // A node is judged, never listed: its runs hold only what judging reads.
             |r| grouping.add(r.holding(held)),
         );
+        // one fio run in two nodes' evidence is found by what names it
+        scanner.name_imported = true;
         let mut work = Work::default();
         let reader = Stoppable {
             inner: reader,

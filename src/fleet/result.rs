@@ -274,6 +274,7 @@ impl Judge<'_> {
             },
             |r| runs.push(r),
         );
+        scanner.name_imported = true;
         let mut each = |i: usize, v: serde_json::Value| {
             let line = serde_json::to_vec(&v).expect("a JSON value serialises");
             parsed += line.len() as u64;
