@@ -653,7 +653,7 @@ pub struct RunScanner<'p, K, E> {
     /// The history read, for reading an earlier line again (None: a stream).
     pub file: Option<&'p File>,
     /// Name each imported run across histories (`Run::imported`), for a fleet: off, a run
-    /// holds none (a report needs none, and a fio run's summary is 190 bytes).
+    /// holds none (a report needs none, and a fio run's summary is 160 bytes).
     pub name_imported: bool,
 }
 

@@ -26,8 +26,6 @@ pub type Counted = (usize, Box<ImportedRun>, DateTime<FixedOffset>);
 
 /// A counted run's fio identity, to be compared with the others'.
 struct Summary {
-    /// Its coarse key and range of I/O counts (what orders the comparisons).
-    order: (u64, u64, u64),
     row: usize,
     at: DateTime<FixedOffset>,
     digest: Option<NonZeroU64>,
@@ -60,10 +58,9 @@ impl SharedRuns {
                 }
             }
             if let Some(key) = fio
-                && let Some((lo, hi)) = key.ios()
+                && key.ios().is_some()
             {
                 self.summaries.push(Summary {
-                    order: (key.coarse(), lo, hi),
                     row,
                     at,
                     digest,
@@ -83,11 +80,16 @@ impl SharedRuns {
     /// compared with the earlier ones of its coarse key whose I/O counts reach its own.
     fn compare(&mut self) {
         let mut s = std::mem::take(&mut self.summaries);
-        s.sort_unstable_by_key(|x| x.order);
+        // (coarse key, least and most I/O counts): every summary added has counts
+        let order = |x: &Summary| (x.key.coarse(), x.key.ios().unwrap_or_default());
+        s.sort_unstable_by_key(order);
         let mut open: Vec<usize> = Vec::new();
         for i in 0..s.len() {
-            let (coarse, lo, _) = s[i].order;
-            open.retain(|&j| s[j].order.0 == coarse && s[j].order.2 >= lo);
+            let (coarse, (lo, _)) = order(&s[i]);
+            open.retain(|&j| {
+                let (c, (_, hi)) = order(&s[j]);
+                c == coarse && hi >= lo
+            });
             for &j in &open {
                 let (a, b) = (&s[j], &s[i]);
                 // one output in two rows is found by its digest
