@@ -129,3 +129,65 @@ impl SharedRuns {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fio::RunIdentity;
+
+    /// A run's identity: `ios` as the output states it, its clat mean `clat` ns (± `half`).
+    fn run(ios: (u64, u64), clat: f64, half: f64, digest: u64) -> Box<ImportedRun> {
+        let id: RunIdentity = serde_json::from_value(serde_json::json!({
+            "job": "random-write", "groupid": 0, "error": 0,
+            "write": {"runtime_ms": 60000, "ios": [ios.0, ios.1],
+                "bytes": [ios.0 * 4096, ios.1 * 4096 + 1023],
+                "clat_mean_ns": [clat - half, clat + half]}
+        }))
+        .unwrap();
+        Box::new(ImportedRun {
+            digest: NonZeroU64::new(digest),
+            fio: Some(IdentityKey::of(&id)),
+        })
+    }
+
+    #[test]
+    fn a_run_is_found_among_runs_whose_counts_overlap_its_own() {
+        let at = DateTime::parse_from_rfc3339("2026-12-01T00:00:00Z").unwrap();
+        let mut s = SharedRuns::default();
+        // node 0: many runs of its own, their counts apart; one of them (i = 7) is the run
+        // node 2 imported from its terse line (a range of counts, a mean to the µs)
+        let own: Vec<Counted> = (0..20)
+            .map(|i| {
+                (
+                    0,
+                    run(
+                        (180_000 + 50 * i, 180_000 + 50 * i),
+                        32_000.0 + i as f64,
+                        0.001,
+                        100 + i,
+                    ),
+                    at,
+                )
+            })
+            .collect();
+        s.add(0, own);
+        // node 1: a run whose counts overlap run 7's, another mean: another run
+        s.add(
+            1,
+            vec![(0, run((180_340, 180_360), 31_000.0, 0.001, 1), at)],
+        );
+        // node 2: run 7 again, from another output (another digest)
+        s.add(
+            2,
+            vec![(0, run((180_320, 180_390), 32_007.0, 0.0015, 2), at)],
+        );
+        // node 3: the very output of run 3 (the same digest): found once, by its digest
+        s.add(
+            3,
+            vec![(0, run((180_150, 180_150), 32_003.0, 0.001, 103), at)],
+        );
+        s.compare();
+        let pairs: Vec<_> = s.pairs.iter().map(|(k, v)| (*k, v.0)).collect();
+        assert_eq!(pairs, [((0, 2), 1), ((0, 3), 1)]);
+    }
+}
