@@ -489,3 +489,73 @@ fn one_fio_run_in_a_nodes_result_and_another_nodes_history_passes_neither() {
         "{rows:?}"
     );
 }
+
+#[test]
+fn one_fio_run_recorded_from_any_two_of_its_formats_into_two_histories_counts_once() {
+    let env = Env::new();
+    let policy = one_run_policy(&env);
+    let p = policy.to_str().unwrap();
+    for (first, second) in [
+        ("run1.json", "run1.terse"),
+        ("run1.terse", "run1.json"),
+        ("run1.txt", "run1.terse"),
+        ("run1.terse", "run1.txt"),
+        ("run1.json", "run1.txt"),
+    ] {
+        let (h1, h2) = (
+            env.tmp.path().join("h1.jsonl"),
+            env.tmp.path().join("h2.jsonl"),
+        );
+        let _ = std::fs::remove_file(&h1);
+        let _ = std::fs::remove_file(&h2);
+        record_one(&env, &policy, first, "n1", &h1);
+        record_one(&env, &policy, second, "n1", &h2);
+        let merged = env.tmp.path().join("merged.jsonl");
+        let text = std::fs::read_to_string(&h1).unwrap() + &std::fs::read_to_string(&h2).unwrap();
+        std::fs::write(&merged, text).unwrap();
+        let (_, j, err) = json(
+            &env,
+            &[
+                "report",
+                "-p",
+                p,
+                "--history",
+                merged.to_str().unwrap(),
+                "--host",
+                "n1",
+                "--since",
+                "3650d",
+            ],
+        );
+        assert_eq!(j["evidence"]["runs"], 1, "{first} {second}: {j}\n{err}");
+        let nc = not_counted(&j);
+        assert!(
+            nc.contains("the same run as line 1, repeated: counted once"),
+            "{first} {second}: {nc}"
+        );
+    }
+    // two different runs, JSON and terse: both count
+    let merged = env.tmp.path().join("two.jsonl");
+    let _ = std::fs::remove_file(&merged);
+    record_one(&env, &policy, "run1.json", "n1", &merged);
+    let other = env.tmp.path().join("other.jsonl");
+    record_one(&env, &policy, "run2.terse", "n1", &other);
+    let text =
+        std::fs::read_to_string(&merged).unwrap() + &std::fs::read_to_string(&other).unwrap();
+    std::fs::write(&merged, text).unwrap();
+    let (_, j, _) = json(
+        &env,
+        &[
+            "report",
+            "-p",
+            p,
+            "--history",
+            merged.to_str().unwrap(),
+            "--host",
+            "n1",
+            "--since",
+            "3650d",
+        ],
+    );
+    assert_eq!(j["evidence"]["runs"], 2, "{j}");
+}

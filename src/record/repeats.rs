@@ -81,25 +81,42 @@ fn native_key(r: &RecordRef<'_>) -> u64 {
     })
 }
 
-/// The coarse key of an imported fio run: what `same_run` needs equal (job, group, error,
-/// each direction's runtime and exact I/O count), so that only runs sharing it are compared.
-fn coarse_key(id: &crate::fio::RunIdentity) -> u64 {
+/// The coarse keys of an imported fio run: what `same_run` needs equal (job, group, error,
+/// each direction's runtime), with each direction's exact I/O count where every direction
+/// states one (JSON, text's `issued` line), else the range's own key (terse's counts are a
+/// range), so that only runs sharing a key are compared.
+fn coarse_key(id: &crate::fio::RunIdentity, ios: Option<[u64; 2]>) -> u64 {
     hash_of(|h| {
         "fio_run".hash(h);
         (&id.job, id.groupid, id.error).hash(h);
         for d in [&id.read, &id.write] {
-            match d {
-                None => 0u8.hash(h),
-                Some(d) => {
-                    1u8.hash(h);
-                    d.runtime_ms.hash(h);
-                    // a range of counts is compared, not hashed
-                    (d.ios.0 == d.ios.1).then_some(d.ios.0).hash(h);
-                }
-            }
+            d.as_ref().map(|d| d.runtime_ms).hash(h);
         }
+        ios.hash(h);
     })
 }
+
+/// Each direction's I/O counts as a range (0, 0 where it moved nothing).
+fn ios_of(id: &crate::fio::RunIdentity) -> [(u64, u64); 2] {
+    [&id.read, &id.write].map(|d| d.as_ref().map_or((0, 0), |d| d.ios))
+}
+
+/// The exact keys a run stating ranges of counts may share with one stating them exactly:
+/// one per combination of counts, none where they are more than [`MAX_EXACT`].
+fn exact_keys(id: &crate::fio::RunIdentity) -> impl Iterator<Item = u64> + '_ {
+    let [r, w] = ios_of(id);
+    let n = (r.1.saturating_sub(r.0) + 1).saturating_mul(w.1.saturating_sub(w.0) + 1);
+    let (r, w) = if n <= MAX_EXACT {
+        (r, w)
+    } else {
+        ((1, 0), (1, 0))
+    };
+    (r.0..=r.1).flat_map(move |a| (w.0..=w.1).map(move |b| coarse_key(id, Some([a, b]))))
+}
+
+/// How many exact counts a range is looked for as (a terse line of a 60 s run spans about
+/// 62; past this many, runs of other formats are not looked for).
+const MAX_EXACT: u64 = 4096;
 
 /// The `k`th place a key probes.
 fn probe(key: u64, k: u64) -> u64 {
@@ -152,13 +169,34 @@ impl Repeats {
             return Some(line);
         }
         // The same fio run from another of its outputs: compared with the earlier record,
-        // read again, so only where a file is at hand.
+        // read again, so only where a file is at hand. Under its own key (its exact counts,
+        // or the key of ranges), then under the other kind's: a range under each exact count
+        // it holds, exact counts under the key of ranges.
         let (Some(id), Some(file)) = (r.fio_run.as_deref(), file) else {
             return None;
         };
-        self.find_or_put(coarse_key(id), slot, text, Some(file), |earlier| {
-            earlier.fio_run.as_deref().is_some_and(|e| e.same_run(id))
-        })
+        let same =
+            |earlier: &RecordRef<'_>| earlier.fio_run.as_deref().is_some_and(|e| e.same_run(id));
+        let exact = ios_of(id)
+            .iter()
+            .all(|(lo, hi)| lo == hi)
+            .then(|| ios_of(id).map(|(lo, _)| lo));
+        let own = coarse_key(id, exact);
+        let free = match self.find(own, text, Some(file), same) {
+            Ok(line) => return Some(line),
+            Err(free) => free,
+        };
+        let found = if exact.is_some() {
+            self.find(coarse_key(id, None), text, Some(file), same).ok()
+        } else {
+            exact_keys(id).find_map(|k| self.find(k, text, Some(file), same).ok())
+        };
+        if found.is_none()
+            && let Some(place) = free
+        {
+            self.slots.insert(place, slot);
+        }
+        found
     }
 
     /// The line of the run under `key` that this one (`text`) repeats, byte for byte or as
@@ -172,16 +210,36 @@ impl Repeats {
         file: Option<&File>,
         same: impl Fn(&RecordRef<'_>) -> bool,
     ) -> Option<usize> {
+        match self.find(key, current, file, same) {
+            Ok(line) => Some(line),
+            Err(free) => {
+                if let Some(place) = free {
+                    self.slots.insert(place, slot);
+                }
+                None
+            }
+        }
+    }
+
+    /// The line of the run under `key` that this one (`text`) repeats, byte for byte or as
+    /// `same` says given the earlier record read again; else the key's first free place
+    /// (None past [`MAX_PROBES`]).
+    fn find(
+        &self,
+        key: u64,
+        current: &[u8],
+        file: Option<&File>,
+        same: impl Fn(&RecordRef<'_>) -> bool,
+    ) -> Result<usize, Option<u64>> {
         let mut buf = Vec::new();
         for k in 0..MAX_PROBES {
             let place = probe(key, k);
             let Some(earlier) = self.slots.get(&place).copied() else {
-                self.slots.insert(place, slot);
-                return None;
+                return Err(Some(place));
             };
             let Some(file) = file else {
                 // a stream: the hash is the key's word
-                return Some(earlier.line as usize);
+                return Ok(earlier.line as usize);
             };
             buf.resize(earlier.len as usize, 0);
             let text = match file.read_exact_at(&mut buf, earlier.offset) {
@@ -189,15 +247,15 @@ impl Repeats {
                 Err(_) => continue,
             };
             if text == current {
-                return Some(earlier.line as usize);
+                return Ok(earlier.line as usize);
             }
             let parsed = std::str::from_utf8(text)
                 .ok()
                 .and_then(|t| serde_json::from_str::<RecordRef>(t).ok());
             if parsed.as_ref().is_some_and(&same) {
-                return Some(earlier.line as usize);
+                return Ok(earlier.line as usize);
             }
         }
-        None
+        Err(None)
     }
 }
