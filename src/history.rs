@@ -652,8 +652,10 @@ pub struct RunScanner<'p, K, E> {
     repeats: Repeats,
     /// The history read, for reading an earlier line again (None: a stream).
     pub file: Option<&'p File>,
-    /// Name each imported run across histories (`Run::imported`), for a fleet: off, a run
-    /// holds none (a report needs none, and a fio run's summary is 160 bytes).
+    /// For a fleet: name each imported run across histories (`Run::imported`), and take a
+    /// record as repeating only one of its own host's (the same run under two hosts is found
+    /// in both nodes' evidence). Off, a run holds no name (a report needs none, and a fio
+    /// run's summary is 160 bytes).
     pub name_imported: bool,
 }
 
@@ -716,6 +718,7 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
         let (keep, heads) = (&self.keep, &mut self.heads);
         match decode(text, |r| keep(heads.of(r)), keep) {
             Ok(Some(r)) => {
+                self.repeats.per_host = self.name_imported;
                 let earlier =
                     self.repeats
                         .earlier(&r, text, (n, offset, raw.len() as u32), self.file);

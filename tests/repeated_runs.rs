@@ -533,6 +533,19 @@ fn one_fio_run_recorded_from_any_two_of_its_formats_into_two_histories_counts_on
             nc.contains("the same run as line 1, repeated: counted once"),
             "{first} {second}: {nc}"
         );
+        // the fleet, reading the history as it streams in (a file, or stdin), counts it once
+        let bytes = std::fs::read(&merged).unwrap();
+        for stdin in [None, Some(bytes)] {
+            let mut cmd = env.cmd();
+            cmd.args(["fleet", "-p", p, "--since", "3650d", "--format", "json"]);
+            match stdin {
+                None => cmd.arg(&merged),
+                Some(b) => cmd.arg("-").write_stdin(b),
+            };
+            let out = cmd.output().unwrap();
+            let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(j["hosts"][0]["runs"], 1, "fleet, {first} {second}: {j}");
+        }
     }
     // two different runs, JSON and terse: both count
     let merged = env.tmp.path().join("two.jsonl");
@@ -558,4 +571,46 @@ fn one_fio_run_recorded_from_any_two_of_its_formats_into_two_histories_counts_on
         ],
     );
     assert_eq!(j["evidence"]["runs"], 2, "{j}");
+}
+
+#[test]
+fn one_fio_run_under_two_hosts_in_one_input_passes_neither() {
+    let env = Env::new();
+    let runs = six("n1");
+    // n1's and n2's records of the same imported outputs, in one history
+    let both: Vec<String> = [imported(&runs, "n1"), imported(&runs, "n2")].concat();
+    let h = env.tmp.path().join("both.jsonl");
+    write(&h, &both.iter().map(String::as_str).collect::<Vec<_>>());
+    let hs = h.to_str().unwrap();
+    for stdin in [false, true] {
+        let mut cmd = env.cmd();
+        cmd.args(["fleet", "--format", "json"]);
+        if stdin {
+            cmd.arg("-").write_stdin(std::fs::read(&h).unwrap());
+        } else {
+            cmd.arg(hs);
+        }
+        let out = cmd.output().unwrap();
+        let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(3), "{j}");
+        let nodes = j["hosts"].as_array().unwrap();
+        assert_eq!(nodes.len(), 2, "{j}");
+        for (n, other) in [("n1", "n2"), ("n2", "n1")] {
+            let row = nodes.iter().find(|r| r["host"] == n).unwrap();
+            assert_eq!(row["verdict"], "inconclusive", "stdin {stdin}: {row}");
+            assert_eq!(row["runs"], 6, "stdin {stdin}: {row}");
+            let reason = row["reason"].as_str().unwrap();
+            assert!(
+                reason.contains("6 of its runs") && reason.contains(&format!("node {other} ")),
+                "stdin {stdin}: {reason}"
+            );
+        }
+    }
+    // a report of one host still counts its own runs, each once
+    let (code, j, _) = json(
+        &env,
+        &["report", "--history", hs, "--host", "n1", "--since", "30d"],
+    );
+    assert_eq!(code, Some(0), "{j}");
+    assert_eq!(j["evidence"]["runs"], 6, "{j}");
 }

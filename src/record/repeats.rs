@@ -7,8 +7,9 @@
 //! a native record's time, host and figures; a record with none of these, its line's bytes.
 //! What is held is a fixed-size key per run (a 64-bit hash and where its line is), never the
 //! records: where a file is at hand, a key met again is confirmed by reading the earlier line
-//! again by its offset; a stream (a fleet's stdin) trusts the exact keys' hashes and leaves
-//! the `fio_run` comparison, which needs the earlier record, out.
+//! again by its offset; a stream (a fleet's stdin, a node's result) trusts the exact keys'
+//! hashes, and compares a `fio_run` with the earlier ones' fixed-size summaries
+//! (`fio::IdentityKey`, 160 bytes an imported run), since it cannot read them again.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -42,6 +43,12 @@ const MAX_PROBES: u64 = 64;
 #[derive(Default)]
 pub(crate) struct Repeats {
     slots: HashMap<u64, Slot>,
+    /// A stream's imported fio runs, by coarse key: their lines and summaries.
+    streamed: HashMap<u64, Vec<(u32, crate::fio::IdentityKey)>>,
+    /// For a fleet: a record repeats only one of its own host's. The same run under two
+    /// hosts counts for each, and the fleet finds it in both nodes' evidence
+    /// (`fleet::shared`), so that neither passes on it.
+    pub(crate) per_host: bool,
 }
 
 /// What names one record, borrowed from its line.
@@ -155,9 +162,18 @@ impl Repeats {
             offset: at.1,
             len: at.2,
         };
+        // every key of a fleet's record is its host's
+        let salt = if self.per_host {
+            hash_of(|h| ("host", r.host.as_ref()).hash(h))
+        } else {
+            0
+        };
+        let per_host = self.per_host;
+        let host_of = |earlier: &RecordRef<'_>| !per_host || earlier.host == r.host;
         let (name, key) = name_of(r, text);
+        let key = key ^ salt;
         if let Some(line) = self.find_or_put(key, slot, text, file, |earlier| match &name {
-            Name::Digest(d) => earlier.source_digest.as_deref() == Some(*d),
+            Name::Digest(d) => earlier.source_digest.as_deref() == Some(*d) && host_of(earlier),
             Name::Native => {
                 earlier.source == Source::Native
                     && earlier.timestamp == r.timestamp
@@ -169,32 +185,70 @@ impl Repeats {
             return Some(line);
         }
         // The same fio run from another of its outputs: compared with the earlier record,
-        // read again, so only where a file is at hand. Under its own key (its exact counts,
-        // or the key of ranges), then under the other kind's: a range under each exact count
-        // it holds, exact counts under the key of ranges.
-        let (Some(id), Some(file)) = (r.fio_run.as_deref(), file) else {
-            return None;
-        };
-        let same =
-            |earlier: &RecordRef<'_>| earlier.fio_run.as_deref().is_some_and(|e| e.same_run(id));
+        // read again where a file is at hand, else with its summary. Under its own key (its
+        // exact counts, or the key of ranges), then under the other kind's: a range under
+        // each exact count it holds, exact counts under the key of ranges.
+        let id = r.fio_run.as_deref()?;
         let exact = ios_of(id)
             .iter()
             .all(|(lo, hi)| lo == hi)
             .then(|| ios_of(id).map(|(lo, _)| lo));
-        let own = coarse_key(id, exact);
+        let own = coarse_key(id, exact) ^ salt;
+        let Some(file) = file else {
+            return self.streamed_earlier(id, exact.is_some(), salt, slot.line);
+        };
+        let same = |earlier: &RecordRef<'_>| {
+            host_of(earlier) && earlier.fio_run.as_deref().is_some_and(|e| e.same_run(id))
+        };
         let free = match self.find(own, text, Some(file), same) {
             Ok(line) => return Some(line),
             Err(free) => free,
         };
         let found = if exact.is_some() {
-            self.find(coarse_key(id, None), text, Some(file), same).ok()
+            self.find(coarse_key(id, None) ^ salt, text, Some(file), same)
+                .ok()
         } else {
-            exact_keys(id).find_map(|k| self.find(k, text, Some(file), same).ok())
+            exact_keys(id).find_map(|k| self.find(k ^ salt, text, Some(file), same).ok())
         };
         if found.is_none()
             && let Some(place) = free
         {
             self.slots.insert(place, slot);
+        }
+        found
+    }
+
+    /// In a stream, the line of the earlier fio run `id` (its counts `exact` or not, its
+    /// keys salted by `salt`) repeats, compared by the summaries; else `id`'s summary kept
+    /// under its own key.
+    fn streamed_earlier(
+        &mut self,
+        id: &crate::fio::RunIdentity,
+        exact: bool,
+        salt: u64,
+        line: u32,
+    ) -> Option<usize> {
+        let own = coarse_key(id, exact.then(|| ios_of(id).map(|(lo, _)| lo))) ^ salt;
+        let key = crate::fio::IdentityKey::of(id);
+        let look = |k: u64| {
+            self.streamed.get(&k).and_then(|v| {
+                v.iter()
+                    .find(|(_, e)| e.same_run(&key))
+                    .map(|(l, _)| *l as usize)
+            })
+        };
+        let found = look(own).or_else(|| {
+            if exact {
+                look(coarse_key(id, None) ^ salt)
+            } else {
+                exact_keys(id).find_map(|k| look(k ^ salt))
+            }
+        });
+        if found.is_none() {
+            let v = self.streamed.entry(own).or_default();
+            if (v.len() as u64) < MAX_PROBES {
+                v.push((line, key));
+            }
         }
         found
     }
