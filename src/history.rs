@@ -719,13 +719,17 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
         match decode(text, |r| keep(heads.of(r)), keep) {
             Ok(Some(r)) => {
                 self.repeats.per_host = self.name_imported;
-                let earlier =
-                    self.repeats
-                        .earlier(&r, text, (n, offset, raw.len() as u32), self.file);
                 let imported = self
                     .name_imported
                     .then(|| Repeats::imported_key(&r))
                     .flatten();
+                let earlier = self.repeats.earlier(
+                    &r,
+                    text,
+                    (n, offset, raw.len() as u32),
+                    self.file,
+                    imported.as_ref(),
+                );
                 let mut run = self.contexts.run(r, at);
                 run.imported = imported;
                 run.repeat_of = earlier.map(|l| u32::try_from(l).unwrap_or(u32::MAX));

@@ -70,9 +70,10 @@ pub struct Run {
     pub repeat_of: Option<u32>,
     /// What names an imported run across histories (its `source_digest`, hashed, and its fio
     /// run, summarised): a fleet finds one fio run in two nodes' evidence by it, whatever
-    /// formats it was imported from. Boxed, as native runs have none (8 bytes a run). None
-    /// for a native run.
-    pub imported: Option<Box<crate::record::ImportedRun>>,
+    /// formats it was imported from. Shared with the history reader's account of repeats
+    /// (one summary a run), and 8 bytes where there is none. None for a native run, and
+    /// outside a fleet.
+    pub imported: Option<Arc<crate::record::ImportedRun>>,
     pub at: At,
     info: Arc<RunInfo>,
 }

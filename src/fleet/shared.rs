@@ -13,6 +13,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroU64;
+use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset};
 
@@ -22,14 +23,22 @@ use crate::fio::IdentityKey;
 use crate::record::ImportedRun;
 
 /// An imported run a history row counts: the row's index, what names the run and its time.
-pub type Counted = (usize, Box<ImportedRun>, DateTime<FixedOffset>);
+pub type Counted = (usize, Arc<ImportedRun>, DateTime<FixedOffset>);
 
 /// A counted run's fio identity, to be compared with the others'.
 struct Summary {
     row: usize,
     at: DateTime<FixedOffset>,
-    digest: Option<NonZeroU64>,
-    key: IdentityKey,
+    run: Arc<ImportedRun>,
+}
+
+impl Summary {
+    fn key(&self) -> &IdentityKey {
+        self.run
+            .fio
+            .as_ref()
+            .expect("a summary is of a run with a fio identity")
+    }
 }
 
 /// The imported runs counted so far, and the rows found sharing one.
@@ -47,8 +56,7 @@ impl SharedRuns {
     pub fn add(&mut self, base: usize, runs: Vec<Counted>) {
         for (row, run, at) in runs {
             let row = base + row;
-            let ImportedRun { digest, fio } = *run;
-            if let Some(key) = digest {
+            if let Some(key) = run.digest {
                 match self.first.get(&key) {
                     None => {
                         self.first.insert(key, (row, at));
@@ -57,15 +65,8 @@ impl SharedRuns {
                     Some(_) => {}
                 }
             }
-            if let Some(key) = fio
-                && key.ios().is_some()
-            {
-                self.summaries.push(Summary {
-                    row,
-                    at,
-                    digest,
-                    key,
-                });
+            if run.fio.as_ref().is_some_and(|k| k.ios().is_some()) {
+                self.summaries.push(Summary { row, at, run });
             }
         }
     }
@@ -81,7 +82,7 @@ impl SharedRuns {
     fn compare(&mut self) {
         let mut s = std::mem::take(&mut self.summaries);
         // (coarse key, least and most I/O counts): every summary added has counts
-        let order = |x: &Summary| (x.key.coarse(), x.key.ios().unwrap_or_default());
+        let order = |x: &Summary| (x.key().coarse(), x.key().ios().unwrap_or_default());
         s.sort_unstable_by_key(order);
         let mut open: Vec<usize> = Vec::new();
         for i in 0..s.len() {
@@ -93,8 +94,8 @@ impl SharedRuns {
             for &j in &open {
                 let (a, b) = (&s[j], &s[i]);
                 // one output in two rows is found by its digest
-                let same_output = a.digest.is_some() && a.digest == b.digest;
-                if a.row != b.row && !same_output && a.key.same_run(&b.key) {
+                let same_output = a.run.digest.is_some() && a.run.digest == b.run.digest;
+                if a.row != b.row && !same_output && a.key().same_run(b.key()) {
                     let (ra, rb, at) = (a.row, b.row, a.at.min(b.at));
                     self.pair(ra, rb, at);
                 }
@@ -136,7 +137,7 @@ mod tests {
     use crate::fio::RunIdentity;
 
     /// A run's identity: `ios` as the output states it, its clat mean `clat` ns (± `half`).
-    fn run(ios: (u64, u64), clat: f64, half: f64, digest: u64) -> Box<ImportedRun> {
+    fn run(ios: (u64, u64), clat: f64, half: f64, digest: u64) -> Arc<ImportedRun> {
         let id: RunIdentity = serde_json::from_value(serde_json::json!({
             "job": "random-write", "groupid": 0, "error": 0,
             "write": {"runtime_ms": 60000, "ios": [ios.0, ios.1],
@@ -144,7 +145,7 @@ mod tests {
                 "clat_mean_ns": [clat - half, clat + half]}
         }))
         .unwrap();
-        Box::new(ImportedRun {
+        Arc::new(ImportedRun {
             digest: NonZeroU64::new(digest),
             fio: Some(IdentityKey::of(&id)),
         })

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::hash::{Hash, Hasher};
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
 use super::{RecordRef, Source};
 
@@ -43,8 +44,9 @@ const MAX_PROBES: u64 = 64;
 #[derive(Default)]
 pub(crate) struct Repeats {
     slots: HashMap<u64, Slot>,
-    /// A stream's imported fio runs, by coarse key: their lines and summaries.
-    streamed: HashMap<u64, Vec<(u32, crate::fio::IdentityKey)>>,
+    /// A stream's imported fio runs, by the places their coarse keys probe: their lines and
+    /// summaries (shared with the runs, `Run::imported`).
+    streamed: HashMap<u64, (u32, Arc<ImportedRun>)>,
     /// For a fleet: a record repeats only one of its own host's. The same run under two
     /// hosts counts for each, and the fleet finds it in both nodes' evidence
     /// (`fleet::shared`), so that neither passes on it.
@@ -138,24 +140,26 @@ impl Repeats {
     /// What names an imported run across histories (its `source_digest`, hashed, and its
     /// `fio_run`, summarised), for a fleet to find one fio run in two nodes' evidence, in
     /// any of its formats; None for another record.
-    pub(crate) fn imported_key(r: &RecordRef<'_>) -> Option<Box<ImportedRun>> {
+    pub(crate) fn imported_key(r: &RecordRef<'_>) -> Option<Arc<ImportedRun>> {
         let digest = r
             .source_digest
             .as_deref()
             .and_then(|d| std::num::NonZeroU64::new(hash_of(|h| ("digest", d).hash(h))));
         let fio = r.fio_run.as_deref().map(crate::fio::IdentityKey::of);
-        (digest.is_some() || fio.is_some()).then(|| Box::new(ImportedRun { digest, fio }))
+        (digest.is_some() || fio.is_some()).then(|| Arc::new(ImportedRun { digest, fio }))
     }
 
     /// The line of the earlier run `r` (line `line`, at `offset`, `len` bytes, text `text`)
     /// repeats, or None, remembering `r` as read. `file` is the history the lines are read
-    /// from, for reading an earlier line again; None for a stream.
+    /// from, for reading an earlier line again; None for a stream. `named`: what names `r`
+    /// across histories, where the caller keeps it ([`Repeats::imported_key`]).
     pub(crate) fn earlier(
         &mut self,
         r: &RecordRef<'_>,
         text: &[u8],
         at: (usize, u64, u32),
         file: Option<&File>,
+        named: Option<&Arc<ImportedRun>>,
     ) -> Option<usize> {
         let slot = Slot {
             line: u32::try_from(at.0).unwrap_or(u32::MAX),
@@ -195,7 +199,14 @@ impl Repeats {
             .then(|| ios_of(id).map(|(lo, _)| lo));
         let own = coarse_key(id, exact) ^ salt;
         let Some(file) = file else {
-            return self.streamed_earlier(id, exact.is_some(), salt, slot.line);
+            let named = match named.filter(|n| n.fio.is_some()) {
+                Some(n) => n.clone(),
+                None => Arc::new(ImportedRun {
+                    digest: None,
+                    fio: Some(crate::fio::IdentityKey::of(id)),
+                }),
+            };
+            return self.streamed_earlier(id, exact.is_some(), salt, slot.line, named);
         };
         let same = |earlier: &RecordRef<'_>| {
             host_of(earlier) && earlier.fio_run.as_deref().is_some_and(|e| e.same_run(id))
@@ -219,23 +230,26 @@ impl Repeats {
     }
 
     /// In a stream, the line of the earlier fio run `id` (its counts `exact` or not, its
-    /// keys salted by `salt`) repeats, compared by the summaries; else `id`'s summary kept
-    /// under its own key.
+    /// keys salted by `salt`) repeats, compared by the summaries; else `id`'s summary
+    /// (`named.fio`) kept under its own key's first free place.
     fn streamed_earlier(
         &mut self,
         id: &crate::fio::RunIdentity,
         exact: bool,
         salt: u64,
         line: u32,
+        named: Arc<ImportedRun>,
     ) -> Option<usize> {
         let own = coarse_key(id, exact.then(|| ios_of(id).map(|(lo, _)| lo))) ^ salt;
-        let key = crate::fio::IdentityKey::of(id);
+        let key = named.fio.as_ref()?;
         let look = |k: u64| {
-            self.streamed.get(&k).and_then(|v| {
-                v.iter()
-                    .find(|(_, e)| e.same_run(&key))
-                    .map(|(l, _)| *l as usize)
-            })
+            for place in (0..MAX_PROBES).map(|i| probe(k, i)) {
+                let (l, e) = self.streamed.get(&place)?;
+                if e.fio.as_ref().is_some_and(|e| e.same_run(key)) {
+                    return Some(*l as usize);
+                }
+            }
+            None
         };
         let found = look(own).or_else(|| {
             if exact {
@@ -244,11 +258,12 @@ impl Repeats {
                 exact_keys(id).find_map(|k| look(k ^ salt))
             }
         });
-        if found.is_none() {
-            let v = self.streamed.entry(own).or_default();
-            if (v.len() as u64) < MAX_PROBES {
-                v.push((line, key));
-            }
+        if found.is_none()
+            && let Some(place) = (0..MAX_PROBES)
+                .map(|i| probe(own, i))
+                .find(|p| !self.streamed.contains_key(p))
+        {
+            self.streamed.insert(place, (line, named.clone()));
         }
         found
     }
