@@ -654,6 +654,11 @@ pub struct RunScanner<'p, K, E> {
     repeats: Repeats,
     /// The history read, for reading an earlier line again (None: a stream).
     pub file: Option<&'p File>,
+    /// For a fleet: name each imported run across histories (`Run::imported`), and take a
+    /// record as repeating only one of its own host's (the same run under two hosts is found
+    /// in both nodes' evidence). Off, a run holds no name (a report needs none, and a fio
+    /// run's summary is 160 bytes).
+    pub name_imported: bool,
 }
 
 impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
@@ -676,6 +681,7 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
             skipped: Vec::new(),
             repeats: Repeats::default(),
             file: None,
+            name_imported: false,
         }
     }
 
@@ -714,10 +720,18 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
         let (keep, heads) = (&self.keep, &mut self.heads);
         match decode(text, |r| keep(heads.of(r)), keep) {
             Ok(Some(r)) => {
-                let earlier =
-                    self.repeats
-                        .earlier(&r, text, (n, offset, raw.len() as u32), self.file);
-                let imported = Repeats::imported_key(&r);
+                self.repeats.per_host = self.name_imported;
+                let imported = self
+                    .name_imported
+                    .then(|| Repeats::imported_key(&r))
+                    .flatten();
+                let earlier = self.repeats.earlier(
+                    &r,
+                    text,
+                    (n, offset, raw.len() as u32),
+                    self.file,
+                    imported.as_ref(),
+                );
                 let mut run = self.contexts.run(r, at);
                 run.imported = imported;
                 run.repeat_of = earlier.map(|l| u32::try_from(l).unwrap_or(u32::MAX));

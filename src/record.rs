@@ -24,6 +24,7 @@ use crate::measure::device::DeviceSummary;
 use crate::measure::{BwBasis, DiskStat, Measurement, Series};
 
 mod repeats;
+pub use repeats::ImportedRun;
 pub(crate) use repeats::Repeats;
 
 /// How a `run --sustained` ended (docs/sustained.md).

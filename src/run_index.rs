@@ -68,9 +68,12 @@ pub struct Run {
     /// The line of an earlier record of the same run this one repeats (a history read twice
     /// over, one fio run recorded from two of its outputs): listed, never counted.
     pub repeat_of: Option<u32>,
-    /// What names an imported run across histories (its `source_digest`, hashed): a fleet
-    /// finds one fio run in two nodes' evidence by it. None for a native run.
-    pub imported: Option<std::num::NonZeroU64>,
+    /// What names an imported run across histories (its `source_digest`, hashed, and its fio
+    /// run, summarised): a fleet finds one fio run in two nodes' evidence by it, whatever
+    /// formats it was imported from. Shared with the history reader's account of repeats
+    /// (one summary a run), and 8 bytes where there is none. None for a native run, and
+    /// outside a fleet.
+    pub imported: Option<Arc<crate::record::ImportedRun>>,
     pub at: At,
     info: Arc<RunInfo>,
 }

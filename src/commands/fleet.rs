@@ -58,7 +58,7 @@ pub fn run(cfg: FleetConfig, ctx: &Ctx) -> anyhow::Result<u8> {
                 outputs.flag(i)
             )));
         }
-        shared.add(rows.len(), &node.imported);
+        shared.add(rows.len(), node.imported);
         rows.extend(node.rows);
         warnings.extend(node.warnings);
     }

@@ -21,6 +21,7 @@ mod cmdline;
 mod concurrent;
 mod disk;
 mod identity;
+mod identity_key;
 pub mod installed;
 mod json;
 pub mod note;
@@ -36,6 +37,7 @@ pub use clones::combine as combine_clones;
 pub use cmdline::{command_line_by_descriptor, customer_command};
 pub use concurrent::{Alongside, alongside};
 pub use identity::RunIdentity;
+pub use identity_key::IdentityKey;
 pub use note::Note;
 pub use paste::StatedCommand;
 

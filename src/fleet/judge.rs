@@ -88,6 +88,17 @@ pub struct NodeFile {
     pub imported: Vec<super::shared::Counted>,
 }
 
+/// The imported runs `ev` counts, for row `row`, taken from its runs (a fleet's node is
+/// judged, never listed: its rows need them no more).
+pub(super) fn imported(
+    row: usize,
+    ev: &mut Evaluation,
+) -> impl Iterator<Item = super::shared::Counted> + '_ {
+    ev.runs
+        .iter_mut()
+        .filter_map(move |r| r.imported.take().map(|k| (row, k, r.timestamp)))
+}
+
 /// Judges nodes' files under one policy and window.
 pub struct Judge<'a> {
     pub policy: &'a Policy,
@@ -216,6 +227,8 @@ impl Judge<'_> {
             // A node is judged, never listed: its runs hold only what judging reads.
             |r| grouping.add(r.holding(held)),
         );
+        // one fio run in two nodes' evidence is found by what names it
+        scanner.name_imported = true;
         let mut work = Work::default();
         let reader = Stoppable {
             inner: reader,
@@ -254,6 +267,10 @@ impl Judge<'_> {
                                 let node = self
                                     .result(&at, text, work)
                                     .map_err(|e| format!("line {line}: {e}"))?;
+                                let base = out.rows.len();
+                                out.imported.extend(
+                                    node.imported.into_iter().map(|(i, k, t)| (base + i, k, t)),
+                                );
                                 out.rows.extend(node.rows);
                                 out.warnings.extend(node.warnings);
                             }
@@ -362,13 +379,8 @@ impl Judge<'_> {
             if evs.is_empty() {
                 out.rows.extend(self.no_evidence_rows(name, &seen));
             }
-            for ev in evs {
-                let row = out.rows.len();
-                out.imported.extend(
-                    ev.runs
-                        .iter()
-                        .filter_map(|r| r.imported.map(|k| (row, k, r.timestamp))),
-                );
+            for mut ev in evs {
+                out.imported.extend(imported(out.rows.len(), &mut ev));
                 out.rows.push(self.history_row(name, ev));
             }
         }

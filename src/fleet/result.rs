@@ -274,6 +274,7 @@ impl Judge<'_> {
             },
             |r| runs.push(r),
         );
+        scanner.name_imported = true;
         let mut each = |i: usize, v: serde_json::Value| {
             let line = serde_json::to_vec(&v).expect("a JSON value serialises");
             parsed += line.len() as u64;
@@ -336,11 +337,14 @@ impl Judge<'_> {
             single: evs.len() == 1,
             newest_older: older.iter().map(|r| r.timestamp).max(),
         };
-        let rows = evs.into_iter().map(|ev| self.row(&of, ev)).collect();
-        Ok(NodeFile {
-            rows,
-            ..NodeFile::default()
-        })
+        let mut out = NodeFile::default();
+        for mut ev in evs {
+            // its runs, found in another node's evidence, are neither's
+            out.imported
+                .extend(super::judge::imported(out.rows.len(), &mut ev));
+            out.rows.push(self.row(&of, ev));
+        }
+        Ok(out)
     }
 
     /// The runs in the window evaluated in the result's scope: a report's by host, directory

@@ -1,50 +1,113 @@
-//! One fio run is one machine's: a run found in two nodes' evidence (the same imported output,
-//! by its `source_digest`, recorded in two hosts' histories) is no node's evidence. Neither
-//! node passes on it: each is inconclusive, its reason naming the other node and the run.
-//! What is held is a key per imported run counted (its digest's hash, its row and time),
-//! never the runs.
+//! One fio run is one machine's: a run found in two nodes' evidence is no node's evidence.
+//! Neither node passes on it: each is inconclusive, its reason naming the other node and the
+//! run. A run is found by what names it across histories (`record::ImportedRun`): the same
+//! imported output (its `source_digest`), or the same fio run imported from another of its
+//! outputs (its JSON on one node, its text or terse line on another: `fio::IdentityKey`,
+//! the figures `RunIdentity::same_run` compares, within the precision each format prints).
+//!
+//! What is held is a key per imported run counted (its digest's hash, its fio run's
+//! fixed-size summary, its row and time), never the runs. The summaries are compared once
+//! every input is read: ordered by what two outputs of one run share exactly (job, group,
+//! error, runtimes) and then by their ranges of I/O counts, each is compared only with those
+//! whose ranges overlap its own.
 
 use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroU64;
+use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset};
 
 use super::NodeRow;
 use crate::evaluate::Verdict;
+use crate::fio::IdentityKey;
+use crate::record::ImportedRun;
 
-/// An imported run a history row counts: the row's index, the run's key and its time.
-pub type Counted = (usize, NonZeroU64, DateTime<FixedOffset>);
+/// An imported run a history row counts: the row's index, what names the run and its time.
+pub type Counted = (usize, Arc<ImportedRun>, DateTime<FixedOffset>);
 
-/// The imported runs counted so far, by key, and the rows found sharing one.
+/// A counted run's fio identity, to be compared with the others'.
+struct Summary {
+    row: usize,
+    at: DateTime<FixedOffset>,
+    run: Arc<ImportedRun>,
+}
+
+impl Summary {
+    fn key(&self) -> &IdentityKey {
+        self.run
+            .fio
+            .as_ref()
+            .expect("a summary is of a run with a fio identity")
+    }
+}
+
+/// The imported runs counted so far, and the rows found sharing one.
 #[derive(Default)]
 pub struct SharedRuns {
     first: HashMap<NonZeroU64, (usize, DateTime<FixedOffset>)>,
+    summaries: Vec<Summary>,
     /// (row, other row) → (runs shared, the earliest's time).
     pairs: BTreeMap<(usize, usize), (usize, DateTime<FixedOffset>)>,
 }
 
 impl SharedRuns {
-    /// One row's imported runs, its index shifted by `base` (the rows before its input's).
-    pub fn add(&mut self, base: usize, runs: &[Counted]) {
-        for &(row, key, at) in runs {
+    /// One input's imported runs, their rows' indices shifted by `base` (the rows before its
+    /// input's).
+    pub fn add(&mut self, base: usize, runs: Vec<Counted>) {
+        for (row, run, at) in runs {
             let row = base + row;
-            match self.first.get(&key) {
-                None => {
-                    self.first.insert(key, (row, at));
+            if let Some(key) = run.digest {
+                match self.first.get(&key) {
+                    None => {
+                        self.first.insert(key, (row, at));
+                    }
+                    Some(&(other, _)) if other != row => self.pair(other, row, at),
+                    Some(_) => {}
                 }
-                Some(&(other, _)) if other != row => {
-                    let e = self.pairs.entry((other, row)).or_insert((0, at));
-                    e.0 += 1;
-                    e.1 = e.1.min(at);
-                }
-                Some(_) => {}
             }
+            if run.fio.as_ref().is_some_and(|k| k.ios().is_some()) {
+                self.summaries.push(Summary { row, at, run });
+            }
+        }
+    }
+
+    fn pair(&mut self, a: usize, b: usize, at: DateTime<FixedOffset>) {
+        let e = self.pairs.entry((a.min(b), a.max(b))).or_insert((0, at));
+        e.0 += 1;
+        e.1 = e.1.min(at);
+    }
+
+    /// The same fio run counted in two rows from two outputs (two digests): each summary is
+    /// compared with the earlier ones of its coarse key whose I/O counts reach its own.
+    fn compare(&mut self) {
+        let mut s = std::mem::take(&mut self.summaries);
+        // (coarse key, least and most I/O counts): every summary added has counts
+        let order = |x: &Summary| (x.key().coarse(), x.key().ios().unwrap_or_default());
+        s.sort_unstable_by_key(order);
+        let mut open: Vec<usize> = Vec::new();
+        for i in 0..s.len() {
+            let (coarse, (lo, _)) = order(&s[i]);
+            open.retain(|&j| {
+                let (c, (_, hi)) = order(&s[j]);
+                c == coarse && hi >= lo
+            });
+            for &j in &open {
+                let (a, b) = (&s[j], &s[i]);
+                // one output in two rows is found by its digest
+                let same_output = a.run.digest.is_some() && a.run.digest == b.run.digest;
+                if a.row != b.row && !same_output && a.key().same_run(b.key()) {
+                    let (ra, rb, at) = (a.row, b.row, a.at.min(b.at));
+                    self.pair(ra, rb, at);
+                }
+            }
+            open.push(i);
         }
     }
 
     /// Rows of two hosts that count the same runs: a pass on them is inconclusive, and
     /// every such row says which node and run it shares.
-    pub fn mark(self, rows: &mut [NodeRow]) {
+    pub fn mark(mut self, rows: &mut [NodeRow]) {
+        self.compare();
         for ((a, b), (n, at)) in self.pairs {
             if rows[a].host == rows[b].host {
                 continue;
@@ -54,8 +117,7 @@ impl SharedRuns {
             for (row, other, file) in [(a, hb, fb), (b, ha, fa)] {
                 let r = &mut rows[row];
                 let what = format!(
-                    "{n} of its run{} (the earliest at {}) {} also counted for node {other} ({file}): one fio run is one machine's, so neither node's verdict may rest on it",
-                    if n == 1 { "" } else { "s" },
+                    "{n} of its runs (the earliest at {}) {} also counted for node {other} ({file}): one fio run is one machine's, so neither node's verdict may rest on it",
                     at.format("%Y-%m-%d %H:%M"),
                     if n == 1 { "is" } else { "are" },
                 );
@@ -66,5 +128,67 @@ impl SharedRuns {
                 r.warnings.push(what);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fio::RunIdentity;
+
+    /// A run's identity: `ios` as the output states it, its clat mean `clat` ns (± `half`).
+    fn run(ios: (u64, u64), clat: f64, half: f64, digest: u64) -> Arc<ImportedRun> {
+        let id: RunIdentity = serde_json::from_value(serde_json::json!({
+            "job": "random-write", "groupid": 0, "error": 0,
+            "write": {"runtime_ms": 60000, "ios": [ios.0, ios.1],
+                "bytes": [ios.0 * 4096, ios.1 * 4096 + 1023],
+                "clat_mean_ns": [clat - half, clat + half]}
+        }))
+        .unwrap();
+        Arc::new(ImportedRun {
+            digest: NonZeroU64::new(digest),
+            fio: Some(IdentityKey::of(&id)),
+        })
+    }
+
+    #[test]
+    fn a_run_is_found_among_runs_whose_counts_overlap_its_own() {
+        let at = DateTime::parse_from_rfc3339("2026-12-01T00:00:00Z").unwrap();
+        let mut s = SharedRuns::default();
+        // node 0: many runs of its own, their counts apart; one of them (i = 7) is the run
+        // node 2 imported from its terse line (a range of counts, a mean to the µs)
+        let own: Vec<Counted> = (0..20)
+            .map(|i| {
+                (
+                    0,
+                    run(
+                        (180_000 + 50 * i, 180_000 + 50 * i),
+                        32_000.0 + i as f64,
+                        0.001,
+                        100 + i,
+                    ),
+                    at,
+                )
+            })
+            .collect();
+        s.add(0, own);
+        // node 1: a run whose counts overlap run 7's, another mean: another run
+        s.add(
+            1,
+            vec![(0, run((180_340, 180_360), 31_000.0, 0.001, 1), at)],
+        );
+        // node 2: run 7 again, from another output (another digest)
+        s.add(
+            2,
+            vec![(0, run((180_320, 180_390), 32_007.0, 0.0015, 2), at)],
+        );
+        // node 3: the very output of run 3 (the same digest): found once, by its digest
+        s.add(
+            3,
+            vec![(0, run((180_150, 180_150), 32_003.0, 0.001, 103), at)],
+        );
+        s.compare();
+        let pairs: Vec<_> = s.pairs.iter().map(|(k, v)| (*k, v.0)).collect();
+        assert_eq!(pairs, [((0, 2), 1), ((0, 3), 1)]);
     }
 }

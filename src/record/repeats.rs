@@ -7,15 +7,26 @@
 //! a native record's time, host and figures; a record with none of these, its line's bytes.
 //! What is held is a fixed-size key per run (a 64-bit hash and where its line is), never the
 //! records: where a file is at hand, a key met again is confirmed by reading the earlier line
-//! again by its offset; a stream (a fleet's stdin) trusts the exact keys' hashes and leaves
-//! the `fio_run` comparison, which needs the earlier record, out.
+//! again by its offset; a stream (a fleet's stdin, a node's result) trusts the exact keys'
+//! hashes, and compares a `fio_run` with the earlier ones' fixed-size summaries
+//! (`fio::IdentityKey`, 160 bytes an imported run), since it cannot read them again.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::hash::{Hash, Hasher};
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
 use super::{RecordRef, Source};
+
+/// What names an imported run across histories, in a fixed size: its `source_digest`'s
+/// hash (the output it was read from) and its fio run's summary (`fio::IdentityKey`: the run
+/// in any of its formats).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedRun {
+    pub digest: Option<std::num::NonZeroU64>,
+    pub fio: Option<crate::fio::IdentityKey>,
+}
 
 /// Where a run's line is: its number, byte offset and length.
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +44,13 @@ const MAX_PROBES: u64 = 64;
 #[derive(Default)]
 pub(crate) struct Repeats {
     slots: HashMap<u64, Slot>,
+    /// A stream's imported fio runs, by the places their coarse keys probe: their lines and
+    /// summaries (shared with the runs, `Run::imported`).
+    streamed: HashMap<u64, (u32, Arc<ImportedRun>)>,
+    /// For a fleet: a record repeats only one of its own host's. The same run under two
+    /// hosts counts for each, and the fleet finds it in both nodes' evidence
+    /// (`fleet::shared`), so that neither passes on it.
+    pub(crate) per_host: bool,
 }
 
 /// What names one record, borrowed from its line.
@@ -72,25 +90,42 @@ fn native_key(r: &RecordRef<'_>) -> u64 {
     })
 }
 
-/// The coarse key of an imported fio run: what `same_run` needs equal (job, group, error,
-/// each direction's runtime and exact I/O count), so that only runs sharing it are compared.
-fn coarse_key(id: &crate::fio::RunIdentity) -> u64 {
+/// The coarse keys of an imported fio run: what `same_run` needs equal (job, group, error,
+/// each direction's runtime), with each direction's exact I/O count where every direction
+/// states one (JSON, text's `issued` line), else the range's own key (terse's counts are a
+/// range), so that only runs sharing a key are compared.
+fn coarse_key(id: &crate::fio::RunIdentity, ios: Option<[u64; 2]>) -> u64 {
     hash_of(|h| {
         "fio_run".hash(h);
         (&id.job, id.groupid, id.error).hash(h);
         for d in [&id.read, &id.write] {
-            match d {
-                None => 0u8.hash(h),
-                Some(d) => {
-                    1u8.hash(h);
-                    d.runtime_ms.hash(h);
-                    // a range of counts is compared, not hashed
-                    (d.ios.0 == d.ios.1).then_some(d.ios.0).hash(h);
-                }
-            }
+            d.as_ref().map(|d| d.runtime_ms).hash(h);
         }
+        ios.hash(h);
     })
 }
+
+/// Each direction's I/O counts as a range (0, 0 where it moved nothing).
+fn ios_of(id: &crate::fio::RunIdentity) -> [(u64, u64); 2] {
+    [&id.read, &id.write].map(|d| d.as_ref().map_or((0, 0), |d| d.ios))
+}
+
+/// The exact keys a run stating ranges of counts may share with one stating them exactly:
+/// one per combination of counts, none where they are more than [`MAX_EXACT`].
+fn exact_keys(id: &crate::fio::RunIdentity) -> impl Iterator<Item = u64> + '_ {
+    let [r, w] = ios_of(id);
+    let n = (r.1.saturating_sub(r.0) + 1).saturating_mul(w.1.saturating_sub(w.0) + 1);
+    let (r, w) = if n <= MAX_EXACT {
+        (r, w)
+    } else {
+        ((1, 0), (1, 0))
+    };
+    (r.0..=r.1).flat_map(move |a| (w.0..=w.1).map(move |b| coarse_key(id, Some([a, b]))))
+}
+
+/// How many exact counts a range is looked for as (a terse line of a 60 s run spans about
+/// 62; past this many, runs of other formats are not looked for).
+const MAX_EXACT: u64 = 4096;
 
 /// The `k`th place a key probes.
 fn probe(key: u64, k: u64) -> u64 {
@@ -102,31 +137,47 @@ fn probe(key: u64, k: u64) -> u64 {
 }
 
 impl Repeats {
-    /// What names an imported run across histories (its `source_digest`, hashed), for a
-    /// fleet to find one run in two nodes' evidence; None for another record.
-    pub(crate) fn imported_key(r: &RecordRef<'_>) -> Option<std::num::NonZeroU64> {
-        let d = r.source_digest.as_deref()?;
-        std::num::NonZeroU64::new(hash_of(|h| ("digest", d).hash(h)))
+    /// What names an imported run across histories (its `source_digest`, hashed, and its
+    /// `fio_run`, summarised), for a fleet to find one fio run in two nodes' evidence, in
+    /// any of its formats; None for another record.
+    pub(crate) fn imported_key(r: &RecordRef<'_>) -> Option<Arc<ImportedRun>> {
+        let digest = r
+            .source_digest
+            .as_deref()
+            .and_then(|d| std::num::NonZeroU64::new(hash_of(|h| ("digest", d).hash(h))));
+        let fio = r.fio_run.as_deref().map(crate::fio::IdentityKey::of);
+        (digest.is_some() || fio.is_some()).then(|| Arc::new(ImportedRun { digest, fio }))
     }
 
     /// The line of the earlier run `r` (line `line`, at `offset`, `len` bytes, text `text`)
     /// repeats, or None, remembering `r` as read. `file` is the history the lines are read
-    /// from, for reading an earlier line again; None for a stream.
+    /// from, for reading an earlier line again; None for a stream. `named`: what names `r`
+    /// across histories, where the caller keeps it ([`Repeats::imported_key`]).
     pub(crate) fn earlier(
         &mut self,
         r: &RecordRef<'_>,
         text: &[u8],
         at: (usize, u64, u32),
         file: Option<&File>,
+        named: Option<&Arc<ImportedRun>>,
     ) -> Option<usize> {
         let slot = Slot {
             line: u32::try_from(at.0).unwrap_or(u32::MAX),
             offset: at.1,
             len: at.2,
         };
+        // every key of a fleet's record is its host's
+        let salt = if self.per_host {
+            hash_of(|h| ("host", r.host.as_ref()).hash(h))
+        } else {
+            0
+        };
+        let per_host = self.per_host;
+        let host_of = |earlier: &RecordRef<'_>| !per_host || earlier.host == r.host;
         let (name, key) = name_of(r, text);
+        let key = key ^ salt;
         if let Some(line) = self.find_or_put(key, slot, text, file, |earlier| match &name {
-            Name::Digest(d) => earlier.source_digest.as_deref() == Some(*d),
+            Name::Digest(d) => earlier.source_digest.as_deref() == Some(*d) && host_of(earlier),
             Name::Native => {
                 earlier.source == Source::Native
                     && earlier.timestamp == r.timestamp
@@ -138,13 +189,83 @@ impl Repeats {
             return Some(line);
         }
         // The same fio run from another of its outputs: compared with the earlier record,
-        // read again, so only where a file is at hand.
-        let (Some(id), Some(file)) = (r.fio_run.as_deref(), file) else {
-            return None;
+        // read again where a file is at hand, else with its summary. Under its own key (its
+        // exact counts, or the key of ranges), then under the other kind's: a range under
+        // each exact count it holds, exact counts under the key of ranges.
+        let id = r.fio_run.as_deref()?;
+        let exact = ios_of(id)
+            .iter()
+            .all(|(lo, hi)| lo == hi)
+            .then(|| ios_of(id).map(|(lo, _)| lo));
+        let own = coarse_key(id, exact) ^ salt;
+        let Some(file) = file else {
+            let named = match named.filter(|n| n.fio.is_some()) {
+                Some(n) => n.clone(),
+                None => Arc::new(ImportedRun {
+                    digest: None,
+                    fio: Some(crate::fio::IdentityKey::of(id)),
+                }),
+            };
+            return self.streamed_earlier(id, exact.is_some(), salt, slot.line, named);
         };
-        self.find_or_put(coarse_key(id), slot, text, Some(file), |earlier| {
-            earlier.fio_run.as_deref().is_some_and(|e| e.same_run(id))
-        })
+        let same = |earlier: &RecordRef<'_>| {
+            host_of(earlier) && earlier.fio_run.as_deref().is_some_and(|e| e.same_run(id))
+        };
+        let free = match self.find(own, text, Some(file), same) {
+            Ok(line) => return Some(line),
+            Err(free) => free,
+        };
+        let found = if exact.is_some() {
+            self.find(coarse_key(id, None) ^ salt, text, Some(file), same)
+                .ok()
+        } else {
+            exact_keys(id).find_map(|k| self.find(k ^ salt, text, Some(file), same).ok())
+        };
+        if found.is_none()
+            && let Some(place) = free
+        {
+            self.slots.insert(place, slot);
+        }
+        found
+    }
+
+    /// In a stream, the line of the earlier fio run `id` (its counts `exact` or not, its
+    /// keys salted by `salt`) repeats, compared by the summaries; else `id`'s summary
+    /// (`named.fio`) kept under its own key's first free place.
+    fn streamed_earlier(
+        &mut self,
+        id: &crate::fio::RunIdentity,
+        exact: bool,
+        salt: u64,
+        line: u32,
+        named: Arc<ImportedRun>,
+    ) -> Option<usize> {
+        let own = coarse_key(id, exact.then(|| ios_of(id).map(|(lo, _)| lo))) ^ salt;
+        let key = named.fio.as_ref()?;
+        let look = |k: u64| {
+            for place in (0..MAX_PROBES).map(|i| probe(k, i)) {
+                let (l, e) = self.streamed.get(&place)?;
+                if e.fio.as_ref().is_some_and(|e| e.same_run(key)) {
+                    return Some(*l as usize);
+                }
+            }
+            None
+        };
+        let found = look(own).or_else(|| {
+            if exact {
+                look(coarse_key(id, None) ^ salt)
+            } else {
+                exact_keys(id).find_map(|k| look(k ^ salt))
+            }
+        });
+        if found.is_none()
+            && let Some(place) = (0..MAX_PROBES)
+                .map(|i| probe(own, i))
+                .find(|p| !self.streamed.contains_key(p))
+        {
+            self.streamed.insert(place, (line, named.clone()));
+        }
+        found
     }
 
     /// The line of the run under `key` that this one (`text`) repeats, byte for byte or as
@@ -158,16 +279,36 @@ impl Repeats {
         file: Option<&File>,
         same: impl Fn(&RecordRef<'_>) -> bool,
     ) -> Option<usize> {
+        match self.find(key, current, file, same) {
+            Ok(line) => Some(line),
+            Err(free) => {
+                if let Some(place) = free {
+                    self.slots.insert(place, slot);
+                }
+                None
+            }
+        }
+    }
+
+    /// The line of the run under `key` that this one (`text`) repeats, byte for byte or as
+    /// `same` says given the earlier record read again; else the key's first free place
+    /// (None past [`MAX_PROBES`]).
+    fn find(
+        &self,
+        key: u64,
+        current: &[u8],
+        file: Option<&File>,
+        same: impl Fn(&RecordRef<'_>) -> bool,
+    ) -> Result<usize, Option<u64>> {
         let mut buf = Vec::new();
         for k in 0..MAX_PROBES {
             let place = probe(key, k);
             let Some(earlier) = self.slots.get(&place).copied() else {
-                self.slots.insert(place, slot);
-                return None;
+                return Err(Some(place));
             };
             let Some(file) = file else {
                 // a stream: the hash is the key's word
-                return Some(earlier.line as usize);
+                return Ok(earlier.line as usize);
             };
             buf.resize(earlier.len as usize, 0);
             let text = match file.read_exact_at(&mut buf, earlier.offset) {
@@ -175,15 +316,15 @@ impl Repeats {
                 Err(_) => continue,
             };
             if text == current {
-                return Some(earlier.line as usize);
+                return Ok(earlier.line as usize);
             }
             let parsed = std::str::from_utf8(text)
                 .ok()
                 .and_then(|t| serde_json::from_str::<RecordRef>(t).ok());
             if parsed.as_ref().is_some_and(&same) {
-                return Some(earlier.line as usize);
+                return Ok(earlier.line as usize);
             }
         }
-        None
+        Err(None)
     }
 }
