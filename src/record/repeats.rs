@@ -139,8 +139,12 @@ fn probe(key: u64, k: u64) -> u64 {
 impl Repeats {
     /// What names an imported run across histories (its `source_digest`, hashed, and its
     /// `fio_run`, summarised), for a fleet to find one fio run in two nodes' evidence, in
-    /// any of its formats; None for another record.
+    /// any of its formats; None for another record (a native run, or one of `--engine fio`,
+    /// is its own host's: its record names the machine that made it).
     pub(crate) fn imported_key(r: &RecordRef<'_>) -> Option<Arc<ImportedRun>> {
+        if r.source != Source::Imported {
+            return None;
+        }
         let digest = r
             .source_digest
             .as_deref()
