@@ -124,11 +124,18 @@ fn one_fio_run_recorded_from_its_json_and_its_text_into_two_histories_counts_onc
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    merged_counts_once(&env, p, &h1, &h2, "run1.json run1.txt");
+}
+
+/// Histories `h1` and `h2` of node n1 merged into one: `report` under policy `p` counts one
+/// run, the second record named as repeating line 1 (`what`: the case, for the messages).
+/// The merged history's path.
+fn merged_counts_once(env: &Env, p: &str, h1: &Path, h2: &Path, what: &str) -> PathBuf {
     let merged = env.tmp.path().join("merged.jsonl");
-    let text = std::fs::read_to_string(&h1).unwrap() + &std::fs::read_to_string(&h2).unwrap();
+    let text = std::fs::read_to_string(h1).unwrap() + &std::fs::read_to_string(h2).unwrap();
     std::fs::write(&merged, text).unwrap();
     let (_, j, err) = json(
-        &env,
+        env,
         &[
             "report",
             "-p",
@@ -141,12 +148,13 @@ fn one_fio_run_recorded_from_its_json_and_its_text_into_two_histories_counts_onc
             "3650d",
         ],
     );
-    assert_eq!(j["evidence"]["runs"], 1, "{j}\n{err}");
+    assert_eq!(j["evidence"]["runs"], 1, "{what}: {j}\n{err}");
     let nc = not_counted(&j);
     assert!(
         nc.contains("the same run as line 1, repeated: counted once"),
-        "{nc}"
+        "{what}: {nc}"
     );
+    merged
 }
 
 /// `lines` as imported records: each with a `source_digest` of its own, as `import` writes.
@@ -510,29 +518,7 @@ fn one_fio_run_recorded_from_any_two_of_its_formats_into_two_histories_counts_on
         let _ = std::fs::remove_file(&h2);
         record_one(&env, &policy, first, "n1", &h1);
         record_one(&env, &policy, second, "n1", &h2);
-        let merged = env.tmp.path().join("merged.jsonl");
-        let text = std::fs::read_to_string(&h1).unwrap() + &std::fs::read_to_string(&h2).unwrap();
-        std::fs::write(&merged, text).unwrap();
-        let (_, j, err) = json(
-            &env,
-            &[
-                "report",
-                "-p",
-                p,
-                "--history",
-                merged.to_str().unwrap(),
-                "--host",
-                "n1",
-                "--since",
-                "3650d",
-            ],
-        );
-        assert_eq!(j["evidence"]["runs"], 1, "{first} {second}: {j}\n{err}");
-        let nc = not_counted(&j);
-        assert!(
-            nc.contains("the same run as line 1, repeated: counted once"),
-            "{first} {second}: {nc}"
-        );
+        let merged = merged_counts_once(&env, p, &h1, &h2, &format!("{first} {second}"));
         // the fleet, reading the history as it streams in (a file, or stdin), counts it once
         let bytes = std::fs::read(&merged).unwrap();
         for stdin in [None, Some(bytes)] {
