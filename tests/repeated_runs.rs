@@ -127,11 +127,10 @@ fn one_fio_run_recorded_from_its_json_and_its_text_into_two_histories_counts_onc
     merged_counts_once(&env, p, &h1, &h2, "run1.json run1.txt");
 }
 
-/// Histories `h1` and `h2` of node n1 merged into one: `report` under policy `p` counts one
-/// run, the second record named as repeating line 1 (`what`: the case, for the messages).
-/// The merged history's path.
-fn merged_counts_once(env: &Env, p: &str, h1: &Path, h2: &Path, what: &str) -> PathBuf {
-    let merged = env.tmp.path().join("merged.jsonl");
+/// Histories `h1` and `h2` of node n1 merged into `name` (in the temp dir), and `report`'s
+/// JSON of n1 under policy `p` over ten years: the merged history, the report, its stderr.
+fn merged_report(env: &Env, p: &str, h1: &Path, h2: &Path, name: &str) -> (PathBuf, Value, String) {
+    let merged = env.tmp.path().join(name);
     let text = std::fs::read_to_string(h1).unwrap() + &std::fs::read_to_string(h2).unwrap();
     std::fs::write(&merged, text).unwrap();
     let (_, j, err) = json(
@@ -148,6 +147,14 @@ fn merged_counts_once(env: &Env, p: &str, h1: &Path, h2: &Path, what: &str) -> P
             "3650d",
         ],
     );
+    (merged, j, err)
+}
+
+/// Histories `h1` and `h2` of node n1 merged into one: `report` under policy `p` counts one
+/// run, the second record named as repeating line 1 (`what`: the case, for the messages).
+/// The merged history's path.
+fn merged_counts_once(env: &Env, p: &str, h1: &Path, h2: &Path, what: &str) -> PathBuf {
+    let (merged, j, err) = merged_report(env, p, h1, h2, "merged.jsonl");
     assert_eq!(j["evidence"]["runs"], 1, "{what}: {j}\n{err}");
     let nc = not_counted(&j);
     assert!(
@@ -534,29 +541,14 @@ fn one_fio_run_recorded_from_any_two_of_its_formats_into_two_histories_counts_on
         }
     }
     // two different runs, JSON and terse: both count
-    let merged = env.tmp.path().join("two.jsonl");
-    let _ = std::fs::remove_file(&merged);
-    record_one(&env, &policy, "run1.json", "n1", &merged);
-    let other = env.tmp.path().join("other.jsonl");
-    record_one(&env, &policy, "run2.terse", "n1", &other);
-    let text =
-        std::fs::read_to_string(&merged).unwrap() + &std::fs::read_to_string(&other).unwrap();
-    std::fs::write(&merged, text).unwrap();
-    let (_, j, _) = json(
-        &env,
-        &[
-            "report",
-            "-p",
-            p,
-            "--history",
-            merged.to_str().unwrap(),
-            "--host",
-            "n1",
-            "--since",
-            "3650d",
-        ],
+    let (one, other) = (
+        env.tmp.path().join("one.jsonl"),
+        env.tmp.path().join("other.jsonl"),
     );
-    assert_eq!(j["evidence"]["runs"], 2, "{j}");
+    record_one(&env, &policy, "run1.json", "n1", &one);
+    record_one(&env, &policy, "run2.terse", "n1", &other);
+    let (_, j, err) = merged_report(&env, p, &one, &other, "two.jsonl");
+    assert_eq!(j["evidence"]["runs"], 2, "{j}\n{err}");
 }
 
 #[test]
