@@ -63,30 +63,25 @@ pub(super) fn sort_out(
     let mut run_deviations = RunLines::default();
     let mut run_effects: Vec<Option<deviation::Effect>> = Vec::new();
     // The runs left out are taken out in place (None: dated in the future), so that a year
-    // of runs is never held twice.
-    let mut left_out: Vec<Option<String>> = Vec::new();
-    // What each of those is tallied under (`not_counted`): its reason, less what is the run's
-    // own (the line it repeats, the runtime it measured), so that a year of runs cut short
-    // makes one reason, not one a run.
-    let mut classes: Vec<Option<String>> = Vec::new();
+    // of runs is never held twice; each with its reason and what it is tallied under
+    // (`not_counted`): its reason less what is the run's own (the line it repeats, the
+    // runtime it measured), so that a year of runs cut short makes one reason, not one a run.
+    let mut left_out: Vec<Option<(String, String)>> = Vec::new();
     // Runs of one context are checked once.
     let mut checker = deviation::Checker::new(policy);
     let out: Vec<Run> = runs
         .extract_if(.., |r| {
             if let Some(line) = r.repeat_of {
-                left_out.push(Some(repeat_reason(line)));
-                classes.push(Some(REPEATED.into()));
+                left_out.push(Some((repeat_reason(line), REPEATED.into())));
                 return true;
             }
             if is_future(r, opts.now) {
                 left_out.push(None);
-                classes.push(None);
                 return true;
             }
             let c = checker.check(r);
             if opts.scope == Scope::Report && !c.check.is_policy_test() {
-                left_out.push(Some(c.list.clone()));
-                classes.push(Some(c.class.clone()));
+                left_out.push(Some((c.list.clone(), c.class.clone())));
                 return true;
             }
             run_deviations.push(&c.list);
@@ -109,27 +104,28 @@ pub(super) fn sort_out(
             false
         })
         .collect();
-    for (r, why) in out.into_iter().zip(left_out) {
-        match why {
-            None => future.push(r),
-            Some(reason) => excluded.push((r, reason)),
-        }
-    }
     // Those the caller gave, by their reason; then the others', by their class, named by
     // their reason where every run of the class has the same one.
     let mut tally: BTreeMap<String, (usize, Option<String>)> = BTreeMap::new();
-    let given = excluded.len() - classes.iter().flatten().count();
-    let classes = excluded[..given]
-        .iter()
-        .map(|(_, reason)| reason.clone())
-        .chain(classes.into_iter().flatten());
-    for (class, (_, reason)) in classes.zip(&excluded) {
+    let mut count = |class: String, reason: &String| {
         let (n, same) = tally
             .entry(class)
             .or_insert_with(|| (0, Some(reason.clone())));
         *n += 1;
         if same.as_ref().is_some_and(|s| s != reason) {
             *same = None;
+        }
+    };
+    for (_, reason) in &excluded {
+        count(reason.clone(), reason);
+    }
+    for (r, why) in out.into_iter().zip(left_out) {
+        match why {
+            None => future.push(r),
+            Some((reason, class)) => {
+                count(class, &reason);
+                excluded.push((r, reason));
+            }
         }
     }
     let mut not_counted: BTreeMap<String, usize> = BTreeMap::new();
