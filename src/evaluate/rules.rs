@@ -210,10 +210,13 @@ pub(super) fn printed_interval(metric: &str, v: f64) -> (f64, f64) {
     }
 }
 
-/// A latency percentile's metric: `…_p99_us`, `…_p99_9_us`.
+/// A latency percentile's metric (`…_p99_us`, `…_p99_9_us`): one of the percentiles the
+/// metrics are made of ([`crate::metrics::PERCENTILES`]).
 fn is_percentile(metric: &str) -> bool {
-    metric.split('_').any(|part| {
-        part.len() > 1 && part.starts_with('p') && part[1..].bytes().all(|b| b.is_ascii_digit())
+    metric.strip_suffix("_us").is_some_and(|m| {
+        crate::metrics::PERCENTILES
+            .iter()
+            .any(|(_, p)| m.strip_suffix(p).is_some_and(|head| head.ends_with('_')))
     })
 }
 
