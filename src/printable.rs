@@ -61,6 +61,22 @@ pub fn is_hidden(c: char) -> bool {
         | '\u{e0000}'..='\u{e007f}')
 }
 
+/// A character the filter shows as U+FFFD: a C1 control or a hidden one ([`is_hidden`]).
+fn shown_as_replacement(c: char) -> bool {
+    ('\u{80}'..='\u{9f}').contains(&c) || is_hidden(c)
+}
+
+/// How many bytes the UTF-8 character led by `b` (a lead byte, 0xC0 or more) takes.
+fn utf8_len(b: u8) -> usize {
+    if b < 0xe0 {
+        2
+    } else if b < 0xf0 {
+        3
+    } else {
+        4
+    }
+}
+
 fn push_char(out: &mut Vec<u8>, c: char) {
     let mut buf = [0u8; 4];
     out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
@@ -134,20 +150,14 @@ impl Filter {
                 // U+0080..=U+009F are 0xC2 0x80..=0xC2 0x9F in UTF-8; the hidden characters
                 // start with 0xC2, 0xD8, 0xE1, 0xE2, 0xEF or 0xF3.
                 0xc2 | 0xd8 | 0xe1 | 0xe2 | 0xef | 0xf3 => {
-                    let n = if b < 0xe0 {
-                        2
-                    } else if b < 0xf0 {
-                        3
-                    } else {
-                        4
-                    };
+                    let n = utf8_len(b);
                     match data.get(i..i + n).map(std::str::from_utf8) {
                         None if !end && data[i + 1..].iter().all(|&c| c & 0xc0 == 0x80) => {
                             return i;
                         }
                         Some(Ok(s)) => {
                             let c = s.chars().next().unwrap_or_default();
-                            if ('\u{80}'..='\u{9f}').contains(&c) || is_hidden(c) {
+                            if shown_as_replacement(c) {
                                 push_char(out, '\u{fffd}');
                             } else {
                                 out.extend_from_slice(s.as_bytes());
@@ -220,19 +230,13 @@ pub fn is_plain(bytes: &[u8]) -> bool {
             }
             // plain only where the character is whole here and not one the filter changes
             // ("—", "≥", "µ" are not)
-            let n = if b < 0xe0 {
-                2
-            } else if b < 0xf0 {
-                3
-            } else {
-                4
-            };
+            let n = utf8_len(b);
             let c = bytes
                 .get(i..i + n)
                 .and_then(|s| std::str::from_utf8(s).ok())
                 .and_then(|s| s.chars().next());
             match c {
-                Some(c) if !('\u{80}'..='\u{9f}').contains(&c) && !is_hidden(c) => i += n,
+                Some(c) if !shown_as_replacement(c) => i += n,
                 _ => return false,
             }
         }
@@ -265,7 +269,7 @@ pub fn line(s: &str) -> Cow<'_, str> {
     for c in s.chars() {
         match c {
             '\0'..='\x1f' | '\x7f' => out.push(picture(c as u8)),
-            c if c.is_control() || is_hidden(c) => out.push('\u{fffd}'),
+            c if shown_as_replacement(c) => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
