@@ -229,7 +229,8 @@ impl EvidenceStatus {
             (r, 1) => format!("{r} more runs, at least {k} of them tomorrow or later"),
             (r, d) => format!("{} more runs over {d} more days", r.max(k * d)),
         };
-        if self.more_days == 0 || self.days == 0 {
+        // what makes a day count, said once: after the days not counted, or with what to do
+        if self.more_days == 0 || self.days == 0 || self.calendar_days > self.days {
             return format!("{head} — {todo}");
         }
         format!("{head} — {todo} (a day counts with {})", self.a_day())
@@ -374,7 +375,7 @@ mod tests {
         };
         assert_eq!(
             e.advice(),
-            "6 of 6 runs over 1 of 2 days (the runs fall on 2 calendar days, 1 of them not counted: a day counts with 3 runs made 12 h or more after the last run of the day counted before it) — run again on 1 more day (a day counts with 3 runs made 12 h or more after the last run of the day counted before it)"
+            "6 of 6 runs over 1 of 2 days (the runs fall on 2 calendar days, 1 of them not counted: a day counts with 3 runs made 12 h or more after the last run of the day counted before it) — run again on 1 more day"
         );
     }
 }
