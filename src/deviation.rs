@@ -10,12 +10,12 @@
 //! a longer stated runtime, where the page cache absorbs more of a file of fixed size and the
 //! end fsync's cost is spread over more I/Os, or a disk on burst credits runs out of them):
 //! the result says nothing about the policy's test. A record of `run --sustained` runs longer
-//! by design and is judged by its own rule (docs/sustained.md): it stays the policy's test. What a record does not state is unknown,
-//! never assumed: the shape fields that define the test count as deviations when unknown
-//! (they cannot be confirmed, either way), and so do an unstated file size, end fsync, or a
-//! runtime neither stated nor measured, which could only flatter (their caveat says what
-//! would settle them). Only an unstated job option list is a caveat alone: a limit such as
-//! `rate_iops` can only lower the figures.
+//! by design and is judged by its own rule (docs/sustained.md): it stays the policy's test.
+//! What a record does not state is unknown, never assumed: the shape fields that define the
+//! test count as deviations when unknown (they cannot be confirmed, either way), and so do an
+//! unstated file size, end fsync, or a runtime neither stated nor measured, which could only
+//! flatter (their caveat says what would settle them). Only an unstated job option list is a
+//! caveat alone: a limit such as `rate_iops` can only lower the figures.
 //!
 //! How long a run lasted is read from its figures as well as its job: a time-based run that
 //! measured less than the policy's runtime was cut short (interrupted, or a job that ended
