@@ -167,7 +167,8 @@ pub struct RunArgs {
     /// Test file size, overriding the policy's (e.g. 64m). Smaller files flatter the disk.
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = size_value)]
     pub size: Option<u64>,
-    /// Runtime of each run, overriding the policy's (e.g. 10s).
+    /// Runtime of each run, overriding the policy's (e.g. 10s). Another runtime is not the
+    /// policy's test: a shorter run flatters the disk, a longer one could go either way.
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = runtime_value)]
     pub runtime: Option<Duration>,
     /// Measure the level the disk sustains: one run of the policy's job that goes on until

@@ -5,18 +5,24 @@
 //! a RAM-backed filesystem, /dev/shm, a RAM disk, fio's null engine —, no end fsync where the
 //! policy has one, a `ramp_time`, buffered I/O where the policy says direct): a pass on such a
 //! test proves nothing, a fail still fails. Or it could go *either way* (another rw, bs, depth,
-//! numjobs, sync option, an engine the policy does not list, or a limit the job put on its own
-//! I/O: `rate_iops`, `thinktime`…, which lowers the figures and can flatter the latencies):
-//! the result says nothing about the policy's test. What a record does not state is unknown,
-//! never assumed: the shape fields that define the test count as deviations when unknown
-//! (they cannot be confirmed, either way), and so do an unstated file size, end fsync, or a
-//! runtime neither stated nor measured, which could only flatter (their caveat says what
-//! would settle them). Only an unstated job option list is a caveat alone: a limit such as
-//! `rate_iops` can only lower the figures.
+//! numjobs, sync option, an engine the policy does not list, a limit the job put on its own
+//! I/O: `rate_iops`, `thinktime`…, which lowers the figures and can flatter the latencies, or
+//! a longer stated runtime, where the page cache absorbs more of a file of fixed size and the
+//! end fsync's cost is spread over more I/Os, or a disk on burst credits runs out of them):
+//! the result says nothing about the policy's test. A record of `run --sustained` runs longer
+//! by design and is judged by its own rule (docs/sustained.md): it stays the policy's test.
+//! What a record does not state is unknown, never assumed: the shape fields that define the
+//! test count as deviations when unknown (they cannot be confirmed, either way), and so do an
+//! unstated file size, end fsync, or a runtime neither stated nor measured, which could only
+//! flatter (their caveat says what would settle them). Only an unstated job option list is a
+//! caveat alone: a limit such as `rate_iops` can only lower the figures.
 //!
 //! How long a run lasted is read from its figures as well as its job: a time-based run that
 //! measured less than the policy's runtime was cut short (interrupted, or a job that ended
-//! early), whatever runtime its job states.
+//! early), whatever runtime its job states. Longer is read from the job alone: fio's measured
+//! runtime counts the end fsync, so a full run of the policy's job measures more than its
+//! runtime. Where the policy's job is not time-based its runtime is a cap: a run that ended
+//! by its size, or within the policy's cap, is the policy's test whatever cap it stated.
 
 use std::fmt;
 use std::sync::Arc;
@@ -108,6 +114,9 @@ impl Deviation {
         match self.field {
             "size" => {
                 "a smaller file fits more of itself in the page cache, which flatters buffered results"
+            }
+            "runtime" if self.effect == Effect::EitherWay => {
+                "a longer run is another test: with buffered I/O the page cache absorbs more of a file of fixed size and the end fsync's cost is spread over more I/Os, while a disk on burst credits may run out of them"
             }
             "runtime" => {
                 "a shorter run leaves less dirty data to flush and may never exhaust burst credits"
@@ -315,7 +324,7 @@ impl<'p> Checker<'p> {
 
     /// What [`check`] says of `r`, and its deviations in one line.
     pub fn check(&mut self, r: &Run) -> &Checked {
-        let rt = runtime(r.job(), r.metrics(), &self.want);
+        let rt = runtime(r.job(), r.metrics(), &self.want, r.is_sustained());
         let same = self
             .last
             .as_ref()
@@ -370,10 +379,17 @@ pub fn runtime_slack_s(runtime_s: f64) -> f64 {
 /// shorter than the policy's beyond [`runtime_slack_s`], whatever the job states, where the
 /// policy's job is time-based (it runs its whole runtime) or the job states none (a job
 /// capped by its runtime ends by its size, sooner); no runtime stated nor measured: unknown.
-/// Where the policy's job is not time-based, its runtime only caps a job that ends at its
-/// size: a run is judged by the bytes it moved ([`size_bounded`]), and only where those are
-/// not known by the runtimes.
-fn runtime(job: &JobShape, metrics: &crate::metrics::Metrics, want: &Want) -> Option<Deviation> {
+/// Either way: a stated runtime longer than the policy's, unless the record is a `run
+/// --sustained`'s (`sustained`), longer by design. Where the policy's job is not time-based,
+/// its runtime only caps a job that ends at its size: a run is judged by the bytes it moved
+/// ([`size_bounded`]), and only where those are not known by the runtimes; a longer cap is
+/// the policy's test where the run ended at its size or within the policy's cap.
+fn runtime(
+    job: &JobShape,
+    metrics: &crate::metrics::Metrics,
+    want: &Want,
+    sustained: bool,
+) -> Option<Deviation> {
     let stated = job.runtime_s;
     let w = want.runtime_s?;
     let deviation = |expected: String, found: String| {
@@ -389,13 +405,30 @@ fn runtime(job: &JobShape, metrics: &crate::metrics::Metrics, want: &Want) -> Op
         .filter_map(|m| metrics.get(*m))
         .copied()
         .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
+    // A longer run is another test, whichever way it moves the figures; a sustained run's
+    // budget is longer by design, and judged by its own rule.
+    let longer = stated.filter(|&found| found > w + 1e-9 && !sustained);
+    let either = |found: f64| {
+        Some(Deviation {
+            field: "runtime",
+            expected: secs(w),
+            found: secs(found),
+            effect: Effect::EitherWay,
+        })
+    };
     if !want.time_based
         && let Some(ended) = size_bounded(job, metrics, want)
     {
         return match (ended, measured) {
+            // It wrote its whole size: whatever cap it stated, the policy's test ends so too
+            // (its measured runtime counts the end fsync, so it cannot say the writes took
+            // longer than the policy's cap).
             (Ended::AtSize, _) => None,
-            // its own runtime (the policy's, or more) ended it: the policy's test does the same
-            (Ended::Short { .. }, Some(ms)) if ms / 1000.0 + runtime_slack_s(w) >= w => None,
+            // Its own runtime ended it: the policy's test does the same where that runtime is
+            // the policy's; a longer one ran on past the policy's cap.
+            (Ended::Short { .. }, Some(ms)) if ms / 1000.0 + runtime_slack_s(w) >= w => {
+                longer.and_then(either)
+            }
             (Ended::Short { moved, size }, ms) => deviation(
                 secs(w),
                 format!(
@@ -421,9 +454,12 @@ fn runtime(job: &JobShape, metrics: &crate::metrics::Metrics, want: &Want) -> Op
         {
             deviation(secs(w), format!("{:.1} s (measured)", ms / 1000.0))
         }
-        Some(_) => None,
+        // A cap the job ended within (by its size), whatever cap it stated: the policy's test
+        // ends the same way.
+        Some(ms) if !want.time_based && ms / 1000.0 <= w + runtime_slack_s(w) => None,
         None if stated.is_none() => deviation(secs(w), format!("{NOT_STATED}, nor measured")),
-        None => None,
+        // Longer: only as stated, as fio's measured runtime counts the end fsync.
+        _ => longer.and_then(either),
     }
 }
 
@@ -496,7 +532,7 @@ impl Context {
 /// is its measured runtime ([`runtime`]), as [`Checker`] does (which the commands use).
 #[cfg(test)]
 pub fn check(r: &impl RunFields, policy: &Policy) -> Check {
-    let rt = runtime(r.job(), r.metrics(), &Want::of(policy));
+    let rt = runtime(r.job(), r.metrics(), &Want::of(policy), r.is_sustained());
     context_check(r, policy).with(rt).check
 }
 
@@ -895,15 +931,20 @@ mod tests {
                     format!("runtime {:.1} s (measured) instead of 1m", ms / 1000.0)
                 );
             }
-            // what fio and the engine record of a full run of runtime=60
+            // what fio and the engine record of a full run of runtime=60 (a job that states
+            // a longer runtime is another test: below)
+            let full = |r: &Record| match stated {
+                Some(s) if s > 60.0 => list(&check(r, &p).deviations) == "runtime 2m instead of 1m",
+                _ => check(r, &p).is_policy_test(),
+            };
             for ms in [59600.0, 60000.0, 60001.0, 60009.0] {
                 r.metrics.insert("write_runtime_ms".into(), ms);
-                assert!(check(&r, &p).is_policy_test(), "{stated:?} {ms}");
+                assert!(full(&r), "{stated:?} {ms}");
             }
             // the longest direction is the run's
             r.metrics.insert("write_runtime_ms".into(), 100.0);
             r.metrics.insert("read_runtime_ms".into(), 60000.0);
-            assert!(check(&r, &p).is_policy_test(), "{stated:?}");
+            assert!(full(&r), "{stated:?}");
         }
         // a stated runtime shorter than the policy's is said as stated
         let mut job = p.job.shape();
@@ -911,6 +952,143 @@ mod tests {
         let mut r = record(job, "fio/posixaio");
         r.metrics.insert("write_runtime_ms".into(), 3000.0);
         assert_eq!(list(&check(&r, &p).deviations), "runtime 3s instead of 1m");
+    }
+
+    #[test]
+    fn a_stated_runtime_longer_than_the_policys_could_go_either_way() {
+        let p = policy();
+        let mut job = p.job.shape();
+        job.runtime_s = Some(120.0);
+        let mut r = record(job, "fio/posixaio");
+        // measured or not, as stated: another test, never a verdict
+        for measured in [None, Some(120004.0), Some(60000.0)] {
+            match measured {
+                Some(ms) => r.metrics.insert("write_runtime_ms".into(), ms),
+                None => r.metrics.remove("write_runtime_ms"),
+            };
+            let c = check(&r, &p);
+            assert_eq!(c.deviations.len(), 1, "{measured:?}: {:?}", c.deviations);
+            let d = &c.deviations[0];
+            assert_eq!(d.effect, Effect::EitherWay);
+            assert_eq!(c.effect(), Some(Effect::EitherWay));
+            assert_eq!(d.to_string(), "runtime 2m instead of 1m");
+            assert_eq!(d.class(), "runtime 2m instead of 1m");
+            assert_eq!(d.headline(), "not the policy's test");
+            assert!(
+                d.why().starts_with("a longer run is another test"),
+                "{}",
+                d.why()
+            );
+            assert!(c.caveats.is_empty(), "{:?}", c.caveats);
+        }
+        // cut short of the policy's runtime, whatever it stated: what it ran flatters
+        r.metrics.insert("write_runtime_ms".into(), 1245.0);
+        let c = check(&r, &p);
+        assert_eq!(
+            list(&c.deviations),
+            "runtime 1.2 s (measured) instead of 1m"
+        );
+        assert_eq!(c.effect(), Some(Effect::Flatters));
+        // the policy's runtime, as a float may state it
+        r.job.runtime_s = Some(60.0 + 1e-12);
+        r.metrics.insert("write_runtime_ms".into(), 60003.0);
+        assert!(check(&r, &p).is_policy_test());
+    }
+
+    #[test]
+    fn a_measured_runtime_longer_than_the_policys_is_its_end_fsync_not_another_test() {
+        // fio's measured runtime counts the end fsync: a buffered run of runtime=60 measures
+        // more, and so may one that states no runtime.
+        let p = policy();
+        for stated in [Some(60.0), None] {
+            let mut job = p.job.shape();
+            job.runtime_s = stated;
+            let mut r = record(job, "fio/posixaio");
+            for ms in [60500.0, 75000.0, 300000.0] {
+                r.metrics.insert("write_runtime_ms".into(), ms);
+                let c = check(&r, &p);
+                assert!(c.is_policy_test(), "{stated:?} {ms}: {:?}", c.deviations);
+            }
+        }
+    }
+
+    #[test]
+    fn a_sustained_run_is_longer_by_design_and_stays_the_policys_test() {
+        // `run --sustained` records the job it ran: the policy's, time based, its runtime the
+        // budget (config::run), and how it ended.
+        let p = policy();
+        let mut job = p.job.shape();
+        job.runtime_s = Some(2400.0);
+        job.time_based = Some(true);
+        for reached in [true, false] {
+            let mut r = record(job.clone(), "posixaio");
+            r.sustained = Some(crate::record::SustainedRun {
+                reached,
+                how: "held steady".into(),
+            });
+            r.metrics.insert("write_runtime_ms".into(), 312000.0);
+            let c = check(&r, &p);
+            assert!(c.is_policy_test(), "{reached}: {:?}", c.deviations);
+            let run = Run::of(&r, 0);
+            assert!(Checker::new(&p).check(&run).check.is_policy_test());
+            // never shorter than the policy's test: one cut short still flatters
+            r.metrics.insert("write_runtime_ms".into(), 1245.0);
+            let run = Run::of(&r, 0);
+            assert_eq!(
+                Checker::new(&p).check(&run).list,
+                "runtime 1.2 s (measured) instead of 1m"
+            );
+        }
+        // the same job without the record of a sustained run: another test
+        let mut r = record(job, "posixaio");
+        r.metrics.insert("write_runtime_ms".into(), 312000.0);
+        let run = Run::of(&r, 0);
+        assert_eq!(
+            Checker::new(&p).check(&run).list,
+            "runtime 40m instead of 1m"
+        );
+    }
+
+    #[test]
+    fn a_longer_cap_on_a_job_that_ends_by_its_size_is_the_same_test() {
+        // The policy's job is not time-based: its runtime caps a job that writes its size.
+        let mut p = policy();
+        p.job.time_based = false;
+        p.job.size = crate::job::Size(64 << 20);
+        let mut job = p.job.shape();
+        job.runtime_s = Some(120.0);
+        let mut r = record(job, "fio/posixaio");
+        let ios = |r: &mut Record, ios: Option<f64>, ms: Option<f64>| {
+            r.metrics.clear();
+            if let Some(n) = ios {
+                r.metrics.insert("write_ios".into(), n);
+            }
+            if let Some(ms) = ms {
+                r.metrics.insert("write_runtime_ms".into(), ms);
+            }
+        };
+        // it wrote its 64 MiB (16384 blocks): the policy's cap would not have stopped it
+        ios(&mut r, Some(16384.0), Some(90000.0));
+        assert!(check(&r, &p).is_policy_test());
+        // bytes unknown: it ended within the policy's cap
+        ios(&mut r, None, Some(12000.0));
+        assert!(check(&r, &p).is_policy_test());
+        // its own longer cap ended it after the policy's would have: another test
+        ios(&mut r, Some(9000.0), Some(120000.0));
+        assert_eq!(list(&check(&r, &p).deviations), "runtime 2m instead of 1m");
+        assert_eq!(check(&r, &p).effect(), Some(Effect::EitherWay));
+        // bytes unknown, past the policy's cap, or not measured: not shown to be the same
+        for ms in [Some(90000.0), None] {
+            ios(&mut r, None, ms);
+            assert_eq!(
+                list(&check(&r, &p).deviations),
+                "runtime 2m instead of 1m",
+                "{ms:?}"
+            );
+        }
+        // cut short by something else: flatters, as before
+        ios(&mut r, Some(9000.0), Some(12000.0));
+        assert_eq!(check(&r, &p).effect(), Some(Effect::Flatters));
     }
 
     #[test]

@@ -134,6 +134,9 @@ pub trait RunFields {
     fn target(&self) -> &Target;
     fn metrics(&self) -> &Metrics;
     fn source(&self) -> Source;
+    /// Recorded by `run --sustained`: one run for as long as its budget, longer than the
+    /// policy's runtime by design (docs/sustained.md).
+    fn is_sustained(&self) -> bool;
 }
 
 macro_rules! run_fields {
@@ -162,6 +165,9 @@ macro_rules! run_fields {
             }
             fn source(&self) -> Source {
                 self.source
+            }
+            fn is_sustained(&self) -> bool {
+                self.sustained.is_some()
             }
         }
     };
@@ -193,6 +199,9 @@ impl<T: RunFields> RunFields for &T {
     }
     fn source(&self) -> Source {
         (*self).source()
+    }
+    fn is_sustained(&self) -> bool {
+        (*self).is_sustained()
     }
 }
 
@@ -227,6 +236,9 @@ impl RunFields for WithAll<'_> {
     }
     fn source(&self) -> Source {
         self.run.source
+    }
+    fn is_sustained(&self) -> bool {
+        self.run.sustained.is_some()
     }
 }
 

@@ -370,3 +370,117 @@ fn a_fresh_fio_run_in_dev_shm_or_on_the_null_engine_flatters() {
         deviations(&j)
     );
 }
+
+/// The reason, the exit code and the runtime's deviation of `out` imported under `policy`.
+fn runtime_of(env: &Env, out: &std::path::Path, policy: &std::path::Path) -> (Option<i32>, Value) {
+    let (code, j, _) = env.import_json(&[out.to_str().unwrap(), "-p", policy.to_str().unwrap()]);
+    (code, j)
+}
+
+#[test]
+fn a_job_that_states_a_longer_runtime_than_the_policys_is_not_its_test() {
+    // fio's own output of the Swimlane job at 256 MiB, runtime=5: under a policy of 2 s it
+    // ran more than twice the policy's test, where the page cache absorbs more of its file
+    // and the end fsync weighs less per I/O (or a disk on burst credits runs out of them).
+    let env = Env::new();
+    let plain = sample(&env, "plain.json", |_| {});
+    let two = env.swimlane_policy("2s.yaml", |y| {
+        y.replace("size: 4g", "size: 256m")
+            .replace("runtime: 60s", "runtime: 2s")
+    });
+    let (code, j) = runtime_of(&env, &plain, &two);
+    assert_eq!(code, Some(3), "{}", j["reason"]);
+    assert_eq!(j["verdict"], "inconclusive");
+    assert_eq!(
+        deviations(&j),
+        vec![(
+            "runtime".into(),
+            "2s".into(),
+            "5s".into(),
+            "either_way".into()
+        )]
+    );
+    let reason = j["reason"].as_str().unwrap();
+    assert!(reason.contains("runtime 5s instead of 2s"), "{reason}");
+    // every format says so: the summary too
+    let out = env
+        .cmd()
+        .args(["import", "--format", "summary", "-p"])
+        .arg(&two)
+        .arg(&plain)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("runtime 5s instead of 2s"), "{text}");
+    // recorded, it is listed as not counted, with its reason
+    let out = env
+        .cmd()
+        .args(["import", "--record", "--host", "n1", "-p"])
+        .arg(&two)
+        .arg(&plain)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let out = env
+        .cmd()
+        .args([
+            "report", "--host", "n1", "--since", "3650d", "--format", "json", "-p",
+        ])
+        .arg(&two)
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", r["reason"]);
+    assert_eq!(
+        r["not_counted"],
+        serde_json::json!([{ "reason": "runtime 5s instead of 2s", "runs": 1 }])
+    );
+    // the same output under a policy of its runtime is that policy's test, judged on its
+    // figures (51766 IOPS)
+    let (code, j) = import(&env, &plain);
+    assert_eq!(code, Some(0), "{}", j["reason"]);
+    assert!(deviations(&j).is_empty());
+}
+
+#[test]
+#[cfg_attr(not(have_fio), ignore = "needs fio")]
+fn a_fresh_fio_run_longer_than_the_policys_runtime_is_not_its_test() {
+    let env = Env::new();
+    let out = env.tmp.path().join("2s.json");
+    // Swimlane's job at 8 MiB for 2 s, where the policy's runs 1 s
+    common::small_swimlane_fio(&env.dir, "json", &out, &["--runtime=2"]);
+    let (code, j) = runtime_of(&env, &out, &env.small_swimlane());
+    assert_eq!(code, Some(3), "{}", j["reason"]);
+    assert_eq!(
+        deviations(&j),
+        vec![(
+            "runtime".into(),
+            "1s".into(),
+            "2s".into(),
+            "either_way".into()
+        )]
+    );
+    assert!(
+        j["reason"]
+            .as_str()
+            .unwrap()
+            .contains("runtime 2s instead of 1s"),
+        "{}",
+        j["reason"]
+    );
+    // under a policy of 2 s it is the test, passed or failed on its figures
+    let two = env.swimlane_policy("8m-2s.yaml", |y| {
+        y.replace("size: 4g", "size: 8m")
+            .replace("runtime: 60s", "runtime: 2s")
+    });
+    let (code, j) = runtime_of(&env, &out, &two);
+    assert!(deviations(&j).is_empty(), "{:?}", deviations(&j));
+    let iops = j["rules"][0]["value"].as_f64().unwrap();
+    assert_eq!(
+        code,
+        Some(if iops >= 3000.0 { 0 } else { 1 }),
+        "{}",
+        j["reason"]
+    );
+}
