@@ -400,6 +400,10 @@ record! {
     context [default, skip_serializing_if = "Option::is_none"] {borrow} engine_note: Option<String> => Option<Cow<'a, str>>,
     /// Imports: the job shape was asserted with `--assume-job`, not stated in the output.
     context [default, skip_serializing_if = "Option::is_none"] {borrow} job_assumed: Option<String> => Option<Cow<'a, str>>,
+    /// Imports: the output states no time, so the run's time was assumed ("the file's
+    /// modification time", "the time of the import"): it places the run, and counts towards no
+    /// day of evidence (`Run::stated_time`).
+    context [default, skip_serializing_if = "Option::is_none"] {borrow} time_assumed: Option<String> => Option<Cow<'a, str>>,
     context job: JobShape => JobShape,
     run metrics: Metrics => Metrics,
     context [default] {borrow} target: Target => TargetRef<'a>,

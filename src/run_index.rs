@@ -92,6 +92,14 @@ impl Run {
         &self.info
     }
 
+    /// The run's time as its output or its measurement states it; None where it was assumed
+    /// (an imported output that states no time: `time_assumed`). The one way to ask a run
+    /// for a time that counts towards a day of evidence: an assumed time places the run (the
+    /// window, the tables), and counts towards no day.
+    pub fn stated_time(&self) -> Option<DateTime<FixedOffset>> {
+        self.info.time_assumed.is_none().then_some(self.timestamp)
+    }
+
     /// Whether [`metrics`](Self::metrics) holds every figure of the record.
     pub fn holds_all(&self) -> bool {
         std::ptr::eq(self.metrics.names(), self.names)

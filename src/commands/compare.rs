@@ -103,11 +103,7 @@ fn figures(
         .iter()
         .filter(|r| r.metrics.contains_key(metric))
         .collect();
-    let days = evaluate::evidence_days(
-        runs.iter().map(|r| r.timestamp),
-        policy.evidence.min_runs_per_day,
-    )
-    .counted;
+    let days = evaluate::run_days(runs.iter().copied(), policy.evidence.min_runs_per_day).counted;
     Ok((runs.iter().map(|r| r.metrics[metric]).collect(), days))
 }
 

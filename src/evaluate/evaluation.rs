@@ -316,14 +316,12 @@ impl Evaluation {
                     .filter(|(i, _)| self.run_effects.get(*i).copied().flatten().is_none())
                     .map(|(_, r)| r)
                     .collect();
-                let days = super::evidence_days(
-                    own.iter().map(|r| r.timestamp),
-                    self.evidence.min_runs_per_day,
-                );
+                let days = super::run_days(own.iter().copied(), self.evidence.min_runs_per_day);
                 EvidenceStatus {
                     runs: own.len(),
                     days: days.counted,
                     calendar_days: days.calendar,
+                    undated_runs: days.undated,
                     ..self.evidence.clone()
                 }
                 .tally()

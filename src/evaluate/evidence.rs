@@ -29,6 +29,9 @@ pub struct EvidenceStatus {
     /// The calendar days the runs fall on, counted or not: more than `days` where a day's
     /// runs were too few or too soon after the day counted before it.
     pub calendar_days: usize,
+    /// Runs whose output states no time (terse output, text without its job's date): counted
+    /// among `runs`, towards no day (`Run::stated_time`).
+    pub undated_runs: usize,
 }
 
 /// Hours between the last run of a day counted towards the policy's `min_days` and the runs
@@ -36,11 +39,13 @@ pub struct EvidenceStatus {
 pub const DAY_GAP_HOURS: i64 = 12;
 
 /// The days of the evidence ([`super::evidence_days`]): those counted towards `min_days`,
-/// and the calendar days the runs fall on.
+/// and the calendar days the runs fall on; with the runs that count towards no day, as their
+/// output states no time ([`super::run_days`], [`DayTally::add_run`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EvidenceDays {
     pub counted: usize,
     pub calendar: usize,
+    pub undated: usize,
 }
 
 /// The runs' times by the minute (UTC), for [`EvidenceDays`]: bounded by the window's
@@ -49,9 +54,20 @@ pub struct EvidenceDays {
 pub struct DayTally {
     minutes: BTreeMap<i64, usize>,
     latest: Option<DateTime<FixedOffset>>,
+    /// Runs added whose time was assumed: they count towards no day.
+    undated: usize,
 }
 
 impl DayTally {
+    /// A run: its time as its output states it, or, where its output states none, a run that
+    /// counts towards no day.
+    pub fn add_run(&mut self, r: &Run) {
+        match r.stated_time() {
+            Some(t) => self.add(t),
+            None => self.undated += 1,
+        }
+    }
+
     pub fn add(&mut self, t: DateTime<FixedOffset>) {
         *self
             .minutes
@@ -68,10 +84,17 @@ impl DayTally {
     /// can keep only the next day from counting, never one after it (a day later than that
     /// starts more than a day after it ends).
     pub fn days(&self, per_day: u32) -> EvidenceDays {
+        let undated = self.undated;
         let Some(zone) = self.latest.map(|l| *l.offset()) else {
-            return EvidenceDays::default();
+            return EvidenceDays {
+                undated,
+                ..EvidenceDays::default()
+            };
         };
-        count_days(self.minutes.iter().map(|(&m, &n)| (m, n)), zone, per_day)
+        EvidenceDays {
+            undated,
+            ..count_days(self.minutes.iter().map(|(&m, &n)| (m, n)), zone, per_day)
+        }
     }
 }
 
@@ -130,6 +153,7 @@ impl EvidenceStatus {
             days: days.counted,
             min_runs_per_day: e.min_runs_per_day,
             calendar_days: days.calendar,
+            undated_runs: days.undated,
             min_runs: e.min_runs,
             min_days: e.min_days,
             enough: more_runs == 0 && more_days == 0,
@@ -157,10 +181,29 @@ impl EvidenceStatus {
         } else {
             String::new()
         };
+        // in few words: the advice says why
+        let undated = match self.undated_runs {
+            0 => String::new(),
+            1 => " (1 run states no date)".to_string(),
+            n => format!(" ({n} runs state no date)"),
+        };
         format!(
-            "{}, {}{uncounted}",
+            "{}, {}{uncounted}{undated}",
             Self::part(self.runs, self.min_runs, "run"),
             Self::part(self.days, self.min_days, "day"),
+        )
+    }
+
+    /// The runs whose output states no date, where there are some, and what does state it:
+    /// " (3 runs state no date (terse output, …): they count towards no day; …)".
+    fn undated(&self) -> String {
+        let (n, it) = match self.undated_runs {
+            0 => return String::new(),
+            1 => ("1 run states".to_string(), "it counts"),
+            n => (format!("{n} runs state"), "they count"),
+        };
+        format!(
+            " ({n} no date (terse output, or text without its job's date line): {it} towards no day; fio's JSON output states the date)"
         )
     }
 
@@ -208,10 +251,11 @@ impl EvidenceStatus {
     pub fn advice(&self) -> String {
         let part = Self::part;
         let head = format!(
-            "{} over {}{}",
+            "{} over {}{}{}",
             part(self.runs, self.min_runs, "run"),
             part(self.days, self.min_days, "day"),
-            self.uncounted_days()
+            self.uncounted_days(),
+            self.undated()
         );
         if self.enough {
             return format!("{head}: enough evidence for a verdict");
@@ -246,7 +290,7 @@ pub struct EvidenceCount<'p> {
     now: DateTime<Utc>,
     runs: usize,
     /// The runs' times, their days counted at the end as a report counts them
-    /// ([`super::evidence_days`]).
+    /// ([`super::run_days`]).
     days: DayTally,
 }
 
@@ -270,7 +314,7 @@ impl<'p> EvidenceCount<'p> {
             return;
         }
         self.runs += 1;
-        self.days.add(r.timestamp);
+        self.days.add_run(r);
     }
 
     pub fn status(&self) -> EvidenceStatus {
@@ -359,6 +403,57 @@ mod tests {
         let t = [at(2, 2, 23, 0), at(2, 3, 10, 59)];
         assert_eq!(days(&t, 1), (1, 2));
         assert_eq!(days(&[], 1), (0, 0));
+    }
+
+    #[test]
+    fn a_run_whose_output_states_no_time_is_a_run_on_no_day() {
+        use crate::evaluate::tests::{rec, swimlane_report};
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let now = "2026-12-05T00:00:00Z";
+        // six runs over three days, 12 h and more apart: enough, where the times are stated
+        let mut recs: Vec<_> = (1..=3)
+            .flat_map(|d| [8, 20].map(|h| rec(&format!("2026-12-0{d}T{h:02}:00:00Z"), 16.0)))
+            .collect();
+        for r in &mut recs {
+            r.time_assumed = Some("the file's modification time".into());
+        }
+        // `run`'s count of the history, as a report counts
+        let counted = |recs: &[crate::history::Record]| {
+            let at = DateTime::parse_from_rfc3339(now).unwrap().to_utc();
+            let mut count = EvidenceCount::new(&policy, at);
+            for (i, r) in recs.iter().enumerate() {
+                count.add(&Run::of(r, i));
+            }
+            count.status()
+        };
+        let e = swimlane_report(recs.clone(), now).evidence;
+        assert_eq!(counted(&recs), e);
+        assert_eq!(
+            (e.runs, e.days, e.calendar_days, e.undated_runs, e.enough),
+            (6, 0, 0, 6, false),
+            "{e:?}"
+        );
+        assert_eq!(e.tally(), "6 of 6 runs, 0 of 2 days (6 runs state no date)");
+        assert!(
+            e.advice().starts_with("6 of 6 runs over 0 of 2 days (6 runs state no date (terse output, or text without its job's date line): they count towards no day; fio's JSON output states the date) — "),
+            "{}",
+            e.advice()
+        );
+        // the first day's runs state their time: that day counts, the others none
+        recs[0].time_assumed = None;
+        recs[1].time_assumed = None;
+        let e = swimlane_report(recs.clone(), now).evidence;
+        assert_eq!(counted(&recs), e);
+        assert_eq!(
+            (e.runs, e.days, e.calendar_days, e.undated_runs),
+            (6, 1, 1, 4)
+        );
+        // every time stated: three days
+        for r in &mut recs {
+            r.time_assumed = None;
+        }
+        let e = swimlane_report(recs.clone(), now).evidence;
+        assert_eq!((e.days, e.undated_runs, e.enough), (3, 0, true));
     }
 
     #[test]

@@ -236,12 +236,20 @@ pub fn evidence_days(
 
 pub use evidence::{DAY_GAP_HOURS, DayTally, EvidenceDays};
 
-/// The days of the runs' evidence under the policy's rule ([`evidence_days`]).
+/// The days of runs' evidence ([`evidence_days`]) over the times their outputs state
+/// (`Run::stated_time`): a run whose time was assumed counts towards no day, only among the
+/// `undated`. Every count of a set of runs' days of evidence is this one.
+pub fn run_days<'a>(runs: impl Iterator<Item = &'a Run> + Clone, per_day: u32) -> EvidenceDays {
+    let undated = runs.clone().filter(|r| r.stated_time().is_none()).count();
+    EvidenceDays {
+        undated,
+        ..evidence_days(runs.filter_map(Run::stated_time), per_day)
+    }
+}
+
+/// The days of the runs' evidence under the policy's rule ([`run_days`]).
 fn days_of(runs: &[Run], policy: &Policy) -> EvidenceDays {
-    evidence_days(
-        runs.iter().map(|r| r.timestamp),
-        policy.evidence.min_runs_per_day,
-    )
+    run_days(runs.iter(), policy.evidence.min_runs_per_day)
 }
 
 /// Judges records against a policy (a run's or an import's, held in memory).

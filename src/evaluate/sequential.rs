@@ -261,10 +261,21 @@ fn day(t: &DateTime<FixedOffset>) -> NaiveDate {
     t.date_naive()
 }
 
-/// The days the points are over, counted as the evidence rule counts them
-/// (`evaluate::evidence_days`).
-fn days_of(points: &[(DateTime<FixedOffset>, f64)], per_day: u32) -> usize {
-    super::evidence_days(points.iter().map(|p| p.0), per_day).counted
+/// The days the points of `seg` are over, counted as the evidence rule counts them
+/// (`evaluate::run_days`): `seg` starts at the sequence's point `from`, and the points at
+/// `undated` (the sequence's positions, in order) count towards no day, their time assumed.
+fn days_of(
+    seg: &[(DateTime<FixedOffset>, f64)],
+    from: usize,
+    undated: &[usize],
+    per_day: u32,
+) -> usize {
+    let stated = seg
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| undated.binary_search(&(from + i)).is_err())
+        .map(|(_, p)| p.0);
+    super::evidence_days(stated, per_day).counted
 }
 
 /// Calendar days from the first run to the last, both counted, in the last one's zone.
@@ -282,14 +293,17 @@ fn span_days(points: &[(DateTime<FixedOffset>, f64)]) -> usize {
 /// judged against `op threshold` after each run as `run --until-decided` does: the first
 /// decision once the floor is met ends it; a step down or a steady fall (over_time.rs)
 /// restarts it on the newest runs, even after a decision (the runs after it are re-checks).
+/// The points at `undated` (positions, in order) have a time their output did not state: it
+/// places them, and they count towards no day of the floor.
 pub fn sequence(
     points: &[(DateTime<FixedOffset>, f64)],
+    undated: &[usize],
     op: Op,
     threshold: f64,
     floor: Floor,
     s: &Settings,
 ) -> Sequence {
-    walk(points, op, threshold, floor, s, true)
+    walk(points, undated, op, threshold, floor, s, true)
 }
 
 /// The sequence over `points` as far as its first end (a decision or the budget), as
@@ -301,11 +315,13 @@ pub fn first_end(
     floor: Floor,
     s: &Settings,
 ) -> Sequence {
-    walk(points, op, threshold, floor, s, false)
+    walk(points, &[], op, threshold, floor, s, false)
 }
 
+/// The sequence over `points` ([`sequence`]); as far as its first end unless `watch_after`.
 fn walk(
     points: &[(DateTime<FixedOffset>, f64)],
+    undated: &[usize],
     op: Op,
     threshold: f64,
     floor: Floor,
@@ -345,8 +361,8 @@ fn walk(
         let logs: Vec<f64> = seg.iter().map(|p| p.1.ln()).collect();
         let (n, mean, q) = moments(&logs);
         let (low, high) = am_bounds_of(n, mean, q, low_level, high_level, rho_low, rho_high);
-        let floor_met =
-            n >= floor.min_runs && days_of(seg, floor.min_runs_per_day) >= floor.min_days;
+        let floor_met = n >= floor.min_runs
+            && days_of(seg, start, undated, floor.min_runs_per_day) >= floor.min_days;
         let (good, bad) = if higher {
             (op.holds(low, threshold), !op.holds(high, threshold))
         } else {
@@ -405,7 +421,7 @@ fn walk(
     Sequence {
         outcome,
         n: seg.len(),
-        days: days_of(seg, floor.min_runs_per_day),
+        days: days_of(seg, start, undated, floor.min_runs_per_day),
         low: finite(low),
         high: finite(high),
         alpha: s.alpha,
@@ -564,8 +580,13 @@ impl Decision {
     }
 }
 
-/// A rule's figures, run by run, in time order.
-type Points = Vec<(DateTime<FixedOffset>, f64)>;
+/// A rule's figures, run by run, in time order, each at its run's time; `undated`: the
+/// positions of the runs whose time was assumed (`Run::stated_time`), in order.
+#[derive(Debug, Clone, PartialEq)]
+struct Points {
+    at: Vec<(DateTime<FixedOffset>, f64)>,
+    undated: Vec<usize>,
+}
 
 /// What the sequential decision needs of an evaluation: each deciding rule's figures in time
 /// order, the policy's floor, and what the evaluation left out. Kept where the settings are
@@ -617,10 +638,19 @@ impl Pending {
         let rules = deciding
             .iter()
             .map(|r| {
-                let points: Vec<_> = runs
+                let measured = runs
                     .iter()
-                    .filter_map(|run| run.metrics.get(&r.metric).map(|&v| (run.timestamp, v)))
-                    .collect();
+                    .filter_map(|run| run.metrics.get(&r.metric).map(|&v| (run, v)));
+                let mut points = Points {
+                    at: Vec::new(),
+                    undated: Vec::new(),
+                };
+                for (i, (run, v)) in measured.enumerate() {
+                    if run.stated_time().is_none() {
+                        points.undated.push(i);
+                    }
+                    points.at.push((run.timestamp, v));
+                }
                 (r.metric.clone(), r.op, r.threshold, points)
             })
             .collect();
@@ -652,7 +682,7 @@ impl Pending {
                 metric: metric.clone(),
                 op: *op,
                 threshold: *threshold,
-                sequence: sequence(points, *op, *threshold, self.floor, s),
+                sequence: sequence(&points.at, &points.undated, *op, *threshold, self.floor, s),
             })
             .collect();
         let outcomes: Vec<Outcome> = decisions.iter().map(|d| d.sequence.outcome).collect();
@@ -834,7 +864,7 @@ mod tests {
             let v: Vec<f64> = (0..s.max_runs)
                 .map(|_| (mu + sigma * rng.normal()).exp())
                 .collect();
-            if sequence(&points(&v), Op::Ge, threshold, FLOOR, &s).outcome == Outcome::Pass {
+            if sequence(&points(&v), &[], Op::Ge, threshold, FLOOR, &s).outcome == Outcome::Pass {
                 passes += 1;
             }
             // The peeking error: the ordinary 95% interval re-tested after each run.
@@ -858,17 +888,37 @@ mod tests {
     fn a_clear_node_stops_at_the_floor_and_a_clearly_failing_one_fails() {
         let s = Settings::default();
         let good: Vec<f64> = (0..12).map(|i| 6000.0 + 100.0 * (i % 3) as f64).collect();
-        let q = sequence(&points(&good), Op::Ge, 3000.0, FLOOR, &s);
+        let q = sequence(&points(&good), &[], Op::Ge, 3000.0, FLOOR, &s);
         assert_eq!((q.outcome, q.n, q.after), (Outcome::Pass, 6, 6));
         assert!(q.low.unwrap() >= 3000.0);
         let bad: Vec<f64> = (0..12).map(|i| 1500.0 + 50.0 * (i % 3) as f64).collect();
-        let q = sequence(&points(&bad), Op::Ge, 3000.0, FLOOR, &s);
+        let q = sequence(&points(&bad), &[], Op::Ge, 3000.0, FLOOR, &s);
         assert_eq!((q.outcome, q.n), (Outcome::Fail, 6));
         assert!(q.high.unwrap() < 3000.0);
         // Before the floor's second day, nothing ends however clear.
-        let q = sequence(&points(&good[..3]), Op::Ge, 3000.0, FLOOR, &s);
+        let q = sequence(&points(&good[..3]), &[], Op::Ge, 3000.0, FLOOR, &s);
         assert_eq!(q.outcome, Outcome::Undecided);
         assert!(q.more_runs.is_some_and(|m| m >= 3), "{q:?}");
+    }
+
+    #[test]
+    fn a_run_whose_time_was_assumed_counts_towards_no_day_of_the_floor() {
+        let s = Settings::default();
+        let good: Vec<f64> = (0..6).map(|i| 6000.0 + 100.0 * (i % 3) as f64).collect();
+        let p = points(&good);
+        // the second day's runs state no time: one day, the floor unmet
+        let q = sequence(&p, &[3, 4, 5], Op::Ge, 3000.0, FLOOR, &s);
+        assert_eq!(
+            (q.outcome, q.n, q.days),
+            (Outcome::Undecided, 6, 1),
+            "{q:?}"
+        );
+        // none states its time: no day at all
+        let q = sequence(&p, &[0, 1, 2, 3, 4, 5], Op::Ge, 3000.0, FLOOR, &s);
+        assert_eq!((q.outcome, q.days), (Outcome::Undecided, 0), "{q:?}");
+        // each day with one run that states its time: two days, the floor met
+        let q = sequence(&p, &[1, 2, 4, 5], Op::Ge, 3000.0, FLOOR, &s);
+        assert_eq!((q.outcome, q.days), (Outcome::Pass, 2), "{q:?}");
     }
 
     #[test]
@@ -877,7 +927,7 @@ mod tests {
         let v: Vec<f64> = (0..40)
             .map(|i| [2000.0, 4300.0, 2900.0, 3600.0][i % 4])
             .collect();
-        let q = sequence(&points(&v), Op::Ge, 3000.0, FLOOR, &s);
+        let q = sequence(&points(&v), &[], Op::Ge, 3000.0, FLOOR, &s);
         assert_eq!(q.outcome, Outcome::Budget, "{q:?}");
         assert!(q.n == s.max_runs || q.days >= s.max_days, "{q:?}");
     }
@@ -888,7 +938,7 @@ mod tests {
         let mut v: Vec<f64> = (0..9).map(|i| 6000.0 + 100.0 * (i % 3) as f64).collect();
         v.extend((0..9).map(|i| 2000.0 + 50.0 * (i % 3) as f64));
         let p = points(&v);
-        let q = sequence(&p, Op::Ge, 3000.0, FLOOR, &s);
+        let q = sequence(&p, &[], Op::Ge, 3000.0, FLOOR, &s);
         assert_eq!(q.restarted, Some(p[9].0), "{q:?}");
         assert_eq!((q.outcome, q.start), (Outcome::Fail, 9));
         assert!(q.n >= FLOOR.min_runs);

@@ -27,16 +27,26 @@ pub fn text(ev: &Evaluation) -> String {
     // counts its days, where some do not count (too few runs, or too soon after the day
     // before)
     let calendar = e.calendar_days.max(e.days);
-    let across = format!(
-        "{} run{} over {} day{}",
-        e.runs,
-        plural(e.runs),
-        calendar,
-        plural(calendar)
-    );
-    let counted = if calendar > e.days {
+    // a run whose output states no date is on no day: said, never given one
+    let across = if calendar == 0 && e.undated_runs > 0 {
+        format!("{} run{}", e.runs, plural(e.runs))
+    } else {
         format!(
-            "{} run{} over {} day{} that count",
+            "{} run{} over {} day{}",
+            e.runs,
+            plural(e.runs),
+            calendar,
+            plural(calendar)
+        )
+    };
+    let undated = match e.undated_runs {
+        0 => String::new(),
+        1 => " (one run's output states no date, so it counts towards no day)".to_string(),
+        n => format!(" ({n} runs' outputs state no date, so they count towards no day)"),
+    };
+    let counted = if calendar > e.days || e.undated_runs > 0 {
+        format!(
+            "{} run{} over {} day{} that count{undated}",
             e.runs,
             plural(e.runs),
             e.days,

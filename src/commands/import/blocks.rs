@@ -229,11 +229,14 @@ impl<'a> Reading<'a> {
         } else {
             f.base.clone()
         };
-        let timestamp = match job.timestamp.or(f.parsed.timestamp) {
-            Some(t) => t,
+        // What the output does not state is unknown: a time assumed places the run, and is
+        // recorded as assumed, so that it counts towards no day of evidence.
+        let (timestamp, time_assumed) = match job.timestamp.or(f.parsed.timestamp) {
+            Some(t) => (t, None),
             None => {
                 self.file_notes.push((f.base.clone(), f.time.1.clone()));
-                f.time.0
+                let file_time = matches!(f.time.1, Caveat::NoTimestamp { file_time: true });
+                (f.time.0, Some(Caveat::assumed_time(file_time).to_string()))
             }
         };
         let identity = RunIdentity::of(job, f.parsed.format, f.parsed.fio_version.as_deref());
@@ -338,6 +341,7 @@ impl<'a> Reading<'a> {
             .assumed
             .as_ref()
             .map(|(spec, _)| Caveat::Assumed { spec: spec.clone() }.to_string());
+        info.time_assumed = time_assumed;
         info.bw_basis = Some(if printed {
             crate::measure::BwBasis::Printed
         } else {

@@ -10,8 +10,8 @@ pub enum Caveat {
     /// What the fio reader says of an output (the precision of text output, a date without a
     /// time zone): `fio::FioOutput::notes`, worded in `warnings/reader.rs`.
     Reader(crate::fio::Note),
-    /// The output has no timestamp: the file's modification time was used, or (without one)
-    /// the time of the import.
+    /// The output has no timestamp: the file's modification time places the run, or (without
+    /// one) the time of the import; the run counts towards no day of evidence.
     NoTimestamp { file_time: bool },
     /// The job's shape was assumed with `--assume-job SPEC`.
     Assumed { spec: String },
@@ -113,6 +113,16 @@ impl fmt::Display for Caveat {
 }
 
 impl Caveat {
+    /// What a run's time is where its output states none ([`Caveat::NoTimestamp`]): the
+    /// record's `time_assumed`.
+    pub fn assumed_time(file_time: bool) -> &'static str {
+        if file_time {
+            "the file's modification time"
+        } else {
+            "the time of the import"
+        }
+    }
+
     /// The caveat's sentence; without `whole`, what was found only (`Warning::headline`).
     pub(super) fn write(&self, f: &mut fmt::Formatter<'_>, whole: bool) -> fmt::Result {
         match self {
@@ -123,12 +133,8 @@ impl Caveat {
                     f,
                     whole,
                     format_args!(
-                        "the {} time was used",
-                        if *file_time {
-                            "file's modification"
-                        } else {
-                            "import"
-                        }
+                        "{} places the run, and it counts towards no day of evidence",
+                        Caveat::assumed_time(*file_time)
                     ),
                 )
             }
