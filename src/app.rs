@@ -128,6 +128,13 @@ fn chain(e: &anyhow::Error) -> String {
 }
 
 fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
+    // What a window may hold (`hold`), read before anything of the window is.
+    if matches!(
+        cmd,
+        Command::Report(_) | Command::Bundle(_) | Command::Fleet(_) | Command::Compare(_)
+    ) {
+        crate::hold::init()?;
+    }
     match cmd {
         Command::Run(a) => commands::run::run(a.try_into()?, ctx),
         Command::Import(a) => commands::import::run(a.try_into()?, ctx),

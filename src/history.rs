@@ -3,9 +3,11 @@
 //! the rest. Nothing here ever rewrites the file. This is file work only: what a record is,
 //! and how a line is read as one, is `crate::record`.
 
+use std::cell::Cell;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use chrono::{DateTime, Utc};
 
@@ -629,8 +631,25 @@ pub fn scan_runs_of(
     keep: impl Fn(&RecordHead) -> bool,
     each: impl FnMut(Run),
 ) -> Result<Vec<Skipped>, HistoryError> {
+    scan_runs_moving(reader, file, path, max_line, since, None, keep, each)
+}
+
+/// [`scan_runs_of`], with where the window starts once narrowed to the runs that could be
+/// held (`RunScanner::moved`).
+#[allow(clippy::too_many_arguments)]
+pub fn scan_runs_moving(
+    reader: impl BufRead,
+    file: Option<&File>,
+    path: &Path,
+    max_line: usize,
+    since: Option<DateTime<Utc>>,
+    moved: Option<Rc<Cell<Option<DateTime<Utc>>>>>,
+    keep: impl Fn(&RecordHead) -> bool,
+    each: impl FnMut(Run),
+) -> Result<Vec<Skipped>, HistoryError> {
     let mut scanner = RunScanner::new(path, max_line, since, keep, each);
     scanner.file = file;
+    scanner.moved = moved;
     for_each_line_at(reader, max_line, |n, offset, line| {
         scanner.line(n, offset, line)
     })
@@ -659,6 +678,10 @@ pub struct RunScanner<'p, K, E> {
     /// in both nodes' evidence). Off, a run holds no name (a report needs none, and a fio
     /// run's summary is 160 bytes).
     pub name_imported: bool,
+    /// Where the window starts once narrowed to the runs that could be held
+    /// (`select::Grouping::moved`): the lines before it are passed over, and the runs read
+    /// before it forgotten.
+    pub moved: Option<Rc<Cell<Option<DateTime<Utc>>>>>,
 }
 
 impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
@@ -682,6 +705,7 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
             repeats: Repeats::default(),
             file: None,
             name_imported: false,
+            moved: None,
         }
     }
 
@@ -706,6 +730,12 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
         let text = raw.trim_ascii();
         if text.is_empty() {
             return;
+        }
+        if let Some(start) = self.moved.as_ref().and_then(|m| m.get())
+            && self.since.is_none_or(|s| s < start)
+        {
+            self.since = Some(start);
+            self.repeats.forget_before(start.timestamp());
         }
         if let Some(since) = self.since
             && before(text, self.prefix.as_bytes(), since)

@@ -19,6 +19,7 @@ pub(crate) mod exit;
 pub(crate) mod fio;
 pub(crate) mod fleet;
 pub(crate) mod history;
+pub(crate) mod hold;
 pub(crate) mod job;
 pub(crate) mod machine;
 pub(crate) mod manpage;

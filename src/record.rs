@@ -291,6 +291,19 @@ impl Field for DiskStatRef<'_> {
     }
 }
 
+/// A writer that only counts the bytes written to it.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// The record, declared once. Each field is `context` (what the runs of one context share:
 /// held once, in [`RunInfo`], for all of them) or `run` (this run's own: its time, figures,
 /// series), with its serde attributes, whether its borrowed form borrows from the line, and
@@ -362,6 +375,14 @@ macro_rules! record {
             /// Whether the line's context is this one.
             pub(crate) fn matches(&self, r: &RecordRef<'_>) -> bool {
                 true $(&& r.$cn.same(&self.$cn))*
+            }
+
+            /// The bytes the context's fields take as JSON: an estimate from above of the
+            /// text it holds (`hold::cost`).
+            pub fn text_len(&self) -> usize {
+                let mut n = ByteCount(0);
+                $(let _ = serde_json::to_writer(&mut n, &self.$cn);)*
+                n.0
             }
 
             /// A context with every field blank (empty, none, zero), for [`RunInfo::new`].

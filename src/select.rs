@@ -3,10 +3,13 @@
 //! policy, directory and engine each, never mixed). Pure, like `evaluate`: the caller passes
 //! `now` and streams the records in.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, RandomState};
+use std::rc::Rc;
+use std::sync::Arc;
 
-use chrono::{DateTime, Duration as ChronoDuration, Local, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, Duration as ChronoDuration, FixedOffset, Local, NaiveDate, TimeZone, Utc};
 
 use crate::evaluate::{self, Evaluation, Group, Options, Scope};
 use crate::history::{self, Record};
@@ -136,6 +139,18 @@ pub struct Grouping {
     hasher: RandomState,
     /// The group the last record went to: a history's records come in long runs of one group.
     last: usize,
+    /// What the runs held cost (`hold::cost`), and what they may: past it, the oldest go.
+    held: u64,
+    limit: u64,
+    /// The context of the run taken last, so that a context shared by the runs read after
+    /// it costs once.
+    last_context: usize,
+    /// The window narrowed to what could be held: the latest run let go, and how many were.
+    through: Option<DateTime<FixedOffset>>,
+    left_out: usize,
+    /// Where the narrowed window starts, for the history's reader to pass over the lines
+    /// before it and forget their runs (`history::RunScanner::moved`).
+    moved: Rc<Cell<Option<DateTime<Utc>>>>,
 }
 
 #[cfg(test)]
@@ -176,13 +191,50 @@ impl Grouping {
             groups_by_hash: HashMap::new(),
             hasher: RandomState::new(),
             last: 0,
+            held: 0,
+            limit: crate::hold::limit(),
+            last_context: 0,
+            through: None,
+            left_out: 0,
+            moved: Rc::new(Cell::new(None)),
         }
+    }
+
+    /// [`Grouping::new`] holding at most `limit` bytes of runs (`hold`).
+    #[cfg(test)]
+    fn holding_at_most(filter: &Filter, limit: u64) -> Grouping {
+        Grouping {
+            limit,
+            ..Grouping::new(filter)
+        }
+    }
+
+    /// Where the window starts once narrowed to what could be held, as it moves: for the
+    /// history's reader (`history::RunScanner::moved`).
+    pub fn moved(&self) -> Rc<Cell<Option<DateTime<Utc>>>> {
+        self.moved.clone()
+    }
+
+    /// The window narrowed to what could be held, if it was.
+    pub fn narrowed(&self) -> Option<crate::hold::Narrowed> {
+        Some(crate::hold::Narrowed {
+            left_out: self.left_out,
+            through: self.through?,
+            limit: self.limit,
+        })
     }
 
     /// Takes one record: counted for the engines if the filter (but for its engine) keeps
     /// it, and put in its group if the filter keeps it.
     pub fn add(&mut self, r: Run) {
         if !self.all_engines.keeps(&r) {
+            return;
+        }
+        // a run of the part of the window let go: neither held nor counted for the engines
+        if self.through.is_some_and(|t| r.timestamp <= t) {
+            if self.filter.keeps(&r) {
+                self.left_out += 1;
+            }
             return;
         }
         let node =
@@ -237,7 +289,56 @@ impl Grouping {
             })
         };
         self.last = i;
+        let context = Arc::as_ptr(r.context()) as usize;
+        self.held += crate::hold::cost(&r, context != self.last_context);
+        self.last_context = context;
         self.groups[i].1.push(r);
+        if self.held > self.limit {
+            self.let_go();
+        }
+    }
+
+    /// The cost of each run held, with its time, in no order.
+    fn costs(&self) -> Vec<(DateTime<FixedOffset>, u64)> {
+        let mut out = Vec::new();
+        for (_, runs) in &self.groups {
+            let mut last = 0;
+            for r in runs {
+                let context = Arc::as_ptr(r.context()) as usize;
+                out.push((r.timestamp, crate::hold::cost(r, context != last)));
+                last = context;
+            }
+        }
+        out
+    }
+
+    /// Lets the oldest runs go until the rest fit in three quarters of the limit (the runs of
+    /// the latest time let go go too, whatever their group): the window then starts after
+    /// them, and runs read later at or before that time are not held either.
+    fn let_go(&mut self) {
+        let mut costs = self.costs();
+        costs.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
+        let target = self.limit / 4 * 3;
+        let mut sum = 0u64;
+        let Some(through) = costs.iter().find_map(|&(t, c)| {
+            sum += c;
+            (sum > target).then_some(t)
+        }) else {
+            return;
+        };
+        drop(costs);
+        for (_, runs) in &mut self.groups {
+            let before = runs.len();
+            runs.retain(|r| r.timestamp > through);
+            runs.shrink_to_fit();
+            self.left_out += before - runs.len();
+        }
+        self.through = Some(self.through.map_or(through, |t| t.max(through)));
+        self.held = self.costs().iter().map(|c| c.1).sum();
+        self.last_context = 0;
+        self.moved.set(Some(
+            through.with_timezone(&Utc) + ChronoDuration::nanoseconds(1),
+        ));
     }
 
     /// Evaluates every group, in the order of their names (host, policy, directory, engine).
@@ -258,6 +359,7 @@ impl Grouping {
         until: Option<evaluate::sequential::Settings>,
         records: &Records,
     ) -> std::io::Result<Vec<Evaluation>> {
+        let narrowed = self.narrowed();
         let Grouping {
             engines,
             mut groups,
@@ -272,6 +374,7 @@ impl Grouping {
                 let mut opts = Options::new(Scope::Report, now);
                 opts.strict = strict;
                 opts.sequential = until;
+                opts.narrowed = narrowed.clone();
                 let hash = hasher.hash_one(node_key(&g.host, &g.policy, &g.dir));
                 let node = engines_by_hash.get(&hash).into_iter().flatten();
                 if let Some((_, e)) = node
@@ -347,6 +450,81 @@ mod tests {
         assert_eq!(parse_since("2026-11-28", n).unwrap(), midnight);
         let e = parse_since("last tuesday", n).unwrap_err();
         assert!(e.starts_with("'last tuesday' is neither a duration"), "{e}");
+    }
+
+    /// Runs every ten minutes back from `now`, the latest last, each sharing one context.
+    fn every_ten_minutes(n: usize) -> Vec<Record> {
+        (0..n)
+            .map(|i| {
+                let t = now() - ChronoDuration::minutes(10 * (n - i) as i64);
+                rec(&t.to_rfc3339(), 16.0)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_window_past_what_may_be_held_keeps_its_latest_runs_and_says_so() {
+        let policy = crate::policy::resolve("swimlane").unwrap().policy;
+        let filter = Filter {
+            host: None,
+            dir: None,
+            engine: None,
+            policy: "swimlane".into(),
+            since: window_start(now(), std::time::Duration::from_secs(400 * 86400)),
+        };
+        // each run its own context here (a history's reader shares one between runs): about
+        // 1.2 KiB a run
+        let records = every_ten_minutes(2000);
+        let limit = 512 << 10;
+        // in time order, and shuffled (a merged history): the latest runs are kept
+        let mut orders = vec![(0..records.len()).collect::<Vec<_>>()];
+        let mut shuffled: Vec<usize> = (0..records.len()).collect();
+        shuffled.sort_by_key(|&i| (i * 7919) % records.len());
+        orders.push(shuffled);
+        for order in orders {
+            let mut g = Grouping::holding_at_most(&filter, limit);
+            for &i in &order {
+                g.add(Run::of(&records[i], i));
+            }
+            assert!(g.held <= limit, "{} bytes held", g.held);
+            let n = g.narrowed().expect("narrowed");
+            let kept: Vec<usize> = g.groups[0]
+                .1
+                .iter()
+                .map(|r| match r.at {
+                    crate::run_index::At::Index(i) => i,
+                    _ => unreachable!(),
+                })
+                .collect();
+            assert_eq!(n.left_out + kept.len(), records.len());
+            assert!(kept.len() > 100, "{} kept", kept.len());
+            // every run kept is later than every run let go
+            assert!(kept.iter().all(|&i| records[i].timestamp > n.through));
+            let mut sorted = kept.clone();
+            sorted.sort_unstable();
+            assert_eq!(
+                sorted,
+                (records.len() - kept.len()..records.len()).collect::<Vec<_>>()
+            );
+            // the verdict is on the whole window or on nothing: inconclusive, saying why
+            let ev = g.evaluate(&policy, now(), false).remove(0);
+            assert_eq!(ev.verdict, Verdict::Inconclusive);
+            assert!(ev.reason.contains("were let go"), "{}", ev.reason);
+            assert!(
+                ev.reason
+                    .contains("judged alone, the runs after them would pass"),
+                "{}",
+                ev.reason
+            );
+            assert_eq!(ev.narrowed.as_ref(), Some(&n));
+        }
+        // what fits is never narrowed
+        let mut g = Grouping::holding_at_most(&filter, 64 << 20);
+        for (i, r) in records.iter().enumerate() {
+            g.add(Run::of(r, i));
+        }
+        assert!(g.narrowed().is_none());
+        assert_eq!(g.groups[0].1.len(), records.len());
     }
 
     #[test]

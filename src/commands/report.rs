@@ -48,14 +48,16 @@ pub fn run(cfg: ReportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     // Each run holds only the figures judging reads; the others are read again from the file.
     let mut grouping = Grouping::new(&filter);
     let held = crate::evaluate::held_metrics(&policy);
+    let moved = grouping.moved();
     let records = match open_history()? {
         Some(file) => {
-            let skipped = history::scan_runs_of(
+            let skipped = history::scan_runs_moving(
                 std::io::BufReader::with_capacity(history::READ_BUFFER, &file),
                 Some(&file),
                 &path,
                 history::MAX_LINE,
                 Some(since),
+                Some(moved),
                 |h| filter.keeps_head(h),
                 |r| grouping.add(r.holding(held)),
             )?;

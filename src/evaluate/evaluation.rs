@@ -149,6 +149,10 @@ pub struct Evaluation {
     /// after (docs/sustained.md).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bursts: Vec<Burst>,
+    /// The window narrowed to the runs that could be held (`hold`): its oldest runs were let
+    /// go, and the verdict is inconclusive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub narrowed: Option<crate::hold::Narrowed>,
 }
 
 /// A run whose disk's burst credits ran out inside it (`measure::changepoint`).

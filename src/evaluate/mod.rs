@@ -152,6 +152,9 @@ pub struct Options {
     /// `--until-decided`: the sequential rule decides the verdict where it can judge the runs
     /// (`sequential::settle`).
     pub sequential: Option<sequential::Settings>,
+    /// The window narrowed to the runs that could be held (`hold`): the verdict cannot be a
+    /// pass or a fail, and says what the runs judged would make of it.
+    pub narrowed: Option<crate::hold::Narrowed>,
 }
 
 /// Whether a `run --sustained` measured the level the disk sustains (`measure::steady`).
@@ -177,6 +180,7 @@ impl Options {
             no_runs: None,
             evidence: None,
             sequential: None,
+            narrowed: None,
         }
     }
 }
@@ -403,16 +407,10 @@ fn judge(
     let (verdict, reason) = sustained_verdict(verdict, reason, policy, opts, runs.len(), reached);
     // --until-decided: the sequence decides where it can judge the runs.
     let unlike = !deviations.is_empty() || !opts.contradicted.is_empty();
-    let settled = sequential::settle(
-        (verdict, reason),
-        &runs,
-        &rules,
-        unlike,
-        &not_counted,
-        policy,
-        opts,
-    );
-    let (verdict, reason) = (settled.verdict, settled.reason);
+    let (vr, nc) = ((verdict, reason), &not_counted);
+    let settled = sequential::settle(vr, &runs, &rules, unlike, nc, policy, opts);
+    // Last: a window narrowed to what could be held was not judged whole, whatever decided.
+    let (verdict, reason) = narrowed(opts.narrowed.as_ref(), settled.verdict, settled.reason);
     let differences: Vec<ShapeDifference> = opts
         .contradicted
         .iter()
@@ -457,7 +455,32 @@ fn judge(
         bursts,
         runs,
         sequential: settled.decisions,
+        narrowed: opts.narrowed.clone(),
     })
+}
+
+/// The verdict on a window narrowed to the runs that could be held: inconclusive, with why,
+/// and what the runs judged would make of it alone; else the verdict as it was decided.
+fn narrowed(
+    n: Option<&crate::hold::Narrowed>,
+    verdict: Verdict,
+    reason: String,
+) -> (Verdict, String) {
+    let Some(n) = n else {
+        return (verdict, reason);
+    };
+    let alone = match verdict {
+        Verdict::Pass => "pass",
+        Verdict::Fail => "fail",
+        Verdict::Inconclusive => "be inconclusive",
+    };
+    (
+        Verdict::Inconclusive,
+        format!(
+            "{}; judged alone, the runs after them would {alone}: {reason}",
+            n.reason()
+        ),
+    )
 }
 
 #[cfg(test)]

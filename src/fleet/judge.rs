@@ -215,6 +215,7 @@ impl Judge<'_> {
         let stop = std::cell::Cell::new(false);
         let policy = self.policy.name.as_str();
         let since = self.since;
+        let moved = grouping.moved();
         let mut scanner = RunScanner::new(
             Path::new(name),
             history::MAX_LINE,
@@ -229,6 +230,7 @@ impl Judge<'_> {
         );
         // one fio run in two nodes' evidence is found by what names it
         scanner.name_imported = true;
+        scanner.moved = Some(moved);
         let mut work = Work::default();
         let reader = Stoppable {
             inner: reader,

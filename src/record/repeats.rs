@@ -28,13 +28,20 @@ pub struct ImportedRun {
     pub fio: Option<crate::fio::IdentityKey>,
 }
 
-/// Where a run's line is: its number, byte offset and length.
+/// Where a run's line is: its number, byte offset and length; with the key it was put
+/// under and the run's time (seconds), to forget the runs of a window narrowed
+/// ([`Repeats::forget_before`]).
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     offset: u64,
     line: u32,
     len: u32,
+    key: u64,
+    secs: i64,
 }
+
+/// A stream's imported fio run: its line, its summary, and the key and time of [`Slot`].
+type Streamed = (u32, Arc<ImportedRun>, u64, i64);
 
 /// How many runs sharing a coarse key are compared with a new one before it is taken as
 /// another run (a bound on the work, far above what a history holds).
@@ -46,7 +53,7 @@ pub(crate) struct Repeats {
     slots: HashMap<u64, Slot>,
     /// A stream's imported fio runs, by the places their coarse keys probe: their lines and
     /// summaries (shared with the runs, `Run::imported`).
-    streamed: HashMap<u64, (u32, Arc<ImportedRun>)>,
+    streamed: HashMap<u64, Streamed>,
     /// For a fleet: a record repeats only one of its own host's. The same run under two
     /// hosts counts for each, and the fleet finds it in both nodes' evidence
     /// (`fleet::shared`), so that neither passes on it.
@@ -165,10 +172,13 @@ impl Repeats {
         file: Option<&File>,
         named: Option<&Arc<ImportedRun>>,
     ) -> Option<usize> {
+        let secs = r.timestamp.timestamp();
         let slot = Slot {
             line: u32::try_from(at.0).unwrap_or(u32::MAX),
             offset: at.1,
             len: at.2,
+            key: 0,
+            secs,
         };
         // every key of a fleet's record is its host's
         let salt = if self.per_host {
@@ -210,7 +220,7 @@ impl Repeats {
                     fio: Some(crate::fio::IdentityKey::of(id)),
                 }),
             };
-            return self.streamed_earlier(id, exact.is_some(), salt, slot.line, named);
+            return self.streamed_earlier(id, exact.is_some(), salt, (slot.line, secs), named);
         };
         let same = |earlier: &RecordRef<'_>| {
             host_of(earlier) && earlier.fio_run.as_deref().is_some_and(|e| e.same_run(id))
@@ -228,7 +238,7 @@ impl Repeats {
         if found.is_none()
             && let Some(place) = free
         {
-            self.slots.insert(place, slot);
+            self.slots.insert(place, Slot { key: own, ..slot });
         }
         found
     }
@@ -241,14 +251,14 @@ impl Repeats {
         id: &crate::fio::RunIdentity,
         exact: bool,
         salt: u64,
-        line: u32,
+        (line, secs): (u32, i64),
         named: Arc<ImportedRun>,
     ) -> Option<usize> {
         let own = coarse_key(id, exact.then(|| ios_of(id).map(|(lo, _)| lo))) ^ salt;
         let key = named.fio.as_ref()?;
         let look = |k: u64| {
             for place in (0..MAX_PROBES).map(|i| probe(k, i)) {
-                let (l, e) = self.streamed.get(&place)?;
+                let (l, e, _, _) = self.streamed.get(&place)?;
                 if e.fio.as_ref().is_some_and(|e| e.same_run(key)) {
                     return Some(*l as usize);
                 }
@@ -267,7 +277,8 @@ impl Repeats {
                 .map(|i| probe(own, i))
                 .find(|p| !self.streamed.contains_key(p))
         {
-            self.streamed.insert(place, (line, named.clone()));
+            self.streamed
+                .insert(place, (line, named.clone(), own, secs));
         }
         found
     }
@@ -287,9 +298,45 @@ impl Repeats {
             Ok(line) => Some(line),
             Err(free) => {
                 if let Some(place) = free {
-                    self.slots.insert(place, slot);
+                    self.slots.insert(place, Slot { key, ..slot });
                 }
                 None
+            }
+        }
+    }
+
+    /// Forgets the runs dated before `secs` (a window narrowed, `hold`): the others are put
+    /// again under their keys, each at its first free place, so that every key's places
+    /// stay unbroken for [`Repeats::find`], and the memory of the others is given back.
+    pub(crate) fn forget_before(&mut self, secs: i64) {
+        let slots: Vec<Slot> = self
+            .slots
+            .drain()
+            .map(|(_, s)| s)
+            .filter(|s| s.secs >= secs)
+            .collect();
+        self.slots.shrink_to(slots.len());
+        for s in slots {
+            if let Some(place) = (0..MAX_PROBES)
+                .map(|i| probe(s.key, i))
+                .find(|p| !self.slots.contains_key(p))
+            {
+                self.slots.insert(place, s);
+            }
+        }
+        let streamed: Vec<Streamed> = self
+            .streamed
+            .drain()
+            .map(|(_, s)| s)
+            .filter(|s| s.3 >= secs)
+            .collect();
+        self.streamed.shrink_to(streamed.len());
+        for s in streamed {
+            if let Some(place) = (0..MAX_PROBES)
+                .map(|i| probe(s.2, i))
+                .find(|p| !self.streamed.contains_key(p))
+            {
+                self.streamed.insert(place, s);
             }
         }
     }

@@ -39,6 +39,8 @@ struct Tail<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     bursts: &'a [crate::evaluate::Burst],
     sequential: &'a [crate::evaluate::sequential::Decision],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    narrowed: &'a Option<crate::hold::Narrowed>,
 }
 
 fn head(ev: &Evaluation) -> Head<'_> {
@@ -69,6 +71,7 @@ fn tail(ev: &Evaluation) -> Tail<'_> {
         generated: &ev.generated,
         bursts: &ev.bursts,
         sequential: &ev.sequential,
+        narrowed: &ev.narrowed,
     }
 }
 

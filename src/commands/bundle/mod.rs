@@ -321,6 +321,7 @@ fn scan(
     let mut grouping = Grouping::new(filter);
     let held = crate::evaluate::held_metrics(&loaded.policy);
     let mut window_runs = 0;
+    let moved = grouping.moved();
     let mut scanner = history::RunScanner::new(
         history_path,
         history::MAX_LINE,
@@ -331,6 +332,7 @@ fn scan(
             grouping.add(r.holding(held))
         },
     );
+    scanner.moved = Some(moved);
     let kept = match history::open_for_reading(history_path)? {
         Some(f) => keep_host_lines(
             std::io::BufReader::with_capacity(1 << 16, f),
