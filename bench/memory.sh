@@ -69,7 +69,9 @@ measure() { # label, window, arguments...
     rm -f "$work/out" "$work/b.tar.gz"
     /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" >/dev/null 2>"$work/err" || [ $? -le 3 ] ||
         { cat "$work/err" >&2; exit 1; }
-    local wall user sys rss; read -r wall user sys rss <"$work/time"
+    # GNU time writes "Command exited with non-zero status 3" first where the verdict is
+    # inconclusive: the figures are its last line
+    local wall user sys rss; read -r wall user sys rss < <(tail -n 1 "$work/time")
     local mark=""
     if [ "$rss" -gt $((limit * 1024)) ]; then mark=" **over $limit MiB**"; over=1; fi
     awk -v l="$label" -v w="$window" -v k="$(in_window "${window%d}")" -v t="$wall" -v u="$user" -v s="$sys" \

@@ -26,6 +26,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "How long a run waits for an interrupted run's final flush to end (a duration: 30s, 5m; default 2m).",
     ),
     (
+        "IOPSCHECK_HOLD",
+        "How much memory report, bundle, fleet and compare give the runs of their window (a size; default 40m): past it the oldest runs are let go and the verdict is inconclusive, naming the --since that fits.",
+    ),
+    (
         "IOPSCHECK_FIO",
         "The fio binary: the one run --engine fio runs and a bundle's context.json describes (default: fio on PATH).",
     ),
