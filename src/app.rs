@@ -131,7 +131,7 @@ fn dispatch(cmd: Command, ctx: &Ctx) -> anyhow::Result<u8> {
     // What a window may hold (`hold`), read before anything of the window is.
     if matches!(
         cmd,
-        Command::Report(_) | Command::Bundle(_) | Command::Fleet(_) | Command::Compare(_)
+        Command::Report(_) | Command::Bundle(_) | Command::Fleet(_)
     ) {
         crate::hold::init()?;
     }

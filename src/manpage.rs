@@ -27,7 +27,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "IOPSCHECK_HOLD",
-        "How much memory report, bundle, fleet and compare give the runs of their window (a size; default 40m): past it the oldest runs are let go and the verdict is inconclusive, naming the --since that fits.",
+        "How much memory report, bundle and fleet give the runs of their window (a size; default 40m): past it the oldest runs are let go and the verdict is inconclusive, naming the --since that fits.",
     ),
     (
         "IOPSCHECK_FIO",

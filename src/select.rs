@@ -396,7 +396,8 @@ impl Grouping {
 }
 
 /// Evaluates every group of records held in memory that passes the filter (see [`Grouping`]),
-/// with where the runs' whole records are read again (the records given).
+/// with where the runs' whole records are read again (the records given). Held already,
+/// they are judged whole, whatever `IOPSCHECK_HOLD` says (`hold`).
 pub fn evaluate_groups(
     records: Vec<Record>,
     policy: &Policy,
@@ -404,7 +405,11 @@ pub fn evaluate_groups(
     now: DateTime<Utc>,
     strict: bool,
 ) -> (Vec<Evaluation>, Records) {
-    let mut grouping = Grouping::new(filter);
+    // the records are held already, by the caller (`compare`): no run of them is let go
+    let mut grouping = Grouping {
+        limit: u64::MAX,
+        ..Grouping::new(filter)
+    };
     for (i, r) in records.iter().enumerate() {
         grouping.add(Run::of(r, i));
     }
