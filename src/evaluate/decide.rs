@@ -375,11 +375,13 @@ fn soft_missed(j: &Judged) -> String {
 /// Every deciding rule met: a pass, unless only on a test that flatters the disk.
 fn passed(j: &Judged, marg: &str, not_counted: &str) -> (Verdict, String) {
     let flatters = flattering(j);
-    let first = j
-        .deciding()
-        .next()
-        .map(describe)
-        .unwrap_or_else(|| fleet_only(j));
+    // every deciding rule met, as a fail names every rule missed
+    let met: Vec<String> = j.deciding().map(describe).collect();
+    let first = if met.is_empty() {
+        fleet_only(j)
+    } else {
+        met.join("; ")
+    };
     let soft = soft_missed(j);
     if !flatters.is_empty() {
         // What the output does not state could only flatter: say what would settle it.

@@ -529,6 +529,30 @@ fn warn_rules_decide_only_when_strict() {
 }
 
 #[test]
+fn a_pass_names_every_deciding_rule_it_met_as_a_fail_names_every_rule_missed() {
+    let mut p = policy();
+    p.rules.push(crate::policy::Rule {
+        metric: "write_bw_mb_s".into(),
+        op: Op::Ge,
+        threshold: 11.7,
+        per: None,
+        level: Level::Fail,
+        note: None,
+    });
+    let recs = [rec("2026-12-01T10:00:00Z", 16.0)];
+    let e = evaluate(recs.as_slice(), &p, &Options::new(Scope::Run, now()));
+    assert_eq!(e.verdict, Verdict::Pass);
+    assert!(
+        e.reason
+            .contains("mean write_iops_formula is 4096 IOPS, meeting ≥ 3000")
+            && e.reason
+                .contains("mean write_bw_mb_s is 16.00 MB/s, meeting ≥ 11.70"),
+        "{}",
+        e.reason
+    );
+}
+
+#[test]
 fn figures_that_follow_the_idle_time_before_each_run_are_named_and_others_are_not() {
     // A burst disk: after a night idle the run measures 9,000; 10 minutes after another run,
     // 2,500; in between, in between. (MB/s = IOPS × 4 / 1024 for the formula.)
