@@ -29,6 +29,23 @@ pub fn egid() -> u32 {
     unsafe { libc::getegid() }
 }
 
+/// The supplementary groups of this process (getgroups(2)); none where it cannot say.
+pub fn groups() -> Vec<u32> {
+    // SAFETY: with a size of 0 getgroups writes nothing and returns how many there are.
+    let n = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
+    if n <= 0 {
+        return Vec::new();
+    }
+    let mut list = vec![0 as libc::gid_t; n as usize];
+    // SAFETY: the buffer holds `n` group ids; getgroups writes at most that many.
+    let got = unsafe { libc::getgroups(n, list.as_mut_ptr()) };
+    if got < 0 {
+        return Vec::new();
+    }
+    list.truncate(got as usize);
+    list
+}
+
 /// The device and inode of the regular file stdin was redirected from (`< file`), if it was.
 pub fn stdin_file() -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;

@@ -188,21 +188,45 @@ fn walk_with(
 pub struct Reader {
     pub uid: u32,
     pub gid: u32,
+    /// Their supplementary groups (the primary one may be among them).
+    pub groups: &'static [u32],
+}
+
+impl Reader {
+    /// Whether the reader is in group `gid`, as primary or supplementary group.
+    fn in_group(&self, gid: u32) -> bool {
+        gid == self.gid || self.groups.contains(&gid)
+    }
 }
 
 /// The user iopscheck acts for: under sudo (root, with `SUDO_UID` set) the user who ran sudo,
-/// else the effective user; with their group.
+/// with `SUDO_GID` and the groups /etc/group lists them in; else the effective user, with
+/// their groups (getgroups(2)).
 pub fn invoker() -> Reader {
+    static SUDO_GROUPS: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
+    static OWN_GROUPS: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
     let euid = crate::syscalls::euid();
     let id = |v: &str| std::env::var(v).ok().and_then(|s| s.parse::<u32>().ok());
     match id("SUDO_UID") {
-        Some(uid) if euid == 0 => Reader {
-            uid,
-            gid: id("SUDO_GID").unwrap_or(u32::MAX),
-        },
+        Some(uid) if euid == 0 => {
+            let gid = id("SUDO_GID");
+            let groups = SUDO_GROUPS.get_or_init(|| {
+                let mut g = name_in("/etc/passwd", uid)
+                    .map(|n| groups_naming("/etc/group", &n))
+                    .unwrap_or_default();
+                g.extend(gid);
+                g
+            });
+            Reader {
+                uid,
+                gid: gid.unwrap_or(u32::MAX),
+                groups,
+            }
+        }
         _ => Reader {
             uid: euid,
             gid: crate::syscalls::egid(),
+            groups: OWN_GROUPS.get_or_init(crate::syscalls::groups),
         },
     }
 }
@@ -210,10 +234,14 @@ pub fn invoker() -> Reader {
 /// Refuses a file `reader` could not have read themselves, which iopscheck must then neither
 /// quote (`policy check`) nor pack into a bundle anyone can read (`bundle FILE`): reached
 /// through a symbolic link owned by someone other than `reader` or root (it may lead anywhere
-/// its owner likes), or a file neither owned by `reader`, nor readable by their group, nor
-/// by everyone. The directories on the way are not judged. A path that cannot be followed is
-/// left for the open that follows to report; the file opened is judged again by
-/// [`readable_file`].
+/// its owner likes), through a directory `reader` may not search, or a file neither owned by
+/// `reader` nor readable by them ([`readable_file`]). Every directory on the way, from `/`, as
+/// the kernel resolves the path, needs search permission for `reader`, as POSIX decides it:
+/// the owner's bits if `reader` owns it, else the group's if one of their groups is its
+/// group, else the others' (the first that applies decides, even if it denies), and where
+/// the directory has a POSIX access ACL, its entries for `reader` and their groups, masked.
+/// Root as the reader may read everything. A path that cannot be followed is left for the
+/// open that follows to report; the file opened is judged again by [`readable_file`].
 pub fn readable_by(path: &Path, reader: Reader) -> Result<(), Untrusted> {
     let abs = if path.is_absolute() {
         path.to_path_buf()
@@ -232,27 +260,114 @@ pub fn readable_by(path: &Path, reader: Reader) -> Result<(), Untrusted> {
                 user(reader.uid)
             ),
         }),
-        Met::Link | Met::Dir => Ok(()),
+        Met::Link => Ok(()),
+        Met::Dir => permitted(p, m, reader, ACL_EXECUTE),
         Met::End => readable_file(p, m, reader),
     })
 }
 
-/// The file itself (open, or at the end of a path): owned by `reader`, or readable by their
-/// group or by everyone.
+/// The file itself (open, or at the end of a path): owned by `reader` (who may always make it
+/// readable), or readable by them by its mode or its access ACL as the kernel decides (see
+/// [`readable_by`]).
 pub fn readable_file(p: &Path, m: &std::fs::Metadata, reader: Reader) -> Result<(), Untrusted> {
-    let mode = m.mode();
-    if m.uid() == reader.uid || mode & 0o004 != 0 || (m.gid() == reader.gid && mode & 0o040 != 0) {
+    if m.uid() == reader.uid {
         return Ok(());
     }
-    Err(Untrusted {
+    // The ACL is the file's, not a link's on the way to it.
+    let at = match std::fs::symlink_metadata(p) {
+        Ok(l) if l.file_type().is_symlink() => {
+            std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+        }
+        _ => p.to_path_buf(),
+    };
+    permitted(&at, m, reader, ACL_READ).map_err(|u| Untrusted {
         at: p.to_path_buf(),
-        why: format!(
-            "is {}'s and not readable by {} (mode {:o})",
+        ..u
+    })
+}
+
+/// Refuses `p` unless `reader` has the permission `want` on it ([`ACL_READ`] for a file,
+/// [`ACL_EXECUTE`], search, for a directory).
+fn permitted(p: &Path, m: &std::fs::Metadata, reader: Reader, want: u16) -> Result<(), Untrusted> {
+    let fail = |why: String| {
+        Err(Untrusted {
+            at: p.to_path_buf(),
+            why,
+        })
+    };
+    let verb = if want == ACL_EXECUTE {
+        "searchable"
+    } else {
+        "readable"
+    };
+    match permits(p, m, reader, want) {
+        Ok((true, _)) => Ok(()),
+        Ok((false, acl)) => fail(format!(
+            "is {}'s and not {verb} by {} (mode {:o}{})",
             user(m.uid()),
             user(reader.uid),
-            mode & 0o7777
-        ),
-    })
+            m.mode() & 0o7777,
+            if acl { "+" } else { "" }
+        )),
+        Err(why) => fail(format!(
+            "is {}'s and not known to be {verb} by {}: its access ACL {why}",
+            user(m.uid()),
+            user(reader.uid)
+        )),
+    }
+}
+
+/// Whether `reader` has every permission in `want` on `p` (`m` its metadata) as the kernel
+/// decides (acl_permission_check, posix_acl_permission): root always; the owner by the owner's
+/// bits; else a named user's ACL entry, masked; else the owning group's or a named group's
+/// entry that grants it, masked, any group entry that matches but grants nothing denying;
+/// else the others' bits. Without an ACL, the group's bits stand for the owning group's
+/// entry. With it: whether `p` has an access ACL; or why its ACL cannot be judged.
+fn permits(
+    p: &Path,
+    m: &std::fs::Metadata,
+    reader: Reader,
+    want: u16,
+) -> Result<(bool, bool), String> {
+    let bits = |shift: u32| ((m.mode() >> shift) & 0o7) as u16;
+    let has = |perm: u16| perm & want == want;
+    if reader.uid == 0 {
+        return Ok((true, false));
+    }
+    if m.uid() == reader.uid {
+        return Ok((has(bits(6)), false));
+    }
+    let Some(entries) = access_acl(p)? else {
+        let class = if reader.in_group(m.gid()) {
+            bits(3)
+        } else {
+            bits(0)
+        };
+        return Ok((has(class), false));
+    };
+    let mask = entries
+        .iter()
+        .find(|e| e.0 == ACL_MASK)
+        .map_or(0o7, |e| e.1);
+    if let Some(&(_, perm, _)) = entries
+        .iter()
+        .find(|e| e.0 == ACL_USER && e.2 == reader.uid)
+    {
+        return Ok((has(perm & mask), true));
+    }
+    let mut in_a_group = false;
+    for &(tag, perm, id) in &entries {
+        let member = match tag {
+            ACL_GROUP_OBJ => reader.in_group(m.gid()),
+            ACL_GROUP => reader.in_group(id),
+            _ => false,
+        };
+        if member && has(perm) {
+            return Ok((has(mask), true));
+        }
+        in_a_group |= member;
+    }
+    Ok((!in_a_group && has(bits(0)), true))
 }
 
 /// Pushes the components of `p` so that the first is popped first.
@@ -328,39 +443,56 @@ const ACL_GROUP_OBJ: u16 = 0x04;
 const ACL_GROUP: u16 = 0x08;
 const ACL_MASK: u16 = 0x10;
 const ACL_OTHER: u16 = 0x20;
+const ACL_READ: u16 = 0x04;
 const ACL_WRITE: u16 = 0x02;
+const ACL_EXECUTE: u16 = 0x01;
 
-/// The first writer `p`'s access ACL lets in besides the owner `uid`, root and root's group
-/// (`gid` is the file's group). The named users and groups and the owning group write only
-/// as far as the mask allows; others' entry is the mode's world bits, judged already.
-fn acl_writer(p: &Path, uid: u32, gid: u32) -> Acl {
+/// A POSIX access ACL's entries: (tag, permission, id).
+type AclEntries = Vec<(u16, u16, u32)>;
+
+/// `p`'s access ACL (a symbolic link not followed), `None` where it has none; else why it
+/// cannot be read.
+fn access_acl(p: &Path) -> Result<Option<AclEntries>, String> {
     let raw = match crate::syscalls::path_xattr(p, c"system.posix_acl_access") {
         Ok(Some(raw)) => raw,
-        Ok(None) => return Acl::None,
-        Err(e) => {
-            return Acl::Writer(format!(
-                "whoever its access ACL names (it cannot be read: {e})"
-            ));
-        }
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(format!("cannot be read: {e}")),
     };
     let version = raw
         .get(..4)
         .map(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
     if version != Some(2) || (raw.len() - 4) % 8 != 0 {
-        return Acl::Writer(
-            "whoever its access ACL names (of a format iopscheck does not read)".into(),
-        );
+        return Err("is of a format iopscheck does not read".into());
     }
-    let entries: Vec<(u16, u16, u32)> = raw[4..]
-        .chunks_exact(8)
-        .map(|e| {
-            (
-                u16::from_le_bytes([e[0], e[1]]),
-                u16::from_le_bytes([e[2], e[3]]),
-                u32::from_le_bytes([e[4], e[5], e[6], e[7]]),
-            )
-        })
-        .collect();
+    Ok(Some(
+        raw[4..]
+            .chunks_exact(8)
+            .map(|e| {
+                (
+                    u16::from_le_bytes([e[0], e[1]]),
+                    u16::from_le_bytes([e[2], e[3]]),
+                    u32::from_le_bytes([e[4], e[5], e[6], e[7]]),
+                )
+            })
+            .collect(),
+    ))
+}
+
+/// The first writer `p`'s access ACL lets in besides the owner `uid`, root and root's group
+/// (`gid` is the file's group). The named users and groups and the owning group write only
+/// as far as the mask allows; others' entry is the mode's world bits, judged already.
+fn acl_writer(p: &Path, uid: u32, gid: u32) -> Acl {
+    let entries = match access_acl(p) {
+        Ok(Some(entries)) => entries,
+        Ok(None) => return Acl::None,
+        Err(why) => {
+            // "(it cannot be read: …)", "(of a format iopscheck does not read)"
+            let why = why
+                .strip_prefix("is ")
+                .map_or(format!("it {why}"), str::to_string);
+            return Acl::Writer(format!("whoever its access ACL names ({why})"));
+        }
+    };
     let mask = entries
         .iter()
         .find(|e| e.0 == ACL_MASK)
@@ -405,6 +537,25 @@ fn name_in(file: &str, id: u32) -> Option<String> {
         f.next()?;
         (f.next()?.parse::<u32>().ok()? == id).then(|| name.to_string())
     })
+}
+
+/// The groups a group-style file (name:x:gid:member,member) lists `name` as a member of.
+fn groups_naming(file: &str, name: &str) -> Vec<u32> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split(':');
+            f.next()?;
+            f.next()?;
+            let gid = f.next()?.parse::<u32>().ok()?;
+            f.next()?
+                .split(',')
+                .any(|m| m.trim() == name)
+                .then_some(gid)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -582,5 +733,159 @@ mod tests {
         // a link up and back down resolves as the kernel does
         let e = below(d.path(), &to_real.join("../open/h.jsonl"), me()).unwrap_err();
         assert_eq!(e.at, open, "{e}");
+    }
+
+    /// A user of no account here, with `groups`.
+    fn reader(uid: u32, gid: u32, groups: &'static [u32]) -> Reader {
+        Reader { uid, gid, groups }
+    }
+
+    fn chmod(p: &Path, mode: u32) {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// A temporary directory everyone may search, holding `private/p.yaml` (0644, root's).
+    fn private_file() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        chmod(d.path(), 0o755);
+        let dir = d.path().join("private");
+        std::fs::create_dir(&dir).unwrap();
+        let f = dir.join("p.yaml");
+        std::fs::write(&f, b"name: x\n").unwrap();
+        chmod(&f, 0o644);
+        (d, dir, f)
+    }
+
+    #[test]
+    fn a_readable_file_in_a_directory_the_reader_cannot_search_is_refused_naming_it() {
+        let (_d, dir, f) = private_file();
+        let alice = reader(4242, 4242, &[]);
+        chmod(&dir, 0o700);
+        let e = readable_by(&f, alice).unwrap_err();
+        assert_eq!(e.at, dir, "{e}");
+        assert!(
+            e.why.contains("not searchable by uid 4242 (mode 700)") && e.why.contains("(uid 0)'s"),
+            "{e}"
+        );
+        // through a relative link of root's to it: the directory all the same
+        let link = dir.parent().unwrap().join("to-p.yaml");
+        std::os::unix::fs::symlink("private/p.yaml", &link).unwrap();
+        assert_eq!(readable_by(&link, alice).unwrap_err().at, dir);
+        chmod(&dir, 0o711);
+        assert_eq!(readable_by(&f, alice), Ok(()));
+        assert_eq!(readable_by(&link, alice), Ok(()));
+        // the group's bits decide for a member, even where the others' would let them in
+        std::os::unix::fs::chown(&dir, None, Some(4343)).unwrap();
+        chmod(&dir, 0o701);
+        assert_eq!(readable_by(&f, alice), Ok(()));
+        let e = readable_by(&f, reader(4242, 4343, &[])).unwrap_err();
+        assert_eq!(e.at, dir, "{e}");
+        // the owner's bits for the owner
+        std::os::unix::fs::chown(&dir, Some(4242), None).unwrap();
+        chmod(&dir, 0o075);
+        let e = readable_by(&f, alice).unwrap_err();
+        assert_eq!(e.at, dir, "{e}");
+    }
+
+    #[test]
+    fn a_supplementary_group_lets_its_member_search_and_read() {
+        let (_d, dir, f) = private_file();
+        std::os::unix::fs::chown(&dir, None, Some(4343)).unwrap();
+        chmod(&dir, 0o750);
+        let staff = reader(4242, 4242, &[4242, 4343]);
+        assert_eq!(readable_by(&f, staff), Ok(()));
+        let e = readable_by(&f, reader(4242, 4242, &[4242])).unwrap_err();
+        assert_eq!(e.at, dir, "{e}");
+        // the file itself, 0640 root:staff
+        std::os::unix::fs::chown(&f, None, Some(4343)).unwrap();
+        chmod(&f, 0o640);
+        assert_eq!(readable_by(&f, staff), Ok(()));
+        let opened = std::fs::metadata(&f).unwrap();
+        assert_eq!(readable_file(&f, &opened, staff), Ok(()));
+        chmod(&dir, 0o755);
+        let e = readable_by(&f, reader(4242, 4242, &[4242])).unwrap_err();
+        assert_eq!(e.at, f, "{e}");
+        assert!(e.why.contains("not readable by uid 4242 (mode 640)"), "{e}");
+    }
+
+    #[test]
+    fn an_access_acl_on_a_directory_lets_in_whom_it_names_as_far_as_its_mask_allows() {
+        const ANY: u32 = u32::MAX;
+        let (_d, dir, f) = private_file();
+        chmod(&dir, 0o700);
+        // setfacl -m u:4242:x private
+        set_acl(
+            &dir,
+            &[
+                (1, 7, ANY),
+                (2, 1, 4242),
+                (4, 0, ANY),
+                (0x10, 1, ANY),
+                (0x20, 0, ANY),
+            ],
+        );
+        assert_eq!(readable_by(&f, reader(4242, 4242, &[])), Ok(()));
+        let e = readable_by(&f, reader(4243, 4243, &[])).unwrap_err();
+        assert_eq!(e.at, dir, "{e}");
+        assert!(e.why.contains("(mode 710+)"), "{e}");
+        // the mask takes it away
+        set_acl(
+            &dir,
+            &[
+                (1, 7, ANY),
+                (2, 1, 4242),
+                (4, 0, ANY),
+                (0x10, 0, ANY),
+                (0x20, 0, ANY),
+            ],
+        );
+        assert_eq!(
+            readable_by(&f, reader(4242, 4242, &[])).unwrap_err().at,
+            dir
+        );
+        // a named group, for a supplementary member
+        set_acl(
+            &dir,
+            &[
+                (1, 7, ANY),
+                (4, 0, ANY),
+                (8, 5, 4343),
+                (0x10, 5, ANY),
+                (0x20, 0, ANY),
+            ],
+        );
+        assert_eq!(readable_by(&f, reader(4242, 4242, &[4343])), Ok(()));
+        assert_eq!(
+            readable_by(&f, reader(4242, 4242, &[])).unwrap_err().at,
+            dir
+        );
+    }
+
+    #[test]
+    fn root_as_the_reader_reads_everything() {
+        let (_d, dir, f) = private_file();
+        chmod(&dir, 0o700);
+        std::os::unix::fs::chown(&f, Some(4242), Some(4242)).unwrap();
+        chmod(&f, 0o600);
+        let root = reader(0, 0, &[]);
+        assert_eq!(readable_by(&f, root), Ok(()));
+        chmod(&dir, 0o000);
+        assert_eq!(readable_by(&f, root), Ok(()));
+    }
+
+    #[test]
+    fn the_groups_naming_a_user_are_read_from_a_group_file() {
+        let d = tempfile::tempdir().unwrap();
+        let g = d.path().join("group");
+        std::fs::write(
+            &g,
+            "root:x:0:\nstaff:x:50:bob,alice\nalicia:x:60:alicia\nwheel:x:10:alice\n",
+        )
+        .unwrap();
+        assert_eq!(groups_naming(g.to_str().unwrap(), "alice"), vec![50, 10]);
+        assert_eq!(
+            groups_naming(g.to_str().unwrap(), "carol"),
+            Vec::<u32>::new()
+        );
     }
 }

@@ -1802,7 +1802,9 @@ fn bundle_never_packs_a_file_its_maker_could_not_read_through_another_users_link
     assert!(!err.contains("SECRETHASH"), "{err}");
     assert!(!b.exists(), "no bundle");
 
-    // Under sudo, root's private file is not the invoking user's to pack.
+    // Under sudo, root's private file is not the invoking user's to pack (in a directory they
+    // may search: the file itself is at fault).
+    mode(t, 0o755);
     let out = bundle(&secret, Some("65534"));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -1863,4 +1865,80 @@ fn under_sudo_policy_check_quotes_only_what_the_user_who_ran_sudo_could_read() {
         !err.contains("TOPSECRET") && err.contains("content is not shown"),
         "{err}"
     );
+}
+
+#[test]
+#[cfg_attr(not(have_root), ignore = "needs root (sudo's user)")]
+fn under_sudo_a_file_in_a_directory_the_user_could_not_search_is_neither_packed_nor_quoted() {
+    let env = Env::new();
+    let t = env.tmp.path();
+    mode(t, 0o755);
+    let h = t.join("h.jsonl");
+    seed(&h, 3);
+    // root's private directory, and in it files anyone could read, were they let in
+    let private = t.join("private");
+    std::fs::create_dir(&private).unwrap();
+    mode(&private, 0o700);
+    let fio = private.join("fio.json");
+    std::fs::copy(common::fixture("fio-3.33-sample.json"), &fio).unwrap();
+    mode(&fio, 0o644);
+    let policy = private.join("p.yaml");
+    std::fs::write(&policy, "name: x\ntoken_TOPSECRET: 1\n").unwrap();
+    mode(&policy, 0o644);
+    let b = t.join("sb.tar.gz");
+    let sudo = |args: &[&std::ffi::OsStr]| {
+        let out = env
+            .cmd()
+            .args(args)
+            .env("SUDO_UID", "4242")
+            .env("SUDO_GID", "4242")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let bundle = || {
+        sudo(&[
+            "bundle".as_ref(),
+            "-q".as_ref(),
+            "--since".as_ref(),
+            "30d".as_ref(),
+            "-o".as_ref(),
+            b.as_os_str(),
+            "--history".as_ref(),
+            h.as_os_str(),
+            fio.as_os_str(),
+        ])
+    };
+    let check = || sudo(&["policy".as_ref(), "check".as_ref(), policy.as_os_str()]);
+
+    let (code, err) = bundle();
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{} is user root (uid 0)'s and not searchable by uid 4242 (mode 700)",
+            private.display()
+        )),
+        "{err}"
+    );
+    assert!(!b.exists(), "no bundle");
+    let (code, err) = check();
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        !err.contains("TOPSECRET") && err.contains("content is not shown"),
+        "{err}"
+    );
+
+    // The same files where the user may reach them: packed, and quoted.
+    mode(&private, 0o755);
+    let (code, err) = bundle();
+    assert_eq!(code, Some(0), "{err}");
+    let packed = bundled_outputs(&b);
+    assert_eq!(packed.len(), 1);
+    assert!(packed[0].1 == std::fs::read(&fio).unwrap());
+    let (code, err) = check();
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("token_TOPSECRET"), "{err}");
 }
