@@ -1930,6 +1930,14 @@ fn under_sudo_a_file_in_a_directory_the_user_could_not_search_is_neither_packed_
         !err.contains("TOPSECRET") && err.contains("content is not shown"),
         "{err}"
     );
+    // and says why: the directory the user could not search
+    assert!(
+        err.contains(&format!(
+            "as {} is user root (uid 0)'s and not searchable by uid 4242",
+            private.display()
+        )),
+        "{err}"
+    );
 
     // The same files where the user may reach them: packed, and quoted.
     mode(&private, 0o755);

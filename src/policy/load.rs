@@ -227,12 +227,14 @@ fn without_content(e: PolicyError, path: &Path, yaml: &str) -> PolicyError {
         };
     }
     // The rule `bundle FILE` packs a file by (crate::trust), and not through a link at all.
-    let readable_anyway = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
-        && crate::trust::readable_by(path, crate::trust::invoker()).is_ok();
-    if readable_anyway {
-        return e;
-    }
-    let why = "its content is not shown, as the file is a symbolic link or neither yours nor readable by everyone";
+    let why = if !std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
+        "its content is not shown, as the file is a symbolic link".to_string()
+    } else {
+        match crate::trust::readable_by(path, crate::trust::invoker()) {
+            Ok(()) => return e,
+            Err(u) => format!("its content is not shown, as {u}"),
+        }
+    };
     match e {
         PolicyError::Syntax {
             path, line, column, ..
