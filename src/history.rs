@@ -26,6 +26,24 @@ pub struct Skipped {
     pub path: PathBuf,
     pub line: usize,
     pub reason: String,
+    /// Lines skipped after this one and not named: only the first [`SKIPPED_SHOWN`] are
+    /// held, the others counted on the last ([`note_skipped`]), so that a file of a million
+    /// lines that are not records costs five, not a million.
+    pub also: usize,
+}
+
+/// Holds `s` among the first [`SKIPPED_SHOWN`] skipped lines, else counts it on the last.
+fn note_skipped(skipped: &mut Vec<Skipped>, s: Skipped) {
+    let full = skipped.len() >= SKIPPED_SHOWN;
+    match skipped.last_mut() {
+        Some(last) if full => last.also += 1,
+        _ => skipped.push(s),
+    }
+}
+
+/// How many lines `skipped` stands for: those named and those counted.
+pub fn skipped_count(skipped: &[Skipped]) -> usize {
+    skipped.len() + skipped.iter().map(|s| s.also).sum::<usize>()
 }
 
 /// Skipped lines named one by one before "N more lines skipped": a file that is not a history
@@ -40,11 +58,12 @@ pub fn skipped_warnings(skipped: &[Skipped]) -> Vec<String> {
         .take(SKIPPED_SHOWN)
         .map(|s| s.to_string())
         .collect();
-    if skipped.len() > SKIPPED_SHOWN {
+    let total = skipped_count(skipped);
+    if total > SKIPPED_SHOWN {
         out.push(format!(
             "{}: {} more lines skipped",
             skipped[0].path.display(),
-            skipped.len() - SKIPPED_SHOWN
+            total - SKIPPED_SHOWN
         ));
     }
     out
@@ -459,15 +478,19 @@ pub fn scan_from(
         path: path.to_path_buf(),
         line: n,
         reason,
+        also: 0,
     };
     for_each_line(reader, max_line, |n, line| {
         let text = match line {
             Line::Text(t) => t.trim_ascii(),
             Line::TooLong => {
-                skipped.push(skip(
-                    n,
-                    format!("line longer than {} KiB, not read", max_line / 1024),
-                ));
+                note_skipped(
+                    &mut skipped,
+                    skip(
+                        n,
+                        format!("line longer than {} KiB, not read", max_line / 1024),
+                    ),
+                );
                 return;
             }
         };
@@ -482,7 +505,7 @@ pub fn scan_from(
         match decode(text, |r| keep(heads.of(r)), &keep) {
             Ok(Some(r)) => each(r.into_owned()),
             Ok(None) => {}
-            Err(reason) => skipped.push(skip(n, reason)),
+            Err(reason) => note_skipped(&mut skipped, skip(n, reason)),
         }
     })
     .map_err(io_err(path))?;
@@ -710,11 +733,15 @@ impl<'p, K: Fn(&RecordHead) -> bool, E: FnMut(Run)> RunScanner<'p, K, E> {
     }
 
     fn skip(&mut self, n: usize, reason: String) {
-        self.skipped.push(Skipped {
-            path: self.path.to_path_buf(),
-            line: n,
-            reason,
-        });
+        note_skipped(
+            &mut self.skipped,
+            Skipped {
+                path: self.path.to_path_buf(),
+                line: n,
+                reason,
+                also: 0,
+            },
+        );
     }
 
     /// Line `n` (from 1), which starts at byte `offset` of the file.
@@ -817,6 +844,37 @@ pub(crate) mod tests {
         assert_eq!(r.len(), 2);
         assert_eq!(r[0].timestamp.offset().local_minus_utc(), 3600);
         assert_eq!(r[1].metrics["write_iops"], 4000.0);
+    }
+
+    #[test]
+    fn lines_skipped_past_the_few_named_are_counted_not_held() {
+        let text = "not a record\n".repeat(20_000);
+        for skipped in [
+            scan_from(
+                text.as_bytes(),
+                Path::new("h.jsonl"),
+                MAX_LINE,
+                None,
+                |_| true,
+                |_| {},
+            )
+            .unwrap(),
+            scan_runs(
+                text.as_bytes(),
+                Path::new("h.jsonl"),
+                MAX_LINE,
+                None,
+                |_| true,
+                |_| {},
+            )
+            .unwrap(),
+        ] {
+            assert_eq!(skipped.len(), SKIPPED_SHOWN);
+            assert_eq!(skipped_count(&skipped), 20_000);
+            let w = skipped_warnings(&skipped);
+            assert_eq!(w.len(), SKIPPED_SHOWN + 1);
+            assert_eq!(w[SKIPPED_SHOWN], "h.jsonl: 19995 more lines skipped");
+        }
     }
 
     #[test]

@@ -349,7 +349,7 @@ impl Judge<'_> {
         grouping: Grouping,
     ) -> Result<NodeFile, InputError> {
         // The history reader's skipped lines and the lines passed over here, in line order.
-        let total = read.skipped.len() + read.passed.total();
+        let total = history::skipped_count(&read.skipped) + read.passed.total();
         let mut named: Vec<(usize, String)> = read
             .skipped
             .into_iter()
