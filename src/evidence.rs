@@ -755,4 +755,83 @@ mod tests {
         assert_eq!(a.lines, 2);
         assert_eq!(digest_history(b"").1.chain_head, GENESIS);
     }
+
+    #[test]
+    fn lines_are_hashed_as_they_stream_as_digest_history_splits_them() {
+        for text in [
+            &b""[..],
+            b"one",
+            b"one\n",
+            b"one\n\ntwo",
+            b"\n\n",
+            b"a\nb\n",
+        ] {
+            let mut got = Vec::new();
+            // a reader that hands out a byte at a time: lines split across reads
+            let r = std::io::BufReader::with_capacity(1, text);
+            each_line_hash(r, |h| got.push(hex(&h))).unwrap();
+            let (file, want) = digest_history(text);
+            assert_eq!(got.len(), want.lines, "{text:?}");
+            assert_eq!(Some(got.clone()), want.line_sha256, "{text:?}");
+            assert_eq!(
+                got.last().cloned().unwrap_or(GENESIS.into()),
+                want.chain_head
+            );
+            let m = Members::of(&BTreeMap::from([(HISTORY.to_string(), text.to_vec())])).unwrap();
+            assert_eq!(m.files[HISTORY], file, "hashed as it streams: {text:?}");
+        }
+    }
+
+    #[test]
+    fn a_member_is_read_through_once_and_a_manifest_past_its_cap_is_not_held() {
+        let mut m = Members::default();
+        m.add("report.json", &b"{}"[..]).unwrap();
+        let e = m.add("report.json", &b"{}"[..]).unwrap_err();
+        assert_eq!(e.to_string(), "report.json is in it twice");
+        let big = std::io::repeat(b' ').take(MAX_MANIFEST + 1);
+        use std::io::Read as _;
+        m.add(MANIFEST, big).unwrap();
+        assert!(m.manifest.is_empty(), "a manifest past its cap is not held");
+        let f = check_bundle(&m, None);
+        assert!(
+            f.altered[0].starts_with("manifest.json is not a manifest: it is 134217729 bytes"),
+            "{:?}",
+            f.altered
+        );
+    }
+
+    #[test]
+    fn a_history_is_checked_line_by_line_from_its_spool() {
+        let original = b"a\nb\nc\nd\n".to_vec();
+        let (file, entry) = digest_history(&original);
+        let manifest = serde_json::to_vec(&Manifest {
+            schema_version: 1,
+            tool: tool(),
+            generated: "2026-01-01T00:00:00Z".into(),
+            host: "h".into(),
+            files: BTreeMap::from([(HISTORY.to_string(), file)]),
+            history: entry,
+        })
+        .unwrap();
+        let check = |history: &[u8]| {
+            let m = Members::of(&BTreeMap::from([
+                (MANIFEST.to_string(), manifest.clone()),
+                (HISTORY.to_string(), history.to_vec()),
+            ]))
+            .unwrap();
+            check_bundle(&m, None).altered
+        };
+        assert!(check(&original).iter().all(|a| !a.contains("line")));
+        // a dropped line is said, not each line it moved up
+        let dropped = check(b"a\nc\nd\n");
+        assert_eq!(
+            dropped[0],
+            "history.jsonl: original line 2 missing (3 lines, the manifest says 4)"
+        );
+        let swapped = check(b"a\nc\nb\nX\n");
+        assert_eq!(
+            swapped[0],
+            "history.jsonl: line 2 was line 3; line 3 was line 2; line 4 altered (it is no line of the original); original line 4 missing (4 lines, the manifest says 4)"
+        );
+    }
 }
