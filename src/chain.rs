@@ -560,7 +560,8 @@ fn list(v: &[usize]) -> String {
     }
 }
 
-/// Reads a whole member in memory as a reader, for [`check`] on a bundle's history.
+/// Reads a whole history in memory as a reader, for [`check`] (tests).
+#[cfg(test)]
 pub fn bytes<'a>(b: &'a [u8]) -> impl Fn() -> std::io::Result<&'a [u8]> + 'a {
     move || Ok(b)
 }

@@ -175,22 +175,166 @@ pub struct Findings {
     pub signed_by: Option<String>,
 }
 
-/// Checks a bundle's members (name inside the bundle's directory → bytes) against its
-/// manifest, its history's chain, and its signature: with `key`, the bundle must be signed by
-/// that key.
-pub fn check_bundle(
-    members: &BTreeMap<String, Vec<u8>>,
-    key: Option<&ssh_key::PublicKey>,
-) -> Findings {
+/// The most of a manifest `verify` holds: iopscheck's own list at most 200,000 lines' hashes
+/// (15 MB) and as many runs of lines left out (about 50 MB).
+pub const MAX_MANIFEST: u64 = 128 << 20;
+
+/// The most of a signature `verify` holds: an SSHSIG of an Ed25519 key is under 1 KiB.
+pub const MAX_SIGNATURE: u64 = 64 << 10;
+
+/// A bundle's members as `verify` reads them, one at a time and never whole: each one's
+/// SHA-256 and size, by its name inside the bundle's directory; the manifest and its signature
+/// held (to [`MAX_MANIFEST`] and [`MAX_SIGNATURE`]); the history spooled to an unnamed
+/// temporary file, read through again to be checked line by line.
+#[derive(Default)]
+pub struct Members {
+    pub files: BTreeMap<String, FileEntry>,
+    manifest: Vec<u8>,
+    signature: Vec<u8>,
+    history: Option<std::fs::File>,
+    /// Why the history's temporary file could not be made or written (no fault of the bundle).
+    pub spool_error: Option<String>,
+}
+
+impl Members {
+    /// Reads the member `name` through to its end: hashed, counted, and held or spooled as
+    /// checking needs. A member already read is read through, then refused.
+    pub fn add(&mut self, name: &str, mut r: impl std::io::Read) -> std::io::Result<()> {
+        use std::io::Write as _;
+        let twice = self.files.contains_key(name);
+        let cap = match name {
+            MANIFEST => MAX_MANIFEST,
+            SIGNATURE => MAX_SIGNATURE,
+            _ => 0,
+        };
+        let mut held = Vec::new();
+        let mut spool = match name {
+            HISTORY if !twice => Some(tempfile::tempfile().map_err(|e| self.spool_failed(e))?),
+            _ => None,
+        };
+        let (mut hash, mut bytes) = (Sha256::new(), 0u64);
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = match r.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            let chunk = &buf[..n];
+            hash.update(chunk);
+            bytes += n as u64;
+            if twice {
+                continue;
+            }
+            if bytes <= cap {
+                held.extend_from_slice(chunk);
+            } else if !held.is_empty() {
+                // past its cap: its size says so, its bytes are not kept
+                held = Vec::new();
+            }
+            if let Some(s) = &mut spool {
+                s.write_all(chunk).map_err(|e| self.spool_failed(e))?;
+            }
+        }
+        if twice {
+            return Err(std::io::Error::other(format!("{name} is in it twice")));
+        }
+        match name {
+            MANIFEST => self.manifest = held,
+            SIGNATURE => self.signature = held,
+            _ => {}
+        }
+        if spool.is_some() {
+            self.history = spool;
+        }
+        let sha256 = hex(&hash.finalize());
+        self.files
+            .insert(name.to_string(), FileEntry { sha256, bytes });
+        Ok(())
+    }
+
+    fn spool_failed(&mut self, e: std::io::Error) -> std::io::Error {
+        let why = format!("a temporary file for its {HISTORY}: {e}");
+        self.spool_error = Some(why.clone());
+        std::io::Error::other(why)
+    }
+
+    /// The members of a bundle held whole (tests).
+    #[cfg(test)]
+    pub fn of(members: &BTreeMap<String, Vec<u8>>) -> std::io::Result<Members> {
+        let mut m = Members::default();
+        for (name, b) in members {
+            m.add(name, &b[..])?;
+        }
+        Ok(m)
+    }
+
+    /// The history's spool, from its start.
+    fn history(&self) -> Option<impl Fn() -> std::io::Result<std::io::BufReader<std::fs::File>>> {
+        use std::io::Seek as _;
+        self.history.as_ref().map(|f| {
+            move || {
+                let mut f = f.try_clone()?;
+                f.seek(std::io::SeekFrom::Start(0))?;
+                Ok(std::io::BufReader::with_capacity(1 << 16, f))
+            }
+        })
+    }
+}
+
+/// Each line's SHA-256 (without its newline), in order, as [`digest_history`] splits them,
+/// holding no line, however long.
+fn each_line_hash(
+    mut r: impl std::io::BufRead,
+    mut each: impl FnMut([u8; 32]),
+) -> std::io::Result<()> {
+    let mut h = Sha256::new();
+    let mut open = false;
+    loop {
+        let buf = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            if open {
+                each(h.finalize().into());
+            }
+            return Ok(());
+        }
+        let newline = memchr::memchr(b'\n', buf);
+        h.update(&buf[..newline.unwrap_or(buf.len())]);
+        let used = newline.map_or(buf.len(), |i| i + 1);
+        r.consume(used);
+        open = newline.is_none();
+        if newline.is_some() {
+            each(std::mem::take(&mut h).finalize().into());
+        }
+    }
+}
+
+/// Checks a bundle's members against its manifest, its history's chain, and its signature:
+/// with `key`, the bundle must be signed by that key.
+pub fn check_bundle(members: &Members, key: Option<&ssh_key::PublicKey>) -> Findings {
     let mut f = Findings::default();
-    let manifest = match members.get(MANIFEST) {
+    let held = members.files.get(MANIFEST);
+    let manifest = match held {
         None => {
             f.altered.push(format!(
                 "no {MANIFEST}: the bundle cannot be verified (made by an iopscheck without manifests, or its manifest was removed)"
             ));
             None
         }
-        Some(raw) => match serde_json::from_slice::<Manifest>(raw) {
+        Some(e) if e.bytes > MAX_MANIFEST => {
+            f.altered.push(format!(
+                "{MANIFEST} is not a manifest: it is {} bytes, more than any manifest iopscheck writes (at most {} MiB)",
+                e.bytes,
+                MAX_MANIFEST >> 20
+            ));
+            None
+        }
+        Some(_) => match serde_json::from_slice::<Manifest>(&members.manifest) {
             Ok(m) => Some(m),
             Err(e) => {
                 f.altered.push(format!("{MANIFEST} is not a manifest: {e}"));
@@ -198,24 +342,34 @@ pub fn check_bundle(
             }
         },
     };
-    if let Some(raw) = members.get(MANIFEST) {
-        check_signature(raw, members.get(SIGNATURE), key, &mut f);
-    } else if key.is_some() {
-        f.altered.push(format!(
+    match held {
+        Some(e) if e.bytes <= MAX_MANIFEST => {
+            let sig = members.files.get(SIGNATURE).map(|s| {
+                if s.bytes > MAX_SIGNATURE {
+                    Err(s.bytes)
+                } else {
+                    Ok(&members.signature[..])
+                }
+            });
+            check_signature(&members.manifest, sig, key, &mut f);
+        }
+        Some(_) => {}
+        None if key.is_some() => f.altered.push(format!(
             "--key: the bundle has no {MANIFEST}, so nothing a signature could cover"
-        ));
+        )),
+        None => {}
     }
     if let Some(manifest) = &manifest {
         check_files(members, manifest, &mut f);
     }
     // the history's own chain, record to record, across the lines the manifest says were
     // left out
-    if let Some(h) = members.get(HISTORY) {
+    if let Some(open) = members.history() {
         let (left_out, listed_to) = manifest
             .as_ref()
             .map(|m| (m.history.left_out.as_slice(), m.history.left_out_listed_to))
             .unwrap_or_default();
-        match crate::chain::check(crate::chain::bytes(h), left_out, listed_to) {
+        match crate::chain::check(open, left_out, listed_to) {
             Ok(r) => {
                 f.altered
                     .extend(r.altered.iter().map(|a| format!("{HISTORY}: {a}")));
@@ -230,7 +384,7 @@ pub fn check_bundle(
 }
 
 /// Every member against the manifest's list, and the history's head.
-fn check_files(members: &BTreeMap<String, Vec<u8>>, manifest: &Manifest, f: &mut Findings) {
+fn check_files(members: &Members, manifest: &Manifest, f: &mut Findings) {
     f.notes.push(format!(
         "made {} for host {} by {}",
         manifest.generated,
@@ -249,39 +403,44 @@ fn check_files(members: &BTreeMap<String, Vec<u8>>, manifest: &Manifest, f: &mut
             .unwrap_or_else(|| "an unnamed tool".into())
     ));
     for (name, want) in &manifest.files {
-        match members.get(name) {
+        match members.files.get(name) {
             None => f
                 .altered
                 .push(format!("{name}: missing (the manifest lists it)")),
-            Some(b) => {
-                let got = sha256_hex(b);
-                if got != want.sha256 {
-                    if name == HISTORY {
-                        history_findings(b, &manifest.history, f);
-                    } else {
-                        f.altered.push(format!(
-                            "{name}: altered (SHA-256 {got}, the manifest says {})",
-                            want.sha256
-                        ));
+            Some(got) if got.sha256 != want.sha256 => {
+                if let (HISTORY, Some(open)) = (name.as_str(), members.history()) {
+                    let read =
+                        open().and_then(|r| history_findings(r, &manifest.history, &open, f));
+                    if let Err(e) = read {
+                        f.altered.push(format!("{HISTORY}: cannot be read ({e})"));
                     }
+                } else {
+                    f.altered.push(format!(
+                        "{name}: altered (SHA-256 {}, the manifest says {})",
+                        got.sha256, want.sha256
+                    ));
                 }
             }
+            Some(_) => {}
         }
     }
-    for name in members.keys() {
+    for name in members.files.keys() {
         if name != MANIFEST && name != SIGNATURE && !manifest.files.contains_key(name) {
             f.altered
                 .push(format!("{name}: added (the manifest does not list it)"));
         }
     }
-    if let Some(h) = members.get(HISTORY) {
-        let (_, got) = digest_history(h);
-        if got.chain_head != manifest.history.chain_head
-            && !f.altered.iter().any(|a| a.starts_with(HISTORY))
-        {
+    if let Some(open) = members.history()
+        && !f.altered.iter().any(|a| a.starts_with(HISTORY))
+    {
+        let mut head = GENESIS.to_string();
+        let read = open().and_then(|r| each_line_hash(r, |h| head = hex(&h)));
+        if let Err(e) = read {
+            f.altered.push(format!("{HISTORY}: cannot be read ({e})"));
+        } else if head != manifest.history.chain_head {
             f.altered.push(format!(
                 "{HISTORY}: its chain head (the last line's SHA-256) is {}, the manifest says {}",
-                got.chain_head, manifest.history.chain_head
+                head, manifest.history.chain_head
             ));
         }
     }
@@ -291,10 +450,21 @@ fn check_files(members: &BTreeMap<String, Vec<u8>>, manifest: &Manifest, f: &mut
 /// bundle's namespace, and by `key`.
 fn check_signature(
     manifest: &[u8],
-    sig: Option<&Vec<u8>>,
+    sig: Option<Result<&[u8], u64>>,
     key: Option<&ssh_key::PublicKey>,
     f: &mut Findings,
 ) {
+    let sig = match sig {
+        Some(Ok(s)) => Some(s),
+        Some(Err(bytes)) => {
+            f.altered.push(format!(
+                "{SIGNATURE}: not an SSH signature (it is {bytes} bytes; an SSH signature is under {} KiB)",
+                MAX_SIGNATURE >> 10
+            ));
+            return;
+        }
+        None => None,
+    };
     let Some(sig) = sig else {
         if let Some(k) = key {
             f.altered.push(format!(
@@ -472,51 +642,50 @@ pub fn sign(key: &ssh_key::PrivateKey, manifest: &[u8]) -> Result<Vec<u8>, Strin
         .map_err(|e| e.to_string())
 }
 
-/// Which lines of a history differ from the manifest's list, by line number.
-fn history_findings(bytes: &[u8], want: &HistoryEntry, f: &mut Findings) {
-    let got: Vec<String> = bytes
-        .split_inclusive(|&b| b == b'\n')
-        .map(|l| sha256_hex(l.strip_suffix(b"\n").unwrap_or(l)))
-        .collect();
+/// The most items of a history's alteration said (a line altered, moved or missing); past
+/// them, how many more.
+const MAX_SHOWN: usize = 10_000;
+
+/// Which lines of a history (read from `r`, and again from `open`) differ from the manifest's
+/// list, by line number; read through twice, holding the manifest's list and a mark for each of
+/// its lines, never the history.
+fn history_findings(
+    r: impl std::io::BufRead,
+    want: &HistoryEntry,
+    open: impl Fn() -> std::io::Result<std::io::BufReader<std::fs::File>>,
+    f: &mut Findings,
+) -> std::io::Result<()> {
+    let mut got = 0usize;
     let Some(list) = &want.line_sha256 else {
+        each_line_hash(r, |_| got += 1)?;
         f.altered.push(format!(
-            "{HISTORY}: altered ({} lines, the manifest says {}; the manifest lists no line hashes for a history this long)",
-            got.len(),
+            "{HISTORY}: altered ({got} lines, the manifest says {}; the manifest lists no line hashes for a history this long)",
             want.lines
         ));
-        return;
+        return Ok(());
     };
     let mut at: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, h) in list.iter().enumerate() {
         at.entry(h.as_str()).or_default().push(i + 1);
     }
+    // The original line each line is (the first of its hash's not yet met), if any.
+    let original = |h: &[u8; 32], seen: &mut Vec<bool>| {
+        at.get(hex(h).as_str()).map(|places| {
+            let o = places
+                .iter()
+                .copied()
+                .find(|&p| !seen[p - 1])
+                .unwrap_or(places[0]);
+            seen[o - 1] = true;
+            o
+        })
+    };
+    // First pass: which original lines are there, so that a drop is told from moves.
     let mut seen = vec![false; list.len()];
-    let mut items = Vec::new();
-    for (i, h) in got.iter().enumerate() {
-        let n = i + 1;
-        match at.get(h.as_str()) {
-            Some(places) => {
-                let original = places
-                    .iter()
-                    .copied()
-                    .find(|&p| !seen[p - 1])
-                    .unwrap_or(places[0]);
-                seen[original - 1] = true;
-                if original != n {
-                    items.push((n, format!("line {n} was line {original}")));
-                }
-            }
-            None => items.push((
-                n,
-                format!("line {n} altered (it is no line of the original)"),
-            )),
-        }
-    }
-    for (i, s) in seen.iter().enumerate() {
-        if !s {
-            items.push((i + 1, format!("original line {} missing", i + 1)));
-        }
-    }
+    each_line_hash(r, |h| {
+        got += 1;
+        original(&h, &mut seen);
+    })?;
     // a dropped line moves every later one up: say the drop, not each move
     let dropped: Vec<usize> = seen
         .iter()
@@ -524,35 +693,47 @@ fn history_findings(bytes: &[u8], want: &HistoryEntry, f: &mut Findings) {
         .filter(|(_, s)| !**s)
         .map(|(i, _)| i + 1)
         .collect();
-    let added = got.len() + dropped.len() > list.len();
-    let shifted_only = |text: &str| {
-        text.contains(" was line ")
-            && !added
-            && !dropped.is_empty()
-            && text
-                .rsplit(' ')
-                .next()
-                .and_then(|o| o.parse::<usize>().ok())
-                .zip(text.split(' ').nth(1).and_then(|n| n.parse::<usize>().ok()))
-                .is_some_and(|(orig, now)| {
-                    orig == now + dropped.iter().filter(|&&d| d < orig).count()
-                })
+    let added = got + dropped.len() > list.len();
+    let shifted_only = |now: usize, orig: usize| {
+        !added && !dropped.is_empty() && orig == now + dropped.partition_point(|&d| d < orig)
     };
-    let shown: Vec<String> = items
-        .into_iter()
-        .filter(|(_, t)| !shifted_only(t))
-        .map(|(_, t)| t)
-        .collect();
-    f.altered.push(format!(
-        "{HISTORY}: {} ({} lines, the manifest says {})",
-        if shown.is_empty() {
-            "altered".to_string()
+    let (mut shown, mut more) = (Vec::new(), 0usize);
+    let mut say = |text: String| {
+        if shown.len() < MAX_SHOWN {
+            shown.push(text);
         } else {
-            shown.join("; ")
-        },
-        got.len(),
+            more += 1;
+        }
+    };
+    // Second pass: what each line is.
+    let mut seen = vec![false; list.len()];
+    let mut n = 0;
+    each_line_hash(open()?, |h| {
+        n += 1;
+        match original(&h, &mut seen) {
+            Some(o) if o != n && !shifted_only(n, o) => say(format!("line {n} was line {o}")),
+            Some(_) => {}
+            None => say(format!("line {n} altered (it is no line of the original)")),
+        }
+    })?;
+    for d in &dropped {
+        say(format!("original line {d} missing"));
+    }
+    let mut text = if shown.is_empty() {
+        "altered".to_string()
+    } else {
+        shown.join("; ")
+    };
+    if more > 0 {
+        text.push_str(&format!(
+            "; and {more} more lines altered, moved or missing"
+        ));
+    }
+    f.altered.push(format!(
+        "{HISTORY}: {text} ({got} lines, the manifest says {})",
         want.lines
     ));
+    Ok(())
 }
 
 #[cfg(test)]
@@ -573,5 +754,84 @@ mod tests {
         assert_eq!(a.chain_head, sha256_hex(b"two"));
         assert_eq!(a.lines, 2);
         assert_eq!(digest_history(b"").1.chain_head, GENESIS);
+    }
+
+    #[test]
+    fn lines_are_hashed_as_they_stream_as_digest_history_splits_them() {
+        for text in [
+            &b""[..],
+            b"one",
+            b"one\n",
+            b"one\n\ntwo",
+            b"\n\n",
+            b"a\nb\n",
+        ] {
+            let mut got = Vec::new();
+            // a reader that hands out a byte at a time: lines split across reads
+            let r = std::io::BufReader::with_capacity(1, text);
+            each_line_hash(r, |h| got.push(hex(&h))).unwrap();
+            let (file, want) = digest_history(text);
+            assert_eq!(got.len(), want.lines, "{text:?}");
+            assert_eq!(Some(got.clone()), want.line_sha256, "{text:?}");
+            assert_eq!(
+                got.last().cloned().unwrap_or(GENESIS.into()),
+                want.chain_head
+            );
+            let m = Members::of(&BTreeMap::from([(HISTORY.to_string(), text.to_vec())])).unwrap();
+            assert_eq!(m.files[HISTORY], file, "hashed as it streams: {text:?}");
+        }
+    }
+
+    #[test]
+    fn a_member_is_read_through_once_and_a_manifest_past_its_cap_is_not_held() {
+        let mut m = Members::default();
+        m.add("report.json", &b"{}"[..]).unwrap();
+        let e = m.add("report.json", &b"{}"[..]).unwrap_err();
+        assert_eq!(e.to_string(), "report.json is in it twice");
+        let big = std::io::repeat(b' ').take(MAX_MANIFEST + 1);
+        use std::io::Read as _;
+        m.add(MANIFEST, big).unwrap();
+        assert!(m.manifest.is_empty(), "a manifest past its cap is not held");
+        let f = check_bundle(&m, None);
+        assert!(
+            f.altered[0].starts_with("manifest.json is not a manifest: it is 134217729 bytes"),
+            "{:?}",
+            f.altered
+        );
+    }
+
+    #[test]
+    fn a_history_is_checked_line_by_line_from_its_spool() {
+        let original = b"a\nb\nc\nd\n".to_vec();
+        let (file, entry) = digest_history(&original);
+        let manifest = serde_json::to_vec(&Manifest {
+            schema_version: 1,
+            tool: tool(),
+            generated: "2026-01-01T00:00:00Z".into(),
+            host: "h".into(),
+            files: BTreeMap::from([(HISTORY.to_string(), file)]),
+            history: entry,
+        })
+        .unwrap();
+        let check = |history: &[u8]| {
+            let m = Members::of(&BTreeMap::from([
+                (MANIFEST.to_string(), manifest.clone()),
+                (HISTORY.to_string(), history.to_vec()),
+            ]))
+            .unwrap();
+            check_bundle(&m, None).altered
+        };
+        assert!(check(&original).iter().all(|a| !a.contains("line")));
+        // a dropped line is said, not each line it moved up
+        let dropped = check(b"a\nc\nd\n");
+        assert_eq!(
+            dropped[0],
+            "history.jsonl: original line 2 missing (3 lines, the manifest says 4)"
+        );
+        let swapped = check(b"a\nc\nb\nX\n");
+        assert_eq!(
+            swapped[0],
+            "history.jsonl: line 2 was line 3; line 3 was line 2; line 4 altered (it is no line of the original); original line 4 missing (4 lines, the manifest says 4)"
+        );
     }
 }

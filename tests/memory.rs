@@ -222,3 +222,93 @@ fn a_wider_window_costs_at_most_the_stated_bytes_a_run_in_every_format_bundle_an
     }
     assert!(over.is_empty(), "{over:#?}");
 }
+
+/// Lines of the history `verify` checks, and the note each carries to make it long: 6,000
+/// lines of about 8 KiB, a 49 MB history.
+const BIG_LINES: usize = 6_000;
+const NOTE: usize = 8 << 10;
+/// What `verify` may peak at over that bundle: its members are read one at a time, never
+/// held (it held them all, the history included: 60 MiB and more).
+const VERIFY_PEAK: i64 = 32 << 20;
+
+/// A bundle (`b/manifest.json`, `b/history.jsonl`, gzip without compression: quick to make
+/// and to read in a debug build) of a chained history of [`BIG_LINES`] long lines, each
+/// line's `chain.prev` the SHA-256 of the line before, as `append` writes them; the
+/// history's size.
+fn write_long_bundle(path: &Path) -> u64 {
+    use sha2::Digest as _;
+    let mut history = Vec::new();
+    let mut prev = "0".repeat(64);
+    let note = "n".repeat(NOTE);
+    for i in 0..BIG_LINES {
+        let line = serde_json::to_vec(&serde_json::json!({
+            "schema_version": 1, "host": "big-node", "engine_note": format!("{i} {note}"),
+            "chain": { "seq": i + 1, "prev": prev },
+        }))
+        .unwrap();
+        prev = sha2::Sha256::digest(&line)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        history.extend_from_slice(&line);
+        history.push(b'\n');
+    }
+    let (file, entry) = iopscheck::testing::evidence::digest_history(&history);
+    let manifest = serde_json::to_vec_pretty(&serde_json::json!({
+        "schema_version": 1,
+        "tool": { "name": "iopscheck", "version": "0.1.0", "commit": "test" },
+        "generated": Utc::now().to_rfc3339(),
+        "host": "big-node",
+        "files": { "history.jsonl": file },
+        "history": entry,
+    }))
+    .unwrap();
+    let gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(path).unwrap(),
+        flate2::Compression::none(),
+    );
+    let mut tar = tar::Builder::new(gz);
+    for (name, data) in [
+        ("b/manifest.json", &manifest),
+        ("b/history.jsonl", &history),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_mode(0o644);
+        h.set_size(data.len() as u64);
+        tar.append_data(&mut h, name, data.as_slice()).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap();
+    history.len() as u64
+}
+
+#[test]
+fn verify_checks_a_bundle_of_a_large_history_without_holding_its_members() {
+    if !Path::new(TIME).exists() {
+        common::skip("GNU time (/usr/bin/time) is not installed: apt-get install time");
+        return;
+    }
+    let env = common::Env::new();
+    let bundle = env.tmp.path().join("big.tar.gz");
+    let size = write_long_bundle(&bundle);
+    assert!(size > 48_000_000, "the history is {size} bytes");
+    let (peak, code) = peak_rss(&env, &["verify", bundle.to_str().unwrap()]);
+    let said = std::fs::read_to_string(env.tmp.path().join("stdout")).unwrap();
+    // every member checked, every line of the history, all chained
+    assert_eq!(code, 0, "{said}");
+    assert!(
+        said.starts_with("VERIFIED ") && said.contains(&format!("{BIG_LINES} history lines")),
+        "{said}"
+    );
+    eprintln!(
+        "verify of a bundle of a {} MB history: {} KiB",
+        size / 1_000_000,
+        peak / 1024
+    );
+    assert!(
+        peak < VERIFY_PEAK,
+        "verify peaked at {} KiB over a bundle of a {size}-byte history (the bound is {} KiB)",
+        peak / 1024,
+        VERIFY_PEAK / 1024
+    );
+}

@@ -3,8 +3,7 @@
 //! history's chain holds, saying exactly what was altered, with line numbers. Exit 0: verified;
 //! 1: altered, or (in part) unverifiable; 2: bad usage.
 
-use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 
 use crate::chain;
@@ -52,7 +51,7 @@ pub fn run(cfg: VerifyConfig, _ctx: &Ctx) -> anyhow::Result<u8> {
         .unwrap_or_default();
     let what = format!(
         "{} files and {} history lines as its manifest lists them{signed}",
-        members.len() - 1 - usize::from(f.signed_by.is_some()),
+        members.files.len() - 1 - usize::from(f.signed_by.is_some()),
         r.lines
     );
     let verified = unverifiable(&r).is_none();
@@ -149,11 +148,13 @@ fn history(p: &Path, out: &mut impl Write) -> anyhow::Result<u8> {
     }
 }
 
-/// Every regular member, by its name inside the bundle's directory; an archive that cannot be
-/// read whole is the inner error (the bundle is altered). Its members in all are held to
-/// [`crate::bundle_input::cap_of`] its size: past it (a gzip bomb), the outer error, exit 2,
-/// naming the bundle and the member.
-fn read_members(p: &Path) -> anyhow::Result<std::io::Result<BTreeMap<String, Vec<u8>>>> {
+/// Every regular member, read through one at a time ([`evidence::Members`]: hashed, the
+/// manifest and signature held, the history spooled to an unnamed temporary file, never a
+/// member held whole); an archive that cannot be read whole is the inner error (the bundle is
+/// altered). Its members in all are held to [`crate::bundle_input::cap_of`] its size: past it
+/// (a gzip bomb, which costs time, not memory), the outer error, exit 2, naming the bundle and
+/// the member.
+fn read_members(p: &Path) -> anyhow::Result<std::io::Result<evidence::Members>> {
     use crate::bundle_input::{capped_archive, check_tail, odd_entry, too_large};
     let f = match std::fs::File::open(p) {
         Ok(f) => f,
@@ -161,10 +162,10 @@ fn read_members(p: &Path) -> anyhow::Result<std::io::Result<BTreeMap<String, Vec
     };
     let (mut archive, over, size) = capped_archive(f);
     let mut last = "first member".to_string();
-    let mut out = BTreeMap::new();
+    let mut out = evidence::Members::default();
     let read = (|| -> std::io::Result<()> {
         for entry in archive.entries()? {
-            let mut e = entry?;
+            let e = entry?;
             let name = {
                 let path = e.path()?;
                 let mut c = path.components();
@@ -182,17 +183,16 @@ fn read_members(p: &Path) -> anyhow::Result<std::io::Result<BTreeMap<String, Vec
                 continue;
             }
             last.clone_from(&name);
-            let mut data = Vec::new();
-            e.read_to_end(&mut data)?;
-            if out.insert(name.clone(), data).is_some() {
-                return Err(std::io::Error::other(format!("{name} is in it twice")));
-            }
+            out.add(&name, e)?;
         }
         Ok(())
     })();
     let read = read.and_then(|()| check_tail(archive.into_inner()));
     if over.get() {
         return Err(crate::error::usage(too_large(p, &last, size).to_string()));
+    }
+    if let Some(why) = &out.spool_error {
+        return Err(anyhow::anyhow!("verify: {}: {why}", p.display()));
     }
     Ok(read.map(|()| out))
 }
