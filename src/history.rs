@@ -654,11 +654,12 @@ pub fn scan_runs_of(
     keep: impl Fn(&RecordHead) -> bool,
     each: impl FnMut(Run),
 ) -> Result<Vec<Skipped>, HistoryError> {
-    scan_runs_moving(reader, file, path, max_line, since, None, keep, each)
+    scan_runs_moving(reader, file, path, max_line, since, None, false, keep, each)
 }
 
 /// [`scan_runs_of`], with where the window starts once narrowed to the runs that could be
-/// held (`RunScanner::moved`).
+/// held (`RunScanner::moved`), and whether each imported run is named across hosts
+/// (`RunScanner::name_imported`).
 #[allow(clippy::too_many_arguments)]
 pub fn scan_runs_moving(
     reader: impl BufRead,
@@ -667,12 +668,14 @@ pub fn scan_runs_moving(
     max_line: usize,
     since: Option<DateTime<Utc>>,
     moved: Option<Rc<Cell<Option<DateTime<Utc>>>>>,
+    name_imported: bool,
     keep: impl Fn(&RecordHead) -> bool,
     each: impl FnMut(Run),
 ) -> Result<Vec<Skipped>, HistoryError> {
     let mut scanner = RunScanner::new(path, max_line, since, keep, each);
     scanner.file = file;
     scanner.moved = moved;
+    scanner.name_imported = name_imported;
     for_each_line_at(reader, max_line, |n, offset, line| {
         scanner.line(n, offset, line)
     })
@@ -696,10 +699,11 @@ pub struct RunScanner<'p, K, E> {
     repeats: Repeats,
     /// The history read, for reading an earlier line again (None: a stream).
     pub file: Option<&'p File>,
-    /// For a fleet: name each imported run across histories (`Run::imported`), and take a
-    /// record as repeating only one of its own host's (the same run under two hosts is found
-    /// in both nodes' evidence). Off, a run holds no name (a report needs none, and a fio
-    /// run's summary is 160 bytes).
+    /// For a fleet, and a report that judges several hosts: name each imported run across
+    /// histories (`Run::imported`), and take a record as repeating only one of its own
+    /// host's (the same run under two hosts is found in both hosts' evidence, and neither
+    /// passes on it: `fleet::shared`). Off, a run holds no name (a report of one host needs
+    /// none, and a fio run's summary is 160 bytes).
     pub name_imported: bool,
     /// Where the window starts once narrowed to the runs that could be held
     /// (`select::Grouping::moved`): the lines before it are passed over, and the runs read

@@ -49,6 +49,12 @@ pub fn run(cfg: ReportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     let mut grouping = Grouping::new(&filter);
     let held = crate::evaluate::held_metrics(&policy);
     let moved = grouping.moved();
+    // One fio run is one machine's: where the report may judge several hosts, each imported
+    // run is named (`Run::imported`) and a record repeats only one of its own host's, so that
+    // the same run under two hosts is counted for each and found there (`fleet::shared`),
+    // and neither passes on it; a run repeated within one host still counts once. A report
+    // of one host reads no other host's records: it names nothing (160 bytes an imported run).
+    let several_hosts = filter.host.is_none();
     let records = match open_history()? {
         Some(file) => {
             let skipped = history::scan_runs_moving(
@@ -58,6 +64,7 @@ pub fn run(cfg: ReportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
                 history::MAX_LINE,
                 Some(since),
                 Some(moved),
+                several_hosts,
                 |h| filter.keeps_head(h),
                 |r| grouping.add(r.holding(held)),
             )?;
@@ -72,6 +79,15 @@ pub fn run(cfg: ReportConfig, ctx: &Ctx) -> anyhow::Result<u8> {
     // the devices as one set, without it).
     let until = until.filter(|_| policy.devices.is_none());
     let mut evs = grouping.evaluate_in(&policy, now, strict, until, &records)?;
+    // One imported fio run counted in groups of two hosts is neither's evidence.
+    if several_hosts {
+        let mut shared = crate::fleet::shared::SharedRuns::default();
+        for (i, ev) in evs.iter_mut().enumerate() {
+            let runs: Vec<_> = crate::fleet::shared::counted(i, ev).collect();
+            shared.add(0, runs);
+        }
+        shared.mark_groups(&mut evs);
+    }
     // A policy over raw devices: the host's devices judged as one set, with their spread.
     if policy.devices.is_some() && !evs.is_empty() {
         return super::run_devices::report(evs, &policy, since, now, strict, &outputs, ctx);

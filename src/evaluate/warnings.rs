@@ -128,6 +128,15 @@ pub enum Warning {
         due: DateTime<chrono::Utc>,
         every: std::time::Duration,
     },
+    /// Runs this node's evidence counts that another node's counts too (one fio run found
+    /// in two nodes' evidence, `fleet::shared`): how many, the earliest's time, the other
+    /// node and where its evidence is (its file, or its group in the same history).
+    SharedRuns {
+        runs: usize,
+        earliest: DateTime<FixedOffset>,
+        node: String,
+        at: String,
+    },
 }
 
 /// A run of an idle signature: when, after how long idle (s), and its figure.
@@ -668,6 +677,12 @@ pub(crate) fn examples() -> Vec<Warning> {
             due: at("2026-12-03T08:00:00Z").to_utc(),
             every: std::time::Duration::from_secs(30 * 86400),
         },
+        Warning::SharedRuns {
+            runs: 2,
+            earliest: at("2026-11-03T08:00:00Z"),
+            node: "node2".into(),
+            at: "node2.jsonl".into(),
+        },
     ];
     out.extend(caveats.into_iter().map(|caveat| Warning::InputCaveat {
         about: "out.txt".into(),
@@ -702,6 +717,7 @@ mod tests {
             Warning::StepInsideRun { .. } => 14,
             Warning::SlowFinalFsync { .. } => 15,
             Warning::DecisionStands { .. } => 16,
+            Warning::SharedRuns { .. } => 27,
             Warning::InputCaveat { caveat, .. } => match caveat {
                 Caveat::Reader(_) => 17,
                 Caveat::NoTimestamp { .. } => 18,
@@ -738,7 +754,7 @@ mod tests {
             }
             shortened += usize::from(!rest.is_empty());
         }
-        assert_eq!(kinds, (0..27).collect(), "an example of each kind");
+        assert_eq!(kinds, (0..28).collect(), "an example of each kind");
         assert!(shortened > 20, "{shortened}");
     }
 

@@ -94,9 +94,7 @@ pub(super) fn imported(
     row: usize,
     ev: &mut Evaluation,
 ) -> impl Iterator<Item = super::shared::Counted> + '_ {
-    ev.runs
-        .iter_mut()
-        .filter_map(move |r| r.imported.take().map(|k| (row, k, r.timestamp)))
+    super::shared::counted(row, ev)
 }
 
 /// Judges nodes' files under one policy and window.

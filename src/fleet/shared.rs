@@ -18,12 +18,18 @@ use std::sync::Arc;
 use chrono::{DateTime, FixedOffset};
 
 use super::NodeRow;
-use crate::evaluate::Verdict;
+use crate::evaluate::{Evaluation, Verdict, Warning};
 use crate::fio::IdentityKey;
 use crate::record::ImportedRun;
 
 /// An imported run a history row counts: the row's index, what names the run and its time.
 pub type Counted = (usize, Arc<ImportedRun>, DateTime<FixedOffset>);
+
+/// Two rows (the lesser first).
+pub type Pair = (usize, usize);
+
+/// What two rows share: how many runs, the earliest's time.
+pub type Shared = (usize, DateTime<FixedOffset>);
 
 /// A counted run's fio identity, to be compared with the others'.
 struct Summary {
@@ -47,7 +53,7 @@ pub struct SharedRuns {
     first: HashMap<NonZeroU64, (usize, DateTime<FixedOffset>)>,
     summaries: Vec<Summary>,
     /// (row, other row) → (runs shared, the earliest's time).
-    pairs: BTreeMap<(usize, usize), (usize, DateTime<FixedOffset>)>,
+    pairs: BTreeMap<Pair, Shared>,
 }
 
 impl SharedRuns {
@@ -104,23 +110,27 @@ impl SharedRuns {
         }
     }
 
+    /// The pairs of rows of two hosts (`host_of` a row's) that count the same runs, each
+    /// pair once (the lesser row first), with how many runs they share and the earliest's
+    /// time: what a fleet's rows (`mark`) and a report's groups (`mark_groups`) are judged by.
+    pub fn pairs<'h>(mut self, host_of: impl Fn(usize) -> &'h str) -> Vec<(Pair, Shared)> {
+        self.compare();
+        self.pairs
+            .into_iter()
+            .filter(|((a, b), _)| host_of(*a) != host_of(*b))
+            .collect()
+    }
+
     /// Rows of two hosts that count the same runs: a pass on them is inconclusive, and
     /// every such row says which node and run it shares.
-    pub fn mark(mut self, rows: &mut [NodeRow]) {
-        self.compare();
-        for ((a, b), (n, at)) in self.pairs {
-            if rows[a].host == rows[b].host {
-                continue;
-            }
+    pub fn mark(self, rows: &mut [NodeRow]) {
+        let hosts: Vec<String> = rows.iter().map(|r| r.host.clone()).collect();
+        for ((a, b), (n, at)) in self.pairs(|i| hosts[i].as_str()) {
             let (ha, hb) = (rows[a].host.clone(), rows[b].host.clone());
             let (fa, fb) = (rows[a].file.clone(), rows[b].file.clone());
             for (row, other, file) in [(a, hb, fb), (b, ha, fa)] {
                 let r = &mut rows[row];
-                let what = format!(
-                    "{n} of its runs (the earliest at {}) {} also counted for node {other} ({file}): one fio run is one machine's, so neither node's verdict may rest on it",
-                    at.format("%Y-%m-%d %H:%M"),
-                    if n == 1 { "is" } else { "are" },
-                );
+                let what = shared(n, at, other, file).to_string();
                 if r.verdict == Verdict::Pass {
                     r.verdict = Verdict::Inconclusive;
                     r.reason = format!("{what} (on them it would pass: {})", r.reason);
@@ -129,6 +139,58 @@ impl SharedRuns {
             }
         }
     }
+
+    /// A report's groups (of one history, judged each on its own) of two hosts that count
+    /// the same runs: as a fleet's rows, a pass on them is inconclusive (a fail stays a
+    /// fail), and each such group says which hosts and runs it shares, its reason naming
+    /// every other host.
+    pub fn mark_groups(self, evs: &mut [Evaluation]) {
+        let hosts: Vec<String> = evs
+            .iter()
+            .map(|e| e.group.as_ref().map(|g| g.host.clone()).unwrap_or_default())
+            .collect();
+        let mut found: Vec<Vec<Warning>> = vec![Vec::new(); evs.len()];
+        for ((a, b), (n, at)) in self.pairs(|i| hosts[i].as_str()) {
+            for (row, other) in [(a, b), (b, a)] {
+                let where_ = evs[other]
+                    .group
+                    .as_ref()
+                    .map(|g| format!("dir {}, engine {}, in this history", g.dir, g.engine))
+                    .unwrap_or_default();
+                found[row].push(shared(n, at, hosts[other].clone(), where_));
+            }
+        }
+        for (ev, shares) in evs.iter_mut().zip(found) {
+            if shares.is_empty() {
+                continue;
+            }
+            if ev.verdict == Verdict::Pass {
+                let what: Vec<String> = shares.iter().map(|w| w.to_string()).collect();
+                ev.verdict = Verdict::Inconclusive;
+                ev.reason = format!("{} (on them it would pass: {})", what.join("; "), ev.reason);
+            }
+            ev.warnings.extend(shares);
+        }
+    }
+}
+
+/// What a row or group sharing `n` runs (the earliest at `at`) with node `other` says, the
+/// other's evidence being `at_other` (its file, or its group).
+fn shared(n: usize, at: DateTime<FixedOffset>, other: String, at_other: String) -> Warning {
+    Warning::SharedRuns {
+        runs: n,
+        earliest: at,
+        node: other,
+        at: at_other,
+    }
+}
+
+/// The imported runs `ev` counts, as row `row`'s, taken from its runs (a node or group
+/// judged needs them no more: only the formats that list runs read them, and not this).
+pub fn counted(row: usize, ev: &mut Evaluation) -> impl Iterator<Item = Counted> + '_ {
+    ev.runs
+        .iter_mut()
+        .filter_map(move |r| r.imported.take().map(|k| (row, k, r.timestamp)))
 }
 
 #[cfg(test)]

@@ -155,6 +155,7 @@ impl Warning {
                 due,
                 every,
             } => decision_stands(f, outcomes, *decided_at, (*due, *every), whole),
+            w @ Warning::SharedRuns { .. } => shared_runs(f, whole, w),
             Warning::InputCaveat { about, caveat } => {
                 write!(f, "{about}: ")?;
                 caveat.write(f, whole)
@@ -200,6 +201,31 @@ impl Warning {
             ),
         }
     }
+}
+
+/// [`Warning::SharedRuns`]'s sentence: its runs, the earliest's time, the other node and
+/// where its evidence is.
+fn shared_runs(f: &mut fmt::Formatter<'_>, whole: bool, w: &Warning) -> fmt::Result {
+    let Warning::SharedRuns {
+        runs,
+        earliest,
+        node,
+        at,
+    } = w
+    else {
+        return Ok(());
+    };
+    let runs = *runs;
+    sentence(
+        f,
+        whole,
+        format_args!(
+            "{runs} of its runs (the earliest at {}) {} also counted for node {node} ({at})",
+            earliest.format("%Y-%m-%d %H:%M"),
+            if runs == 1 { "is" } else { "are" },
+        ),
+        format_args!("one fio run is one machine's, so neither node's verdict may rest on it"),
+    )
 }
 
 /// [`Warning::FutureRuns`]'s sentence.
