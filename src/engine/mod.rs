@@ -235,8 +235,9 @@ pub fn run(
             std::thread::Builder::new()
                 .name("iopscheck-disk".into())
                 .spawn_scoped(s, move || {
-                    barrier.wait();
-                    crate::measure::device::sample(name, &stopped)
+                    crate::measure::device::sample(name, &stopped, || {
+                        barrier.wait();
+                    })
                 })
                 .expect("spawn the disk sampler")
         });

@@ -148,11 +148,17 @@ fn read(name: &str) -> Option<Reading> {
     })
 }
 
-/// Samples disk `name` every 500 ms from now until `stop` receives (or its sender is
-/// dropped), then once more. Blocks: run it on its own thread. None when the disk's counters
-/// cannot be read.
-pub fn sample(name: &str, stop: &Receiver<()>) -> Option<DeviceSeries> {
-    let first = read(name)?;
+/// Samples disk `name` every 500 ms from when `start` returns (the jobs' barrier) until
+/// `stop` receives (or its sender is dropped), then once more. The counters are read first,
+/// before `start`: the jobs start as it returns, and a sampler woken late on a loaded machine
+/// would otherwise miss their first I/Os. Blocks: run it on its own thread. None when the
+/// disk's counters cannot be read (`start` is called all the same).
+pub fn sample(name: &str, stop: &Receiver<()>, start: impl FnOnce()) -> Option<DeviceSeries> {
+    let before = read(name);
+    start();
+    let mut first = before?;
+    // the grid starts with the jobs
+    first.at = Instant::now();
     let page_kib = crate::syscalls::page_size() / 1024;
     let (bg, hard) = std::fs::read_to_string("/proc/vmstat")
         .map(|t| thresholds(&t))
@@ -231,12 +237,12 @@ mod tests {
         };
         let (tx, rx) = std::sync::mpsc::channel();
         tx.send(()).unwrap();
-        let s = sample(&name, &rx).expect("the root disk's counters");
+        let s = sample(&name, &rx, || {}).expect("the root disk's counters");
         assert_eq!(s.disk, name);
         assert_eq!((s.read.len(), s.write.len(), s.kib.len()), (1, 1, 1));
         assert_eq!((s.busy_ms.len(), s.dirty_kib.len()), (1, 1));
         assert!(s.dirty_threshold_kib.is_some(), "{s:?}");
         // A disk that is not there has no series.
-        assert_eq!(sample("no-such-disk", &rx), None);
+        assert_eq!(sample("no-such-disk", &rx, || {}), None);
     }
 }
