@@ -263,22 +263,14 @@ fn write_long_bundle(path: &Path) -> u64 {
         "history": entry,
     }))
     .unwrap();
-    let gz = flate2::write::GzEncoder::new(
-        std::fs::File::create(path).unwrap(),
+    common::write_tar_gz(
+        path,
+        [
+            ("b/manifest.json", manifest.as_slice()),
+            ("b/history.jsonl", history.as_slice()),
+        ],
         flate2::Compression::none(),
     );
-    let mut tar = tar::Builder::new(gz);
-    for (name, data) in [
-        ("b/manifest.json", &manifest),
-        ("b/history.jsonl", &history),
-    ] {
-        let mut h = tar::Header::new_gnu();
-        h.set_entry_type(tar::EntryType::Regular);
-        h.set_mode(0o644);
-        h.set_size(data.len() as u64);
-        tar.append_data(&mut h, name, data.as_slice()).unwrap();
-    }
-    tar.into_inner().unwrap().finish().unwrap();
     history.len() as u64
 }
 

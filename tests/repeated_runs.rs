@@ -82,12 +82,6 @@ fn a_history_of_two_runs_repeated_three_times_counts_two_runs() {
     );
 }
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/one-run")
-        .join(name)
-}
-
 #[test]
 fn one_fio_run_recorded_from_its_json_and_its_text_into_two_histories_counts_once() {
     let env = Env::new();
@@ -115,7 +109,7 @@ fn one_fio_run_recorded_from_its_json_and_its_text_into_two_histories_counts_onc
                 "--history",
             ])
             .arg(h)
-            .arg(fixture(f))
+            .arg(common::one_run_fixture(f))
             .output()
             .unwrap();
         assert!(
@@ -301,7 +295,7 @@ fn record_one(env: &Env, policy: &Path, file: &str, host: &str, h: &Path) {
         .args(["import", "-q", "-p", p, "--assume-job", p, "--record"])
         .args(["--host", host, "--dir", "/data", "--history"])
         .arg(h)
-        .arg(fixture(file))
+        .arg(common::one_run_fixture(file))
         .output()
         .unwrap();
     assert_eq!(

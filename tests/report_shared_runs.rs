@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::three_a_day;
 use common::{Env, not_counted};
@@ -169,12 +169,6 @@ fn one_imported_output_under_two_hosts_in_one_history_passes_neither_host() {
     assert!(not_counted(&j).contains("repeated: counted once"), "{j}");
 }
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/one-run")
-        .join(name)
-}
-
 #[test]
 fn one_fio_run_as_json_under_one_host_and_as_text_under_another_passes_neither() {
     let env = Env::new();
@@ -196,7 +190,7 @@ fn one_fio_run_as_json_under_one_host_and_as_text_under_another_passes_neither()
             .args(["import", "-q", "-p", p, "--assume-job", p, "--record"])
             .args(["--host", host, "--dir", "/data", "--history"])
             .arg(&h)
-            .arg(fixture(file))
+            .arg(common::one_run_fixture(file))
             .output()
             .unwrap();
         assert_eq!(

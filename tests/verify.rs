@@ -82,17 +82,11 @@ fn read(path: &Path) -> Members {
 }
 
 fn write(path: &Path, members: &Members) {
-    let f = std::fs::File::create(path).unwrap();
-    let gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
-    let mut tar = tar::Builder::new(gz);
-    for (name, data) in members {
-        let mut h = tar::Header::new_gnu();
-        h.set_entry_type(tar::EntryType::Regular);
-        h.set_mode(0o644);
-        h.set_size(data.len() as u64);
-        tar.append_data(&mut h, name, data.as_slice()).unwrap();
-    }
-    tar.into_inner().unwrap().finish().unwrap();
+    common::write_tar_gz(
+        path,
+        members.iter().map(|(n, d)| (n.as_str(), d.as_slice())),
+        flate2::Compression::fast(),
+    );
 }
 
 fn member<'a>(m: &'a mut Members, suffix: &str) -> &'a mut Vec<u8> {

@@ -171,6 +171,32 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// One fio 3.33 run's outputs in each of its formats (tests/fixtures/one-run).
+pub fn one_run_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/one-run")
+        .join(name)
+}
+
+/// Writes `members` (name, bytes) as a .tar.gz at `path`, compressed at `level`: a bundle
+/// made by hand, as a test needs it.
+pub fn write_tar_gz<'a>(
+    path: &Path,
+    members: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    level: flate2::Compression,
+) {
+    let gz = flate2::write::GzEncoder::new(std::fs::File::create(path).unwrap(), level);
+    let mut tar = tar::Builder::new(gz);
+    for (name, data) in members {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_mode(0o644);
+        h.set_size(data.len() as u64);
+        tar.append_data(&mut h, name, data).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap();
+}
+
 pub fn have_fio() -> bool {
     std::process::Command::new("fio")
         .arg("--version")
